@@ -1,0 +1,31 @@
+import { z } from "zod";
+
+const intFrom = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
+
+/** The whole environment of the service, parsed once at start. Nothing else reads process.env. */
+export const Config = z.object({
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
+    .optional()
+    .describe("PostgreSQL server; when unset the embedded PGlite database is used"),
+  PGLITE_DATA_DIR: z.string().min(1).default("./data/pglite").describe("folder of the embedded database ('memory://' for none)"),
+  DB_POOL_SIZE: intFrom(10, 1, 200),
+  PORT: intFrom(8080, 0, 65535),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  GROUP_COMMIT_MAX_ITEMS: intFrom(1000, 1, 10000),
+  GROUP_COMMIT_MAX_CONCURRENT: intFrom(4, 1, 64),
+  GROUP_COMMIT_WINDOW_MS: intFrom(0, 0, 1000),
+  HOLD_EXPIRY_INTERVAL_MS: intFrom(1000, 50, 3_600_000),
+  JOURNAL_SEAL_INTERVAL_MS: intFrom(5000, 50, 3_600_000),
+});
+export type Config = z.infer<typeof Config>;
+
+/** Parses the environment; on failure prints each bad variable and exits 1. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = Config.safeParse(env);
+  if (parsed.success) return parsed.data;
+  console.error("Invalid configuration:");
+  for (const issue of parsed.error.issues) console.error(`  ${issue.path.join(".")}: ${issue.message}`);
+  process.exit(1);
+}

@@ -1,0 +1,80 @@
+/**
+ * Coalesces concurrent single writes into batches (group commit, as TigerBeetle does): callers
+ * `submit` one item and await their own result; the committer flushes whatever has queued as one
+ * batch as soon as a flush slot is free. Under light load a batch is one item and adds no delay;
+ * under heavy load batches grow up to `maxItems`, so one commit serves many callers.
+ */
+export interface GroupCommitOptions {
+  /** Largest batch handed to the flush function. */
+  maxItems: number;
+  /** Flushes allowed in flight at once (each is one database transaction). */
+  maxConcurrent: number;
+  /** Extra time to wait for more items before flushing; 0 flushes on the next turn of the event loop. */
+  windowMs: number;
+}
+
+interface Waiting<I, O> {
+  item: I;
+  resolve: (value: O) => void;
+  reject: (reason: unknown) => void;
+}
+
+export class GroupCommitter<I, O> {
+  private queue: Waiting<I, O>[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+  private closed = false;
+  private idle: (() => void)[] = [];
+
+  constructor(
+    private readonly flushBatch: (items: I[]) => Promise<O[]>,
+    private readonly options: GroupCommitOptions,
+  ) {}
+
+  submit(item: I): Promise<O> {
+    if (this.closed) return Promise.reject(new Error("the group committer is closed"));
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Stops accepting items, flushes what is queued, and waits for every flush to finish. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.pump();
+    if (this.queue.length === 0 && this.inFlight === 0) return;
+    await new Promise<void>((resolve) => this.idle.push(resolve));
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    const run = () => {
+      this.scheduled = false;
+      this.pump();
+    };
+    if (this.options.windowMs > 0) setTimeout(run, this.options.windowMs);
+    else setImmediate(run);
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0 && this.inFlight < this.options.maxConcurrent) {
+      const batch = this.queue.splice(0, this.options.maxItems);
+      this.inFlight++;
+      this.flushBatch(batch.map((w) => w.item))
+        .then(
+          (results) => {
+            if (results.length !== batch.length) throw new Error(`flush returned ${results.length} results for ${batch.length} items`);
+            batch.forEach((w, i) => w.resolve(results[i]!));
+          },
+        )
+        .catch((err) => batch.forEach((w) => w.reject(err)))
+        .finally(() => {
+          this.inFlight--;
+          if (this.queue.length > 0) this.pump();
+          else if (this.inFlight === 0) this.idle.splice(0).forEach((resolve) => resolve());
+        });
+    }
+  }
+}

@@ -1,0 +1,14 @@
+import { mkdirSync } from "node:fs";
+import type { Config } from "../config.js";
+import { openDatabase, type Database } from "./client.js";
+import { runMigrations } from "./migrate.js";
+
+/** Opens the configured database (PostgreSQL or embedded PGlite) and applies pending migrations. */
+export async function openConfiguredDatabase(config: Config): Promise<Database> {
+  if (!config.DATABASE_URL && !config.PGLITE_DATA_DIR.startsWith("memory://")) {
+    mkdirSync(config.PGLITE_DATA_DIR, { recursive: true });
+  }
+  const db = await openDatabase({ url: config.DATABASE_URL, dataDir: config.PGLITE_DATA_DIR, maxConnections: config.DB_POOL_SIZE });
+  await runMigrations(db);
+  return db;
+}

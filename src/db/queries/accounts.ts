@@ -1,0 +1,150 @@
+import { availableBalance, postedBalance, type Balances, type Side } from "../../domain/accounts.js";
+import type { Queryable } from "../client.js";
+
+export interface Account {
+  id: string;
+  assetId: string;
+  ref: string | null;
+  code: string;
+  ownerType: string | null;
+  ownerId: string | null;
+  normalSide: Side;
+  debitsMustNotExceedCredits: boolean;
+  creditsMustNotExceedDebits: boolean;
+  metadata: Record<string, unknown>;
+  createdAt: Date;
+}
+
+export interface AccountBalance extends Balances {
+  accountId: string;
+  /** Posted balance on the normal side. */
+  posted: bigint;
+  /** Posted balance less outgoing holds: what the account may spend now. */
+  available: bigint;
+}
+
+const ACCOUNT_COLUMNS = `a.id, a.asset_id, a.ref, a.code, a.owner_type, a.owner_id, a.normal_side,
+  a.debits_must_not_exceed_credits, a.credits_must_not_exceed_debits, a.metadata, a.created_at`;
+
+interface AccountRow {
+  id: string; asset_id: string; ref: string | null; code: string; owner_type: string | null; owner_id: string | null;
+  normal_side: Side; debits_must_not_exceed_credits: boolean; credits_must_not_exceed_debits: boolean;
+  metadata: Record<string, unknown>; created_at: Date | string;
+}
+
+export function toAccount(r: AccountRow): Account {
+  return {
+    id: r.id, assetId: r.asset_id, ref: r.ref, code: r.code, ownerType: r.owner_type, ownerId: r.owner_id,
+    normalSide: r.normal_side, debitsMustNotExceedCredits: r.debits_must_not_exceed_credits,
+    creditsMustNotExceedDebits: r.credits_must_not_exceed_debits, metadata: r.metadata, createdAt: new Date(r.created_at),
+  };
+}
+
+export async function getAccount(db: Queryable, id: string): Promise<Account | undefined> {
+  const rows = await db.query<AccountRow & Record<string, unknown>>(`select ${ACCOUNT_COLUMNS} from accounts a where a.id = $1`, [id]);
+  return rows[0] && toAccount(rows[0]);
+}
+
+export async function findAccountByRef(db: Queryable, assetId: string, ref: string): Promise<Account | undefined> {
+  const rows = await db.query<AccountRow & Record<string, unknown>>(
+    `select ${ACCOUNT_COLUMNS} from accounts a where a.asset_id = $1 and a.ref = $2`, [assetId, ref]);
+  return rows[0] && toAccount(rows[0]);
+}
+
+function toBalance(accountId: string, side: Side, r: { dp: string; cp: string; dpe: string; cpe: string }): AccountBalance {
+  const b: Balances = { debitsPosted: BigInt(r.dp), creditsPosted: BigInt(r.cp), debitsPending: BigInt(r.dpe), creditsPending: BigInt(r.cpe) };
+  return { accountId, ...b, posted: postedBalance(side, b), available: availableBalance(side, b) };
+}
+
+/** Current balances, from the running totals. */
+export async function getBalance(db: Queryable, accountId: string): Promise<AccountBalance | undefined> {
+  const rows = await db.query<{ side: Side; dp: string; cp: string; dpe: string; cpe: string }>(
+    `select a.normal_side as side, b.debits_posted::text as dp, b.credits_posted::text as cp,
+            b.debits_pending::text as dpe, b.credits_pending::text as cpe
+       from accounts a join account_balances b on b.account_id = a.id where a.id = $1`,
+    [accountId],
+  );
+  const r = rows[0];
+  return r && toBalance(accountId, r.side, r);
+}
+
+/**
+ * Balances as of an instant of effective time: the sums of the account's entries whose effective_at
+ * is at or before `asOf` (so a late record dated in the past changes past balances, as it should).
+ */
+export async function getBalanceAsOf(db: Queryable, accountId: string, asOf: Date): Promise<AccountBalance | undefined> {
+  const rows = await db.query<{ side: Side; dp: string; cp: string; dpe: string; cpe: string }>(
+    `select a.normal_side as side,
+            coalesce(sum(e.posted_amount) filter (where e.side = 'debit'), 0)::text as dp,
+            coalesce(sum(e.posted_amount) filter (where e.side = 'credit'), 0)::text as cp,
+            coalesce(sum(e.pending_amount) filter (where e.side = 'debit'), 0)::text as dpe,
+            coalesce(sum(e.pending_amount) filter (where e.side = 'credit'), 0)::text as cpe
+       from accounts a left join entries e on e.account_id = a.id and e.effective_at <= $2
+      where a.id = $1
+      group by a.normal_side`,
+    [accountId, asOf.toISOString()],
+  );
+  const r = rows[0];
+  return r && toBalance(accountId, r.side, r);
+}
+
+export interface Entry {
+  id: string;
+  transferId: string;
+  leg: number;
+  side: Side;
+  postedAmount: bigint;
+  pendingAmount: bigint;
+  balanceAfter: bigint;
+  effectiveAt: Date;
+  createdAt: Date;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Pass back as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+const encodeCursor = (id: string) => Buffer.from(`e:${id}`).toString("base64url");
+
+export function decodeCursor(cursor: string): string | undefined {
+  const text = Buffer.from(cursor, "base64url").toString();
+  return /^e:[0-9]{1,19}$/.test(text) ? text.slice(2) : undefined;
+}
+
+/**
+ * An account's entries in recording order with the running posted balance after each. The cursor
+ * is the last entry id seen: entries of one account are written under its balance lock, so their
+ * ids rise in commit order and a page never skips a row that commits later.
+ */
+export async function listEntries(
+  db: Queryable,
+  accountId: string,
+  options: { cursor?: string; limit?: number; order?: "asc" | "desc" } = {},
+): Promise<Page<Entry>> {
+  const limit = options.limit ?? 100;
+  const order = options.order ?? "asc";
+  const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+  if (options.cursor !== undefined && after === undefined) throw new RangeError("invalid cursor");
+  const cmp = order === "asc" ? ">" : "<";
+  const rows = await db.query<{
+    id: string; transfer_id: string; leg: number; side: Side; posted_amount: string; pending_amount: string;
+    balance_after: string; effective_at: Date | string; created_at: Date | string;
+  }>(
+    `select id::text as id, transfer_id, leg, side, posted_amount::text as posted_amount, pending_amount::text as pending_amount,
+            balance_after::text as balance_after, effective_at, created_at
+       from entries
+      where account_id = $1 ${after === undefined ? "" : `and id ${cmp} $3::bigint`}
+      order by id ${order}
+      limit $2`,
+    after === undefined ? [accountId, limit + 1] : [accountId, limit + 1, after],
+  );
+  const items = rows.slice(0, limit).map((r) => ({
+    id: r.id, transferId: r.transfer_id, leg: r.leg, side: r.side, postedAmount: BigInt(r.posted_amount),
+    pendingAmount: BigInt(r.pending_amount), balanceAfter: BigInt(r.balance_after),
+    effectiveAt: new Date(r.effective_at), createdAt: new Date(r.created_at),
+  }));
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > limit && last ? encodeCursor(last.id) : null };
+}

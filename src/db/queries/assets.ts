@@ -1,0 +1,35 @@
+import type { Queryable } from "../client.js";
+
+export interface Asset {
+  id: string;
+  code: string;
+  scale: number;
+  settlement: { kind: "erc20"; chainId: number; tokenAddress: string } | { kind: "native"; chainId: number } | { kind: "offchain" };
+  createdAt: Date;
+}
+
+export interface AssetRow {
+  id: string; code: string; scale: number; settlement: "erc20" | "native" | "offchain";
+  chain_id: string | null; token_address: string | null; created_at: Date | string;
+}
+
+export const ASSET_COLUMNS = "id, code, scale, settlement, chain_id::text as chain_id, token_address, created_at";
+
+export function toAsset(r: AssetRow): Asset {
+  const chainId = Number(r.chain_id);
+  const settlement =
+    r.settlement === "erc20" ? { kind: "erc20" as const, chainId, tokenAddress: r.token_address! }
+    : r.settlement === "native" ? { kind: "native" as const, chainId }
+    : { kind: "offchain" as const };
+  return { id: r.id, code: r.code, scale: r.scale, settlement, createdAt: new Date(r.created_at) };
+}
+
+export async function getAssetByCode(db: Queryable, code: string): Promise<Asset | undefined> {
+  const rows = await db.query<AssetRow & Record<string, unknown>>(`select ${ASSET_COLUMNS} from assets where code = $1`, [code]);
+  return rows[0] && toAsset(rows[0]);
+}
+
+export async function getAsset(db: Queryable, id: string): Promise<Asset | undefined> {
+  const rows = await db.query<AssetRow & Record<string, unknown>>(`select ${ASSET_COLUMNS} from assets where id = $1`, [id]);
+  return rows[0] && toAsset(rows[0]);
+}

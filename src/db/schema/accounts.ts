@@ -1,0 +1,32 @@
+import { sql } from "drizzle-orm";
+import { boolean, check, index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { assets } from "./assets.js";
+
+/**
+ * A ledger account. Its identity, asset, normal side and limit flags never change once created;
+ * its balances live in account_balances so that the hot, frequently updated row stays narrow.
+ */
+export const accounts = pgTable(
+  "accounts",
+  {
+    id: uuid("id").primaryKey(),
+    assetId: uuid("asset_id").notNull().references(() => assets.id),
+    /** Optional human key, unique per asset, e.g. "operator:op_1:payable". */
+    ref: text("ref"),
+    /** Account type from the chart of accounts, e.g. "operator_payable", "protocol_fees". */
+    code: text("code").notNull(),
+    ownerType: text("owner_type"),
+    ownerId: text("owner_id"),
+    normalSide: text("normal_side").notNull(),
+    debitsMustNotExceedCredits: boolean("debits_must_not_exceed_credits").notNull().default(false),
+    creditsMustNotExceedDebits: boolean("credits_must_not_exceed_debits").notNull().default(false),
+    metadata: jsonb("metadata").notNull().default({}),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    check("accounts_normal_side", sql`${t.normalSide} in ('debit', 'credit')`),
+    check("accounts_one_limit", sql`not (${t.debitsMustNotExceedCredits} and ${t.creditsMustNotExceedDebits})`),
+    uniqueIndex("accounts_asset_ref_uq").on(t.assetId, t.ref),
+    index("accounts_owner_idx").on(t.ownerType, t.ownerId),
+  ],
+);

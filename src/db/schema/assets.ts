@@ -1,0 +1,28 @@
+import { sql } from "drizzle-orm";
+import { bigint, check, integer, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+
+/** A unit of value: its code, its scale (decimals) and how it settles. */
+export const assets = pgTable(
+  "assets",
+  {
+    id: uuid("id").primaryKey(),
+    code: text("code").notNull().unique(),
+    scale: integer("scale").notNull(),
+    /** erc20: a token contract on chain_id at token_address; native: the gas token of chain_id; offchain: settled outside any chain. */
+    settlement: text("settlement").notNull(),
+    chainId: bigint("chain_id", { mode: "bigint" }),
+    tokenAddress: text("token_address"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    check("assets_scale_range", sql`${t.scale} between 0 and 77`),
+    check("assets_settlement_kind", sql`${t.settlement} in ('erc20', 'native', 'offchain')`),
+    check(
+      "assets_settlement_shape",
+      sql`(${t.settlement} = 'erc20' and ${t.chainId} is not null and ${t.tokenAddress} is not null)
+       or (${t.settlement} = 'native' and ${t.chainId} is not null and ${t.tokenAddress} is null)
+       or (${t.settlement} = 'offchain' and ${t.chainId} is null and ${t.tokenAddress} is null)`,
+    ),
+    uniqueIndex("assets_chain_token_uq").on(t.chainId, t.tokenAddress),
+  ],
+);

@@ -1,0 +1,6 @@
+export { assets } from "./assets.js";
+export { accounts } from "./accounts.js";
+export { accountBalances } from "./account-balances.js";
+export { transfers } from "./transfers.js";
+export { entries } from "./entries.js";
+export { journalSeals } from "./journal-seals.js";

@@ -1,0 +1,17 @@
+import { bigint, integer, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+
+/**
+ * The journal's hash chain. Seal n covers every transfer whose txid lies in [from_txid, to_txid):
+ * all of those database transactions had finished when the seal was cut (to_txid is the xmin of the
+ * sealer's snapshot), so no transfer can later appear inside a sealed range.
+ * hash = sha256(prev_hash || canonical transfers and entries of the range, in seq order).
+ */
+export const journalSeals = pgTable("journal_seals", {
+  id: bigint("id", { mode: "bigint" }).primaryKey(),
+  fromTxid: bigint("from_txid", { mode: "bigint" }).notNull(),
+  toTxid: bigint("to_txid", { mode: "bigint" }).notNull(),
+  transferCount: integer("transfer_count").notNull(),
+  prevHash: text("prev_hash").notNull(),
+  hash: text("hash").notNull(),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+});

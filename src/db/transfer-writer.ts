@@ -1,0 +1,224 @@
+import type { Side } from "../domain/accounts.js";
+import { LedgerError } from "../domain/errors.js";
+import { uuidv7 } from "../domain/ids.js";
+import { LedgerState, type EntryRecord, type TransferRecord } from "../domain/posting.js";
+import { validateTransferInput, type TransferInput, type TransferKind } from "../domain/transfers.js";
+import type { Database, Queryable } from "./client.js";
+import { loadTransfers, statusOf, type Transfer } from "./queries/transfers.js";
+import { pgArray } from "./sql-arrays.js";
+
+/** The outcome of one request of a batch: its transfer (new or replayed), or why it was refused. */
+export type TransferResult =
+  | { ok: true; transfer: Transfer; replayed: boolean }
+  | { ok: false; error: LedgerError };
+
+const MAX_ATTEMPTS = 5;
+
+/** A concurrent writer committed a row this batch meant to insert: run the batch again. */
+class Contended extends Error {}
+
+/**
+ * Writes a batch of transfer requests in one database transaction, set-based:
+ *
+ *  1. read the idempotency keys the batch uses and the transfers it refers to;
+ *  2. lock the balance rows of every account involved, in account-id order (so concurrent batches
+ *     never deadlock), and read which referenced holds and transfers are already resolved;
+ *  3. run each request through the ledger rules in order (`LedgerState.execute`), so a later
+ *     request sees the effect of an earlier one; a refused request affects nothing;
+ *  4. insert all transfers with one statement, all entries with one, and update each touched
+ *     balance row once.
+ *
+ * Each request gets its own result. Refusals (insufficient funds, unknown account, ...) are not
+ * stored: a retry with the same key is evaluated afresh. If a concurrent transaction commits the
+ * same idempotency key first, the unique index stops this insert and the batch is re-run, which
+ * then replays the stored transfer.
+ */
+export async function writeTransfers(db: Database, inputs: TransferInput[]): Promise<TransferResult[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await attemptBatch(db, inputs);
+    } catch (err) {
+      const retryable = err instanceof Contended || isSerializationFailure(err);
+      if (!retryable || attempt >= MAX_ATTEMPTS) throw err;
+    }
+  }
+}
+
+async function attemptBatch(db: Database, inputs: TransferInput[]): Promise<TransferResult[]> {
+  const outcomes: ({ kind: "created"; transfer: TransferRecord } | { kind: "replayed"; id: string } | { kind: "refused"; error: LedgerError })[] = [];
+  let now = new Date();
+
+  await db.transaction(async (tx) => {
+    const valid = inputs.filter((input) => isValid(input));
+    const keys = [...new Set(valid.map((i) => i.idempotencyKey))];
+    const head = await tx.query<{ now: Date | string; existing: { id: string; key: string; hash: string }[] | null }>(
+      `select now() as now,
+              (select json_agg(json_build_object('id', id, 'key', idempotency_key, 'hash', request_hash))
+                 from transfers where idempotency_key = any($1::text[])) as existing`,
+      [pgArray(keys)],
+    );
+    now = new Date(head[0]!.now);
+    const state = new LedgerState(now);
+    for (const e of head[0]!.existing ?? []) state.keys.set(e.key, { requestHash: e.hash, transferId: e.id });
+
+    // Transfers the batch refers to (holds to resolve, transfers to reverse, client ids to check).
+    const refIds = new Set<string>();
+    for (const i of valid) {
+      if (state.keys.has(i.idempotencyKey)) continue;
+      if ("pendingId" in i) refIds.add(i.pendingId);
+      if ("reversesId" in i) refIds.add(i.reversesId);
+      if (i.id) refIds.add(i.id);
+    }
+    // Their resolution status is re-read below, under the account locks.
+    const refs = [...(await loadTransfers(tx, [...refIds])).values()];
+    for (const t of refs) state.transfers.set(t.id, t);
+
+    const accountIds = new Set<string>();
+    for (const i of valid) {
+      if (state.keys.has(i.idempotencyKey)) continue;
+      if ("legs" in i) for (const leg of i.legs) accountIds.add(leg.debitAccountId).add(leg.creditAccountId);
+    }
+    for (const t of refs) for (const leg of t.legs) accountIds.add(leg.debitAccountId).add(leg.creditAccountId);
+    await lockAccounts(tx, [...accountIds], state);
+
+    // Read resolutions only now: whoever resolved these held the same account locks and has committed.
+    if (refs.length > 0) {
+      const resolved = await tx.query<{ pending_id: string | null; reverses_id: string | null; kind: TransferKind }>(
+        `select pending_id, reverses_id, kind from transfers
+          where pending_id = any($1::uuid[]) or reverses_id = any($1::uuid[])`,
+        [pgArray(refs.map((t) => t.id))],
+      );
+      for (const r of resolved) {
+        if (r.pending_id) state.resolutions.set(r.pending_id, r.kind);
+        if (r.reverses_id) state.reversed.add(r.reverses_id);
+      }
+    }
+
+    const created: TransferRecord[] = [];
+    const entries: EntryRecord[] = [];
+    for (const input of inputs) {
+      try {
+        const result = state.execute(input, uuidv7(now.getTime()));
+        if (result.status === "replayed") outcomes.push({ kind: "replayed", id: result.transferId });
+        else {
+          created.push(result.transfer);
+          entries.push(...result.entries);
+          outcomes.push({ kind: "created", transfer: result.transfer });
+        }
+      } catch (err) {
+        if (!(err instanceof LedgerError)) throw err;
+        outcomes.push({ kind: "refused", error: err });
+      }
+    }
+    if (created.length === 0) return;
+
+    await insertTransfers(tx, created);
+    await insertEntries(tx, entries);
+    const touched = new Set(entries.map((e) => e.accountId));
+    await updateBalances(tx, [...touched].map((id) => state.accounts.get(id)!));
+  });
+
+  const replayed = await loadTransfers(db, outcomes.flatMap((o) => (o.kind === "replayed" ? [o.id] : [])));
+  return outcomes.map((o): TransferResult => {
+    if (o.kind === "refused") return { ok: false, error: o.error };
+    if (o.kind === "replayed") return { ok: true, transfer: replayed.get(o.id)!, replayed: true };
+    const status = statusOf(o.transfer.kind, null, false);
+    return { ok: true, transfer: { ...o.transfer, createdAt: now, status }, replayed: false };
+  });
+}
+
+function isValid(input: TransferInput): boolean {
+  try {
+    validateTransferInput(input);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isSerializationFailure(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === "40001" || code === "40P01";
+}
+
+async function lockAccounts(tx: Queryable, ids: string[], state: LedgerState): Promise<void> {
+  if (ids.length === 0) return;
+  const rows = await tx.query<{
+    id: string; asset_id: string; normal_side: Side; dmnec: boolean; cmned: boolean;
+    dp: string; cp: string; dpe: string; cpe: string;
+  }>(
+    `select a.id, a.asset_id, a.normal_side,
+            a.debits_must_not_exceed_credits as dmnec, a.credits_must_not_exceed_debits as cmned,
+            b.debits_posted::text as dp, b.credits_posted::text as cp,
+            b.debits_pending::text as dpe, b.credits_pending::text as cpe
+       from account_balances b join accounts a on a.id = b.account_id
+      where b.account_id = any($1::uuid[])
+      order by b.account_id
+        for update of b`,
+    [pgArray(ids)],
+  );
+  for (const r of rows) {
+    state.accounts.set(r.id, {
+      id: r.id, assetId: r.asset_id, normalSide: r.normal_side,
+      debitsMustNotExceedCredits: r.dmnec, creditsMustNotExceedDebits: r.cmned,
+      balances: { debitsPosted: BigInt(r.dp), creditsPosted: BigInt(r.cp), debitsPending: BigInt(r.dpe), creditsPending: BigInt(r.cpe) },
+    });
+  }
+}
+
+async function insertTransfers(tx: Queryable, created: TransferRecord[]): Promise<void> {
+  const inserted = await tx.query(
+    `insert into transfers (id, idempotency_key, request_hash, kind, pending_id, reverses_id, timeout_at, effective_at, metadata)
+     select * from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::uuid[], $6::uuid[],
+                          $7::timestamptz[], $8::timestamptz[], $9::jsonb[])
+     on conflict do nothing
+     returning id`,
+    [
+      pgArray(created.map((t) => t.id)),
+      pgArray(created.map((t) => t.idempotencyKey)),
+      pgArray(created.map((t) => t.requestHash)),
+      pgArray(created.map((t) => t.kind)),
+      pgArray(created.map((t) => t.pendingId)),
+      pgArray(created.map((t) => t.reversesId)),
+      pgArray(created.map((t) => t.timeoutAt?.toISOString() ?? null)),
+      pgArray(created.map((t) => t.effectiveAt.toISOString())),
+      pgArray(created.map((t) => JSON.stringify(t.metadata))),
+    ],
+  );
+  if (inserted.length !== created.length) throw new Contended();
+}
+
+async function insertEntries(tx: Queryable, entries: EntryRecord[]): Promise<void> {
+  await tx.query(
+    `insert into entries (transfer_id, leg, account_id, asset_id, side, posted_amount, pending_amount, balance_after, effective_at)
+     select * from unnest($1::uuid[], $2::int[], $3::uuid[], $4::uuid[], $5::text[], $6::numeric[], $7::numeric[],
+                          $8::numeric[], $9::timestamptz[])`,
+    [
+      pgArray(entries.map((e) => e.transferId)),
+      pgArray(entries.map((e) => e.leg)),
+      pgArray(entries.map((e) => e.accountId)),
+      pgArray(entries.map((e) => e.assetId)),
+      pgArray(entries.map((e) => e.side)),
+      pgArray(entries.map((e) => e.postedAmount)),
+      pgArray(entries.map((e) => e.pendingAmount)),
+      pgArray(entries.map((e) => e.balanceAfter)),
+      pgArray(entries.map((e) => e.effectiveAt.toISOString())),
+    ],
+  );
+}
+
+async function updateBalances(tx: Queryable, accounts: { id: string; balances: { debitsPosted: bigint; creditsPosted: bigint; debitsPending: bigint; creditsPending: bigint } }[]): Promise<void> {
+  await tx.query(
+    `update account_balances b
+        set debits_posted = d.dp, credits_posted = d.cp, debits_pending = d.dpe, credits_pending = d.cpe
+       from unnest($1::uuid[], $2::numeric[], $3::numeric[], $4::numeric[], $5::numeric[]) as d(id, dp, cp, dpe, cpe)
+      where b.account_id = d.id`,
+    [
+      pgArray(accounts.map((a) => a.id)),
+      pgArray(accounts.map((a) => a.balances.debitsPosted)),
+      pgArray(accounts.map((a) => a.balances.creditsPosted)),
+      pgArray(accounts.map((a) => a.balances.debitsPending)),
+      pgArray(accounts.map((a) => a.balances.creditsPending)),
+    ],
+  );
+}

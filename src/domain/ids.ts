@@ -1,0 +1,24 @@
+import { randomBytes } from "node:crypto";
+
+/**
+ * A UUID version 7 (RFC 9562): 48 bits of Unix milliseconds then random bits. Time-ordered ids keep
+ * primary-key inserts at the right edge of the index.
+ */
+export function uuidv7(now = Date.now()): string {
+  const bytes = randomBytes(16);
+  let ms = BigInt(now);
+  for (let i = 5; i >= 0; i--) {
+    bytes[i] = Number(ms & 0xffn);
+    ms >>= 8n;
+  }
+  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export function isUuid(value: unknown): value is string {
+  return typeof value === "string" && UUID.test(value);
+}

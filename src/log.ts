@@ -1,0 +1,11 @@
+import { pino } from "pino";
+
+/** JSON lines on stdout. Secrets never reach a log call; the redact list is a second line of defence. */
+export function createLogger(level: string) {
+  return pino({
+    level,
+    base: { service: "settlement-ledger" },
+    redact: ["authorization", "*.authorization", "req.headers.authorization", "apiKey", "*.apiKey", "privateKey", "*.privateKey"],
+  });
+}
+export type Logger = ReturnType<typeof createLogger>;

@@ -1,0 +1,78 @@
+import { z } from "zod";
+import { LedgerError } from "../domain/errors.js";
+import { uuidv7 } from "../domain/ids.js";
+import type { Database } from "../db/client.js";
+import { findAccountByRef, toAccount, type Account } from "../db/queries/accounts.js";
+import { getAsset } from "../db/queries/assets.js";
+import { parseInput } from "./validation.js";
+
+const shortText = z.string().min(1).max(200).regex(/^[^\u0000]*$/, "must not contain NUL characters");
+
+export const AccountInput = z
+  .strictObject({
+    id: z.uuid().optional(),
+    assetId: z.uuid(),
+    ref: shortText.optional(),
+    code: z.string().regex(/^[a-z][a-z0-9_.:-]{0,63}$/, "must be 1-64 characters of a-z, 0-9, '_', '.', ':' or '-', starting with a letter"),
+    ownerType: shortText.optional(),
+    ownerId: shortText.optional(),
+    normalSide: z.enum(["debit", "credit"]),
+    debitsMustNotExceedCredits: z.boolean().default(false),
+    creditsMustNotExceedDebits: z.boolean().default(false),
+    metadata: z.record(z.string(), z.unknown()).default({}),
+  })
+  .refine((a) => !(a.debitsMustNotExceedCredits && a.creditsMustNotExceedDebits), {
+    message: "an account can have at most one of debitsMustNotExceedCredits and creditsMustNotExceedDebits",
+    path: ["creditsMustNotExceedDebits"],
+  });
+export type AccountInput = z.input<typeof AccountInput>;
+
+/**
+ * Opens an account with zero balances. With a `ref`, creation is idempotent: the same ref and
+ * attributes return the existing account; the same ref with other attributes is account_exists.
+ */
+export async function createAccount(db: Database, raw: AccountInput): Promise<Account> {
+  const input = parseInput(AccountInput, raw);
+  const metadataJson = JSON.stringify(input.metadata);
+  if (metadataJson.includes("\\u0000")) {
+    throw new LedgerError("invalid_request", "metadata must not contain NUL characters", [{ path: "metadata", message: "must not contain NUL characters" }]);
+  }
+  return db.transaction(async (tx) => {
+    if (!(await getAsset(tx, input.assetId))) {
+      throw new LedgerError("asset_not_found", `asset ${input.assetId} does not exist`, [{ path: "assetId", message: "does not exist" }]);
+    }
+    const rows = await tx.query<Parameters<typeof toAccount>[0] & Record<string, unknown>>(
+      `insert into accounts (id, asset_id, ref, code, owner_type, owner_id, normal_side,
+                             debits_must_not_exceed_credits, credits_must_not_exceed_debits, metadata)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb)
+       on conflict do nothing
+       returning *`,
+      [
+        input.id ?? uuidv7(), input.assetId, input.ref ?? null, input.code, input.ownerType ?? null, input.ownerId ?? null,
+        input.normalSide, input.debitsMustNotExceedCredits, input.creditsMustNotExceedDebits, metadataJson,
+      ],
+    );
+    if (rows[0]) {
+      await tx.query("insert into account_balances (account_id) values ($1)", [rows[0].id]);
+      return toAccount(rows[0]);
+    }
+    const existing = input.ref === undefined ? undefined : await findAccountByRef(tx, input.assetId, input.ref);
+    if (existing && sameAccount(existing, input)) return existing;
+    throw new LedgerError(
+      "account_exists",
+      existing ? `account ${input.ref} already exists with different attributes` : `account id ${input.id} is already taken`,
+    );
+  });
+}
+
+function sameAccount(a: Account, input: z.output<typeof AccountInput>): boolean {
+  return (
+    (input.id === undefined || input.id === a.id) &&
+    a.code === input.code &&
+    a.ownerType === (input.ownerType ?? null) &&
+    a.ownerId === (input.ownerId ?? null) &&
+    a.normalSide === input.normalSide &&
+    a.debitsMustNotExceedCredits === input.debitsMustNotExceedCredits &&
+    a.creditsMustNotExceedDebits === input.creditsMustNotExceedDebits
+  );
+}

@@ -1,0 +1,50 @@
+import { z } from "zod";
+import { LedgerError } from "../domain/errors.js";
+import { uuidv7 } from "../domain/ids.js";
+import type { Queryable } from "../db/client.js";
+import { getAssetByCode, toAsset, ASSET_COLUMNS, type Asset, type AssetRow } from "../db/queries/assets.js";
+import { parseInput } from "./validation.js";
+
+export const AssetInput = z.strictObject({
+  code: z.string().regex(/^[A-Z0-9][A-Z0-9._-]{0,31}$/, "must be 1-32 characters of A-Z, 0-9, '.', '_' or '-'"),
+  scale: z.number().int().min(0).max(77),
+  settlement: z.discriminatedUnion("kind", [
+    z.strictObject({
+      kind: z.literal("erc20"),
+      chainId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+      tokenAddress: z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 20-byte hex address"),
+    }),
+    z.strictObject({ kind: z.literal("native"), chainId: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) }),
+    z.strictObject({ kind: z.literal("offchain") }),
+  ]),
+});
+export type AssetInput = z.infer<typeof AssetInput>;
+
+/**
+ * Registers an asset. Creating the same asset twice returns the first one; the same code with
+ * different attributes is refused (asset_exists), since amounts already recorded depend on them.
+ */
+export async function createAsset(db: Queryable, raw: AssetInput): Promise<Asset> {
+  const input = parseInput(AssetInput, raw);
+  const s = input.settlement;
+  const chainId = s.kind === "offchain" ? null : String(s.chainId);
+  const token = s.kind === "erc20" ? s.tokenAddress.toLowerCase() : null;
+  const inserted = await db.query<AssetRow & Record<string, unknown>>(
+    `insert into assets (id, code, scale, settlement, chain_id, token_address) values ($1, $2, $3, $4, $5, $6)
+     on conflict do nothing returning ${ASSET_COLUMNS}`,
+    [uuidv7(), input.code, input.scale, s.kind, chainId, token],
+  );
+  if (inserted[0]) return toAsset(inserted[0]);
+  const existing = await getAssetByCode(db, input.code);
+  const same =
+    existing &&
+    existing.scale === input.scale &&
+    JSON.stringify(existing.settlement) === JSON.stringify(s.kind === "erc20" ? { ...s, tokenAddress: token } : s);
+  if (same) return existing;
+  throw new LedgerError(
+    "asset_exists",
+    existing
+      ? `asset ${input.code} already exists with different attributes`
+      : `another asset already settles as chain ${chainId} token ${token}`,
+  );
+}

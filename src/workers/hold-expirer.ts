@@ -1,0 +1,24 @@
+import type { Database } from "../db/client.js";
+import { writeTransfers } from "../db/transfer-writer.js";
+
+/**
+ * Releases holds whose timeout has passed by recording an expire_pending transfer for each.
+ * The idempotency key is derived from the hold, so several expirers running at once record one
+ * expiry per hold. Returns how many holds were expired.
+ */
+export async function expireHolds(db: Database, limit = 1000): Promise<number> {
+  const due = await db.query<{ id: string }>(
+    `select t.id from transfers t
+      where t.kind = 'pending' and t.timeout_at <= now()
+        and not exists (select 1 from transfers r where r.pending_id = t.id)
+      order by t.timeout_at
+      limit $1`,
+    [limit],
+  );
+  if (due.length === 0) return 0;
+  const results = await writeTransfers(
+    db,
+    due.map((t) => ({ kind: "expire_pending" as const, idempotencyKey: `expire:${t.id}`, pendingId: t.id })),
+  );
+  return results.filter((r) => r.ok && !r.replayed).length;
+}

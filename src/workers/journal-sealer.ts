@@ -1,0 +1,76 @@
+import type { Database, Queryable } from "../db/client.js";
+import { canonicalJson, sha256Hex } from "../domain/canonical.js";
+
+/** Arbitrary constant: the advisory lock that lets one sealer at a time extend the chain. */
+const SEALER_LOCK = 7_420_002;
+const GENESIS = "0".repeat(64);
+
+export interface Seal {
+  id: bigint;
+  fromTxid: bigint;
+  toTxid: bigint;
+  transferCount: number;
+  prevHash: string;
+  hash: string;
+}
+
+/**
+ * Extends the journal's hash chain with one seal covering every transfer written by database
+ * transactions that have finished since the last seal. Runs behind the writers, never on their path.
+ * Returns the new seal, or undefined when there was nothing to seal.
+ */
+export async function sealJournal(db: Database): Promise<Seal | undefined> {
+  return db.transaction(async (tx) => {
+    await tx.query("select pg_advisory_xact_lock($1)", [SEALER_LOCK]);
+    const [last] = await tx.query<{ id: string; to_txid: string; hash: string }>(
+      "select id::text as id, to_txid::text as to_txid, hash from journal_seals order by id desc limit 1",
+    );
+    const [{ horizon }] = (await tx.query<{ horizon: string }>(
+      "select pg_snapshot_xmin(pg_current_snapshot())::text as horizon",
+    )) as [{ horizon: string }];
+    const from = BigInt(last?.to_txid ?? "0");
+    const to = BigInt(horizon);
+    if (to <= from) return undefined;
+    const { count, digest } = await digestRange(tx, from, to);
+    if (count === 0) return undefined;
+    const prevHash = last?.hash ?? GENESIS;
+    const seal: Seal = {
+      id: BigInt(last?.id ?? "0") + 1n,
+      fromTxid: from,
+      toTxid: to,
+      transferCount: count,
+      prevHash,
+      hash: sha256Hex(prevHash + digest),
+    };
+    await tx.query(
+      "insert into journal_seals (id, from_txid, to_txid, transfer_count, prev_hash, hash) values ($1, $2, $3, $4, $5, $6)",
+      [seal.id.toString(), from.toString(), to.toString(), count, prevHash, seal.hash],
+    );
+    return seal;
+  });
+}
+
+/**
+ * The canonical content of the transfers in [from, to) with their entries, in recording order,
+ * hashed. Times are taken as microseconds since the epoch so that the text never depends on the
+ * session's time zone or date style.
+ */
+export async function digestRange(db: Queryable, from: bigint, to: bigint): Promise<{ count: number; digest: string }> {
+  const rows = await db.query<Record<string, unknown>>(
+    `select t.id, t.seq::text as seq, t.idempotency_key, t.request_hash, t.kind, t.pending_id, t.reverses_id,
+            (extract(epoch from t.timeout_at) * 1000000)::bigint::text as timeout_at,
+            (extract(epoch from t.effective_at) * 1000000)::bigint::text as effective_at,
+            (extract(epoch from t.created_at) * 1000000)::bigint::text as created_at,
+            t.metadata,
+            (select json_agg(json_build_object('id', e.id::text, 'leg', e.leg, 'side', e.side, 'account', e.account_id,
+                      'asset', e.asset_id, 'posted', e.posted_amount::text, 'pending', e.pending_amount::text,
+                      'after', e.balance_after::text,
+                      'effective_at', (extract(epoch from e.effective_at) * 1000000)::bigint::text) order by e.id)
+               from entries e where e.transfer_id = t.id) as entries
+       from transfers t
+      where t.txid >= $1 and t.txid < $2
+      order by t.seq`,
+    [from.toString(), to.toString()],
+  );
+  return { count: rows.length, digest: sha256Hex(rows.map(canonicalJson).join("\n")) };
+}

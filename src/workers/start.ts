@@ -1,0 +1,23 @@
+import type { Config } from "../config.js";
+import type { Database } from "../db/client.js";
+import type { Logger } from "../log.js";
+import { expireHolds } from "./hold-expirer.js";
+import { sealJournal } from "./journal-sealer.js";
+import { startLoop } from "./loop.js";
+
+/** Starts the background workers; the returned function stops them and waits for running ticks. */
+export function startWorkers(db: Database, config: Config, log: Logger): () => Promise<void> {
+  const loops = [
+    startLoop("hold-expirer", config.HOLD_EXPIRY_INTERVAL_MS, async () => {
+      const n = await expireHolds(db);
+      if (n > 0) log.info({ worker: "hold-expirer", expired: n }, "expired holds");
+    }, log),
+    startLoop("journal-sealer", config.JOURNAL_SEAL_INTERVAL_MS, async () => {
+      const seal = await sealJournal(db);
+      if (seal) log.debug({ worker: "journal-sealer", seal: seal.id.toString(), transfers: seal.transferCount }, "sealed journal");
+    }, log),
+  ];
+  return async () => {
+    await Promise.all(loops.map((l) => l.stop()));
+  };
+}
