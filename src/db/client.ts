@@ -14,7 +14,7 @@ export interface Database extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
   /** The underlying driver, for the migration runner. */
-  readonly driver: { kind: "postgres"; sql: postgres.Sql } | { kind: "pglite"; pg: PGlite };
+  readonly driver: { kind: "postgres"; sql: postgres.Sql; url: string } | { kind: "pglite"; pg: PGlite };
 }
 
 export interface DatabaseOptions {
@@ -44,7 +44,7 @@ function openPostgres(url: string, max: number): Database {
   const root = wrap(sql);
   return {
     kind: "postgres",
-    driver: { kind: "postgres", sql },
+    driver: { kind: "postgres", sql, url },
     query: root.query,
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) => sql.begin((tx) => fn(wrap(tx))) as Promise<T>,
     close: () => sql.end({ timeout: 5 }),

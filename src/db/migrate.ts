@@ -3,6 +3,7 @@ import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
+import postgres from "postgres";
 import type { Database } from "./client.js";
 
 export const migrationsFolder = fileURLToPath(new URL("../../migrations", import.meta.url));
@@ -16,13 +17,13 @@ export async function runMigrations(db: Database): Promise<void> {
     await migratePglite(drizzlePglite(db.driver.pg), { migrationsFolder });
     return;
   }
-  const conn = await db.driver.sql.reserve();
+  // One connection, so that the session-level advisory lock covers every statement of the run.
+  const conn = postgres(db.driver.url, { max: 1, onnotice: () => {} });
   try {
     await conn`select pg_advisory_lock(${MIGRATION_LOCK})`;
     await migratePostgres(drizzlePostgres(conn), { migrationsFolder });
   } finally {
-    await conn`select pg_advisory_unlock(${MIGRATION_LOCK})`.catch(() => {});
-    conn.release();
+    await conn.end();
   }
 }
 

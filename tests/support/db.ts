@@ -1,0 +1,53 @@
+import { randomBytes } from "node:crypto";
+import postgres from "postgres";
+import { openDatabase, type Database } from "../../src/db/client.js";
+import { runMigrations } from "../../src/db/migrate.js";
+import { TEMPLATE_DB, withDatabase } from "./pg-url.js";
+
+/** The real PostgreSQL server under test, when TEST_DATABASE_URL is set. */
+export const realPostgresUrl = process.env.TEST_DATABASE_URL;
+export const onRealPostgres = realPostgresUrl !== undefined;
+/** Title suffix for tests that only run on a real server (several connections, real concurrency). */
+export const NEEDS_PG = "[needs several connections: runs only with TEST_DATABASE_URL]";
+
+export interface TestDatabase extends Database {
+  /** Closes and deletes the database. */
+  destroy(): Promise<void>;
+}
+
+/** A fresh, migrated, empty database: a copy of the template on PostgreSQL, or an in-memory PGlite. */
+export async function freshDatabase(options: { maxConnections?: number } = {}): Promise<TestDatabase> {
+  if (!realPostgresUrl) {
+    const db = await openDatabase({ dataDir: "memory://" });
+    await runMigrations(db);
+    return Object.assign(db, { destroy: () => db.close() });
+  }
+  const name = `ledger_test_${randomBytes(6).toString("hex")}`;
+  const admin = postgres(realPostgresUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database ${name} template ${TEMPLATE_DB}`);
+  } finally {
+    await admin.end();
+  }
+  const db = await openDatabase({ url: withDatabase(realPostgresUrl, name), maxConnections: options.maxConnections ?? 20 });
+  return Object.assign(db, {
+    async destroy() {
+      await db.close();
+      const admin = postgres(realPostgresUrl!, { max: 1, onnotice: () => {} });
+      try {
+        await admin.unsafe(`drop database if exists ${name} with (force)`);
+      } finally {
+        await admin.end();
+      }
+    },
+  });
+}
+
+/** Row counts of the ledger tables, to show that a refused request wrote nothing. */
+export async function tableCounts(db: Database): Promise<Record<string, number>> {
+  const [row] = await db.query<Record<string, string>>(`
+    select (select count(*) from assets)::text as assets, (select count(*) from accounts)::text as accounts,
+           (select count(*) from transfers)::text as transfers, (select count(*) from entries)::text as entries,
+           (select sum(debits_posted + credits_posted + debits_pending + credits_pending) from account_balances)::text as balance_sum`);
+  return Object.fromEntries(Object.entries(row!).map(([k, v]) => [k, Number(v ?? 0)]));
+}

@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { GroupCommitter } from "../../src/db/group-commit.js";
+
+/** A flush that records the batches it sees (a fake with a counter, not a mock). */
+function recorder(delayMs = 5) {
+  const batches: number[][] = [];
+  let concurrent = 0;
+  let maxConcurrent = 0;
+  const flush = async (items: number[]) => {
+    concurrent++;
+    maxConcurrent = Math.max(maxConcurrent, concurrent);
+    batches.push(items);
+    await new Promise((r) => setTimeout(r, delayMs));
+    concurrent--;
+    return items.map((i) => i * 10);
+  };
+  return { batches, flush, maxConcurrent: () => maxConcurrent };
+}
+
+describe("group commit", () => {
+  it("coalesces concurrent submissions and gives each caller its own result", async () => {
+    const r = recorder();
+    const gc = new GroupCommitter(r.flush, { maxItems: 100, maxConcurrent: 1, windowMs: 0 });
+    const results = await Promise.all(Array.from({ length: 250 }, (_, i) => gc.submit(i)));
+    expect(results).toEqual(Array.from({ length: 250 }, (_, i) => i * 10));
+    expect(r.batches.length).toBeLessThanOrEqual(4);
+    expect(Math.max(...r.batches.map((b) => b.length))).toBeLessThanOrEqual(100);
+    expect(r.batches.flat().sort((a, b) => a - b)).toEqual(Array.from({ length: 250 }, (_, i) => i));
+  });
+
+  it("keeps at most maxConcurrent flushes in flight", async () => {
+    const r = recorder(10);
+    const gc = new GroupCommitter(r.flush, { maxItems: 3, maxConcurrent: 2, windowMs: 0 });
+    await Promise.all(Array.from({ length: 30 }, (_, i) => gc.submit(i)));
+    expect(r.maxConcurrent()).toBe(2);
+  });
+
+  it("rejects every caller of a batch whose flush fails, and carries on", async () => {
+    let fail = true;
+    const gc = new GroupCommitter(async (items: number[]) => {
+      if (fail) { fail = false; throw new Error("database down"); }
+      return items;
+    }, { maxItems: 10, maxConcurrent: 1, windowMs: 0 });
+    const first = await Promise.allSettled([gc.submit(1), gc.submit(2)]);
+    expect(first.map((s) => s.status)).toEqual(["rejected", "rejected"]);
+    await expect(gc.submit(3)).resolves.toBe(3);
+  });
+
+  it("flushes what is queued on close and then refuses new items", async () => {
+    const r = recorder(20);
+    const gc = new GroupCommitter(r.flush, { maxItems: 10, maxConcurrent: 1, windowMs: 50 });
+    const pending = [gc.submit(1), gc.submit(2)];
+    await gc.close();
+    await expect(Promise.all(pending)).resolves.toEqual([10, 20]);
+    await expect(gc.submit(3)).rejects.toThrow(/closed/);
+  });
+});
