@@ -22,12 +22,14 @@ export interface DatabaseOptions {
   url?: string;
   /** Folder of the embedded database; "memory://" keeps it in memory. */
   dataDir?: string;
+  /** PGlite only: start from this dumped data folder (PGlite's dumpDataDir) instead of an empty one. */
+  loadDataDir?: Blob;
   /** Connection pool size on PostgreSQL. */
   maxConnections?: number;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.url ? openPostgres(options.url, options.maxConnections ?? 10) : openPglite(options.dataDir ?? "memory://");
+  return options.url ? openPostgres(options.url, options.maxConnections ?? 10) : openPglite(options.dataDir ?? "memory://", options.loadDataDir);
 }
 
 function openPostgres(url: string, max: number): Database {
@@ -51,8 +53,8 @@ function openPostgres(url: string, max: number): Database {
   };
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
-  const pg = await PGlite.create(dataDir);
+async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database> {
+  const pg = await PGlite.create(dataDir, loadDataDir ? { loadDataDir } : {});
   return {
     kind: "pglite",
     driver: { kind: "pglite", pg },

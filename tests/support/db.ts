@@ -1,7 +1,10 @@
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { inject } from "vitest";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import postgres from "postgres";
 import { openDatabase, type Database } from "../../src/db/client.js";
-import { runMigrations } from "../../src/db/migrate.js";
 import { TEMPLATE_DB, withDatabase } from "./pg-url.js";
 
 /** The real PostgreSQL server under test, when TEST_DATABASE_URL is set. */
@@ -11,16 +14,25 @@ export const onRealPostgres = realPostgresUrl !== undefined;
 export const NEEDS_PG = "[needs several connections: runs only with TEST_DATABASE_URL]";
 
 export interface TestDatabase extends Database {
+  /** Environment that points the service's own commands (npm run verify, ...) at this database. */
+  env: Record<string, string>;
   /** Closes and deletes the database. */
   destroy(): Promise<void>;
 }
 
 /** A fresh, migrated, empty database: a copy of the template on PostgreSQL, or an in-memory PGlite. */
-export async function freshDatabase(options: { maxConnections?: number } = {}): Promise<TestDatabase> {
+export async function freshDatabase(options: { maxConnections?: number; onDisk?: boolean } = {}): Promise<TestDatabase> {
   if (!realPostgresUrl) {
-    const db = await openDatabase({ dataDir: "memory://" });
-    await runMigrations(db);
-    return Object.assign(db, { destroy: () => db.close() });
+    const dir = options.onDisk ? mkdtempSync(join(tmpdir(), "ledger-test-")) : "memory://";
+    const template = new Blob([readFileSync(inject("pgliteTemplate"))]);
+    const db = await openDatabase({ dataDir: dir, loadDataDir: template });
+    return Object.assign(db, {
+      env: { PGLITE_DATA_DIR: dir },
+      async destroy() {
+        await db.close().catch(() => {});
+        if (options.onDisk) rmSync(dir, { recursive: true, force: true });
+      },
+    });
   }
   const name = `ledger_test_${randomBytes(6).toString("hex")}`;
   const admin = postgres(realPostgresUrl, { max: 1, onnotice: () => {} });
@@ -29,8 +41,10 @@ export async function freshDatabase(options: { maxConnections?: number } = {}): 
   } finally {
     await admin.end();
   }
-  const db = await openDatabase({ url: withDatabase(realPostgresUrl, name), maxConnections: options.maxConnections ?? 20 });
+  const url = withDatabase(realPostgresUrl, name);
+  const db = await openDatabase({ url, maxConnections: options.maxConnections ?? 20 });
   return Object.assign(db, {
+    env: { DATABASE_URL: url },
     async destroy() {
       await db.close();
       const admin = postgres(realPostgresUrl!, { max: 1, onnotice: () => {} });

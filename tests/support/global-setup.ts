@@ -1,4 +1,8 @@
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import postgres from "postgres";
+import type { TestProject } from "vitest/node";
 import { openDatabase } from "../../src/db/client.js";
 import { runMigrations } from "../../src/db/migrate.js";
 import { TEMPLATE_DB, withDatabase } from "./pg-url.js";
@@ -7,10 +11,11 @@ import { TEMPLATE_DB, withDatabase } from "./pg-url.js";
  * With TEST_DATABASE_URL, builds the migrated template database once per run; each test file then
  * gets its own copy (CREATE DATABASE ... TEMPLATE), so files run isolated and in parallel.
  */
-export async function setup(): Promise<void> {
+export async function setup({ provide }: TestProject): Promise<void> {
   const url = process.env.TEST_DATABASE_URL;
   if (!url) {
     console.log("\nTEST_DATABASE_URL is not set: tests run on embedded PGlite; tests that need several connections are skipped.\n");
+    provide("pgliteTemplate", await pgliteTemplate());
     return;
   }
   const admin = postgres(url, { max: 1, onnotice: () => {} });
@@ -25,5 +30,29 @@ export async function setup(): Promise<void> {
     await runMigrations(db);
   } finally {
     await db.close();
+  }
+}
+
+/**
+ * PGlite's initdb takes seconds; loading a dumped data folder takes under one. The migrated
+ * database is dumped once per run and every test database starts from that file.
+ */
+async function pgliteTemplate(): Promise<string> {
+  const db = await openDatabase({ dataDir: "memory://" });
+  try {
+    await runMigrations(db);
+    if (db.driver.kind !== "pglite") throw new Error("expected PGlite");
+    const dump = await db.driver.pg.dumpDataDir("none");
+    const file = join(tmpdir(), `ledger-pglite-template-${process.pid}.tar`);
+    writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
+    return file;
+  } finally {
+    await db.close();
+  }
+}
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    pgliteTemplate: string;
   }
 }

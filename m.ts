@@ -1,0 +1,14 @@
+import { PGlite } from "@electric-sql/pglite";
+import { openDatabase } from "/work/main/src/db/client.js";
+import { runMigrations } from "/work/main/src/db/migrate.js";
+let t = Date.now();
+const db = await openDatabase({ dataDir: "memory://" });
+console.log("open", Date.now() - t); t = Date.now();
+await runMigrations(db);
+console.log("migrate", Date.now() - t); t = Date.now();
+const pg = (db.driver as any).pg as PGlite;
+const dump = await pg.dumpDataDir("none");
+console.log("dump", Date.now() - t, dump.size); t = Date.now();
+const pg2 = await PGlite.create({ loadDataDir: dump });
+console.log("load", Date.now() - t); t = Date.now();
+console.log((await pg2.query("select count(*) from transfers")).rows);

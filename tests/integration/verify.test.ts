@@ -1,0 +1,109 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { writeTransfers } from "../../src/db/transfer-writer.js";
+import type { TransferInput } from "../../src/domain/transfers.js";
+import { verifyLedger } from "../../src/services/verify-ledger.js";
+import { sealJournal } from "../../src/workers/journal-sealer.js";
+import { freshDatabase, type TestDatabase } from "../support/db.js";
+import { anAccount, anAsset, noOverdraft } from "../support/fixtures.js";
+
+const run = promisify(execFile);
+
+let db: TestDatabase;
+let ids: { funding: string; customer: string; op: string };
+let transferIds: string[];
+
+beforeEach(async () => {
+  db = await seeded(await freshDatabase());
+});
+afterEach(async () => {
+  await db.destroy();
+});
+
+async function seeded(fresh: TestDatabase): Promise<TestDatabase> {
+  const db = fresh;
+  const asset = await anAsset(db);
+  ids = {
+    funding: (await anAccount(db, asset.id, { normalSide: "debit" })).id,
+    customer: (await noOverdraft(db, asset.id)).id,
+    op: (await anAccount(db, asset.id)).id,
+  };
+  const reqs: TransferInput[] = [
+    { kind: "standard", idempotencyKey: "fund", legs: [{ debitAccountId: ids.funding, creditAccountId: ids.customer, amount: 100n }] },
+    { kind: "standard", idempotencyKey: "use", legs: [{ debitAccountId: ids.customer, creditAccountId: ids.op, amount: 30n }] },
+    { kind: "pending", idempotencyKey: "hold", legs: [{ debitAccountId: ids.customer, creditAccountId: ids.op, amount: 20n }] },
+  ];
+  transferIds = (await writeTransfers(db, reqs)).map((r) => (r.ok ? r.transfer.id : ""));
+  return db;
+}
+
+/** Runs `npm run verify` as a user would, against this test's database. */
+async function verifyCommand(): Promise<{ code: number; out: string }> {
+  try {
+    const { stdout, stderr } = await run("npx", ["tsx", "src/verify-cli.ts"], { env: { ...process.env, ...db.env, LOG_LEVEL: "silent" } });
+    return { code: 0, out: stdout + stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, out: e.stdout + e.stderr };
+  }
+}
+
+describe("verify", () => {
+  it("passes on a consistent ledger, sealed or not", async () => {
+    expect(await verifyLedger(db)).toMatchObject({ ok: true, violations: [] });
+    const seal = await sealJournal(db);
+    expect(seal).toMatchObject({ id: 1n, transferCount: 3 });
+    expect(await sealJournal(db)).toBeUndefined();
+    await writeTransfers(db, [{ kind: "void_pending", idempotencyKey: "void", pendingId: transferIds[2]! }]);
+    expect(await sealJournal(db)).toMatchObject({ id: 2n, transferCount: 1, prevHash: seal!.hash });
+    expect(await verifyLedger(db)).toMatchObject({ ok: true, counts: { transfers: 4, seals: 2 } });
+  });
+
+  it("names a changed posted entry: broken hash chain and balances that no longer match", async () => {
+    await sealJournal(db);
+    await db.query("alter table entries disable trigger entries_append_only");
+    await db.query("update entries set posted_amount = 31 where transfer_id = $1 and side = 'credit'", [transferIds[1]]);
+    const report = await verifyLedger(db);
+    expect(report.ok).toBe(false);
+    expect(report.violations.map((v) => v.check)).toEqual(expect.arrayContaining(["balanced_legs", "balances_match_entries", "hash_chain"]));
+    expect(report.violations.find((v) => v.check === "hash_chain")!.detail).toMatch(/seal 1 .*changed after sealing/);
+  });
+
+  it("names a deleted transfer in the hash chain", async () => {
+    await sealJournal(db);
+    await db.query("alter table entries disable trigger entries_append_only");
+    await db.query("alter table transfers disable trigger transfers_append_only");
+    await db.query("delete from entries where transfer_id = $1", [transferIds[2]]);
+    await db.query("delete from transfers where id = $1", [transferIds[2]]);
+    const report = await verifyLedger(db);
+    expect(report.violations.find((v) => v.check === "hash_chain")!.detail).toMatch(/covers 2 transfers now but sealed 3/);
+  });
+
+  it("names a balance edited behind the ledger's back, and an overdrawn account", async () => {
+    await db.query("update account_balances set debits_posted = debits_posted + 500 where account_id = $1", [ids.customer]);
+    const checks = (await verifyLedger(db)).violations.map((v) => v.check);
+    expect(checks).toEqual(expect.arrayContaining(["balanced_assets", "balances_match_entries", "running_balance", "limits"]));
+  });
+
+  it("npm run verify exits 0 when the ledger holds and 1 naming the violation when it does not", async () => {
+    await db.destroy();
+    // The command opens the database itself: on PGlite it needs one on disk.
+    db = await seeded(await freshDatabase({ onDisk: true }));
+    await db.close();
+    const good = await verifyCommand();
+    expect(good.out).toMatch(/ledger OK/);
+    expect(good.code).toBe(0);
+    const reopened = await freshDatabaseFromEnv(db.env);
+    await reopened.query("update account_balances set credits_posted = credits_posted + 1 where account_id = $1", [ids.op]);
+    await reopened.close();
+    const bad = await verifyCommand();
+    expect(bad.code).toBe(1);
+    expect(bad.out).toMatch(/VIOLATION balances_match_entries: account .* stored balances differ/);
+  });
+});
+
+async function freshDatabaseFromEnv(env: Record<string, string>) {
+  const { openDatabase } = await import("../../src/db/client.js");
+  return openDatabase({ url: env.DATABASE_URL, dataDir: env.PGLITE_DATA_DIR });
+}
