@@ -14,6 +14,7 @@ export const AccountInput = z
     assetId: z.uuid(),
     ref: shortText.optional(),
     code: z.string().regex(/^[a-z][a-z0-9_.:-]{0,63}$/, "must be 1-64 characters of a-z, 0-9, '_', '.', ':' or '-', starting with a letter"),
+    marketplaceId: shortText.optional(),
     ownerType: shortText.optional(),
     ownerId: shortText.optional(),
     normalSide: z.enum(["debit", "credit"]),
@@ -43,20 +44,20 @@ export async function createAccount(db: Database, raw: AccountInput): Promise<Ac
     }
     const rows = await tx.query<Parameters<typeof toAccount>[0] & Record<string, unknown>>(
       `insert into accounts (id, asset_id, ref, code, owner_type, owner_id, normal_side,
-                             debits_must_not_exceed_credits, credits_must_not_exceed_debits, metadata)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb)
+                             debits_must_not_exceed_credits, credits_must_not_exceed_debits, metadata, marketplace_id)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11)
        on conflict do nothing
        returning *`,
       [
         input.id ?? uuidv7(), input.assetId, input.ref ?? null, input.code, input.ownerType ?? null, input.ownerId ?? null,
-        input.normalSide, input.debitsMustNotExceedCredits, input.creditsMustNotExceedDebits, metadataJson,
+        input.normalSide, input.debitsMustNotExceedCredits, input.creditsMustNotExceedDebits, metadataJson, input.marketplaceId ?? null,
       ],
     );
     if (rows[0]) {
       await tx.query("insert into account_balances (account_id) values ($1)", [rows[0].id]);
       return toAccount(rows[0]);
     }
-    const existing = input.ref === undefined ? undefined : await findAccountByRef(tx, input.assetId, input.ref);
+    const existing = input.ref === undefined ? undefined : await findAccountByRef(tx, input.assetId, input.marketplaceId ?? null, input.ref);
     if (existing && sameAccount(existing, input)) return existing;
     throw new LedgerError(
       "account_exists",
@@ -69,6 +70,7 @@ function sameAccount(a: Account, input: z.output<typeof AccountInput>): boolean 
   return (
     (input.id === undefined || input.id === a.id) &&
     a.code === input.code &&
+    a.marketplaceId === (input.marketplaceId ?? null) &&
     a.ownerType === (input.ownerType ?? null) &&
     a.ownerId === (input.ownerId ?? null) &&
     a.normalSide === input.normalSide &&

@@ -1,11 +1,13 @@
 import { availableBalance, postedBalance, type Balances, type Side } from "../../domain/accounts.js";
 import type { Queryable } from "../client.js";
+import { pgArray } from "../sql-arrays.js";
 
 export interface Account {
   id: string;
   assetId: string;
   ref: string | null;
   code: string;
+  marketplaceId: string | null;
   ownerType: string | null;
   ownerId: string | null;
   normalSide: Side;
@@ -23,31 +25,38 @@ export interface AccountBalance extends Balances {
   available: bigint;
 }
 
-const ACCOUNT_COLUMNS = `a.id, a.asset_id, a.ref, a.code, a.owner_type, a.owner_id, a.normal_side,
+const ACCOUNT_COLUMNS = `a.id, a.asset_id, a.ref, a.code, a.marketplace_id, a.owner_type, a.owner_id, a.normal_side,
   a.debits_must_not_exceed_credits, a.credits_must_not_exceed_debits, a.metadata, a.created_at`;
 
 interface AccountRow {
-  id: string; asset_id: string; ref: string | null; code: string; owner_type: string | null; owner_id: string | null;
+  id: string; asset_id: string; ref: string | null; code: string; marketplace_id: string | null; owner_type: string | null; owner_id: string | null;
   normal_side: Side; debits_must_not_exceed_credits: boolean; credits_must_not_exceed_debits: boolean;
   metadata: Record<string, unknown>; created_at: Date | string;
 }
 
 export function toAccount(r: AccountRow): Account {
   return {
-    id: r.id, assetId: r.asset_id, ref: r.ref, code: r.code, ownerType: r.owner_type, ownerId: r.owner_id,
+    id: r.id, assetId: r.asset_id, ref: r.ref, code: r.code, marketplaceId: r.marketplace_id, ownerType: r.owner_type, ownerId: r.owner_id,
     normalSide: r.normal_side, debitsMustNotExceedCredits: r.debits_must_not_exceed_credits,
     creditsMustNotExceedDebits: r.credits_must_not_exceed_debits, metadata: r.metadata, createdAt: new Date(r.created_at),
   };
 }
 
 export async function getAccount(db: Queryable, id: string): Promise<Account | undefined> {
-  const rows = await db.query<AccountRow & Record<string, unknown>>(`select ${ACCOUNT_COLUMNS} from accounts a where a.id = $1`, [id]);
-  return rows[0] && toAccount(rows[0]);
+  return (await getAccounts(db, [id]))[0];
 }
 
-export async function findAccountByRef(db: Queryable, assetId: string, ref: string): Promise<Account | undefined> {
+export async function getAccounts(db: Queryable, ids: string[]): Promise<Account[]> {
+  if (ids.length === 0) return [];
   const rows = await db.query<AccountRow & Record<string, unknown>>(
-    `select ${ACCOUNT_COLUMNS} from accounts a where a.asset_id = $1 and a.ref = $2`, [assetId, ref]);
+    `select ${ACCOUNT_COLUMNS} from accounts a where a.id = any($1::uuid[])`, [pgArray(ids)]);
+  return rows.map(toAccount);
+}
+
+export async function findAccountByRef(db: Queryable, assetId: string, marketplaceId: string | null, ref: string): Promise<Account | undefined> {
+  const rows = await db.query<AccountRow & Record<string, unknown>>(
+    `select ${ACCOUNT_COLUMNS} from accounts a
+      where a.asset_id = $1 and a.marketplace_id is not distinct from $2 and a.ref = $3`, [assetId, marketplaceId, ref]);
   return rows[0] && toAccount(rows[0]);
 }
 

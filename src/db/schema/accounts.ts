@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { boolean, check, index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { boolean, check, index, jsonb, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { assets } from "./assets.js";
 
 /**
@@ -11,10 +11,12 @@ export const accounts = pgTable(
   {
     id: uuid("id").primaryKey(),
     assetId: uuid("asset_id").notNull().references(() => assets.id),
-    /** Optional human key, unique per asset, e.g. "operator:op_1:payable". */
+    /** Optional human key, unique per asset and marketplace, e.g. "operator:op_1:payable". */
     ref: text("ref"),
     /** Account type from the chart of accounts, e.g. "operator_payable", "protocol_fees". */
     code: text("code").notNull(),
+    /** The marketplace whose key may see and use the account (customer and fee accounts); null for global ones. */
+    marketplaceId: text("marketplace_id"),
     ownerType: text("owner_type"),
     ownerId: text("owner_id"),
     normalSide: text("normal_side").notNull(),
@@ -26,7 +28,10 @@ export const accounts = pgTable(
   (t) => [
     check("accounts_normal_side", sql`${t.normalSide} in ('debit', 'credit')`),
     check("accounts_one_limit", sql`not (${t.debitsMustNotExceedCredits} and ${t.creditsMustNotExceedDebits})`),
-    uniqueIndex("accounts_asset_ref_uq").on(t.assetId, t.ref),
+    // Unique (asset, marketplace, ref) where ref is set: an expression index, created in migration
+    // 0003 (drizzle cannot declare it). Refs are per marketplace so that one marketplace cannot learn
+    // of another's accounts through a clash.
     index("accounts_owner_idx").on(t.ownerType, t.ownerId),
+    index("accounts_marketplace_idx").on(t.marketplaceId),
   ],
 );
