@@ -12,6 +12,13 @@ export const Config = z.object({
   PGLITE_DATA_DIR: z.string().min(1).default("./data/pglite").describe("folder of the embedded database ('memory://' for none)"),
   DB_POOL_SIZE: intFrom(10, 1, 200),
   PORT: intFrom(8080, 0, 65535),
+  HOST: z.string().min(1).default("127.0.0.1").describe("interface to listen on; 0.0.0.0 for all"),
+  ADMIN_API_KEY: z
+    .string()
+    .min(24, "must be at least 24 characters (use a long random string)")
+    .optional()
+    .describe("bootstrap admin key; create further keys with POST /v1/api-keys"),
+  MAX_BODY_BYTES: intFrom(1_048_576, 1024, 64 * 1_048_576),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   GROUP_COMMIT_MAX_ITEMS: intFrom(1000, 1, 10000),
   GROUP_COMMIT_MAX_CONCURRENT: intFrom(4, 1, 64),

@@ -1,5 +1,9 @@
+import type { Server } from "node:http";
+import { serve } from "@hono/node-server";
 import { loadConfig } from "./config.js";
 import { openConfiguredDatabase } from "./db/open.js";
+import { createApp } from "./http/app.js";
+import { createMetrics } from "./http/metrics.js";
 import { createLogger } from "./log.js";
 import { createLedgerContext } from "./services/context.js";
 import { startWorkers } from "./workers/start.js";
@@ -7,20 +11,33 @@ import { startWorkers } from "./workers/start.js";
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL);
 const db = await openConfiguredDatabase(config);
-const ctx = createLedgerContext(db, {
+const ledger = createLedgerContext(db, {
   maxItems: config.GROUP_COMMIT_MAX_ITEMS,
   maxConcurrent: config.GROUP_COMMIT_MAX_CONCURRENT,
   windowMs: config.GROUP_COMMIT_WINDOW_MS,
 });
 const stopWorkers = startWorkers(db, config, log);
-log.info({ database: config.DATABASE_URL ? "postgres" : "pglite" }, "ledger started");
+const app = createApp({ ledger, config, log, metrics: createMetrics() });
+const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
+  log.info(
+    { address: info.address, port: info.port, database: config.DATABASE_URL ? "postgres" : `pglite:${config.PGLITE_DATA_DIR}`, admin_key: config.ADMIN_API_KEY ? "set" : "unset" },
+    `listening on http://${info.address}:${info.port}`,
+  );
+  if (!config.ADMIN_API_KEY) log.warn("ADMIN_API_KEY is not set: no request can authenticate until it is (see README)");
+}) as Server;
 
 let stopping = false;
+/** Stop accepting, let requests in flight finish, flush the group committer, stop workers, close the pool. */
 async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
   log.info({ signal }, "shutting down");
-  await ctx.transfers.close();
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const forced = setTimeout(() => server.closeAllConnections(), 10_000);
+  await closed;
+  clearTimeout(forced);
+  await ledger.transfers.close();
   await stopWorkers();
   await db.close();
   log.info("stopped");

@@ -5,7 +5,7 @@ export type Row = Record<string, unknown>;
 
 /** The small surface every query in the project uses, the same on PostgreSQL and on PGlite. */
 export interface Queryable {
-  query<T extends Row = Row>(text: string, params?: unknown[]): Promise<T[]>;
+  query<T = Row>(text: string, params?: unknown[]): Promise<T[]>;
 }
 
 export interface Database extends Queryable {
@@ -39,7 +39,7 @@ function openPostgres(url: string, max: number): Database {
     connection: { application_name: "settlement-ledger" },
   });
   const wrap = (s: postgres.Sql | postgres.TransactionSql): Queryable => ({
-    async query<T extends Row>(text: string, params: unknown[] = []) {
+    async query<T>(text: string, params: unknown[] = []) {
       return (await s.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as T[];
     },
   });
@@ -58,13 +58,13 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
   return {
     kind: "pglite",
     driver: { kind: "pglite", pg },
-    async query<T extends Row>(text: string, params: unknown[] = []) {
+    async query<T>(text: string, params: unknown[] = []) {
       return (await pg.query<T>(text, params)).rows;
     },
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>
       pg.transaction((tx) =>
         fn({
-          async query<R extends Row>(text: string, params: unknown[] = []) {
+          async query<R>(text: string, params: unknown[] = []) {
             return (await tx.query<R>(text, params)).rows;
           },
         }),

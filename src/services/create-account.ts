@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
-import type { Database } from "../db/client.js";
+import type { Database, Queryable } from "../db/client.js";
 import { findAccountByRef, toAccount, type Account } from "../db/queries/accounts.js";
 import { getAsset } from "../db/queries/assets.js";
+import { inTransaction } from "./transaction.js";
 import { parseInput } from "./validation.js";
 
 const shortText = z.string().min(1).max(200).regex(/^[^\u0000]*$/, "must not contain NUL characters");
@@ -32,13 +33,13 @@ export type AccountInput = z.input<typeof AccountInput>;
  * Opens an account with zero balances. With a `ref`, creation is idempotent: the same ref and
  * attributes return the existing account; the same ref with other attributes is account_exists.
  */
-export async function createAccount(db: Database, raw: AccountInput): Promise<Account> {
+export async function createAccount(db: Database | Queryable, raw: AccountInput): Promise<Account> {
   const input = parseInput(AccountInput, raw);
   const metadataJson = JSON.stringify(input.metadata);
   if (metadataJson.includes("\\u0000")) {
     throw new LedgerError("invalid_request", "metadata must not contain NUL characters", [{ path: "metadata", message: "must not contain NUL characters" }]);
   }
-  return db.transaction(async (tx) => {
+  return inTransaction(db, async (tx) => {
     if (!(await getAsset(tx, input.assetId))) {
       throw new LedgerError("asset_not_found", `asset ${input.assetId} does not exist`, [{ path: "assetId", message: "does not exist" }]);
     }

@@ -33,3 +33,10 @@ export async function getAsset(db: Queryable, id: string): Promise<Asset | undef
   const rows = await db.query<AssetRow & Record<string, unknown>>(`select ${ASSET_COLUMNS} from assets where id = $1`, [id]);
   return rows[0] && toAsset(rows[0]);
 }
+
+export async function listAssets(db: Queryable, options: { afterCode?: string; limit: number }): Promise<Asset[]> {
+  const rows = await db.query<AssetRow & Record<string, unknown>>(
+    `select ${ASSET_COLUMNS} from assets where ($1::text is null or code > $1) order by code limit $2`,
+    [options.afterCode ?? null, options.limit]);
+  return rows.map(toAsset);
+}

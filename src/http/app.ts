@@ -1,0 +1,101 @@
+import { randomUUID } from "node:crypto";
+import { OpenAPIHono, type z } from "@hono/zod-openapi";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import { LedgerError, type FieldIssue } from "../domain/errors.js";
+import { registerDocs } from "./docs.js";
+import type { AppDeps, AppEnv } from "./env.js";
+import { ApiError, problemResponse } from "./problem.js";
+import { registerRoutes } from "./routes/index.js";
+
+/** The HTTP API: middleware, every route, the OpenAPI document and the docs page. */
+export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>({
+    defaultHook: (result, c) => {
+      if (!result.success) {
+        const issues = zodIssues(result.error.issues);
+        if (result.target === "header" && issues.some((i) => i.path === "idempotency-key")) {
+          return problemResponse(c, new ApiError("idempotency_key_required", "POST requests need an 'Idempotency-Key' header (any unique string up to 255 printable characters, e.g. a UUID)"));
+        }
+        return problemResponse(c, new ApiError("invalid_request", issues.map((i) => `${i.path}: ${i.message}`).join("; "), issues));
+      }
+    },
+  });
+
+  // Request id, one log line and metrics per request.
+  app.use("*", async (c, next) => {
+    const incoming = c.req.header("x-request-id");
+    const requestId = incoming && /^[\w.:-]{1,100}$/.test(incoming) ? incoming : randomUUID();
+    c.set("requestId", requestId);
+    c.set("deps", deps);
+    const started = performance.now();
+    await next();
+    c.res.headers.set("x-request-id", requestId);
+    const ms = performance.now() - started;
+    const route = c.req.routePath ?? "unmatched";
+    const status = c.res.status;
+    deps.metrics.httpRequests.inc({ method: c.req.method, route, status: String(status) });
+    deps.metrics.httpDuration.observe({ method: c.req.method, route }, ms / 1000);
+    if (route === "/healthz" || route === "/metrics") return;
+    const line = { request_id: requestId, method: c.req.method, path: c.req.path, route, status, ms: Math.round(ms * 10) / 10, key_id: c.var.principal?.keyId };
+    if (status >= 500) deps.log.error(line, "request failed");
+    else deps.log.info(line, "request");
+  });
+
+  // Bodies: JSON only, bounded in size.
+  app.use("*", async (c, next) => {
+    const hasBody = c.req.header("content-length") !== undefined && c.req.header("content-length") !== "0" || c.req.header("transfer-encoding") !== undefined;
+    if (hasBody && !["GET", "HEAD"].includes(c.req.method)) {
+      const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+      if (type !== "application/json") {
+        throw new ApiError("unsupported_media_type", `send the body as 'Content-Type: application/json' (got '${type || "none"}')`);
+      }
+    }
+    await next();
+  });
+  app.use("*", bodyLimit({
+    maxSize: deps.config.MAX_BODY_BYTES,
+    onError: () => { throw new ApiError("payload_too_large", `the body is larger than ${deps.config.MAX_BODY_BYTES} bytes`); },
+  }));
+
+  registerRoutes(app);
+  registerDocs(app);
+
+  app.notFound((c) => problemResponse(c, new ApiError("not_found", `no route for ${c.req.method} ${c.req.path}`)));
+  app.onError((err, c) => {
+    if (err instanceof ApiError || err instanceof LedgerError) return problemResponse(c, err);
+    if (err instanceof HTTPException && err.status === 400 && /JSON/i.test(err.message)) {
+      return problemResponse(c, new ApiError("malformed_json", "the body is not valid JSON"));
+    }
+    if (err instanceof HTTPException && err.status < 500) {
+      return problemResponse(c, new ApiError(err.status === 413 ? "payload_too_large" : "invalid_request", err.message));
+    }
+    if (isDatabaseUnavailable(err)) {
+      deps.log.error({ request_id: c.get("requestId"), err: String(err) }, "database unavailable");
+      return problemResponse(c, new ApiError("unavailable", "the database is unavailable; retry shortly with the same Idempotency-Key", [], { "retry-after": "1" }));
+    }
+    deps.log.error({ request_id: c.get("requestId"), err }, "unhandled error");
+    return problemResponse(c, new ApiError("internal", `an internal error occurred; quote request id ${c.get("requestId")} when reporting it`));
+  });
+  return app;
+}
+
+/** zod issues as field issues; of a union's branches, the one that came closest. */
+function zodIssues(issues: z.core.$ZodIssue[], prefix: PropertyKey[] = []): FieldIssue[] {
+  return issues.flatMap((i): FieldIssue[] => {
+    const path = [...prefix, ...i.path];
+    if (i.code === "invalid_union" && i.errors.length > 0) {
+      const best = i.errors.reduce((a, b) => (b.length < a.length ? b : a));
+      return zodIssues(best, path);
+    }
+    if (i.code === "unrecognized_keys") {
+      return i.keys.map((k) => ({ path: [...path, k].join("."), message: "is not a known field" }));
+    }
+    return [{ path: path.join(".") || "(body)", message: i.message }];
+  });
+}
+
+function isDatabaseUnavailable(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code ?? "";
+  return ["ECONNREFUSED", "ECONNRESET", "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT", "57P01", "57P02", "57P03", "53300"].includes(code);
+}

@@ -1,0 +1,28 @@
+import type { MiddlewareHandler } from "hono";
+import { authenticate } from "../services/api-keys.js";
+import type { Role } from "../services/principal.js";
+import type { AppEnv } from "./env.js";
+import { ApiError } from "./problem.js";
+
+/** Resolves `Authorization: Bearer <key>` to the caller; 401 when missing or unknown. */
+export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const header = c.req.header("authorization");
+  const token = header?.match(/^Bearer ([\x21-\x7e]{1,200})$/)?.[1];
+  if (!token) {
+    throw new ApiError("unauthorized", "send an API key as 'Authorization: Bearer <key>'", [], { "www-authenticate": "Bearer" });
+  }
+  const deps = c.get("deps");
+  const principal = await authenticate(deps.ledger.db, token, deps.config.ADMIN_API_KEY);
+  if (!principal) throw new ApiError("unauthorized", "the API key is unknown or revoked", [], { "www-authenticate": "Bearer" });
+  c.set("principal", principal);
+  await next();
+};
+
+/** Route middleware: 403 unless the caller has one of the roles (checked before the body is read). */
+export function roles(...allowed: Role[]): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const { role } = c.get("principal");
+    if (!allowed.includes(role)) throw new ApiError("forbidden", `a ${role} key may not do this; it needs one of: ${allowed.join(", ")}`);
+    await next();
+  };
+}

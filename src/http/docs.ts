@@ -1,0 +1,34 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { getAbsoluteFSPath } from "swagger-ui-dist";
+import type { AppEnv } from "./env.js";
+
+const assets = getAbsoluteFSPath();
+const file = (name: string) => readFileSync(join(assets, name));
+
+const page = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Settlement ledger API</title><link rel="stylesheet" href="/docs/swagger-ui.css"></head>
+<body><div id="api"></div><script src="/docs/swagger-ui-bundle.js"></script><script src="/docs/init.js"></script></body>
+</html>`;
+
+/** The OpenAPI 3.1 document and a docs page whose assets are served from the package, not a CDN. */
+export function registerDocs(app: OpenAPIHono<AppEnv>): void {
+  app.openAPIRegistry.registerComponent("securitySchemes", "apiKey", { type: "http", scheme: "bearer", description: "Authorization: Bearer <api key>" });
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "Settlement & payout ledger",
+      version: "1.0.0",
+      description: "Amounts are strings of integers in the asset's smallest unit. Every POST needs an Idempotency-Key header. Errors are application/problem+json (RFC 9457).",
+    },
+  });
+  const css = file("swagger-ui.css");
+  const js = file("swagger-ui-bundle.js");
+  app.get("/docs", (c) => c.html(page));
+  app.get("/docs/swagger-ui.css", (c) => c.body(css, 200, { "content-type": "text/css", "cache-control": "public, max-age=86400" }));
+  app.get("/docs/swagger-ui-bundle.js", (c) => c.body(js, 200, { "content-type": "text/javascript", "cache-control": "public, max-age=86400" }));
+  app.get("/docs/init.js", (c) =>
+    c.body(`window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#api" });`, 200, { "content-type": "text/javascript" }));
+}

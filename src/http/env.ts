@@ -1,0 +1,21 @@
+import type { Config } from "../config.js";
+import type { Logger } from "../log.js";
+import type { LedgerContext } from "../services/context.js";
+import type { Principal } from "../services/principal.js";
+import type { Metrics } from "./metrics.js";
+
+/** What the HTTP layer is built from. */
+export interface AppDeps {
+  ledger: LedgerContext;
+  config: Pick<Config, "ADMIN_API_KEY" | "MAX_BODY_BYTES">;
+  log: Logger;
+  metrics: Metrics;
+}
+
+export interface AppEnv {
+  Variables: {
+    requestId: string;
+    principal: Principal;
+    deps: AppDeps;
+  };
+}

@@ -1,0 +1,85 @@
+import type { Context } from "hono";
+import { canonicalJson, sha256Hex } from "../domain/canonical.js";
+import type { Database, Queryable } from "../db/client.js";
+import { tenantOf } from "../services/principal.js";
+import type { AppEnv } from "./env.js";
+import { ApiError } from "./problem.js";
+
+/**
+ * `Idempotency-Key` on POST requests. The response to a key is stored per tenant with a hash of the
+ * request (method, path, body); a retry with the same key and request gets the stored status and
+ * body back (header `Idempotent-Replayed: true`), a different request with the same key gets 409.
+ * Refusals (4xx) are not stored: a retry is evaluated afresh, like the ledger's own keys.
+ */
+export interface IdempotentRequest {
+  scope: string;
+  key: string;
+  method: string;
+  path: string;
+  hash: string;
+}
+
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+export function idempotentRequest(c: Context<AppEnv>, body: unknown): IdempotentRequest {
+  const key = c.req.header("idempotency-key");
+  if (key === undefined) throw new ApiError("idempotency_key_required", "POST requests need an 'Idempotency-Key' header (any unique string up to 255 printable characters, e.g. a UUID)");
+  if (!KEY.test(key)) throw new ApiError("invalid_request", "the Idempotency-Key header must be 1-255 printable ASCII characters without spaces", [{ path: "Idempotency-Key", message: "invalid" }]);
+  const method = c.req.method;
+  const path = c.req.path;
+  return { scope: tenantOf(c.get("principal")), key, method, path, hash: sha256Hex(canonicalJson({ method, path, body })) };
+}
+
+/** The stored response for this request, or undefined; throws 409 when the key was used for another request. */
+export async function storedResponse(db: Queryable, req: IdempotentRequest): Promise<Response | undefined> {
+  const rows = await db.query<{ request_hash: string; status: number; body: unknown }>(
+    "select request_hash, status, body from http_idempotency where scope = $1 and key = $2", [req.scope, req.key]);
+  const seen = rows[0];
+  if (!seen) return undefined;
+  if (seen.request_hash !== req.hash) {
+    throw new ApiError("idempotency_key_reused", `Idempotency-Key "${req.key}" was already used for a different request; use a new key for a new request`);
+  }
+  return new Response(JSON.stringify(seen.body), {
+    status: seen.status,
+    headers: { "content-type": "application/json", "idempotent-replayed": "true" },
+  });
+}
+
+/** Stores a response; returns false when another request stored one for the key first. */
+export async function storeResponse(db: Queryable, req: IdempotentRequest, status: number, body: unknown): Promise<boolean> {
+  const rows = await db.query(
+    `insert into http_idempotency (scope, key, method, path, request_hash, status, body) values ($1, $2, $3, $4, $5, $6, $7::jsonb)
+     on conflict do nothing returning 1`,
+    [req.scope, req.key, req.method, req.path, req.hash, status, JSON.stringify(body)]);
+  return rows.length === 1;
+}
+
+class Raced extends Error {}
+
+/**
+ * Runs a write and stores its response in one database transaction. If a concurrent request with
+ * the same key committed first, the write is rolled back and the stored response replayed.
+ * `stored` lets a response keep a secret out of the database (e.g. a new API key's secret).
+ */
+export async function idempotently(
+  c: Context<AppEnv>,
+  body: unknown,
+  write: (tx: Queryable) => Promise<{ status: 200 | 201; body: unknown; stored?: unknown }>,
+): Promise<Response> {
+  const req = idempotentRequest(c, body);
+  const db: Database = c.get("deps").ledger.db;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return await db.transaction(async (tx) => {
+        const replay = await storedResponse(tx, req);
+        if (replay) return replay;
+        const out = await write(tx);
+        if (!(await storeResponse(tx, req, out.status, out.stored ?? out.body))) throw new Raced();
+        return c.json(out.body as object, out.status);
+      });
+    } catch (err) {
+      if (!(err instanceof Raced)) throw err;
+    }
+  }
+  throw new ApiError("idempotency_conflict", `another request with Idempotency-Key "${req.key}" is in progress; retry later`);
+}

@@ -1,0 +1,115 @@
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { LedgerError, type FieldIssue, type LedgerErrorCode } from "../domain/errors.js";
+
+/**
+ * Every error the API returns, as one closed set of stable codes, each with its HTTP status. The
+ * problem's `type` is `/problems/<code>`; clients should branch on `code` (or `type`), not on `detail`.
+ */
+const statusOf = {
+  // request shape
+  invalid_request: 400,
+  malformed_json: 400,
+  idempotency_key_required: 400,
+  unsupported_media_type: 415,
+  payload_too_large: 413,
+  // who is calling
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  // state
+  asset_not_found: 404,
+  account_not_found: 404,
+  pending_not_found: 404,
+  transfer_not_found: 404,
+  asset_exists: 409,
+  account_exists: 409,
+  idempotency_conflict: 409,
+  idempotency_key_reused: 409,
+  pending_already_posted: 409,
+  pending_already_voided: 409,
+  pending_expired: 409,
+  already_reversed: 409,
+  asset_mismatch: 422,
+  exceeds_credits: 422,
+  exceeds_debits: 422,
+  overflow: 422,
+  not_pending: 422,
+  not_reversible: 422,
+  post_amount_exceeds_pending: 422,
+  partial_post_needs_single_leg: 422,
+  // the service
+  unavailable: 503,
+  internal: 500,
+} as const satisfies Record<LedgerErrorCode | string, number>;
+
+export type ProblemCode = keyof typeof statusOf;
+export const problemCodes = Object.keys(statusOf) as [ProblemCode, ...ProblemCode[]];
+
+const titles: Partial<Record<ProblemCode, string>> = {
+  invalid_request: "The request is invalid",
+  malformed_json: "The body is not valid JSON",
+  unauthorized: "Missing or invalid API key",
+  forbidden: "This key's role may not do this",
+  not_found: "Not found",
+  exceeds_credits: "Insufficient funds",
+  internal: "Internal error",
+  unavailable: "Service unavailable",
+};
+
+export const Problem = z
+  .object({
+    type: z.string().openapi({ example: "/problems/exceeds_credits" }),
+    title: z.string(),
+    status: z.number().int(),
+    code: z.enum(problemCodes),
+    detail: z.string(),
+    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    request_id: z.string().optional(),
+  })
+  .openapi("Problem");
+export type Problem = z.infer<typeof Problem>;
+
+/** An error to answer with a problem document. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: ProblemCode,
+    readonly detail: string,
+    readonly errors: FieldIssue[] = [],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+  }
+
+  static from(err: LedgerError): ApiError {
+    return new ApiError(err.code, err.message, err.issues);
+  }
+}
+
+export function problemBody(code: ProblemCode, detail: string, errors: FieldIssue[] = [], requestId?: string): Problem {
+  return {
+    type: `/problems/${code}`,
+    title: titles[code] ?? code.replace(/_/g, " "),
+    status: statusOf[code],
+    code,
+    detail,
+    ...(errors.length > 0 ? { errors: errors.map((e) => ({ path: toWirePath(e.path), message: e.message })) } : {}),
+    ...(requestId ? { request_id: requestId } : {}),
+  };
+}
+
+/** Field paths from the domain (camelCase) in the API's casing (snake_case). */
+export function toWirePath(path: string): string {
+  return path.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase());
+}
+
+export function problemResponse(c: Context, err: ApiError | LedgerError): Response {
+  const e = err instanceof LedgerError ? ApiError.from(err) : err;
+  const body = problemBody(e.code, e.detail, e.errors, c.get("requestId"));
+  return new Response(JSON.stringify(body), {
+    status: body.status,
+    headers: { "content-type": "application/problem+json", ...e.headers, "x-request-id": c.get("requestId") ?? "" },
+  });
+}
+
+export const problemStatus = (code: ProblemCode) => statusOf[code];

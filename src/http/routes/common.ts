@@ -1,0 +1,33 @@
+import { z } from "@hono/zod-openapi";
+import { Problem } from "../problem.js";
+
+/** Shared pieces of route definitions. */
+export const security = [{ apiKey: [] }];
+
+const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: Problem } } });
+
+export const errorResponses = {
+  400: problem("invalid request: see `errors` for each field"),
+  401: problem("missing or unknown API key"),
+  403: problem("the key's role may not do this"),
+  404: problem("not found, or not visible to this key"),
+  409: problem("conflict with the current state or a reused Idempotency-Key"),
+  413: problem("body too large"),
+  415: problem("body is not application/json"),
+  422: problem("refused by the ledger's rules (e.g. insufficient funds)"),
+  503: problem("database unavailable; retry with the same Idempotency-Key"),
+} as const;
+
+export const IdempotencyHeader = z.object({
+  "idempotency-key": z.string().openapi({ description: "unique per request; a retry with the same key replays the original response", example: "3f1c0a52-5b1e-4d8e-9a43-5f0d3b4c2e11" }),
+});
+
+export const jsonBody = <T extends z.ZodType>(schema: T, required = true) => ({
+  content: { "application/json": { schema } },
+  required,
+});
+
+export const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});

@@ -1,0 +1,43 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { createAsset } from "../../services/create-asset.js";
+import { roles } from "../auth.js";
+import type { AppEnv } from "../env.js";
+import { idempotently } from "../idempotency.js";
+import { Asset } from "../schemas.js";
+import { assetOut } from "../serialize.js";
+import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
+
+const Body = z
+  .strictObject({
+    code: z.string().openapi({ example: "USDC-8453" }),
+    scale: z.number().int().openapi({ description: "decimals: 6 for USDC, 18 for ETH", example: 6 }),
+    settlement: z.discriminatedUnion("kind", [
+      z.strictObject({ kind: z.literal("erc20"), chain_id: z.number().int(), token_address: z.string() }),
+      z.strictObject({ kind: z.literal("native"), chain_id: z.number().int() }),
+      z.strictObject({ kind: z.literal("offchain") }),
+    ]),
+  })
+  .openapi("AssetCreate");
+
+const route = createRoute({
+  method: "post", path: "/v1/assets", tags: ["ledger"], summary: "Register an asset (admin)", security,
+  middleware: [roles("admin")] as const,
+  request: { headers: IdempotencyHeader, body: jsonBody(Body) },
+  responses: { 201: json(Asset, "registered (or the identical asset, already registered)"), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const body = c.req.valid("json");
+    const s = body.settlement;
+    return idempotently(c, body, async (tx) => {
+      const asset = await createAsset(tx, {
+        code: body.code,
+        scale: body.scale,
+        settlement: s.kind === "erc20" ? { kind: "erc20", chainId: s.chain_id, tokenAddress: s.token_address }
+          : s.kind === "native" ? { kind: "native", chainId: s.chain_id } : { kind: "offchain" },
+      });
+      return { status: 201, body: assetOut(asset) };
+    }) as never;
+  });
+}

@@ -1,0 +1,45 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { roles } from "../auth.js";
+import type { AppEnv } from "../env.js";
+import { ApiError } from "../problem.js";
+import { Transfer } from "../schemas.js";
+import { submitTransfer, submitTransferBatch } from "../submit-transfers.js";
+import { unusableAccounts } from "../visibility.js";
+import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
+import { TransferBatchIn, TransferBatchOut, TransferIn } from "./transfer-schemas.js";
+
+const route = createRoute({
+  method: "post", path: "/v1/transfers", tags: ["ledger"],
+  summary: "Record a transfer, or a batch of up to 1,000 (admin, marketplace)",
+  description: "A single transfer answers 201 with the transfer or a problem. A batch ({\"transfers\": [...]}) is written in one database transaction and answers 200 with one result per item, in order.",
+  security,
+  middleware: [roles("admin", "marketplace")] as const,
+  request: { headers: IdempotencyHeader, body: jsonBody(z.union([TransferIn, TransferBatchIn])) },
+  responses: { 201: json(Transfer, "recorded"), 200: json(TransferBatchOut, "batch: one result per item"), ...errorResponses },
+});
+
+type TransferBody = z.infer<typeof TransferIn>;
+
+const toInput = (t: TransferBody) => ({
+  kind: t.type,
+  id: t.id,
+  legs: t.legs.map((l) => ({ debitAccountId: l.debit_account_id, creditAccountId: l.credit_account_id, amount: BigInt(l.amount) })),
+  timeoutSeconds: t.timeout_seconds,
+  effectiveAt: t.effective_at === undefined ? undefined : new Date(t.effective_at),
+  metadata: t.metadata,
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const body = c.req.valid("json");
+    const list = "transfers" in body ? body.transfers : [body];
+    const unusable = await unusableAccounts(c, list.flatMap((t) => t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id])));
+    const checked = list.map((t) => {
+      const bad = t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id]).find((id) => unusable.has(id));
+      return bad ? new ApiError("account_not_found", `account ${bad} does not exist`) : toInput(t);
+    });
+    if ("transfers" in body) return submitTransferBatch(c, body, checked) as never;
+    if (checked[0] instanceof ApiError) throw checked[0];
+    return submitTransfer(c, body, checked[0]!) as never;
+  });
+}

@@ -1,0 +1,28 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { getBalance, getBalanceAsOf } from "../../db/queries/accounts.js";
+import type { AppEnv } from "../env.js";
+import { Balance, IdParam, Timestamp } from "../schemas.js";
+import { balanceOut } from "../serialize.js";
+import { visibleAccount } from "../visibility.js";
+import { errorResponses, json, security } from "./common.js";
+
+const route = createRoute({
+  method: "get", path: "/v1/accounts/{id}/balance", tags: ["ledger"], summary: "An account's balances, now or as of an instant", security,
+  request: {
+    params: IdParam,
+    query: z.object({ as_of: Timestamp.optional().openapi({ description: "effective instant; entries dated at or before it count" }) }),
+  },
+  responses: { 200: json(Balance, "posted, pending and available balances"), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const { id } = c.req.valid("param");
+    const { as_of } = c.req.valid("query");
+    await visibleAccount(c, id);
+    const db = c.get("deps").ledger.db;
+    const asOf = as_of === undefined ? null : new Date(as_of);
+    const balance = asOf ? await getBalanceAsOf(db, id, asOf) : await getBalance(db, id);
+    return c.json(balanceOut(balance!, asOf), 200);
+  });
+}

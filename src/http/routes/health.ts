@@ -1,0 +1,36 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { pendingMigrations } from "../../db/migrate.js";
+import type { AppEnv } from "../env.js";
+import { ApiError } from "../problem.js";
+import { errorResponses, json } from "./common.js";
+
+const Health = z.object({ status: z.literal("ok") }).openapi("Health");
+
+const healthz = createRoute({
+  method: "get", path: "/healthz", tags: ["operations"], summary: "The process is alive",
+  responses: { 200: json(Health, "alive") },
+});
+
+const readyz = createRoute({
+  method: "get", path: "/readyz", tags: ["operations"], summary: "The database is reachable and migrated",
+  responses: { 200: json(Health, "ready to serve"), 503: errorResponses[503] },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(healthz, (c) => c.json({ status: "ok" as const }, 200));
+  app.openapi(readyz, async (c) => {
+    const db = c.get("deps").ledger.db;
+    try {
+      await db.query("select 1");
+    } catch {
+      throw new ApiError("unavailable", "the database is unreachable", [], { "retry-after": "1" });
+    }
+    const pending = await pendingMigrations(db);
+    if (pending > 0) throw new ApiError("unavailable", `${pending} database migrations are not applied yet`, [], { "retry-after": "5" });
+    return c.json({ status: "ok" as const }, 200);
+  });
+  app.get("/metrics", async (c) => {
+    const registry = c.get("deps").metrics.registry;
+    return c.body(await registry.metrics(), 200, { "content-type": registry.contentType });
+  });
+}

@@ -1,0 +1,30 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { requireApiKey } from "../auth.js";
+import type { AppEnv } from "../env.js";
+import * as createAccount from "./create-account.js";
+import * as createApiKey from "./create-api-key.js";
+import * as createAsset from "./create-asset.js";
+import * as createTransfer from "./create-transfer.js";
+import * as getAccount from "./get-account.js";
+import * as getBalance from "./get-balance.js";
+import * as getTransfer from "./get-transfer.js";
+import * as health from "./health.js";
+import * as listApiKeys from "./list-api-keys.js";
+import * as listAssets from "./list-assets.js";
+import * as listEntries from "./list-entries.js";
+import * as resolveTransfer from "./resolve-transfer.js";
+import * as revokeApiKey from "./revoke-api-key.js";
+
+/** Every route of the API. Everything under /v1 needs an API key. */
+export function registerRoutes(app: OpenAPIHono<AppEnv>): void {
+  health.register(app);
+  app.use("/v1/*", requireApiKey);
+  for (const route of [
+    createApiKey, listApiKeys, revokeApiKey,
+    createAsset, listAssets,
+    createAccount, getAccount, getBalance, listEntries,
+    createTransfer, getTransfer, resolveTransfer,
+  ]) {
+    route.register(app);
+  }
+}

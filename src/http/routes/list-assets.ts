@@ -1,0 +1,21 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { listAssets } from "../../db/queries/assets.js";
+import type { AppEnv } from "../env.js";
+import { Asset, CursorQuery, page } from "../schemas.js";
+import { assetOut } from "../serialize.js";
+import { errorResponses, json, security } from "./common.js";
+
+const route = createRoute({
+  method: "get", path: "/v1/assets", tags: ["ledger"], summary: "List assets (any key)", security,
+  request: { query: CursorQuery },
+  responses: { 200: json(page(Asset, "AssetPage"), "a page of assets, by code"), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const { cursor, limit } = c.req.valid("query");
+    const assets = await listAssets(c.get("deps").ledger.db, { afterCode: cursor, limit: limit + 1 });
+    const items = assets.slice(0, limit);
+    return c.json({ data: items.map(assetOut), next_cursor: assets.length > limit ? items[items.length - 1]!.code : null }, 200);
+  });
+}

@@ -1,0 +1,29 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { revokeApiKey } from "../../services/api-keys.js";
+import { roles } from "../auth.js";
+import type { AppEnv } from "../env.js";
+import { idempotently } from "../idempotency.js";
+import { ApiError } from "../problem.js";
+import { IdParam } from "../schemas.js";
+import { apiKeyOut } from "../serialize.js";
+import { ApiKey } from "./api-key-schema.js";
+import { errorResponses, IdempotencyHeader, json, security } from "./common.js";
+
+const route = createRoute({
+  method: "post", path: "/v1/api-keys/{id}/revoke", tags: ["api keys"], summary: "Revoke an API key at once (admin)", security,
+  middleware: [roles("admin")] as const,
+  request: { params: IdParam, headers: IdempotencyHeader },
+  responses: { 200: json(ApiKey, "revoked"), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const { id } = c.req.valid("param");
+    return idempotently(c, {}, async (tx) => {
+      const key = await revokeApiKey(tx, id).catch(() => {
+        throw new ApiError("not_found", `api key ${id} does not exist`);
+      });
+      return { status: 200, body: apiKeyOut(key) };
+    }) as never;
+  });
+}

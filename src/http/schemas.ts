@@ -1,0 +1,116 @@
+import { z } from "@hono/zod-openapi";
+import { parseUnits } from "../domain/money.js";
+
+/** Amounts travel as strings of integer smallest units: JSON numbers lose precision past 2^53. */
+export const Amount = z
+  .string({ error: (i) => (i.input === undefined ? "is required" : "must be a string holding an integer amount in the asset's smallest unit, e.g. \"1500000\" (JSON numbers lose precision)") })
+  .superRefine((v, ctx) => {
+    if (!/^[0-9]+$/.test(v)) {
+      ctx.addIssue({ code: "custom", message: "must be an integer amount in the asset's smallest unit: digits only, no sign, decimal point or exponent" });
+    } else {
+      const units = parseUnits(v);
+      if (units === undefined || units === 0n) ctx.addIssue({ code: "custom", message: "must be from 1 to 2^256 - 1, without leading zeros" });
+    }
+  })
+  .openapi({ example: "1500000", description: "integer amount in the asset's smallest unit, as a string" });
+
+/** Balances may be zero or negative (a receivable); same string form. */
+export const SignedAmount = z.string().openapi({ example: "-250", description: "integer amount in smallest units, as a string" });
+
+export const Uuid = z.uuid({ error: "must be a uuid" }).openapi({ example: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e" });
+
+export const Timestamp = z.iso.datetime({ offset: true, error: "must be an RFC 3339 date-time, e.g. 2026-11-29T12:00:00Z" }).openapi({ example: "2026-11-29T12:00:00Z" });
+
+export const Metadata = z
+  .record(z.string().max(64), z.unknown())
+  .openapi({ description: "free-form JSON object, up to 16 KiB", example: { job_id: "job_42" } });
+
+export const CursorQuery = z.object({
+  cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page" }),
+  limit: z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").min(1).max(1000).default(100),
+});
+
+export const IdParam = z.object({ id: Uuid.openapi({ param: { name: "id", in: "path" } }) });
+
+export const Asset = z
+  .object({
+    id: Uuid,
+    code: z.string(),
+    scale: z.number().int(),
+    settlement: z.object({ kind: z.enum(["erc20", "native", "offchain"]), chain_id: z.number().int().optional(), token_address: z.string().optional() }),
+    created_at: Timestamp,
+  })
+  .openapi("Asset");
+
+export const Account = z
+  .object({
+    id: Uuid,
+    asset_id: Uuid,
+    ref: z.string().nullable(),
+    code: z.string(),
+    marketplace_id: z.string().nullable(),
+    owner_type: z.string().nullable(),
+    owner_id: z.string().nullable(),
+    normal_side: z.enum(["debit", "credit"]),
+    debits_must_not_exceed_credits: z.boolean(),
+    credits_must_not_exceed_debits: z.boolean(),
+    metadata: Metadata,
+    created_at: Timestamp,
+  })
+  .openapi("Account");
+
+export const Balance = z
+  .object({
+    account_id: Uuid,
+    as_of: Timestamp.nullable().openapi({ description: "the effective instant read, or null for now" }),
+    posted: SignedAmount,
+    available: SignedAmount,
+    debits_posted: SignedAmount,
+    credits_posted: SignedAmount,
+    debits_pending: SignedAmount,
+    credits_pending: SignedAmount,
+  })
+  .openapi("Balance");
+
+export const Entry = z
+  .object({
+    id: z.string(),
+    transfer_id: Uuid,
+    leg: z.number().int(),
+    side: z.enum(["debit", "credit"]),
+    posted_amount: SignedAmount,
+    pending_amount: SignedAmount,
+    balance_after: SignedAmount.openapi({ description: "posted balance on the normal side after this entry" }),
+    effective_at: Timestamp,
+    created_at: Timestamp,
+  })
+  .openapi("Entry");
+
+export const Leg = z
+  .object({
+    debit_account_id: Uuid,
+    credit_account_id: Uuid,
+    asset_id: Uuid,
+    amount: SignedAmount.openapi({ description: "what the leg moved: posted amount, or the pending amount of a hold, void or expiry" }),
+    posted_amount: SignedAmount,
+    pending_amount: SignedAmount,
+  })
+  .openapi("Leg");
+
+export const Transfer = z
+  .object({
+    id: Uuid,
+    type: z.enum(["standard", "pending", "post_pending", "void_pending", "expire_pending", "reversal"]),
+    status: z.enum(["posted", "pending", "voided", "expired", "reversed"]),
+    pending_id: Uuid.nullable(),
+    reverses_id: Uuid.nullable(),
+    timeout_at: Timestamp.nullable(),
+    effective_at: Timestamp,
+    created_at: Timestamp,
+    metadata: Metadata,
+    legs: z.array(Leg),
+  })
+  .openapi("Transfer");
+
+export const page = <T extends z.ZodType>(item: T, name: string) =>
+  z.object({ data: z.array(item), next_cursor: z.string().nullable() }).openapi(name);

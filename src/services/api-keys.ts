@@ -1,0 +1,63 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { z } from "zod";
+import { LedgerError } from "../domain/errors.js";
+import { uuidv7 } from "../domain/ids.js";
+import type { Queryable } from "../db/client.js";
+import { API_KEY_COLUMNS, findActiveKeyByPrefix, toApiKey, type ApiKey } from "../db/queries/api-keys.js";
+import type { Principal } from "./principal.js";
+import { parseInput } from "./validation.js";
+
+/**
+ * API keys look like `lk_<prefix>_<secret>`: the prefix (16 hex) finds the row, the secret (256 random
+ * bits) is checked against its stored SHA-256 in constant time. The secret is never stored or logged.
+ */
+const KEY_FORMAT = /^lk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest();
+
+export const ApiKeyInput = z
+  .strictObject({
+    name: z.string().min(1).max(100).regex(/^[^\u0000]*$/, "must not contain NUL characters"),
+    role: z.enum(["admin", "finance", "marketplace", "operator"]),
+    scopeId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/, "must be 1-100 characters of letters, digits, '_', '.', ':' or '-'").optional(),
+  })
+  .refine((k) => (k.scopeId !== undefined) === (k.role === "marketplace" || k.role === "operator"), {
+    message: "marketplace and operator keys need the id they act for; admin and finance keys take none",
+    path: ["scopeId"],
+  });
+export type ApiKeyInput = z.input<typeof ApiKeyInput>;
+
+/** Creates a key; the returned secret is shown once and cannot be recovered. */
+export async function createApiKey(db: Queryable, raw: ApiKeyInput): Promise<ApiKey & { secret: string }> {
+  const input = parseInput(ApiKeyInput, raw);
+  const prefix = randomBytes(8).toString("hex");
+  const secret = `lk_${prefix}_${randomBytes(32).toString("base64url")}`;
+  const rows = await db.query<Parameters<typeof toApiKey>[0] & Record<string, unknown>>(
+    `insert into api_keys (id, prefix, secret_hash, name, role, scope_id) values ($1, $2, $3, $4, $5, $6) returning ${API_KEY_COLUMNS}`,
+    [uuidv7(), prefix, sha256(secret).toString("hex"), input.name, input.role, input.scopeId ?? null],
+  );
+  return { ...toApiKey(rows[0]!), secret };
+}
+
+/** Revokes a key at once; revoking it again changes nothing. */
+export async function revokeApiKey(db: Queryable, id: string): Promise<ApiKey> {
+  const rows = await db.query<Parameters<typeof toApiKey>[0] & Record<string, unknown>>(
+    `update api_keys set revoked_at = coalesce(revoked_at, now()) where id = $1 returning ${API_KEY_COLUMNS}`, [id]);
+  if (!rows[0]) throw new LedgerError("invalid_request", `api key ${id} does not exist`, [{ path: "id", message: "does not exist" }]);
+  return toApiKey(rows[0]);
+}
+
+/**
+ * Resolves a bearer token to its principal, or undefined. The bootstrap admin key from the
+ * environment is compared by hash too, so its length does not leak through timing.
+ */
+export async function authenticate(db: Queryable, token: string, bootstrapAdminKey?: string): Promise<Principal | undefined> {
+  if (bootstrapAdminKey && timingSafeEqual(sha256(token), sha256(bootstrapAdminKey))) {
+    return { keyId: "bootstrap-admin", role: "admin", scopeId: null };
+  }
+  const match = KEY_FORMAT.exec(token);
+  if (!match) return undefined;
+  const key = await findActiveKeyByPrefix(db, match[1]!);
+  if (!key || !timingSafeEqual(sha256(token), Buffer.from(key.secretHash, "hex"))) return undefined;
+  return { keyId: key.id, role: key.role, scopeId: key.scopeId };
+}
