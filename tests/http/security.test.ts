@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectStatus, testApi, world, type TestApi } from "../support/http.js";
+import { checkRouteSecurity, type RouteSecurity, type World } from "../support/security.js";
+
+let api: TestApi;
+let w: World;
+beforeAll(async () => {
+  api = await testApi();
+  w = await world(api);
+});
+afterAll(async () => api.close());
+
+const everyone = ["admin", "finance", "marketplace", "operator"] as const;
+
+/** A fresh hold in m1 (so that each post/void/reverse check has something to act on). */
+async function m1Hold(w: World): Promise<string> {
+  const res = await api.call("POST", "/v1/transfers", {
+    key: w.keys.m1, body: { type: "pending", legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1" }] },
+  });
+  return expectStatus(res, 201).body.id;
+}
+async function m1Posted(w: World): Promise<string> {
+  const res = await api.call("POST", "/v1/transfers", {
+    key: w.keys.m1, body: { legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1" }] },
+  });
+  return expectStatus(res, 201).body.id;
+}
+/** The account a key of this tenant can see. */
+const ownAccount = (w: World, as: string) => (as === "o1" ? w.o1Payable.id : w.m1Customer.id);
+
+const routes: RouteSecurity[] = [
+  { method: "POST", route: "/v1/api-keys", allowed: ["admin"], request: () => ({ path: "/v1/api-keys", body: { name: "x", role: "finance" } }) },
+  { method: "GET", route: "/v1/api-keys", allowed: ["admin"], request: () => ({ path: "/v1/api-keys" }) },
+  {
+    method: "POST", route: "/v1/api-keys/{id}/revoke", allowed: ["admin"],
+    request: async () => {
+      const k = expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: "throwaway", role: "finance" } }), 201).body;
+      return { path: `/v1/api-keys/${k.id}/revoke` };
+    },
+  },
+  { method: "POST", route: "/v1/assets", allowed: ["admin"], request: () => ({ path: "/v1/assets", body: { code: "EURC", scale: 6, settlement: { kind: "offchain" } } }) },
+  { method: "GET", route: "/v1/assets", allowed: [...everyone], request: () => ({ path: "/v1/assets" }) },
+  {
+    method: "POST", route: "/v1/accounts", allowed: ["admin", "marketplace"],
+    request: (w) => ({ path: "/v1/accounts", body: { asset_id: w.asset.id, code: "customer_prepaid", normal_side: "credit", ref: "customer:c9" } }),
+  },
+  ...(["", "/balance", "/entries"] as const).map((suffix): RouteSecurity => ({
+    method: "GET", route: `/v1/accounts/{id}${suffix}`, allowed: [...everyone],
+    request: (w, as) => ({ path: `/v1/accounts/${ownAccount(w, as)}${suffix}` }),
+    otherTenant: (w) => [
+      { as: "m1", path: `/v1/accounts/${w.m2Customer.id}${suffix}` },
+      { as: "m2", path: `/v1/accounts/${w.m1Customer.id}${suffix}` },
+      { as: "o2", path: `/v1/accounts/${w.o1Payable.id}${suffix}` },
+      { as: "o1", path: `/v1/accounts/${w.m1Customer.id}${suffix}` },
+    ],
+  })),
+  {
+    method: "POST", route: "/v1/transfers", allowed: ["admin", "marketplace"],
+    request: (w) => ({ path: "/v1/transfers", body: { legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1" }] } }),
+    otherTenant: (w) => [
+      { as: "m2", path: "/v1/transfers", body: { legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m2Customer.id, amount: "1" }] } },
+      { as: "m1", path: "/v1/transfers", body: { legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.o1Payable.id, amount: "1" }] } },
+    ],
+  },
+  {
+    method: "GET", route: "/v1/transfers/{id}", allowed: [...everyone],
+    request: async (w, as) => {
+      if (as !== "o1") return { path: `/v1/transfers/${w.fund.id}` };
+      const res = await api.call("POST", "/v1/transfers", { body: { legs: [{ debit_account_id: w.m1Funding.id, credit_account_id: w.o1Payable.id, amount: "1" }] } });
+      return { path: `/v1/transfers/${expectStatus(res, 201).body.id}` };
+    },
+    otherTenant: (w) => [{ as: "m2", path: `/v1/transfers/${w.fund.id}` }, { as: "o1", path: `/v1/transfers/${w.fund.id}` }],
+  },
+  ...(["post", "void"] as const).map((action): RouteSecurity => ({
+    method: "POST", route: `/v1/transfers/{id}/${action}`, allowed: ["admin", "marketplace"],
+    request: async (w) => ({ path: `/v1/transfers/${await m1Hold(w)}/${action}`, body: {} }),
+    otherTenant: (w) => [{ as: "m2", path: `/v1/transfers/${w.fund.id}/${action}`, body: {} }],
+  })),
+  {
+    method: "POST", route: "/v1/transfers/{id}/reverse", allowed: ["admin", "marketplace"],
+    request: async (w) => ({ path: `/v1/transfers/${await m1Posted(w)}/reverse`, body: {} }),
+    otherTenant: (w) => [{ as: "m2", path: `/v1/transfers/${w.fund.id}/reverse`, body: {} }],
+  },
+];
+
+describe("security of every route", () => {
+  for (const spec of routes) {
+    it(`${spec.method} ${spec.route}: 401 without a key, 403 for other roles, 404 for other tenants`, async () => {
+      await checkRouteSecurity(api, w, spec);
+    });
+  }
+
+  it("covers every /v1 route of the OpenAPI document", async () => {
+    const doc = (await api.call("GET", "/openapi.json", { key: null })).body;
+    const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
+      .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
+      .filter((r) => r.includes(" /v1/"));
+    expect(routes.map((r) => `${r.method} ${r.route}`).sort()).toEqual(documented.sort());
+  });
+
+  it("stops answering to a revoked key at once", async () => {
+    const k = expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: "short-lived", role: "finance" } }), 201).body;
+    expect((await api.call("GET", "/v1/assets", { key: k.secret })).status).toBe(200);
+    expectStatus(await api.call("POST", `/v1/api-keys/${k.id}/revoke`), 200);
+    expect((await api.call("GET", "/v1/assets", { key: k.secret })).status).toBe(401);
+  });
+
+  it("stores keys hashed: no secret appears in the database", async () => {
+    const rows = await api.db.query<{ t: string }>("select row_to_json(k)::text as t from api_keys k");
+    for (const secret of Object.values(w.keys)) for (const r of rows) expect(r.t).not.toContain(secret);
+    const stored = await api.db.query<{ t: string }>("select body::text as t from http_idempotency");
+    for (const secret of Object.values(w.keys)) for (const r of stored) expect(r.t).not.toContain(secret);
+  });
+});

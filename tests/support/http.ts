@@ -1,0 +1,113 @@
+import { randomUUID } from "node:crypto";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createApp } from "../../src/http/app.js";
+import type { AppEnv } from "../../src/http/env.js";
+import { createMetrics } from "../../src/http/metrics.js";
+import { createLogger } from "../../src/log.js";
+import { createLedgerContext, type LedgerContext } from "../../src/services/context.js";
+import { freshDatabase, type TestDatabase } from "./db.js";
+
+export const ADMIN_KEY = "test-admin-key-0123456789abcdef";
+
+export interface CallOptions {
+  key?: string | null;
+  body?: unknown;
+  /** Raw body text, sent as is. */
+  raw?: string;
+  idempotencyKey?: string | null;
+  headers?: Record<string, string>;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/** The real app on a fresh real database, called in-process (no socket). */
+export interface TestApi {
+  app: OpenAPIHono<AppEnv>;
+  db: TestDatabase;
+  ledger: LedgerContext;
+  call(method: string, path: string, options?: CallOptions): Promise<ApiResponse>;
+  close(): Promise<void>;
+}
+
+export async function testApi(): Promise<TestApi> {
+  const db = await freshDatabase();
+  const ledger = createLedgerContext(db);
+  const app = createApp({
+    ledger,
+    config: { ADMIN_API_KEY: ADMIN_KEY, MAX_BODY_BYTES: 1_048_576 },
+    log: createLogger("silent"),
+    metrics: createMetrics(),
+  });
+  return {
+    app, db, ledger,
+    async call(method, path, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      const key = options.key === undefined ? ADMIN_KEY : options.key;
+      if (key !== null) headers.authorization = `Bearer ${key}`;
+      let body: string | undefined;
+      if (options.raw !== undefined) body = options.raw;
+      else if (options.body !== undefined) body = JSON.stringify(options.body);
+      if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) headers["content-type"] = "application/json";
+      if (method === "POST" && options.idempotencyKey !== null) headers["idempotency-key"] = options.idempotencyKey ?? randomUUID();
+      const res = await app.request(path, { method, headers, body });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+      return { status: res.status, headers: res.headers, body: parsed };
+    },
+    async close() {
+      await ledger.transfers.close();
+      await db.destroy();
+    },
+  };
+}
+
+/** Fails with the response body when the status is not the expected one. */
+export function expectStatus(res: ApiResponse, status: number): ApiResponse {
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
+  return res;
+}
+
+/**
+ * A small world: keys of every role for two tenants, one asset, accounts in marketplaces m1 and m2
+ * (m1's customer funded with 1,000,000 units), an operator account of o1, and a posted transfer in m1.
+ */
+export async function world(api: TestApi) {
+  const key = async (role: string, scope_id?: string) =>
+    expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: `${role} ${scope_id ?? ""}`, role, scope_id } }), 201).body.secret as string;
+  const keys = {
+    admin: ADMIN_KEY,
+    finance: await key("finance"),
+    m1: await key("marketplace", "m1"),
+    m2: await key("marketplace", "m2"),
+    o1: await key("operator", "o1"),
+    o2: await key("operator", "o2"),
+  };
+  const asset = expectStatus(await api.call("POST", "/v1/assets", { body: { code: "USDC", scale: 6, settlement: { kind: "offchain" } } }), 201).body;
+  const account = async (key: string, body: Record<string, unknown>) =>
+    expectStatus(await api.call("POST", "/v1/accounts", { key, body: { asset_id: asset.id, normal_side: "credit", ...body } }), 201).body;
+  const m1Funding = await account(keys.m1, { code: "funding", normal_side: "debit", ref: "funding" });
+  const m1Customer = await account(keys.m1, { code: "customer_prepaid", ref: "customer:c1", debits_must_not_exceed_credits: true });
+  const m1Fees = await account(keys.m1, { code: "marketplace_fees", ref: "fees" });
+  const m2Customer = await account(keys.m2, { code: "customer_prepaid", ref: "customer:c1", debits_must_not_exceed_credits: true });
+  const o1Payable = await account(keys.admin, { code: "operator_payable", owner_type: "operator", owner_id: "o1", ref: "operator:o1:payable" });
+  const fund = expectStatus(await api.call("POST", "/v1/transfers", {
+    key: keys.m1, body: { legs: [{ debit_account_id: m1Funding.id, credit_account_id: m1Customer.id, amount: "1000000" }] },
+  }), 201).body;
+  return { keys, asset, m1Funding, m1Customer, m1Fees, m2Customer, o1Payable, fund };
+}
+
+/** Counts of every table a request could write to. */
+export async function writeCounts(db: TestDatabase): Promise<Record<string, string>> {
+  const [row] = await db.query<Record<string, string>>(`
+    select (select count(*) from assets)::text as assets, (select count(*) from accounts)::text as accounts,
+           (select count(*) from transfers)::text as transfers, (select count(*) from entries)::text as entries,
+           (select count(*) from api_keys)::text as api_keys, (select count(*) from http_idempotency)::text as idempotency,
+           (select count(*) from api_keys where revoked_at is not null)::text as revoked,
+           (select coalesce(sum(debits_posted + credits_posted + debits_pending + credits_pending), 0)::text from account_balances) as balances`);
+  return row!;
+}
