@@ -44,7 +44,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   // Bodies: JSON only, bounded in size.
   app.use("*", async (c, next) => {
-    const hasBody = c.req.header("content-length") !== undefined && c.req.header("content-length") !== "0" || c.req.header("transfer-encoding") !== undefined;
+    const length = c.req.header("content-length");
+    const hasBody = length !== undefined ? length !== "0" : c.req.raw.body !== null;
     if (hasBody && !["GET", "HEAD"].includes(c.req.method)) {
       const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
       if (type !== "application/json") {
@@ -68,7 +69,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       return problemResponse(c, new ApiError("malformed_json", "the body is not valid JSON"));
     }
     if (err instanceof HTTPException && err.status < 500) {
-      return problemResponse(c, new ApiError(err.status === 413 ? "payload_too_large" : "invalid_request", err.message));
+      const code = err.status === 413 ? "payload_too_large" : err.status === 415 ? "unsupported_media_type" : "invalid_request";
+      return problemResponse(c, new ApiError(code, err.message));
     }
     if (isDatabaseUnavailable(err)) {
       deps.log.error({ request_id: c.get("requestId"), err: String(err) }, "database unavailable");

@@ -21,9 +21,16 @@ export const Uuid = z.uuid({ error: "must be a uuid" }).openapi({ example: "0193
 
 export const Timestamp = z.iso.datetime({ offset: true, error: "must be an RFC 3339 date-time, e.g. 2026-11-29T12:00:00Z" }).openapi({ example: "2026-11-29T12:00:00Z" });
 
+const MAX_METADATA_DEPTH = 8;
+const depthOf = (v: unknown, limit: number): number =>
+  limit < 0 || v === null || typeof v !== "object" ? 0 : 1 + Math.max(0, ...Object.values(v as object).map((x) => depthOf(x, limit - 1)));
+
 export const Metadata = z
   .record(z.string().max(64), z.unknown())
-  .openapi({ description: "free-form JSON object, up to 16 KiB", example: { job_id: "job_42" } });
+  .refine((m) => depthOf(m, MAX_METADATA_DEPTH) <= MAX_METADATA_DEPTH, `must nest at most ${MAX_METADATA_DEPTH} levels deep`)
+  .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= 16 * 1024, "must be at most 16 KiB as JSON")
+  .refine((m) => !JSON.stringify(m).includes("\\u0000"), "must not contain NUL characters")
+  .openapi({ description: "free-form JSON object, up to 16 KiB and 8 levels deep", example: { job_id: "job_42" } });
 
 export const CursorQuery = z.object({
   cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page" }),

@@ -1,0 +1,134 @@
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectStatus, testApi, world, writeCounts, type TestApi } from "../support/http.js";
+import type { World } from "../support/security.js";
+
+/**
+ * Generated hostile bodies against every POST route: each answer is a 4xx problem+json and the
+ * database is unchanged. Two generators: bodies that are wrong as a whole (not JSON, not an object,
+ * unknown fields, deep nesting), and valid bodies with one field replaced by a value of the wrong
+ * kind for that field.
+ */
+let api: TestApi;
+let w: World;
+let hold: string;
+beforeAll(async () => {
+  api = await testApi();
+  w = await world(api);
+  hold = expectStatus(await api.call("POST", "/v1/transfers", {
+    key: w.keys.m1, body: { type: "pending", legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "5" }] },
+  }), 201).body.id;
+});
+afterAll(async () => api.close());
+
+type Kind = "amount" | "uuid" | "text" | "code" | "int" | "bool" | "enum" | "metadata" | "timestamp" | "legs";
+
+const deep = (n: number): unknown => (n === 0 ? 1 : [deep(n - 1)]);
+const sql = ["'; drop table transfers; --", "1 or 1=1", "$1", "\\x00"];
+const huge = (1n << 256n).toString();
+
+/** Values that are wrong for a field of this kind. */
+const badFor: Record<Kind, fc.Arbitrary<unknown>> = {
+  amount: fc.oneof(fc.integer(), fc.double(), fc.constantFrom("1.5", "-1", "0", "", " 1", "1e3", "0x10", "01", huge, "١٢٣", "💸", ...sql), fc.constant(null), fc.array(fc.nat()), fc.string().filter((s) => !/^[1-9][0-9]*$/.test(s))),
+  uuid: fc.oneof(fc.string().filter((s) => !/^[0-9a-f-]{36}$/.test(s)), fc.integer(), fc.constant(null), fc.constantFrom(...sql)),
+  text: fc.oneof(fc.integer(), fc.constant(null), fc.array(fc.string()), fc.constant("x".repeat(5000)), fc.constant("a\u0000b")),
+  code: fc.oneof(fc.constantFrom("", "💸", "UP PER", "x".repeat(200), ...sql), fc.integer(), fc.constant(null)),
+  int: fc.oneof(fc.double().filter((d) => !Number.isInteger(d)), fc.constantFrom(-1, 1e21, "6", null, [], {})),
+  bool: fc.oneof(fc.constantFrom("true", 1, 0, null, [], {})),
+  enum: fc.oneof(fc.string().filter((s) => !["standard", "pending", "debit", "credit", "admin", "finance", "marketplace", "operator", "erc20", "native", "offchain"].includes(s)), fc.integer(), fc.constant(null)),
+  metadata: fc.oneof(fc.constantFrom("x", 1, null, [], [1, 2], true), fc.constant({ deep: deep(50) }), fc.constant({ big: "x".repeat(20_000) }), fc.constant({ nul: "a\u0000" })),
+  timestamp: fc.oneof(fc.constantFrom("yesterday", "2026-13-01T00:00:00Z", "2026-01-01", "", 1700000000, null), fc.string()),
+  legs: fc.oneof(fc.constantFrom([], "legs", 1, null, {}), fc.array(fc.jsonValue(), { minLength: 1, maxLength: 3 })),
+};
+
+interface PostRoute {
+  name: string;
+  path: () => string;
+  key: () => string;
+  valid: () => Record<string, unknown>;
+  fields: Record<string, Kind>;
+}
+
+const legs = () => [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1" }];
+const routes: PostRoute[] = [
+  { name: "POST /v1/api-keys", path: () => "/v1/api-keys", key: () => w.keys.admin, valid: () => ({ name: "k", role: "marketplace", scope_id: "m5" }), fields: { name: "text", role: "enum", scope_id: "code" } },
+  { name: "POST /v1/assets", path: () => "/v1/assets", key: () => w.keys.admin, valid: () => ({ code: "FUZZ", scale: 6, settlement: { kind: "offchain" } }), fields: { code: "code", scale: "int", settlement: "enum" } },
+  {
+    name: "POST /v1/accounts", path: () => "/v1/accounts", key: () => w.keys.m1,
+    valid: () => ({ asset_id: w.asset.id, code: "fuzz", normal_side: "credit", ref: "fuzz", metadata: {} }),
+    fields: { asset_id: "uuid", code: "code", normal_side: "enum", ref: "text", owner_id: "text", debits_must_not_exceed_credits: "bool", metadata: "metadata" },
+  },
+  {
+    name: "POST /v1/transfers", path: () => "/v1/transfers", key: () => w.keys.m1,
+    valid: () => ({ type: "pending", legs: legs(), timeout_seconds: 60, effective_at: "2026-01-01T00:00:00Z", metadata: {} }),
+    fields: { type: "enum", legs: "legs", timeout_seconds: "int", effective_at: "timestamp", metadata: "metadata", id: "uuid" },
+  },
+  {
+    name: "POST /v1/transfers (leg fields)", path: () => "/v1/transfers", key: () => w.keys.m1,
+    valid: () => ({ legs: legs() }),
+    fields: { "legs.0.amount": "amount", "legs.0.debit_account_id": "uuid", "legs.0.credit_account_id": "uuid" },
+  },
+  { name: "POST /v1/transfers/{id}/post", path: () => `/v1/transfers/${hold}/post`, key: () => w.keys.m1, valid: () => ({ amount: "1", metadata: {} }), fields: { amount: "amount", effective_at: "timestamp", metadata: "metadata" } },
+  { name: "POST /v1/transfers/{id}/void", path: () => `/v1/transfers/${hold}/void`, key: () => w.keys.m1, valid: () => ({ metadata: {} }), fields: { metadata: "metadata" } },
+  { name: "POST /v1/transfers/{id}/reverse", path: () => `/v1/transfers/${w.fund.id}/reverse`, key: () => w.keys.m1, valid: () => ({ metadata: {} }), fields: { metadata: "metadata", effective_at: "timestamp" } },
+];
+
+/** Sets a dotted path in a copy of the body. */
+function withField(body: Record<string, unknown>, path: string, value: unknown): Record<string, unknown> {
+  const copy = structuredClone(body);
+  const parts = path.split(".");
+  let node: any = copy; // eslint-disable-line @typescript-eslint/no-explicit-any
+  for (const p of parts.slice(0, -1)) node = node[p];
+  node[parts[parts.length - 1]!] = value;
+  return copy;
+}
+
+const wholeBodies = fc.oneof(
+  fc.string().map((raw) => ({ raw })),
+  fc.jsonValue().filter((v) => v === null || typeof v !== "object" || Array.isArray(v)).map((v) => ({ raw: JSON.stringify(v) })),
+  fc.dictionary(fc.string({ minLength: 1 }).map((k) => "x_" + k), fc.jsonValue(), { minKeys: 1, maxKeys: 4 }).map((body) => ({ extra: body })),
+  fc.constantFrom('{"a":', "[".repeat(20_000), '{"legs": [' + "{".repeat(5000), "\u0000").map((raw) => ({ raw })),
+);
+
+async function expectRefusedWithoutWrites(route: PostRoute, send: { raw?: string; body?: unknown; headers?: Record<string, string> }) {
+  const before = await writeCounts(api.db);
+  const res = await api.call("POST", route.path(), { key: route.key(), ...send });
+  expect(res.status, `${route.name} ${JSON.stringify(send).slice(0, 300)} -> ${JSON.stringify(res.body).slice(0, 300)}`).toBeGreaterThanOrEqual(400);
+  expect(res.status, `${route.name} ${JSON.stringify(send).slice(0, 300)}`).toBeLessThan(500);
+  expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+  expect(await writeCounts(api.db)).toEqual(before);
+}
+
+describe("hostile bodies on every POST route", () => {
+  for (const route of routes) {
+    it(`${route.name}: wrong as a whole`, async () => {
+      await fc.assert(
+        fc.asyncProperty(wholeBodies, async (b) => {
+          if ("extra" in b) await expectRefusedWithoutWrites(route, { body: { ...route.valid(), ...b.extra } });
+          else await expectRefusedWithoutWrites(route, { raw: b.raw });
+        }),
+        { numRuns: 40 },
+      );
+    });
+
+    it(`${route.name}: one field of the wrong kind`, async () => {
+      const fields = Object.entries(route.fields);
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...fields).chain(([path, kind]) => badFor[kind].map((value) => ({ path, value }))),
+          async ({ path, value }) => expectRefusedWithoutWrites(route, { body: withField(route.valid(), path, value) }),
+        ),
+        { numRuns: 60 },
+      );
+    });
+
+    it(`${route.name}: wrong content types`, async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom("text/plain", "application/xml", "multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "application/jsonx"), async (type) =>
+          expectRefusedWithoutWrites(route, { raw: JSON.stringify(route.valid()), headers: { "content-type": type } }),
+        ),
+        { numRuns: 5 },
+      );
+    });
+  }
+});

@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectStatus, testApi, world, writeCounts, type ApiResponse, type TestApi } from "../support/http.js";
+import type { World } from "../support/security.js";
+
+let api: TestApi;
+let w: World;
+beforeAll(async () => {
+  api = await testApi();
+  w = await world(api);
+});
+afterAll(async () => api.close());
+
+/** Asserts a problem+json answer with this status and code, and that nothing was written. */
+async function refused(request: () => Promise<ApiResponse>, status: number, code: string, field?: string): Promise<ApiResponse> {
+  const before = await writeCounts(api.db);
+  const res = await request();
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+  expect(res.body).toMatchObject({ type: `/problems/${code}`, status, code });
+  expect(res.body.detail.length).toBeGreaterThan(5);
+  if (field) expect(res.body.errors.map((e: { path: string }) => e.path)).toContain(field);
+  expect(await writeCounts(api.db)).toEqual(before);
+  return res;
+}
+
+const leg = (amount: unknown) => ({ legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount }] });
+const transfer = (body: unknown, extra: Record<string, unknown> = {}) => () => api.call("POST", "/v1/transfers", { key: w.keys.m1, body, ...extra });
+
+describe("bad transfer requests: a clear 4xx, nothing written", () => {
+  it("malformed JSON", () => refused(() => api.call("POST", "/v1/transfers", { key: w.keys.m1, raw: '{"legs": [' }), 400, "malformed_json"));
+  it("wrong content type", () => refused(() => api.call("POST", "/v1/transfers", { key: w.keys.m1, raw: "legs=1", headers: { "content-type": "application/x-www-form-urlencoded" } }), 415, "unsupported_media_type"));
+  it("no body", () => refused(() => api.call("POST", "/v1/transfers", { key: w.keys.m1 }), 400, "invalid_request"));
+  it("oversized body", () => refused(() => api.call("POST", "/v1/transfers", { key: w.keys.m1, body: { ...leg("1"), metadata: { pad: "x".repeat(1_100_000) } } }), 413, "payload_too_large"));
+  it("unknown field", () => refused(transfer({ ...leg("1"), colour: "red" }), 400, "invalid_request", "colour"));
+  it("unknown field in a leg", () => refused(transfer({ legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1", memo: "x" }] }), 400, "invalid_request", "legs.0.memo"));
+  it("amount as a JSON number", async () => {
+    const res = await refused(transfer(leg(1000)), 400, "invalid_request", "legs.0.amount");
+    expect(res.body.detail).toMatch(/string/);
+  });
+  it("amount with decimals", async () => {
+    const res = await refused(transfer(leg("10.5")), 400, "invalid_request", "legs.0.amount");
+    expect(res.body.detail).toMatch(/decimal point/);
+  });
+  it("negative amount", () => refused(transfer(leg("-5")), 400, "invalid_request", "legs.0.amount"));
+  it("zero amount", () => refused(transfer(leg("0")), 400, "invalid_request", "legs.0.amount"));
+  it("amount past uint256", () => refused(transfer(leg((1n << 256n).toString())), 400, "invalid_request", "legs.0.amount"));
+  it("amount in exponent form", () => refused(transfer(leg("1e6")), 400, "invalid_request", "legs.0.amount"));
+  it("wrong type of legs", () => refused(transfer({ legs: "all of them" }), 400, "invalid_request", "legs"));
+  it("no legs", () => refused(transfer({ legs: [] }), 400, "invalid_request", "legs"));
+  it("bad account id", () => refused(transfer({ legs: [{ debit_account_id: "nope", credit_account_id: w.m1Fees.id, amount: "1" }] }), 400, "invalid_request", "legs.0.debit_account_id"));
+  it("debit and credit the same account", () => refused(transfer({ legs: [{ debit_account_id: w.m1Fees.id, credit_account_id: w.m1Fees.id, amount: "1" }] }), 400, "invalid_request", "legs.0"));
+  it("timeout on a standard transfer", () => refused(transfer({ ...leg("1"), timeout_seconds: 60 }), 400, "invalid_request", "timeout_seconds"));
+  it("bad effective_at", () => refused(transfer({ ...leg("1"), effective_at: "yesterday" }), 400, "invalid_request", "effective_at"));
+  it("metadata that is not an object", () => refused(transfer({ ...leg("1"), metadata: [1, 2] }), 400, "invalid_request", "metadata"));
+  it("unknown account", () => refused(transfer({ legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e", amount: "1" }] }), 404, "account_not_found"));
+  it("accounts of different assets", async () => {
+    const eur = expectStatus(await api.call("POST", "/v1/assets", { body: { code: "EUR", scale: 2, settlement: { kind: "offchain" } } }), 201).body;
+    const e = expectStatus(await api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: eur.id, code: "x", normal_side: "credit" } }), 201).body;
+    await refused(transfer({ legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: e.id, amount: "1" }] }), 422, "asset_mismatch");
+  });
+  it("insufficient funds", () => refused(transfer(leg("1000000000000")), 422, "exceeds_credits"));
+  it("no Idempotency-Key", () => refused(transfer(leg("1"), { idempotencyKey: null }), 400, "idempotency_key_required"));
+  it("an Idempotency-Key reused for another request", async () => {
+    expectStatus(await transfer(leg("1"), { idempotencyKey: "reuse" })(), 201);
+    await refused(transfer(leg("2"), { idempotencyKey: "reuse" }), 409, "idempotency_key_reused");
+  });
+  it("a batch that is too large", () => refused(transfer({ transfers: Array.from({ length: 1001 }, () => leg("1")) }), 400, "invalid_request", "transfers"));
+  it("a bad item in a batch", () => refused(transfer({ transfers: [leg("1"), leg(2)] }), 400, "invalid_request", "transfers.1.legs.0.amount"));
+});
+
+describe("bad requests on holds and reversals", () => {
+  it("posting more than the hold, twice, or something that is not a hold", async () => {
+    const hold = expectStatus(await api.call("POST", "/v1/transfers", { key: w.keys.m1, body: { type: "pending", ...leg("10") } }), 201).body;
+    await refused(() => api.call("POST", `/v1/transfers/${hold.id}/post`, { key: w.keys.m1, body: { amount: "11" } }), 422, "post_amount_exceeds_pending");
+    await refused(() => api.call("POST", `/v1/transfers/${hold.id}/post`, { key: w.keys.m1, body: { amount: 5 } }), 400, "invalid_request", "amount");
+    expectStatus(await api.call("POST", `/v1/transfers/${hold.id}/post`, { key: w.keys.m1, body: {} }), 201);
+    await refused(() => api.call("POST", `/v1/transfers/${hold.id}/void`, { key: w.keys.m1 }), 409, "pending_already_posted");
+    await refused(() => api.call("POST", `/v1/transfers/${w.fund.id}/post`, { key: w.keys.m1 }), 422, "not_pending");
+    await refused(() => api.call("POST", `/v1/transfers/${hold.id}/reverse`, { key: w.keys.m1 }), 422, "not_reversible");
+  });
+  it("reversing twice", async () => {
+    const t = expectStatus(await transfer(leg("3"))(), 201).body;
+    expectStatus(await api.call("POST", `/v1/transfers/${t.id}/reverse`, { key: w.keys.m1 }), 201);
+    await refused(() => api.call("POST", `/v1/transfers/${t.id}/reverse`, { key: w.keys.m1 }), 409, "already_reversed");
+  });
+  it("a path id that is not a uuid", () => refused(() => api.call("POST", "/v1/transfers/123/void", { key: w.keys.m1 }), 400, "invalid_request", "id"));
+  it("an unknown transfer", () => refused(() => api.call("GET", "/v1/transfers/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e"), 404, "transfer_not_found"));
+});
+
+describe("bad requests elsewhere", () => {
+  it("an unknown route", () => refused(() => api.call("GET", "/v1/nothing-here"), 404, "not_found"));
+  it("an asset with too many decimals of scale, or a bad code", async () => {
+    await refused(() => api.call("POST", "/v1/assets", { body: { code: "X", scale: 78, settlement: { kind: "offchain" } } }), 400, "invalid_request", "scale");
+    await refused(() => api.call("POST", "/v1/assets", { body: { code: "bad code", scale: 2, settlement: { kind: "offchain" } } }), 400, "invalid_request", "code");
+    await refused(() => api.call("POST", "/v1/assets", { body: { code: "X", scale: 2, settlement: { kind: "erc20", chain_id: 1, token_address: "0x12" } } }), 400, "invalid_request", "settlement.token_address");
+  });
+  it("the same asset code with another scale", () => refused(() => api.call("POST", "/v1/assets", { body: { code: "USDC", scale: 18, settlement: { kind: "offchain" } } }), 409, "asset_exists"));
+  it("an account of an unknown asset", () => refused(() => api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e", code: "x", normal_side: "credit" } }), 404, "asset_not_found"));
+  it("an account with both limits", () => refused(() => api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: w.asset.id, code: "x", normal_side: "credit", debits_must_not_exceed_credits: true, credits_must_not_exceed_debits: true } }), 400, "invalid_request", "credits_must_not_exceed_debits"));
+  it("an account ref reused with other attributes", () => refused(() => api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: w.asset.id, code: "other", normal_side: "credit", ref: "customer:c1" } }), 409, "account_exists"));
+  it("a balance as of a bad date", () => refused(() => api.call("GET", `/v1/accounts/${w.m1Customer.id}/balance?as_of=tomorrow`), 400, "invalid_request", "as_of"));
+  it("a bad cursor or limit", async () => {
+    await refused(() => api.call("GET", `/v1/accounts/${w.m1Customer.id}/entries?cursor=zzz`), 400, "invalid_request", "cursor");
+    await refused(() => api.call("GET", `/v1/accounts/${w.m1Customer.id}/entries?limit=0`), 400, "invalid_request", "limit");
+    await refused(() => api.call("GET", `/v1/accounts/${w.m1Customer.id}/entries?limit=ten`), 400, "invalid_request", "limit");
+  });
+  it("a key without the scope its role needs", () => refused(() => api.call("POST", "/v1/api-keys", { body: { name: "m", role: "marketplace" } }), 400, "invalid_request", "scope_id"));
+  it("revoking an unknown key", () => refused(() => api.call("POST", "/v1/api-keys/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e/revoke"), 404, "not_found"));
+});
