@@ -18,6 +18,11 @@ export const Config = z.object({
     .min(24, "must be at least 24 characters (use a long random string)")
     .optional()
     .describe("bootstrap admin key; create further keys with POST /v1/api-keys"),
+  ADMIN_API_KEY_FILE: z
+    .string()
+    .min(1)
+    .default("./data/admin-api-key")
+    .describe("when ADMIN_API_KEY is unset: read the bootstrap admin key from this file, creating it with a random key if missing"),
   MAX_BODY_BYTES: intFrom(1_048_576, 1024, 64 * 1_048_576),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   GROUP_COMMIT_MAX_ITEMS: intFrom(1000, 1, 10000),

@@ -1,5 +1,6 @@
 import type { Server } from "node:http";
 import { serve } from "@hono/node-server";
+import { resolveAdminKey } from "./admin-key.js";
 import { loadConfig } from "./config.js";
 import { openConfiguredDatabase } from "./db/open.js";
 import { createApp } from "./http/app.js";
@@ -17,13 +18,13 @@ const ledger = createLedgerContext(db, {
   windowMs: config.GROUP_COMMIT_WINDOW_MS,
 });
 const stopWorkers = startWorkers(db, config, log);
-const app = createApp({ ledger, config, log, metrics: createMetrics() });
+const adminKey = resolveAdminKey(config);
+const app = createApp({ ledger, config: { ...config, ADMIN_API_KEY: adminKey.key }, log, metrics: createMetrics() });
 const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
   log.info(
-    { address: info.address, port: info.port, database: config.DATABASE_URL ? "postgres" : `pglite:${config.PGLITE_DATA_DIR}`, admin_key: config.ADMIN_API_KEY ? "set" : "unset" },
+    { address: info.address, port: info.port, database: config.DATABASE_URL ? "postgres" : `pglite:${config.PGLITE_DATA_DIR}`, admin_key_from: adminKey.source },
     `listening on http://${info.address}:${info.port}`,
   );
-  if (!config.ADMIN_API_KEY) log.warn("ADMIN_API_KEY is not set: no request can authenticate until it is (see README)");
 }) as Server;
 
 let stopping = false;

@@ -1,0 +1,92 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { afterEach, describe, expect, it } from "vitest";
+import { openDatabase } from "../../src/db/client.js";
+import { freshDatabase, type TestDatabase } from "../support/db.js";
+
+/**
+ * The service as a user runs it: `npm start`'s entry point in its own process, on a real socket.
+ */
+const ADMIN = "server-test-admin-key-0123456789";
+let db: TestDatabase | undefined;
+let proc: ChildProcessWithoutNullStreams | undefined;
+afterEach(async () => {
+  proc?.kill("SIGKILL");
+  await db?.destroy();
+});
+
+async function start(env: Record<string, string>): Promise<{ url: string; lines: string[]; exited: Promise<number | null> }> {
+  const p = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env: { ...process.env, PORT: "0", LOG_LEVEL: "info", ...env } });
+  proc = p;
+  const lines: string[] = [];
+  let buffer = "";
+  const exited = new Promise<number | null>((resolve) => p.on("exit", (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const parts = buffer.split("\n");
+      buffer = parts.pop()!;
+      for (const line of parts) {
+        lines.push(line);
+        const m = /listening on (http:\/\/[^"]+)/.exec(line);
+        if (m) resolve(m[1]!);
+      }
+    };
+    p.stdout.on("data", onData);
+    p.stderr.on("data", onData);
+    void exited.then((code) => reject(new Error(`exited with ${code}: ${lines.join("\n")}`)));
+  });
+  return { url, lines, exited };
+}
+
+async function onDiskDatabase(): Promise<TestDatabase> {
+  db = await freshDatabase({ onDisk: true });
+  await db.close(); // the server opens it itself (PGlite allows one process)
+  return db;
+}
+
+describe("the service process", () => {
+  it("refuses to start on bad configuration, naming each bad variable", async () => {
+    const p = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env: { ...process.env, PORT: "eighty", ADMIN_API_KEY: "short", DATABASE_URL: "mysql://x" } });
+    let out = "";
+    p.stderr.on("data", (c: Buffer) => (out += c.toString()));
+    const code = await new Promise((resolve) => p.on("exit", resolve));
+    expect(code).toBe(1);
+    expect(out).toMatch(/PORT/);
+    expect(out).toMatch(/ADMIN_API_KEY: must be at least 24 characters/);
+    expect(out).toMatch(/DATABASE_URL: must be a postgres/);
+  });
+
+  it("logs one JSON line per request with its id and no secret, and drains requests in flight on SIGTERM", async () => {
+    const { env } = await onDiskDatabase();
+    const server = await start({ ...env, ADMIN_API_KEY: ADMIN });
+    const h = { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" };
+    const post = async (path: string, body: unknown) => {
+      const res = await fetch(server.url + path, { method: "POST", headers: { ...h, "idempotency-key": randomUUID() }, body: JSON.stringify(body) });
+      return { status: res.status, body: await res.json(), requestId: res.headers.get("x-request-id") };
+    };
+    const asset = await post("/v1/assets", { code: "USDC", scale: 6, settlement: { kind: "offchain" } });
+    const a = await post("/v1/accounts", { asset_id: asset.body.id, code: "equity", normal_side: "debit" });
+    const b = await post("/v1/accounts", { asset_id: asset.body.id, code: "wallet", normal_side: "credit" });
+    expect([asset.status, a.status, b.status]).toEqual([201, 201, 201]);
+
+    // 40 transfers in flight when SIGTERM arrives: every one is answered and recorded.
+    const inflight = Array.from({ length: 40 }, () => post("/v1/transfers", { legs: [{ debit_account_id: a.body.id, credit_account_id: b.body.id, amount: "1" }] }));
+    await new Promise((r) => setTimeout(r, 30));
+    proc!.kill("SIGTERM");
+    const answers = await Promise.allSettled(inflight);
+    const ok = answers.filter((x) => x.status === "fulfilled" && x.value.status === 201).length;
+    expect(await server.exited).toBe(0);
+    expect(server.lines.some((l) => l.includes('"msg":"stopped"'))).toBe(true);
+
+    const reopened = await openDatabase({ url: env.DATABASE_URL, dataDir: env.PGLITE_DATA_DIR });
+    const [row] = await reopened.query<{ n: string }>("select count(*)::text as n from transfers");
+    await reopened.close();
+    expect(Number(row!.n)).toBe(ok); // every acknowledged transfer is there, and nothing else
+
+    const requestLines = server.lines.filter((l) => l.includes('"msg":"request"')).map((l) => JSON.parse(l));
+    expect(requestLines.length).toBeGreaterThanOrEqual(3);
+    expect(requestLines.find((l) => l.request_id === asset.requestId)).toMatchObject({ method: "POST", route: "/v1/assets", status: 201 });
+    expect(server.lines.join("\n")).not.toContain(ADMIN);
+  });
+});
