@@ -12,7 +12,9 @@ import * as health from "./health.js";
 import * as listApiKeys from "./list-api-keys.js";
 import * as listAssets from "./list-assets.js";
 import * as listEntries from "./list-entries.js";
-import * as resolveTransfer from "./resolve-transfer.js";
+import * as postPending from "./post-pending.js";
+import * as reverseTransfer from "./reverse-transfer.js";
+import * as voidPending from "./void-pending.js";
 import * as revokeApiKey from "./revoke-api-key.js";
 
 /** Every route of the API. Everything under /v1 needs an API key. */
@@ -23,7 +25,7 @@ export function registerRoutes(app: OpenAPIHono<AppEnv>): void {
     createApiKey, listApiKeys, revokeApiKey,
     createAsset, listAssets,
     createAccount, getAccount, getBalance, listEntries,
-    createTransfer, getTransfer, resolveTransfer,
+    createTransfer, getTransfer, postPending, voidPending, reverseTransfer,
   ]) {
     route.register(app);
   }

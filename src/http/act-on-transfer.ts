@@ -1,0 +1,22 @@
+import type { Context } from "hono";
+import type { TransferInput } from "../domain/transfers.js";
+import type { AppEnv } from "./env.js";
+import { ApiError } from "./problem.js";
+import { submitTransfer } from "./submit-transfers.js";
+import { unusableAccounts, visibleTransfer } from "./visibility.js";
+
+type Action = Extract<TransferInput, { kind: "post_pending" | "void_pending" | "reversal" }>;
+type Unkeyed = Action extends infer T ? (T extends Action ? Omit<T, "idempotencyKey"> : never) : never;
+
+/**
+ * Posting, voiding or reversing an earlier transfer: the caller must see that transfer and be
+ * allowed to move money on every account it touches; otherwise it does not exist for them.
+ */
+export async function actOnTransfer(c: Context<AppEnv>, id: string, body: unknown, input: Unkeyed): Promise<Response> {
+  const target = await visibleTransfer(c, id);
+  const unusable = await unusableAccounts(c, target.legs.flatMap((l) => [l.debitAccountId, l.creditAccountId]));
+  if (unusable.size > 0) throw new ApiError("transfer_not_found", `transfer ${id} does not exist`);
+  return submitTransfer(c, body, input);
+}
+
+export const optionalDate = (text: string | undefined) => (text === undefined ? undefined : new Date(text));

@@ -1,0 +1,25 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { actOnTransfer, optionalDate } from "../act-on-transfer.js";
+import { roles } from "../auth.js";
+import type { AppEnv } from "../env.js";
+import { IdParam, Metadata, Timestamp, Transfer } from "../schemas.js";
+import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
+
+const Body = z.strictObject({ effective_at: Timestamp.optional(), metadata: Metadata.optional() }).openapi("Reverse");
+
+const route = createRoute({
+  method: "post", path: "/v1/transfers/{id}/reverse", tags: ["ledger"], summary: "Reverse a posted transfer, once, in full (admin, marketplace)", security,
+  middleware: [roles("admin", "marketplace")] as const,
+  request: { params: IdParam, headers: IdempotencyHeader, body: jsonBody(Body, false) },
+  responses: { 201: json(Transfer, "the reversal transfer"), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const { id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    return actOnTransfer(c, id, body, {
+      kind: "reversal", reversesId: id, effectiveAt: optionalDate(body.effective_at), metadata: body.metadata,
+    }) as never;
+  });
+}
