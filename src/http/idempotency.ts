@@ -48,7 +48,7 @@ export async function storedResponse(db: Queryable, req: IdempotentRequest): Pro
 /** Stores a response; returns false when another request stored one for the key first. */
 export async function storeResponse(db: Queryable, req: IdempotentRequest, status: number, body: unknown): Promise<boolean> {
   const rows = await db.query(
-    `insert into http_idempotency (scope, key, method, path, request_hash, status, body) values ($1, $2, $3, $4, $5, $6, $7::jsonb)
+    `insert into http_idempotency (scope, key, method, path, request_hash, status, body) values ($1, $2, $3, $4, $5, $6, $7::text::jsonb)
      on conflict do nothing returning 1`,
     [req.scope, req.key, req.method, req.path, req.hash, status, JSON.stringify(body)]);
   return rows.length === 1;

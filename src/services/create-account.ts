@@ -46,7 +46,7 @@ export async function createAccount(db: Database | Queryable, raw: AccountInput)
     const rows = await tx.query<Parameters<typeof toAccount>[0] & Record<string, unknown>>(
       `insert into accounts (id, asset_id, ref, code, owner_type, owner_id, normal_side,
                              debits_must_not_exceed_credits, credits_must_not_exceed_debits, metadata, marketplace_id)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb, $11)
        on conflict do nothing
        returning *`,
       [

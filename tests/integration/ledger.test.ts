@@ -69,6 +69,10 @@ describe("assets and accounts", () => {
     await expect(createAccount(db, { assetId: uuidv7(), code: "x", normalSide: "credit" })).rejects.toMatchObject({ code: "asset_not_found" });
     await expect(createAccount(db, { assetId: asset.id, code: "x", normalSide: "credit", debitsMustNotExceedCredits: true, creditsMustNotExceedDebits: true })).rejects.toMatchObject({ code: "invalid_request" });
     expect(await getBalance(db, a.id)).toMatchObject({ debitsPosted: 0n, creditsPosted: 0n, available: 0n });
+    const withMeta = await createAccount(db, { assetId: asset.id, code: "x", normalSide: "credit", metadata: { region: "eu", n: 1 } });
+    expect(withMeta.metadata).toEqual({ region: "eu", n: 1 });
+    const [row] = await db.query<{ t: string }>("select jsonb_typeof(metadata) as t from accounts where id = $1", [withMeta.id]);
+    expect(row!.t).toBe("object");
   });
 });
 
