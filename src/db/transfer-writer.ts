@@ -15,7 +15,22 @@ export type TransferResult =
 const MAX_ATTEMPTS = 5;
 
 /** A concurrent writer committed a row this batch meant to insert: run the batch again. */
-class Contended extends Error {}
+export class Contended extends Error {}
+
+/** What the batch did with each request, as seen inside its transaction. */
+export type BatchOutcome =
+  | { kind: "created"; transfer: TransferRecord }
+  | { kind: "replayed"; id: string }
+  | { kind: "refused"; error: LedgerError };
+
+export interface WriteOptions {
+  /**
+   * Runs in the batch's transaction after the ledger rows are written, to record what depends on
+   * them (e.g. usage records) atomically with them. Throwing rolls the whole batch back; throwing
+   * Contended runs the batch again.
+   */
+  afterWrite?: (tx: Queryable, outcomes: BatchOutcome[]) => Promise<void>;
+}
 
 /**
  * Writes a batch of transfer requests in one database transaction, set-based:
@@ -33,10 +48,10 @@ class Contended extends Error {}
  * same idempotency key first, the unique index stops this insert and the batch is re-run, which
  * then replays the stored transfer.
  */
-export async function writeTransfers(db: Database, inputs: TransferInput[]): Promise<TransferResult[]> {
+export async function writeTransfers(db: Database, inputs: TransferInput[], options: WriteOptions = {}): Promise<TransferResult[]> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await attemptBatch(db, inputs);
+      return await attemptBatch(db, inputs, options);
     } catch (err) {
       const retryable = err instanceof Contended || isSerializationFailure(err);
       if (!retryable || attempt >= MAX_ATTEMPTS) throw err;
@@ -44,8 +59,8 @@ export async function writeTransfers(db: Database, inputs: TransferInput[]): Pro
   }
 }
 
-async function attemptBatch(db: Database, inputs: TransferInput[]): Promise<TransferResult[]> {
-  const outcomes: ({ kind: "created"; transfer: TransferRecord } | { kind: "replayed"; id: string } | { kind: "refused"; error: LedgerError })[] = [];
+async function attemptBatch(db: Database, inputs: TransferInput[], options: WriteOptions): Promise<TransferResult[]> {
+  const outcomes: BatchOutcome[] = [];
   let now = new Date();
 
   await db.transaction(async (tx) => {
@@ -110,12 +125,13 @@ async function attemptBatch(db: Database, inputs: TransferInput[]): Promise<Tran
         outcomes.push({ kind: "refused", error: err });
       }
     }
-    if (created.length === 0) return;
-
-    await insertTransfers(tx, created);
-    await insertEntries(tx, entries);
-    const touched = new Set(entries.map((e) => e.accountId));
-    await updateBalances(tx, [...touched].map((id) => state.accounts.get(id)!));
+    if (created.length > 0) {
+      await insertTransfers(tx, created);
+      await insertEntries(tx, entries);
+      const touched = new Set(entries.map((e) => e.accountId));
+      await updateBalances(tx, [...touched].map((id) => state.accounts.get(id)!));
+    }
+    await options.afterWrite?.(tx, outcomes);
   });
 
   const replayed = await loadTransfers(db, outcomes.flatMap((o) => (o.kind === "replayed" ? [o.id] : [])));

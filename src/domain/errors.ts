@@ -32,6 +32,25 @@ export const ledgerErrorCodes = [
   "already_reversed",
   /** Pending transfers are voided, not reversed; reversals of reversals are not allowed. */
   "not_reversible",
+  // usage
+  "marketplace_not_found",
+  "marketplace_exists",
+  "customer_not_found",
+  "customer_exists",
+  /** The operator does not exist or does not sell through this marketplace. */
+  "operator_not_found",
+  "operator_exists",
+  "no_fee_schedule",
+  "fee_schedule_exists",
+  /** The record's period ends too far in the future. */
+  "usage_in_future",
+  /** Quantity × price is less than one smallest unit of the asset. */
+  "rates_to_zero",
+  /** The same external_id was posted before with different content. */
+  "usage_conflict",
+  /** Not written because another record of an atomic batch was rejected. */
+  "atomic_batch_aborted",
+  "usage_not_found",
 ] as const;
 
 export type LedgerErrorCode = (typeof ledgerErrorCodes)[number];

@@ -6,3 +6,7 @@ export { entries } from "./entries.js";
 export { journalSeals } from "./journal-seals.js";
 export { apiKeys } from "./api-keys.js";
 export { httpIdempotency } from "./http-idempotency.js";
+export { marketplaces, operators, marketplaceOperators } from "./marketplaces.js";
+export { customers } from "./customers.js";
+export { feeSchedules } from "./fee-schedules.js";
+export { usageRecords } from "./usage-records.js";

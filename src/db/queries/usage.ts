@@ -1,0 +1,133 @@
+import type { ConfiguredRule } from "../../domain/rating.js";
+import type { Queryable } from "../client.js";
+import { pgArray } from "../sql-arrays.js";
+
+export interface UsageRecord {
+  id: string;
+  marketplaceId: string;
+  externalId: string;
+  requestHash: string;
+  operatorId: string;
+  customerId: string;
+  resource: string;
+  unit: string;
+  quantity: string;
+  unitPrice: string | null;
+  assetId: string;
+  gross: bigint;
+  net: bigint;
+  fees: { party: string; accountId: string; amount: bigint }[];
+  feeScheduleVersion: number | null;
+  periodStart: Date;
+  periodEnd: Date;
+  effectiveAt: Date;
+  holdId: string | null;
+  transferId: string;
+  metadata: Record<string, unknown>;
+  createdAt: Date;
+  /** posted, or reversed once a correction undid it */
+  status: "posted" | "reversed";
+}
+
+const COLUMNS = `u.id, u.marketplace_id, u.external_id, u.request_hash, u.operator_id, u.customer_id, u.resource, u.unit,
+  u.quantity::text as quantity, u.unit_price::text as unit_price, u.asset_id, u.gross::text as gross, u.net::text as net,
+  u.fees, u.fee_schedule_version, u.period_start, u.period_end, u.effective_at, u.hold_id, u.transfer_id, u.metadata, u.created_at,
+  exists (select 1 from transfers r where r.reverses_id = u.transfer_id) as reversed`;
+
+type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+function toUsage(r: Row): UsageRecord {
+  return {
+    id: r.id, marketplaceId: r.marketplace_id, externalId: r.external_id, requestHash: r.request_hash, operatorId: r.operator_id,
+    customerId: r.customer_id, resource: r.resource, unit: r.unit, quantity: r.quantity, unitPrice: r.unit_price, assetId: r.asset_id,
+    gross: BigInt(r.gross), net: BigInt(r.net),
+    fees: (r.fees as { party: string; account_id: string; amount: string }[]).map((f) => ({ party: f.party, accountId: f.account_id, amount: BigInt(f.amount) })),
+    feeScheduleVersion: r.fee_schedule_version, periodStart: new Date(r.period_start), periodEnd: new Date(r.period_end),
+    effectiveAt: new Date(r.effective_at), holdId: r.hold_id, transferId: r.transfer_id, metadata: r.metadata,
+    createdAt: new Date(r.created_at), status: r.reversed ? "reversed" : "posted",
+  };
+}
+
+/** Existing records by (marketplace, external id), keyed `${marketplace}|${externalId}`. */
+export async function findUsageByExternalIds(db: Queryable, keys: { marketplaceId: string; externalId: string }[]): Promise<Map<string, UsageRecord>> {
+  const out = new Map<string, UsageRecord>();
+  if (keys.length === 0) return out;
+  const rows = await db.query<Row>(
+    `select ${COLUMNS} from unnest($1::text[], $2::text[]) as k(m, e)
+       join usage_records u on u.marketplace_id = k.m and u.external_id = k.e`,
+    [pgArray(keys.map((k) => k.marketplaceId)), pgArray(keys.map((k) => k.externalId))],
+  );
+  for (const r of rows) out.set(`${r.marketplace_id}|${r.external_id}`, toUsage(r));
+  return out;
+}
+
+export async function getUsage(db: Queryable, id: string): Promise<UsageRecord | undefined> {
+  const rows = await db.query<Row>(`select ${COLUMNS} from usage_records u where u.id = $1`, [id]);
+  return rows[0] && toUsage(rows[0]);
+}
+
+export interface UsageFilter {
+  marketplaceId?: string;
+  operatorId?: string;
+  customerId?: string;
+  resource?: string;
+  from?: Date;
+  to?: Date;
+  /** id of the last record of the previous page */
+  after?: string;
+  limit: number;
+}
+
+/** Records in id order (time-ordered uuids), filtered. */
+export async function listUsage(db: Queryable, f: UsageFilter): Promise<UsageRecord[]> {
+  const rows = await db.query<Row>(
+    `select ${COLUMNS} from usage_records u
+      where ($1::text is null or u.marketplace_id = $1) and ($2::text is null or u.operator_id = $2)
+        and ($3::text is null or u.customer_id = $3) and ($4::text is null or u.resource = $4)
+        and ($5::timestamptz is null or u.effective_at >= $5) and ($6::timestamptz is null or u.effective_at < $6)
+        and ($7::uuid is null or u.id > $7)
+      order by u.id limit $8`,
+    [f.marketplaceId ?? null, f.operatorId ?? null, f.customerId ?? null, f.resource ?? null,
+      f.from?.toISOString() ?? null, f.to?.toISOString() ?? null, f.after ?? null, f.limit],
+  );
+  return rows.map(toUsage);
+}
+
+/** What rating needs to know about the marketplaces of a batch. */
+export interface MarketplaceFacts {
+  customers: Map<string, "prepaid" | "postpaid">; // `${m}|${c}`
+  operators: Set<string>; // `${m}|${o}`
+  schedules: Map<string, { version: number; effectiveFrom: Date; rules: ConfiguredRule[] }[]>; // by marketplace, newest first
+  assets: Map<string, { id: string; scale: number }>; // by code
+}
+
+export async function loadMarketplaceFacts(
+  db: Queryable,
+  wanted: { customers: [string, string][]; operators: [string, string][]; marketplaces: string[]; assetCodes: string[] },
+): Promise<MarketplaceFacts> {
+  const [customers, operators, schedules, assets] = await Promise.all([
+    db.query<{ m: string; c: string; billing: "prepaid" | "postpaid" }>(
+      `select c.marketplace_id as m, c.id as c, c.billing from unnest($1::text[], $2::text[]) as w(m, c)
+         join customers c on c.marketplace_id = w.m and c.id = w.c`,
+      [pgArray(wanted.customers.map((x) => x[0])), pgArray(wanted.customers.map((x) => x[1]))]),
+    db.query<{ m: string; o: string }>(
+      `select r.marketplace_id as m, r.operator_id as o from unnest($1::text[], $2::text[]) as w(m, o)
+         join marketplace_operators r on r.marketplace_id = w.m and r.operator_id = w.o`,
+      [pgArray(wanted.operators.map((x) => x[0])), pgArray(wanted.operators.map((x) => x[1]))]),
+    db.query<{ m: string; version: number; effective_from: Date | string; rules: ConfiguredRule[] }>(
+      `select marketplace_id as m, version, effective_from, rules from fee_schedules
+        where marketplace_id = any($1::text[]) order by marketplace_id, effective_from desc`,
+      [pgArray(wanted.marketplaces)]),
+    db.query<{ id: string; code: string; scale: number }>("select id, code, scale from assets where code = any($1::text[])", [pgArray(wanted.assetCodes)]),
+  ]);
+  const facts: MarketplaceFacts = { customers: new Map(), operators: new Set(), schedules: new Map(), assets: new Map() };
+  for (const c of customers) facts.customers.set(`${c.m}|${c.c}`, c.billing);
+  for (const o of operators) facts.operators.add(`${o.m}|${o.o}`);
+  for (const s of schedules) {
+    const list = facts.schedules.get(s.m) ?? [];
+    list.push({ version: s.version, effectiveFrom: new Date(s.effective_from), rules: s.rules });
+    facts.schedules.set(s.m, list);
+  }
+  for (const a of assets) facts.assets.set(a.code, { id: a.id, scale: a.scale });
+  return facts;
+}

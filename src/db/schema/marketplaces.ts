@@ -1,0 +1,31 @@
+import { jsonb, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
+
+/** A marketplace that sells operators' compute and posts their usage. Its id is chosen by the admin. */
+export const marketplaces = pgTable("marketplaces", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  metadata: jsonb("metadata").notNull().default({}),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+/**
+ * An operator (a seller of compute). Global: one operator may sell through several marketplaces and
+ * has one payable account per asset across all of them.
+ */
+export const operators = pgTable("operators", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  metadata: jsonb("metadata").notNull().default({}),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+/** Which marketplaces an operator sells through: a marketplace may only post usage of its operators. */
+export const marketplaceOperators = pgTable(
+  "marketplace_operators",
+  {
+    marketplaceId: text("marketplace_id").notNull().references(() => marketplaces.id),
+    operatorId: text("operator_id").notNull().references(() => operators.id),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.marketplaceId, t.operatorId] })],
+);

@@ -1,0 +1,45 @@
+import { sql } from "drizzle-orm";
+import { check, index, integer, jsonb, numeric, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { assets } from "./assets.js";
+import { transfers } from "./transfers.js";
+
+/**
+ * A rated usage record and the ledger transfer that posted it. Append-only. Unique per marketplace
+ * and the marketplace's own external_id, which makes ingestion idempotent.
+ */
+export const usageRecords = pgTable(
+  "usage_records",
+  {
+    id: uuid("id").primaryKey(),
+    marketplaceId: text("marketplace_id").notNull(),
+    externalId: text("external_id").notNull(),
+    requestHash: text("request_hash").notNull(),
+    operatorId: text("operator_id").notNull(),
+    customerId: text("customer_id").notNull(),
+    resource: text("resource").notNull(),
+    unit: text("unit").notNull(),
+    quantity: numeric("quantity").notNull(),
+    /** Price per unit in the asset's display units, when the record was priced that way. */
+    unitPrice: numeric("unit_price"),
+    assetId: uuid("asset_id").notNull().references(() => assets.id),
+    gross: numeric("gross", { precision: 78, scale: 0 }).notNull(),
+    net: numeric("net", { precision: 78, scale: 0 }).notNull(),
+    /** [{ party, account_id, amount }] in rule order. */
+    fees: jsonb("fees").notNull(),
+    feeScheduleVersion: integer("fee_schedule_version"),
+    periodStart: timestamp("period_start", { withTimezone: true }).notNull(),
+    periodEnd: timestamp("period_end", { withTimezone: true }).notNull(),
+    effectiveAt: timestamp("effective_at", { withTimezone: true }).notNull(),
+    holdId: uuid("hold_id"),
+    transferId: uuid("transfer_id").notNull().references(() => transfers.id),
+    metadata: jsonb("metadata").notNull().default({}),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("usage_records_external_uq").on(t.marketplaceId, t.externalId),
+    index("usage_records_operator_idx").on(t.operatorId, t.effectiveAt),
+    index("usage_records_marketplace_idx").on(t.marketplaceId, t.effectiveAt),
+    check("usage_records_split", sql`${t.gross} > 0 and ${t.net} >= 0 and ${t.net} <= ${t.gross}`),
+    check("usage_records_period", sql`${t.periodStart} <= ${t.periodEnd}`),
+  ],
+);
