@@ -32,7 +32,8 @@ export type TransferKind = TransferInput["kind"];
 
 export const MAX_LEGS = 64;
 export const MAX_TIMEOUT_SECONDS = 366 * 24 * 3600;
-export const MAX_KEY_LENGTH = 255;
+/** Room for an API caller's 255-character key plus the tenant and item it is scoped to. */
+export const MAX_KEY_LENGTH = 512;
 export const MAX_METADATA_BYTES = 16 * 1024;
 
 /** Checks the shape of a request without touching state. Throws LedgerError("invalid_request"). */

@@ -42,18 +42,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     else deps.log.info(line, "request");
   });
 
-  // Bodies: JSON only, bounded in size.
-  app.use("*", async (c, next) => {
-    const length = c.req.header("content-length");
-    const hasBody = length !== undefined ? length !== "0" : c.req.raw.body !== null;
-    if (hasBody && !["GET", "HEAD"].includes(c.req.method)) {
-      const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-      if (type !== "application/json") {
-        throw new ApiError("unsupported_media_type", `send the body as 'Content-Type: application/json' (got '${type || "none"}')`);
-      }
-    }
-    await next();
-  });
+  // Bodies: bounded in size here; JSON-only and well-formed per route (json-body.ts).
   app.use("*", bodyLimit({
     maxSize: deps.config.MAX_BODY_BYTES,
     onError: () => { throw new ApiError("payload_too_large", `the body is larger than ${deps.config.MAX_BODY_BYTES} bytes`); },

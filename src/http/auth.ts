@@ -7,7 +7,7 @@ import { ApiError } from "./problem.js";
 /** Resolves `Authorization: Bearer <key>` to the caller; 401 when missing or unknown. */
 export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   const header = c.req.header("authorization");
-  const token = header?.match(/^Bearer ([\x21-\x7e]{1,200})$/)?.[1];
+  const token = header?.match(/^Bearer +([\x21-\x7e]{1,200}) *$/i)?.[1];
   if (!token) {
     throw new ApiError("unauthorized", "send an API key as 'Authorization: Bearer <key>'", [], { "www-authenticate": "Bearer" });
   }

@@ -30,5 +30,5 @@ export function registerDocs(app: OpenAPIHono<AppEnv>): void {
   app.get("/docs/swagger-ui.css", (c) => c.body(css, 200, { "content-type": "text/css", "cache-control": "public, max-age=86400" }));
   app.get("/docs/swagger-ui-bundle.js", (c) => c.body(js, 200, { "content-type": "text/javascript", "cache-control": "public, max-age=86400" }));
   app.get("/docs/init.js", (c) =>
-    c.body(`window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#api" });`, 200, { "content-type": "text/javascript" }));
+    c.body(`window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#api", validatorUrl: null });`, 200, { "content-type": "text/javascript" }));
 }

@@ -95,8 +95,14 @@ export class ApiError extends Error {
     super(detail);
   }
 
+  /**
+   * From a refusal of the domain or a use case, whose field paths are in code casing (camelCase):
+   * the paths, and the detail built from them, are put in the API's casing.
+   */
   static from(err: LedgerError): ApiError {
-    return new ApiError(err.code, err.message, err.issues);
+    if (err.issues.length === 0) return new ApiError(err.code, err.message);
+    const issues = err.issues.map((i) => ({ path: toWirePath(i.path), message: i.message }));
+    return new ApiError(err.code, issues.map((i) => `${i.path}: ${i.message}`).join("; "), issues);
   }
 }
 
@@ -107,7 +113,7 @@ export function problemBody(code: ProblemCode, detail: string, errors: FieldIssu
     status: statusOf[code],
     code,
     detail,
-    ...(errors.length > 0 ? { errors: errors.map((e) => ({ path: toWirePath(e.path), message: e.message })) } : {}),
+    ...(errors.length > 0 ? { errors: errors.map((e) => ({ path: e.path, message: e.message })) } : {}),
     ...(requestId ? { request_id: requestId } : {}),
   };
 }

@@ -32,9 +32,21 @@ export const Metadata = z
   .refine((m) => !JSON.stringify(m).includes("\\u0000"), "must not contain NUL characters")
   .openapi({ description: "free-form JSON object, up to 16 KiB and 8 levels deep", example: { job_id: "job_42" } });
 
+/** Free identifiers chosen by callers (refs, owner ids): printable, no spaces at either end. */
+export const Identifier = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.:@\/-]{0,199}$/, "must be 1-200 characters of letters, digits and _ . : @ / -, starting with a letter or digit");
+
 export const CursorQuery = z.object({
   cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page" }),
-  limit: z.coerce.number({ error: "must be a whole number" }).int("must be a whole number").min(1).max(1000).default(100),
+  limit: z
+    .string()
+    .regex(/^[0-9]{1,4}$/, "must be a whole number from 1 to 1000")
+    .transform(Number)
+    .pipe(z.number().min(1, "must be a whole number from 1 to 1000").max(1000, "must be a whole number from 1 to 1000"))
+    .optional()
+    .transform((v) => v ?? 100)
+    .openapi({ type: "integer", minimum: 1, maximum: 1000, default: 100 }),
 });
 
 export const IdParam = z.object({ id: Uuid.openapi({ param: { name: "id", in: "path" } }) });

@@ -17,7 +17,10 @@ type Unkeyed = TransferInput extends infer T ? (T extends TransferInput ? Omit<T
  * commit; if the process dies in between, a retry is answered from the ledger's replay, with the
  * transfer as it was when created.
  */
-const ledgerKey = (req: IdempotentRequest, suffix?: number) => `${req.scope}|${req.key}${suffix === undefined ? "" : `|${suffix}`}`;
+// Length-prefixed parts, so that no header key of one request can spell another's ledger key
+// (e.g. a single request with key "K|0" against item 0 of a batch with key "K").
+const ledgerKey = (req: IdempotentRequest, item?: number) =>
+  `http:${req.scope.length}:${req.scope}:${req.key.length}:${req.key}${item === undefined ? "" : `#${item}`}`;
 
 /** As it was when created: a replay answers with the original body even if a hold has since been posted. */
 const asCreated = (r: Extract<TransferResult, { ok: true }>): Transfer =>

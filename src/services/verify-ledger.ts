@@ -86,7 +86,7 @@ export async function verifyLedger(db: Queryable): Promise<VerifyReport> {
 /** Recomputes every seal from the rows it covers; reports the first link that does not hold. */
 export async function verifyHashChain(db: Queryable): Promise<Violation[]> {
   const seals = await db.query<{ id: string; from_txid: string; to_txid: string; transfer_count: number; prev_hash: string; hash: string }>(
-    "select id::text as id, from_txid::text as from_txid, to_txid::text as to_txid, transfer_count, prev_hash, hash from journal_seals order by id",
+    "select id::text as id, from_txid::text as from_txid, to_txid::text as to_txid, transfer_count, prev_hash, hash from journal_seals order by journal_seals.id",
   );
   let prev = "0".repeat(64);
   let prevTo = "0";

@@ -23,7 +23,7 @@ export async function sealJournal(db: Database): Promise<Seal | undefined> {
   return db.transaction(async (tx) => {
     await tx.query("select pg_advisory_xact_lock($1)", [SEALER_LOCK]);
     const [last] = await tx.query<{ id: string; to_txid: string; hash: string }>(
-      "select id::text as id, to_txid::text as to_txid, hash from journal_seals order by id desc limit 1",
+      "select id::text as id, to_txid::text as to_txid, hash from journal_seals order by journal_seals.id desc limit 1",
     );
     const [{ horizon }] = (await tx.query<{ horizon: string }>(
       "select pg_snapshot_xmin(pg_current_snapshot())::text as horizon",

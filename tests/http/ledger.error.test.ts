@@ -107,3 +107,77 @@ describe("bad requests elsewhere", () => {
   it("a key without the scope its role needs", () => refused(() => api.call("POST", "/v1/api-keys", { body: { name: "m", role: "marketplace" } }), 400, "invalid_request", "scope_id"));
   it("revoking an unknown key", () => refused(() => api.call("POST", "/v1/api-keys/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e/revoke"), 404, "not_found"));
 });
+
+describe("idempotency keys of single and batch requests never collide", () => {
+  it("a single request whose key spells a batch item's key is a new request", async () => {
+    const body = { legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "2" }] };
+    const batch = expectStatus(await api.call("POST", "/v1/transfers", { key: w.keys.m1, idempotencyKey: "K", body: { transfers: [body, body] } }), 200).body;
+    const single = expectStatus(await api.call("POST", "/v1/transfers", { key: w.keys.m1, idempotencyKey: "K|0", body }), 201);
+    expect(single.headers.get("idempotent-replayed")).toBeNull();
+    expect(single.body.id).not.toBe(batch.results[0].transfer.id);
+    const other = expectStatus(await api.call("POST", "/v1/transfers", { key: w.keys.m1, idempotencyKey: "K#1", body }), 201);
+    expect(other.body.id).not.toBe(batch.results[1].transfer.id);
+  });
+
+  it("accepts Idempotency-Keys of the full documented length for transfers", async () => {
+    const body = { transfers: [{ legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1" }] }] };
+    const res = expectStatus(await api.call("POST", "/v1/transfers", { key: w.keys.m1, idempotencyKey: "k".repeat(255), body }), 200);
+    expect(res.body.results[0].status).toBe("created");
+  });
+});
+
+describe("bodies that are not what they seem", () => {
+  const raw = (text: string, headers: Record<string, string> = {}) => () => api.call("POST", "/v1/transfers", { key: w.keys.m1, raw: text, headers });
+  const body = () => JSON.stringify({ legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1" }], metadata: { note: "__X__" } });
+  it("a lone surrogate in a string", () => refused(raw(body().replace("__X__", "\\ud800")), 400, "invalid_request"));
+  it("a lone surrogate in an account ref", () => refused(() => api.call("POST", "/v1/accounts", { key: w.keys.m1, raw: JSON.stringify({ asset_id: w.asset.id, code: "x", normal_side: "credit", ref: "__X__" }).replace("__X__", "\\udc00") }), 400, "invalid_request"));
+  it("5,000 nested objects", () => refused(raw(body().replace('"__X__"', '{"a":'.repeat(5000) + "1" + "}".repeat(5000))), 400, "invalid_request"));
+  it("a __proto__ key", () => refused(raw(body().replace('"note"', '"__proto__"').replace('"__X__"', '{"x":1}')), 400, "invalid_request", "__proto__"));
+  it("bytes that are not UTF-8", async () => {
+    const before = await writeCounts(api.db);
+    const bytes = Buffer.concat([Buffer.from(body().split("__X__")[0]!), Buffer.from([0xff, 0xfe]), Buffer.from(body().split("__X__")[1]!)]);
+    const res = await api.app.request("/v1/transfers", { method: "POST", body: bytes, headers: { authorization: `Bearer ${w.keys.m1}`, "content-type": "application/json", "idempotency-key": "utf8" } });
+    expect(res.status).toBe(400);
+    expect(await writeCounts(api.db)).toEqual(before);
+  });
+  it("a compressed body", () => refused(raw(body(), { "content-encoding": "gzip" }), 415, "unsupported_media_type"));
+  it("an owner id without its type, or with a trailing space", async () => {
+    await refused(() => api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: w.asset.id, code: "x", normal_side: "credit", owner_id: "o1" } }), 400, "invalid_request", "owner_id");
+    await refused(() => api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: w.asset.id, code: "x", normal_side: "credit", owner_type: "operator", owner_id: "o1 " } }), 400, "invalid_request", "owner_id");
+  });
+  it("field paths keep the casing that was sent", async () => {
+    const res = await refused(transfer({ ...leg("1"), fooBar: 1 }), 400, "invalid_request", "fooBar");
+    expect(res.body.detail).toContain("fooBar");
+    const asset = await refused(() => api.call("POST", "/v1/assets", { body: { code: "X", scale: 2, settlement: { kind: "erc20", chain_id: 1, token_address: "0x12" } } }), 400, "invalid_request", "settlement.token_address");
+    expect(asset.body.detail).toContain("settlement.token_address");
+  });
+  it("limits out of range, written oddly, or absurd", async () => {
+    for (const limit of ["0", "1001", "-1", "1e2", "99999999999999999999999"]) {
+      const res = await refused(() => api.call("GET", `/v1/accounts/${w.m1Customer.id}/entries?limit=${limit}`), 400, "invalid_request", "limit");
+      expect(res.body.errors).toHaveLength(1);
+      expect(res.body.detail).toMatch(/1 to 1000/);
+    }
+  });
+  it("an asset cursor this API never returned", () => refused(() => api.call("GET", "/v1/assets?cursor=zzz"), 400, "invalid_request", "cursor"));
+});
+
+describe("which check answers first", () => {
+  it("404 for an unknown route and 401 without a key, whatever the content type", async () => {
+    expect((await api.call("DELETE", `/v1/accounts/${w.m1Customer.id}`, { raw: "x", headers: { "content-type": "text/plain" } })).status).toBe(404);
+    expect((await api.call("POST", "/healthz", { key: null, raw: "x", headers: { "content-type": "text/plain" } })).status).toBe(404);
+    expect((await api.call("POST", "/v1/transfers", { key: null, raw: "x", headers: { "content-type": "text/plain" } })).status).toBe(401);
+  });
+  it("403 for a wrong role before the body is looked at", async () => {
+    const res = await api.call("POST", "/v1/transfers", { key: w.keys.o1, raw: "x", headers: { "content-type": "text/plain" } });
+    expect(res.status).toBe(403);
+  });
+  it("a POST with an optional body may come with no body and no content type", async () => {
+    const hold = expectStatus(await api.call("POST", "/v1/transfers", { key: w.keys.m1, body: { type: "pending", ...leg("1") } }), 201).body;
+    const res = await api.app.request(`/v1/transfers/${hold.id}/void`, { method: "POST", headers: { authorization: `Bearer ${w.keys.m1}`, "idempotency-key": "void-no-body", "content-length": "0" } });
+    expect(res.status).toBe(201);
+  });
+  it("the bearer scheme in any case", async () => {
+    const res = await api.app.request("/v1/assets", { headers: { authorization: `bearer ${w.keys.m1}` } });
+    expect(res.status).toBe(200);
+  });
+});

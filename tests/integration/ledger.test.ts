@@ -236,4 +236,20 @@ describe("history", () => {
     expect(desc.items.map((e) => e.postedAmount)).toEqual([25n, 24n, 23n]);
     await expect(listEntries(db, s.op, { cursor: "garbage" })).rejects.toThrow(/cursor/);
   });
+
+  it("pages in numeric id order past ids of different lengths (9 → 10 → 100)", async () => {
+    const s = await setup();
+    await postTransfers(ctx, Array.from({ length: 120 }, () => move(s.funding, s.op, 1n)));
+    const ids: bigint[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await listEntries(db, s.op, { cursor, limit: 7 });
+      ids.push(...page.items.map((e) => BigInt(e.id)));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    expect(ids.length).toBe(120);
+    expect([...ids].sort((a, b) => (a < b ? -1 : 1))).toEqual(ids);
+    const newest = await listEntries(db, s.op, { limit: 1, order: "desc" });
+    expect(BigInt(newest.items[0]!.id)).toBe(ids[ids.length - 1]);
+  });
 });

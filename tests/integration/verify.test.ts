@@ -60,6 +60,14 @@ describe("verify", () => {
     expect(await verifyLedger(db)).toMatchObject({ ok: true, counts: { transfers: 4, seals: 2 } });
   });
 
+  it("keeps extending and verifying the chain past ten seals", async () => {
+    for (let i = 0; i < 12; i++) {
+      await writeTransfers(db, [{ kind: "standard", idempotencyKey: `more-${i}`, legs: [{ debitAccountId: ids.funding, creditAccountId: ids.op, amount: 1n }] }]);
+      expect(await sealJournal(db)).toMatchObject({ id: BigInt(i + 1) });
+    }
+    expect(await verifyLedger(db)).toMatchObject({ ok: true, counts: { seals: 12 } });
+  });
+
   it("names a changed posted entry: broken hash chain and balances that no longer match", async () => {
     await sealJournal(db);
     await db.query("alter table entries disable trigger entries_append_only");

@@ -145,7 +145,7 @@ export async function listEntries(
             balance_after::text as balance_after, effective_at, created_at
        from entries
       where account_id = $1 ${after === undefined ? "" : `and id ${cmp} $3::bigint`}
-      order by id ${order}
+      order by entries.id ${order}
       limit $2`,
     after === undefined ? [accountId, limit + 1] : [accountId, limit + 1, after],
   );

@@ -1,10 +1,11 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { createAccount } from "../../services/create-account.js";
 import { roles } from "../auth.js";
+import { jsonBodyGuard } from "../json-body.js";
 import type { AppEnv } from "../env.js";
 import { idempotently } from "../idempotency.js";
 import { ApiError } from "../problem.js";
-import { Account, Metadata, Uuid } from "../schemas.js";
+import { Account, Identifier, Metadata, Uuid } from "../schemas.js";
 import { accountOut } from "../serialize.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 
@@ -13,19 +14,20 @@ const Body = z
     asset_id: Uuid,
     code: z.string().openapi({ description: "account type in the chart of accounts", example: "customer_prepaid" }),
     normal_side: z.enum(["debit", "credit"]),
-    ref: z.string().optional().openapi({ description: "your key for the account, unique per asset and marketplace; makes creation idempotent", example: "customer:c42" }),
-    marketplace_id: z.string().optional().openapi({ description: "the marketplace the account belongs to (marketplace keys: always their own)" }),
-    owner_type: z.string().optional().openapi({ example: "customer" }),
-    owner_id: z.string().optional().openapi({ example: "c42" }),
+    ref: Identifier.optional().openapi({ description: "your key for the account, unique per asset and marketplace; makes creation idempotent", example: "customer:c42" }),
+    marketplace_id: Identifier.optional().openapi({ description: "the marketplace the account belongs to (marketplace keys: always their own)" }),
+    owner_type: Identifier.optional().openapi({ example: "customer" }),
+    owner_id: Identifier.optional().openapi({ example: "c42" }),
     debits_must_not_exceed_credits: z.boolean().optional().openapi({ description: "no overdraft: refuse transfers that would take the balance below zero" }),
     credits_must_not_exceed_debits: z.boolean().optional(),
     metadata: Metadata.optional(),
   })
+  .refine((a) => (a.owner_type === undefined) === (a.owner_id === undefined), { message: "owner_type and owner_id go together", path: ["owner_id"] })
   .openapi("AccountCreate");
 
 const route = createRoute({
   method: "post", path: "/v1/accounts", tags: ["ledger"], summary: "Open an account (admin, marketplace)", security,
-  middleware: [roles("admin", "marketplace")] as const,
+  middleware: [roles("admin", "marketplace"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Account, "opened (or the identical account with this ref)"), ...errorResponses },
 });

@@ -1,6 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { createApiKey } from "../../services/api-keys.js";
 import { roles } from "../auth.js";
+import { jsonBodyGuard } from "../json-body.js";
 import type { AppEnv } from "../env.js";
 import { idempotently } from "../idempotency.js";
 import { apiKeyOut } from "../serialize.js";
@@ -21,7 +22,7 @@ const Created = ApiKey.extend({
 
 const route = createRoute({
   method: "post", path: "/v1/api-keys", tags: ["api keys"], summary: "Create an API key (admin)", security,
-  middleware: [roles("admin")] as const,
+  middleware: [roles("admin"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Created, "created; the secret is shown once"), ...errorResponses },
 });

@@ -1,6 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { createAsset } from "../../services/create-asset.js";
 import { roles } from "../auth.js";
+import { jsonBodyGuard } from "../json-body.js";
 import type { AppEnv } from "../env.js";
 import { idempotently } from "../idempotency.js";
 import { Asset } from "../schemas.js";
@@ -21,7 +22,7 @@ const Body = z
 
 const route = createRoute({
   method: "post", path: "/v1/assets", tags: ["ledger"], summary: "Register an asset (admin)", security,
-  middleware: [roles("admin")] as const,
+  middleware: [roles("admin"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Asset, "registered (or the identical asset, already registered)"), ...errorResponses },
 });

@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { listAssets } from "../../db/queries/assets.js";
 import type { AppEnv } from "../env.js";
+import { ApiError } from "../problem.js";
 import { Asset, CursorQuery, page } from "../schemas.js";
 import { assetOut } from "../serialize.js";
 import { errorResponses, json, security } from "./common.js";
@@ -14,6 +15,9 @@ const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { cursor, limit } = c.req.valid("query");
+    if (cursor !== undefined && !/^[A-Z0-9][A-Z0-9._-]{0,31}$/.test(cursor)) {
+      throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
+    }
     const assets = await listAssets(c.get("deps").ledger.db, { afterCode: cursor, limit: limit + 1 });
     const items = assets.slice(0, limit);
     return c.json({ data: items.map(assetOut), next_cursor: assets.length > limit ? items[items.length - 1]!.code : null }, 200);
