@@ -6,7 +6,7 @@ import { openConfiguredDatabase } from "./db/open.js";
 import { createApp } from "./http/app.js";
 import { createMetrics } from "./http/metrics.js";
 import { createLogger } from "./log.js";
-import { createLedgerContext } from "./services/context.js";
+import { closeLedgerContext, createLedgerContext } from "./services/context.js";
 import { startWorkers } from "./workers/start.js";
 
 const config = loadConfig();
@@ -38,7 +38,7 @@ async function shutdown(signal: string) {
   const forced = setTimeout(() => server.closeAllConnections(), 10_000);
   await closed;
   clearTimeout(forced);
-  await ledger.transfers.close();
+  await closeLedgerContext(ledger);
   await stopWorkers();
   await db.close();
   log.info("stopped");

@@ -2,11 +2,14 @@ import type { Database } from "../db/client.js";
 import { GroupCommitter, type GroupCommitOptions } from "../db/group-commit.js";
 import { writeTransfers, type TransferResult } from "../db/transfer-writer.js";
 import type { TransferInput } from "../domain/transfers.js";
+import { ingestUsage, type UsageItem, type UsageResult } from "./ingest-usage.js";
 
-/** What every use case runs against: the database and the group-commit batcher of transfers. */
+/** What every use case runs against: the database and the group-commit batchers of its hot writes. */
 export interface LedgerContext {
   db: Database;
   transfers: GroupCommitter<TransferInput, TransferResult>;
+  /** Single usage records, coalesced into set-based ingest batches. */
+  usage: GroupCommitter<UsageItem, UsageResult>;
 }
 
 export const defaultGroupCommit: GroupCommitOptions = { maxItems: 1000, maxConcurrent: 4, windowMs: 0 };
@@ -15,5 +18,14 @@ export function createLedgerContext(db: Database, groupCommit: Partial<GroupComm
   const options = { ...defaultGroupCommit, ...groupCommit };
   // PGlite has a single connection: concurrent flushes would only queue behind each other.
   if (db.kind === "pglite") options.maxConcurrent = 1;
-  return { db, transfers: new GroupCommitter((items) => writeTransfers(db, items), options) };
+  return {
+    db,
+    transfers: new GroupCommitter((items) => writeTransfers(db, items), options),
+    usage: new GroupCommitter((items) => ingestUsage(db, items), options),
+  };
+}
+
+/** Flushes both batchers and waits for their last commits. */
+export async function closeLedgerContext(ctx: LedgerContext): Promise<void> {
+  await Promise.all([ctx.usage.close(), ctx.transfers.close()]);
 }

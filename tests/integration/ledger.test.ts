@@ -5,7 +5,7 @@ import type { TransferResult } from "../../src/db/transfer-writer.js";
 import { uuidv7 } from "../../src/domain/ids.js";
 import { UINT256_MAX } from "../../src/domain/money.js";
 import type { TransferInput } from "../../src/domain/transfers.js";
-import { createLedgerContext, type LedgerContext } from "../../src/services/context.js";
+import { closeLedgerContext, createLedgerContext, type LedgerContext } from "../../src/services/context.js";
 import { createAccount } from "../../src/services/create-account.js";
 import { createAsset } from "../../src/services/create-asset.js";
 import { postTransfer, postTransfers } from "../../src/services/post-transfers.js";
@@ -21,7 +21,7 @@ beforeAll(async () => {
   ctx = createLedgerContext(db);
 });
 afterAll(async () => {
-  await ctx.transfers.close();
+  await closeLedgerContext(ctx);
   await db.destroy();
 });
 

@@ -4,7 +4,7 @@ import { createApp } from "../../src/http/app.js";
 import type { AppEnv } from "../../src/http/env.js";
 import { createMetrics } from "../../src/http/metrics.js";
 import { createLogger } from "../../src/log.js";
-import { createLedgerContext, type LedgerContext } from "../../src/services/context.js";
+import { closeLedgerContext, createLedgerContext, type LedgerContext } from "../../src/services/context.js";
 import { freshDatabase, type TestDatabase } from "./db.js";
 
 export const ADMIN_KEY = "test-admin-key-0123456789abcdef";
@@ -60,7 +60,7 @@ export async function testApi(): Promise<TestApi> {
       return { status: res.status, headers: res.headers, body: parsed };
     },
     async close() {
-      await ledger.transfers.close();
+      await closeLedgerContext(ledger);
       await db.destroy();
     },
   };

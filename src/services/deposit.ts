@@ -1,0 +1,31 @@
+import { LedgerError } from "../domain/errors.js";
+import type { Database } from "../db/client.js";
+import { chart, ensureAccounts, specKey } from "../db/ensure-accounts.js";
+import { getAssetByCode } from "../db/queries/assets.js";
+import type { TransferResult } from "../db/transfer-writer.js";
+import type { LedgerContext } from "./context.js";
+import { getCustomer } from "./marketplaces.js";
+
+/**
+ * Credits a customer's balance with funds the marketplace received for it (off-chain; on-chain
+ * deposits are credited by the chain reader): deposit clearing of the marketplace → the customer.
+ */
+export async function depositForCustomer(
+  ctx: LedgerContext,
+  input: { marketplaceId: string; customerId: string; asset: string; amount: bigint; idempotencyKey: string; metadata?: Record<string, unknown> },
+): Promise<TransferResult> {
+  const db: Database = ctx.db;
+  const customer = await getCustomer(db, input.marketplaceId, input.customerId);
+  if (!customer) throw new LedgerError("customer_not_found", `customer ${input.customerId} does not exist`);
+  const asset = await getAssetByCode(db, input.asset);
+  if (!asset) throw new LedgerError("asset_not_found", `asset ${input.asset} does not exist`, [{ path: "asset", message: "does not exist" }]);
+  const from = chart.depositClearing(asset.id, input.marketplaceId);
+  const to = chart.customer(asset.id, input.marketplaceId, input.customerId, customer.billing === "prepaid");
+  const ids = await ensureAccounts(db, [from, to]);
+  return ctx.transfers.submit({
+    kind: "standard",
+    idempotencyKey: input.idempotencyKey,
+    metadata: { ...input.metadata, deposit_for: input.customerId },
+    legs: [{ debitAccountId: ids.get(specKey(from))!, creditAccountId: ids.get(specKey(to))!, amount: input.amount }],
+  });
+}

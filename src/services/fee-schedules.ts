@@ -1,0 +1,70 @@
+import { z } from "zod";
+import { LedgerError } from "../domain/errors.js";
+import type { ConfiguredRule } from "../domain/rating.js";
+import type { Database, Queryable } from "../db/client.js";
+import { getMarketplace, PartyId } from "./marketplaces.js";
+import { inTransaction } from "./transaction.js";
+import { parseInput } from "./validation.js";
+
+const Units = z.record(z.string().regex(/^[A-Z0-9][A-Z0-9._-]{0,31}$/, "must be an asset code"), z.string().regex(/^(0|[1-9][0-9]{0,77})$/, "must be an integer amount in the asset's smallest unit"));
+const Bps = z.number().int().min(0).max(10_000);
+
+const Override = z.strictObject({
+  resource: z.string().regex(/^[a-z0-9][a-z0-9:._-]{0,99}\*?$/, "must be a resource, or a prefix ending in *").optional(),
+  operatorId: PartyId.optional(),
+  bps: Bps.optional(),
+  fixed: Units.optional(),
+  min: Units.optional(),
+  max: Units.optional(),
+}).refine((o) => o.resource !== undefined || o.operatorId !== undefined, { message: "an override names a resource, an operator, or both" });
+
+const Rule = z.strictObject({
+  party: z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, "must be a-z, 0-9 or '_'"),
+  bps: Bps,
+  fixed: Units.optional(),
+  min: Units.optional(),
+  max: Units.optional(),
+  overrides: z.array(Override).max(100).optional(),
+});
+
+export const FeeScheduleInput = z.strictObject({
+  marketplaceId: PartyId,
+  effectiveFrom: z.date(),
+  rules: z.array(Rule).max(10).refine((rules) => new Set(rules.map((r) => r.party)).size === rules.length, "each party appears once"),
+});
+
+export interface FeeSchedule {
+  marketplaceId: string;
+  version: number;
+  effectiveFrom: Date;
+  rules: ConfiguredRule[];
+  createdAt: Date;
+}
+
+type Row = { marketplace_id: string; version: number; effective_from: Date | string; rules: ConfiguredRule[]; created_at: Date | string };
+const toSchedule = (r: Row): FeeSchedule =>
+  ({ marketplaceId: r.marketplace_id, version: r.version, effectiveFrom: new Date(r.effective_from), rules: r.rules, createdAt: new Date(r.created_at) });
+
+/**
+ * Publishes the next version of a marketplace's fee schedule. Versions are immutable; a version
+ * applies to usage whose period ends at or after its effective_from, until a later version starts.
+ */
+export async function publishFeeSchedule(db: Database | Queryable, raw: z.input<typeof FeeScheduleInput>): Promise<FeeSchedule> {
+  const input = parseInput(FeeScheduleInput, raw);
+  return inTransaction(db, async (tx) => {
+    if (!(await getMarketplace(tx, input.marketplaceId))) throw new LedgerError("marketplace_not_found", `marketplace ${input.marketplaceId} does not exist`);
+    // Serialise publishers of one marketplace so that version numbers are consecutive.
+    await tx.query("select 1 from marketplaces where id = $1 for update", [input.marketplaceId]);
+    const rows = await tx.query<Row>(
+      `insert into fee_schedules (marketplace_id, version, effective_from, rules)
+       values ($1, coalesce((select max(version) from fee_schedules where marketplace_id = $1), 0) + 1, $2, $3::text::jsonb)
+       on conflict do nothing returning *`,
+      [input.marketplaceId, input.effectiveFrom.toISOString(), JSON.stringify(input.rules)]);
+    if (!rows[0]) throw new LedgerError("fee_schedule_exists", `a version taking effect at ${input.effectiveFrom.toISOString()} already exists`);
+    return toSchedule(rows[0]);
+  });
+}
+
+export async function listFeeSchedules(db: Queryable, marketplaceId: string): Promise<FeeSchedule[]> {
+  return (await db.query<Row>("select * from fee_schedules where marketplace_id = $1 order by version", [marketplaceId])).map(toSchedule);
+}

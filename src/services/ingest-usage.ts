@@ -1,0 +1,249 @@
+import { canonicalJson, sha256Hex } from "../domain/canonical.js";
+import { LedgerError } from "../domain/errors.js";
+import { uuidv7 } from "../domain/ids.js";
+import { parseUnits } from "../domain/money.js";
+import { grossFromPrice, parseDecimal, resolveRule, splitGross, type Split } from "../domain/rating.js";
+import type { TransferInput } from "../domain/transfers.js";
+import type { Database } from "../db/client.js";
+import { chart, ensureAccounts, specKey, type AccountSpec } from "../db/ensure-accounts.js";
+import { findUsageByExternalIds, loadMarketplaceFacts, type MarketplaceFacts, type UsageRecord } from "../db/queries/usage.js";
+import { Contended, writeTransfers, type BatchOutcome } from "../db/transfer-writer.js";
+import { insertUsageRecords } from "../db/usage-writer.js";
+
+/** A usage record as a marketplace reports it (already checked for shape). */
+export interface UsageInput {
+  externalId: string;
+  operatorId: string;
+  customerId: string;
+  resource: string;
+  unit: string;
+  /** Decimal string, e.g. "3600" gpu_second. */
+  quantity: string;
+  /** Decimal price per unit in the asset's display units, e.g. "0.000694"; or give `amount`. */
+  unitPrice?: string;
+  /** Total in the asset's smallest unit, e.g. "2499094". */
+  amount?: string;
+  asset: string;
+  periodStart: Date;
+  periodEnd: Date;
+  metadata?: Record<string, unknown>;
+}
+
+export interface UsageItem {
+  marketplaceId: string;
+  input: UsageInput;
+}
+
+export type UsageResult =
+  | { status: "accepted"; record: UsageRecord }
+  | { status: "duplicate"; record: UsageRecord }
+  | { status: "rejected"; error: LedgerError };
+
+/** How far in the future a record's period may end (clock skew between marketplace and ledger). */
+export const FUTURE_TOLERANCE_MS = 5 * 60_000;
+
+interface Planned {
+  index: number;
+  item: UsageItem;
+  hash: string;
+  usageId: string;
+  assetId: string;
+  split: Split;
+  feeScheduleVersion: number;
+  customer: AccountSpec;
+  operator: AccountSpec;
+  fees: AccountSpec[];
+}
+
+class AtomicAbort extends Error {}
+
+const usageKey = (m: string, ext: string) => `${m}|${ext}`;
+/** The ledger idempotency key of a record's transfer: unambiguous for any marketplace id and external id. */
+const ledgerKey = (m: string, ext: string) => `usage:${m.length}:${m}:${ext}`;
+
+/**
+ * Rates and posts usage records, set-based: one ledger batch for all of them (one transfer per
+ * record: customer → operator payable for the net, customer → each fee account), with the usage
+ * rows written in the same database transaction. Each record gets its own result: accepted,
+ * duplicate (same marketplace and external id, same content: the original record), or rejected
+ * with the reason. With `atomic`, one rejection means nothing is written.
+ */
+export async function ingestUsage(db: Database, items: UsageItem[], options: { atomic?: boolean } = {}): Promise<UsageResult[]> {
+  const results: (UsageResult | undefined)[] = new Array(items.length);
+  const hashes = items.map((i) => sha256Hex(canonicalJson(i.input)));
+  const existing = await findUsageByExternalIds(db, items.map((i) => ({ marketplaceId: i.marketplaceId, externalId: i.input.externalId })));
+
+  // Repeats of records already stored, and repeats within the batch.
+  const firstInBatch = new Map<string, number>();
+  const fresh: number[] = [];
+  items.forEach((item, i) => {
+    const key = usageKey(item.marketplaceId, item.input.externalId);
+    const stored = existing.get(key);
+    if (stored) {
+      results[i] = stored.requestHash === hashes[i]
+        ? { status: "duplicate", record: stored }
+        : { status: "rejected", error: conflict(item.input.externalId) };
+    } else if (firstInBatch.has(key)) {
+      if (hashes[firstInBatch.get(key)!] !== hashes[i]) results[i] = { status: "rejected", error: conflict(item.input.externalId) };
+      // else: resolved after the write, as a duplicate of the first
+    } else {
+      firstInBatch.set(key, i);
+      fresh.push(i);
+    }
+  });
+
+  const facts = await loadMarketplaceFacts(db, {
+    customers: fresh.map((i) => [items[i]!.marketplaceId, items[i]!.input.customerId]),
+    operators: fresh.map((i) => [items[i]!.marketplaceId, items[i]!.input.operatorId]),
+    marketplaces: [...new Set(fresh.map((i) => items[i]!.marketplaceId))],
+    assetCodes: [...new Set(fresh.map((i) => items[i]!.input.asset))],
+  });
+  const now = Date.now();
+  const planned: Planned[] = [];
+  for (const i of fresh) {
+    try {
+      planned.push(plan(i, items[i]!, hashes[i]!, facts, now));
+    } catch (err) {
+      if (!(err instanceof LedgerError)) throw err;
+      results[i] = { status: "rejected", error: err };
+    }
+  }
+  if (options.atomic && results.some((r) => r?.status === "rejected")) return abortAll(results);
+  if (planned.length === 0) return finish(db, items, results, firstInBatch);
+
+  const accounts = await ensureAccounts(db, planned.flatMap((p) => [p.customer, p.operator, ...p.fees]));
+  const inputs = planned.map((p) => toTransfer(p, accounts));
+  let outcomes: BatchOutcome[] = [];
+  let records = new Map<number, UsageRecord>();
+  try {
+    await writeTransfers(db, inputs, {
+      afterWrite: async (tx, written) => {
+        outcomes = written;
+        if (options.atomic && written.some((o) => o.kind === "refused")) throw new AtomicAbort();
+        const [{ now: createdAt }] = (await tx.query<{ now: Date | string }>("select now() as now")) as [{ now: Date | string }];
+        records = new Map();
+        planned.forEach((p, k) => {
+          const o = written[k]!;
+          if (o.kind === "created") records.set(k, toRecord(p, accounts, o.transfer.id, new Date(createdAt)));
+        });
+        if ((await insertUsageRecords(tx, [...records.values()])) !== records.size) throw new Contended();
+      },
+    });
+  } catch (err) {
+    if (!(err instanceof AtomicAbort)) throw err;
+    planned.forEach((p, k) => {
+      const o = outcomes[k]!;
+      if (o.kind === "refused") results[p.index] = { status: "rejected", error: o.error };
+    });
+    return abortAll(results);
+  }
+  planned.forEach((p, k) => {
+    const o = outcomes[k]!;
+    if (o.kind === "refused") results[p.index] = { status: "rejected", error: o.error };
+    else if (o.kind === "created") results[p.index] = { status: "accepted", record: records.get(k)! };
+    // replayed: a concurrent request stored it first; answered from the database below
+  });
+  return finish(db, items, results, firstInBatch);
+}
+
+function conflict(externalId: string): LedgerError {
+  return new LedgerError("usage_conflict", `usage record ${externalId} was already posted with different content`);
+}
+
+function abortAll(results: (UsageResult | undefined)[]): UsageResult[] {
+  return [...results].map((r) => r?.status === "rejected" ? r : {
+    status: "rejected" as const,
+    error: new LedgerError("atomic_batch_aborted", "not written: another record of this atomic batch was rejected"),
+  });
+}
+
+/** Fills the results still open (records stored concurrently, in-batch repeats) from the database. */
+async function finish(db: Database, items: UsageItem[], results: (UsageResult | undefined)[], firstInBatch: Map<string, number>): Promise<UsageResult[]> {
+  const open = items.map((_, i) => i).filter((i) => results[i] === undefined);
+  if (open.length === 0) return results as UsageResult[];
+  const stored = await findUsageByExternalIds(db, open.map((i) => ({ marketplaceId: items[i]!.marketplaceId, externalId: items[i]!.input.externalId })));
+  for (const i of open) {
+    const key = usageKey(items[i]!.marketplaceId, items[i]!.input.externalId);
+    const first = results[firstInBatch.get(key)!];
+    const record = stored.get(key);
+    if (first?.status === "rejected" && firstInBatch.get(key) !== i) results[i] = first;
+    else if (record) results[i] = { status: "duplicate", record };
+    else results[i] = { status: "rejected", error: new LedgerError("usage_conflict", `usage record ${items[i]!.input.externalId} was written concurrently with different content`) };
+  }
+  return results as UsageResult[];
+}
+
+function plan(index: number, item: UsageItem, hash: string, facts: MarketplaceFacts, now: number): Planned {
+  const { marketplaceId: m, input } = item;
+  const asset = facts.assets.get(input.asset);
+  if (!asset) throw new LedgerError("asset_not_found", `asset ${input.asset} does not exist`, [{ path: "asset", message: "does not exist" }]);
+  const billing = facts.customers.get(`${m}|${input.customerId}`);
+  if (!billing) throw new LedgerError("customer_not_found", `customer ${input.customerId} does not exist in marketplace ${m}`, [{ path: "customerId", message: "does not exist" }]);
+  if (!facts.operators.has(`${m}|${input.operatorId}`)) {
+    throw new LedgerError("operator_not_found", `operator ${input.operatorId} is not registered with marketplace ${m}`, [{ path: "operatorId", message: "is not registered" }]);
+  }
+  if (input.periodStart.getTime() > input.periodEnd.getTime()) {
+    throw new LedgerError("invalid_request", "the period must start before it ends", [{ path: "periodStart", message: "is after periodEnd" }]);
+  }
+  if (input.periodEnd.getTime() > now + FUTURE_TOLERANCE_MS) {
+    throw new LedgerError("usage_in_future", `the period ends at ${input.periodEnd.toISOString()}, more than 5 minutes from now`);
+  }
+  const gross = grossOf(input, asset.scale);
+  if (gross === 0n) throw new LedgerError("rates_to_zero", "quantity × unit_price is less than one smallest unit of the asset");
+  const schedule = facts.schedules.get(m)?.find((s) => s.effectiveFrom.getTime() <= input.periodEnd.getTime());
+  if (!schedule) throw new LedgerError("no_fee_schedule", `marketplace ${m} has no fee schedule in force at ${input.periodEnd.toISOString()}`);
+  const rules = schedule.rules.map((r) => resolveRule(r, { resource: input.resource, operatorId: input.operatorId, assetCode: input.asset }));
+  return {
+    index, item, hash, usageId: uuidv7(), assetId: asset.id,
+    split: splitGross(gross, rules),
+    feeScheduleVersion: schedule.version,
+    customer: chart.customer(asset.id, m, input.customerId, billing === "prepaid"),
+    operator: chart.operatorPayable(asset.id, input.operatorId),
+    fees: rules.map((r) => chart.fees(asset.id, m, r.party)),
+  };
+}
+
+function grossOf(input: UsageInput, scale: number): bigint {
+  const quantity = parseDecimal(input.quantity);
+  if (!quantity) throw new LedgerError("invalid_request", "quantity must be a decimal number, e.g. \"3600\" or \"1.5\"", [{ path: "quantity", message: "invalid" }]);
+  if ((input.amount === undefined) === (input.unitPrice === undefined)) {
+    throw new LedgerError("invalid_request", "give either unit_price or amount", [{ path: "unitPrice", message: "give either unit_price or amount" }]);
+  }
+  if (input.amount !== undefined) {
+    const amount = parseUnits(input.amount);
+    if (amount === undefined) throw new LedgerError("invalid_request", "amount must be an integer in the asset's smallest unit", [{ path: "amount", message: "invalid" }]);
+    return amount;
+  }
+  const price = parseDecimal(input.unitPrice!);
+  if (!price) throw new LedgerError("invalid_request", "unit_price must be a decimal number of at most 18 decimals", [{ path: "unitPrice", message: "invalid" }]);
+  return grossFromPrice(quantity, price, scale);
+}
+
+function toTransfer(p: Planned, accounts: Map<string, string>): TransferInput {
+  const id = (s: AccountSpec) => accounts.get(specKey(s))!;
+  const customer = id(p.customer);
+  const legs = [
+    ...(p.split.net > 0n ? [{ debitAccountId: customer, creditAccountId: id(p.operator), amount: p.split.net }] : []),
+    ...p.split.fees.flatMap((f, k) => (f.amount > 0n ? [{ debitAccountId: customer, creditAccountId: id(p.fees[k]!), amount: f.amount }] : [])),
+  ];
+  return {
+    kind: "standard",
+    idempotencyKey: ledgerKey(p.item.marketplaceId, p.item.input.externalId),
+    effectiveAt: p.item.input.periodEnd,
+    // Deterministic (no usage id): concurrent submissions of one record must make the same ledger request, so the loser replays.
+    metadata: { usage: { marketplace_id: p.item.marketplaceId, external_id: p.item.input.externalId } },
+    legs,
+  };
+}
+
+function toRecord(p: Planned, accounts: Map<string, string>, transferId: string, createdAt: Date): UsageRecord {
+  const { marketplaceId, input } = p.item;
+  return {
+    id: p.usageId, marketplaceId, externalId: input.externalId, requestHash: p.hash, operatorId: input.operatorId,
+    customerId: input.customerId, resource: input.resource, unit: input.unit, quantity: input.quantity,
+    unitPrice: input.unitPrice ?? null, assetId: p.assetId, gross: p.split.gross, net: p.split.net,
+    fees: p.split.fees.map((f, k) => ({ party: f.party, accountId: accounts.get(specKey(p.fees[k]!))!, amount: f.amount })),
+    feeScheduleVersion: p.feeScheduleVersion, periodStart: input.periodStart, periodEnd: input.periodEnd,
+    effectiveAt: input.periodEnd, holdId: null, transferId, metadata: input.metadata ?? {}, createdAt, status: "posted",
+  };
+}
