@@ -24,6 +24,7 @@ export const Config = z.object({
     .default("./data/admin-api-key")
     .describe("when ADMIN_API_KEY is unset: read the bootstrap admin key from this file, creating it with a random key if missing"),
   MAX_BODY_BYTES: intFrom(1_048_576, 1024, 64 * 1_048_576),
+  MAX_BATCH_BODY_BYTES: intFrom(16 * 1_048_576, 1024, 256 * 1_048_576).describe("largest body of POST /v1/usage/batch"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   GROUP_COMMIT_MAX_ITEMS: intFrom(1000, 1, 10000),
   GROUP_COMMIT_MAX_CONCURRENT: intFrom(4, 1, 64),

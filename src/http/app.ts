@@ -43,10 +43,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   });
 
   // Bodies: bounded in size here; JSON-only and well-formed per route (json-body.ts).
-  app.use("*", bodyLimit({
-    maxSize: deps.config.MAX_BODY_BYTES,
-    onError: () => { throw new ApiError("payload_too_large", `the body is larger than ${deps.config.MAX_BODY_BYTES} bytes`); },
-  }));
+  const limitFor = (max: number) => bodyLimit({
+    maxSize: max,
+    onError: () => { throw new ApiError("payload_too_large", `the body is larger than ${max} bytes`); },
+  });
+  const batchLimit = limitFor(deps.config.MAX_BATCH_BODY_BYTES);
+  const defaultLimit = limitFor(deps.config.MAX_BODY_BYTES);
+  // Usage batches (up to 10,000 records) get a larger limit than every other body.
+  app.use("*", (c, next) => (c.req.path === "/v1/usage/batch" ? batchLimit(c, next) : defaultLimit(c, next)));
 
   registerRoutes(app);
   registerDocs(app);

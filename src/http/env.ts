@@ -7,7 +7,7 @@ import type { Metrics } from "./metrics.js";
 /** What the HTTP layer is built from. */
 export interface AppDeps {
   ledger: LedgerContext;
-  config: Pick<Config, "ADMIN_API_KEY" | "MAX_BODY_BYTES">;
+  config: Pick<Config, "ADMIN_API_KEY" | "MAX_BODY_BYTES" | "MAX_BATCH_BODY_BYTES">;
   log: Logger;
   metrics: Metrics;
 }

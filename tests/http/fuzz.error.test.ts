@@ -21,7 +21,7 @@ beforeAll(async () => {
 });
 afterAll(async () => api.close());
 
-type Kind = "amount" | "uuid" | "text" | "code" | "int" | "bool" | "enum" | "metadata" | "timestamp" | "legs";
+type Kind = "amount" | "uuid" | "text" | "code" | "int" | "bool" | "enum" | "metadata" | "timestamp" | "legs" | "decimal" | "records" | "rules";
 
 const deep = (n: number): unknown => (n === 0 ? 1 : [deep(n - 1)]);
 const sql = ["'; drop table transfers; --", "1 or 1=1", "$1", "\\x00"];
@@ -39,6 +39,9 @@ const badFor: Record<Kind, fc.Arbitrary<unknown>> = {
   metadata: fc.oneof(fc.constantFrom("x", 1, null, [], [1, 2], true), fc.constant({ deep: deep(50) }), fc.constant({ big: "x".repeat(20_000) }), fc.constant({ nul: "a\u0000" })),
   timestamp: fc.oneof(fc.constantFrom("yesterday", "2026-13-01T00:00:00Z", "2026-01-01", "", 1700000000, null), fc.string()),
   legs: fc.oneof(fc.constantFrom([], "legs", 1, null, {}), fc.array(fc.jsonValue(), { minLength: 1, maxLength: 3 })),
+  decimal: fc.oneof(fc.integer(), fc.double(), fc.constantFrom("-1", "1e3", ".5", "5.", "01", "1." + "0".repeat(19), "1".repeat(41), "", "NaN", "∞", ...sql), fc.constant(null)),
+  rules: fc.oneof(fc.constantFrom("rules", 1, null, {}, [1], [null], [{}], [{ party: "x" }]), fc.constant(Array.from({ length: 11 }, (_, i) => ({ party: `p${i}`, bps: 1 })))),
+  records: fc.oneof(fc.constantFrom([], "records", 1, null, {}), fc.constant(Array.from({ length: 10_001 }, () => ({})))),
 };
 
 interface PostRoute {
@@ -68,6 +71,23 @@ const routes: PostRoute[] = [
     valid: () => ({ legs: legs() }),
     fields: { "legs.0.amount": "amount", "legs.0.debit_account_id": "uuid", "legs.0.credit_account_id": "uuid" },
   },
+  { name: "POST /v1/marketplaces", path: () => "/v1/marketplaces", key: () => w.keys.admin, valid: () => ({ id: "fuzz-market", name: "x" }), fields: { id: "code", name: "text", metadata: "metadata" } },
+  {
+    name: "POST /v1/marketplaces/{id}/fee-schedules", path: () => "/v1/marketplaces/m1/fee-schedules", key: () => w.keys.admin,
+    valid: () => ({ effective_from: "2031-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 100, fixed: { USDC: "1" } }] }),
+    fields: { effective_from: "timestamp", rules: "rules", "rules.0.party": "code", "rules.0.bps": "int", "rules.0.fixed": "metadata", "rules.0.fixed.USDC": "amount" },
+  },
+  { name: "POST /v1/operators", path: () => "/v1/operators", key: () => w.keys.m1, valid: () => ({ id: "fuzz-op", name: "x" }), fields: { id: "code", name: "text", marketplace_id: "code", metadata: "metadata" } },
+  { name: "POST /v1/customers", path: () => "/v1/customers", key: () => w.keys.m1, valid: () => ({ id: "fuzz-cust", billing: "prepaid" }), fields: { id: "code", billing: "enum", metadata: "metadata" } },
+  { name: "POST /v1/customers/{id}/deposits", path: () => "/v1/customers/c1/deposits", key: () => w.keys.m1, valid: () => ({ asset: "USDC", amount: "1" }), fields: { asset: "code", amount: "amount", metadata: "metadata" } },
+  {
+    name: "POST /v1/usage", path: () => "/v1/usage", key: () => w.keys.m1, valid: () => w.usage("fuzz-usage"),
+    fields: {
+      external_id: "text", operator_id: "code", customer_id: "code", resource: "code", unit: "code", quantity: "decimal",
+      unit_price: "decimal", amount: "amount", asset: "code", period_start: "timestamp", period_end: "timestamp", metadata: "metadata",
+    },
+  },
+  { name: "POST /v1/usage/batch", path: () => "/v1/usage/batch", key: () => w.keys.m1, valid: () => ({ records: [w.usage("fuzz-batch")], atomic: true }), fields: { records: "records", atomic: "bool", marketplace_id: "int" } },
   { name: "POST /v1/transfers/{id}/post", path: () => `/v1/transfers/${hold}/post`, key: () => w.keys.m1, valid: () => ({ amount: "1", metadata: {} }), fields: { amount: "amount", effective_at: "timestamp", metadata: "metadata" } },
   { name: "POST /v1/transfers/{id}/void", path: () => `/v1/transfers/${hold}/void`, key: () => w.keys.m1, valid: () => ({ metadata: {} }), fields: { metadata: "metadata" } },
   { name: "POST /v1/transfers/{id}/reverse", path: () => `/v1/transfers/${w.fund.id}/reverse`, key: () => w.keys.m1, valid: () => ({ metadata: {} }), fields: { metadata: "metadata", effective_at: "timestamp" } },

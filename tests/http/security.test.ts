@@ -81,6 +81,47 @@ const routes: RouteSecurity[] = [
     request: async (w) => ({ path: `/v1/transfers/${await m1Posted(w)}/reverse`, body: {} }),
     otherTenant: (w) => [{ as: "m2", path: `/v1/transfers/${w.fund.id}/reverse`, body: {} }],
   },
+  {
+    method: "POST", route: "/v1/marketplaces", allowed: ["admin"],
+    request: () => ({ path: "/v1/marketplaces", body: { id: `mk-${Math.random().toString(36).slice(2, 10)}`, name: "x" } }),
+  },
+  {
+    method: "POST", route: "/v1/marketplaces/{id}/fee-schedules", allowed: ["admin"],
+    request: () => ({ path: "/v1/marketplaces/m1/fee-schedules", body: { effective_from: new Date(Date.UTC(2030, 0, 1) + Math.floor(Math.random() * 1e10)).toISOString(), rules: [] } }),
+  },
+  {
+    method: "GET", route: "/v1/marketplaces/{id}/fee-schedules", allowed: ["admin", "finance", "marketplace"],
+    request: () => ({ path: "/v1/marketplaces/m1/fee-schedules" }),
+    otherTenant: () => [{ as: "m2", path: "/v1/marketplaces/m1/fee-schedules" }],
+  },
+  {
+    method: "POST", route: "/v1/operators", allowed: ["admin", "marketplace"],
+    request: (_w, as) => ({ path: "/v1/operators", body: { id: "o1", name: "operator o1", ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
+  },
+  {
+    method: "POST", route: "/v1/customers", allowed: ["admin", "marketplace"],
+    request: (_w, as) => ({ path: "/v1/customers", body: { id: "c1", billing: "prepaid", ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
+  },
+  {
+    method: "POST", route: "/v1/customers/{id}/deposits", allowed: ["admin", "marketplace"],
+    request: (_w, as) => ({ path: "/v1/customers/m1only/deposits", body: { asset: "USDC", amount: "5", ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
+    otherTenant: () => [{ as: "m2", path: "/v1/customers/m1only/deposits", body: { asset: "USDC", amount: "5" } }],
+  },
+  {
+    method: "POST", route: "/v1/usage", allowed: ["admin", "marketplace"],
+    request: (w, as) => ({ path: "/v1/usage", body: { ...w.usage(`sec-${Math.random()}`), ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
+    otherTenant: (w) => [{ as: "m2", path: "/v1/usage", body: w.usage("sec-other") }],
+  },
+  {
+    method: "POST", route: "/v1/usage/batch", allowed: ["admin", "marketplace"],
+    request: (w, as) => ({ path: "/v1/usage/batch", body: { records: [w.usage(`secb-${Math.random()}`)], ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
+  },
+  {
+    method: "GET", route: "/v1/usage/{id}", allowed: [...everyone],
+    request: (w) => ({ path: `/v1/usage/${w.m1Usage.id}` }),
+    otherTenant: (w) => [{ as: "m2", path: `/v1/usage/${w.m1Usage.id}` }, { as: "o2", path: `/v1/usage/${w.m1Usage.id}` }],
+  },
+  { method: "GET", route: "/v1/usage", allowed: [...everyone], request: () => ({ path: "/v1/usage" }) },
 ];
 
 describe("security of every route", () => {

@@ -38,7 +38,7 @@ export async function testApi(): Promise<TestApi> {
   const ledger = createLedgerContext(db);
   const app = createApp({
     ledger,
-    config: { ADMIN_API_KEY: ADMIN_KEY, MAX_BODY_BYTES: 1_048_576 },
+    config: { ADMIN_API_KEY: ADMIN_KEY, MAX_BODY_BYTES: 1_048_576, MAX_BATCH_BODY_BYTES: 16_777_216 },
     log: createLogger("silent"),
     metrics: createMetrics(),
   });
@@ -98,7 +98,25 @@ export async function world(api: TestApi) {
   const fund = expectStatus(await api.call("POST", "/v1/transfers", {
     key: keys.m1, body: { legs: [{ debit_account_id: m1Funding.id, credit_account_id: m1Customer.id, amount: "1000000" }] },
   }), 201).body;
-  return { keys, asset, m1Funding, m1Customer, m1Fees, m2Customer, o1Payable, fund };
+
+  // Usage: marketplaces m1 and m2 with fee schedules, o1 selling through m1 and o2 through m2,
+  // a prepaid customer "c1" in each (funded with 100 USDC) and "m1only" in m1.
+  for (const [m, o] of [["m1", "o1"], ["m2", "o2"]] as const) {
+    expectStatus(await api.call("POST", "/v1/marketplaces", { body: { id: m, name: `market ${m}` } }), 201);
+    expectStatus(await api.call("POST", `/v1/marketplaces/${m}/fee-schedules`, {
+      body: { effective_from: "2020-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 1000 }, { party: "protocol", bps: 100 }] },
+    }), 201);
+    expectStatus(await api.call("POST", "/v1/operators", { key: keys[m], body: { id: o, name: `operator ${o}` } }), 201);
+    expectStatus(await api.call("POST", "/v1/customers", { key: keys[m], body: { id: "c1", billing: "prepaid" } }), 201);
+    expectStatus(await api.call("POST", "/v1/customers/c1/deposits", { key: keys[m], body: { asset: "USDC", amount: "100000000" } }), 201);
+  }
+  expectStatus(await api.call("POST", "/v1/customers", { key: keys.m1, body: { id: "m1only", billing: "postpaid" } }), 201);
+  const usage = (externalId: string, extra: Record<string, unknown> = {}) => ({
+    external_id: externalId, operator_id: "o1", customer_id: "c1", resource: "gpu:h100-80gb", unit: "gpu_second",
+    quantity: "3600", unit_price: "0.000694", asset: "USDC", period_start: "2026-11-01T10:00:00Z", period_end: "2026-11-01T11:00:00Z", ...extra,
+  });
+  const m1Usage = expectStatus(await api.call("POST", "/v1/usage", { key: keys.m1, body: usage("world-1") }), 201).body;
+  return { keys, asset, m1Funding, m1Customer, m1Fees, m2Customer, o1Payable, fund, usage, m1Usage };
 }
 
 /** Counts of every table a request could write to. */

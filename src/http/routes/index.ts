@@ -4,7 +4,17 @@ import type { AppEnv } from "../env.js";
 import * as createAccount from "./create-account.js";
 import * as createApiKey from "./create-api-key.js";
 import * as createAsset from "./create-asset.js";
+import * as createCustomer from "./create-customer.js";
+import * as createDeposit from "./create-deposit.js";
+import * as createMarketplace from "./create-marketplace.js";
 import * as createTransfer from "./create-transfer.js";
+import * as createUsage from "./create-usage.js";
+import * as createUsageBatch from "./create-usage-batch.js";
+import * as getUsage from "./get-usage.js";
+import * as listFeeSchedules from "./list-fee-schedules.js";
+import * as listUsage from "./list-usage.js";
+import * as publishFeeSchedule from "./publish-fee-schedule.js";
+import * as registerOperator from "./register-operator.js";
 import * as getAccount from "./get-account.js";
 import * as getBalance from "./get-balance.js";
 import * as getTransfer from "./get-transfer.js";
@@ -26,6 +36,8 @@ export function registerRoutes(app: OpenAPIHono<AppEnv>): void {
     createAsset, listAssets,
     createAccount, getAccount, getBalance, listEntries,
     createTransfer, getTransfer, postPending, voidPending, reverseTransfer,
+    createMarketplace, publishFeeSchedule, listFeeSchedules, registerOperator, createCustomer, createDeposit,
+    createUsage, createUsageBatch, getUsage, listUsage,
   ]) {
     route.register(app);
   }

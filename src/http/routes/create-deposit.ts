@@ -1,0 +1,47 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { depositForCustomer } from "../../services/deposit.js";
+import { getCustomer } from "../../services/marketplaces.js";
+import { roles } from "../auth.js";
+import type { AppEnv } from "../env.js";
+import { idempotentRequest, storeResponse, storedResponse } from "../idempotency.js";
+import { jsonBodyGuard } from "../json-body.js";
+import { ApiError } from "../problem.js";
+import { Amount, Metadata, Transfer } from "../schemas.js";
+import { transferOut } from "../serialize.js";
+import { actingMarketplace } from "../tenancy.js";
+import { AssetCode, PartyIdParam } from "../usage-schemas.js";
+import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
+
+const Body = z
+  .strictObject({ asset: AssetCode, amount: Amount, marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys only" }), metadata: Metadata.optional() })
+  .openapi("DepositCreate");
+
+const route = createRoute({
+  method: "post", path: "/v1/customers/{id}/deposits", tags: ["usage"],
+  summary: "Credit funds a marketplace received for its customer (admin, marketplace)",
+  security,
+  middleware: [roles("admin", "marketplace"), jsonBodyGuard] as const,
+  request: { params: z.object({ id: PartyIdParam }), headers: IdempotencyHeader, body: jsonBody(Body) },
+  responses: { 201: json(Transfer, "the deposit transfer"), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const { id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const marketplaceId = actingMarketplace(c, body.marketplace_id);
+    const deps = c.get("deps");
+    const req = idempotentRequest(c, body);
+    const replay = await storedResponse(deps.ledger.db, req);
+    if (replay) return replay as never;
+    if (!(await getCustomer(deps.ledger.db, marketplaceId, id))) throw new ApiError("customer_not_found", `customer ${id} does not exist`);
+    const result = await depositForCustomer(deps.ledger, {
+      marketplaceId, customerId: id, asset: body.asset, amount: BigInt(body.amount), metadata: body.metadata,
+      idempotencyKey: `deposit:${req.scope.length}:${req.scope}:${req.key}`,
+    });
+    if (!result.ok) throw ApiError.from(result.error);
+    const out = transferOut(result.transfer);
+    await storeResponse(deps.ledger.db, req, 201, out);
+    return c.json(out, 201);
+  });
+}

@@ -1,0 +1,37 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { roles } from "../auth.js";
+import type { AppEnv } from "../env.js";
+import { idempotentRequest, storeResponse, storedResponse } from "../idempotency.js";
+import { jsonBodyGuard } from "../json-body.js";
+import { ApiError } from "../problem.js";
+import { actingMarketplace } from "../tenancy.js";
+import { SingleUsageIn, toUsageInput, UsageRecordOut, usageOut } from "../usage-schemas.js";
+import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
+
+
+const route = createRoute({
+  method: "post", path: "/v1/usage", tags: ["usage"],
+  summary: "Post one usage record (marketplace; admin with marketplace_id)",
+  description: "Rated and posted at once (through the group committer). Idempotent on (marketplace, external_id): a repeat answers 200 with the original record; the same external_id with other content is 409 usage_conflict.",
+  security,
+  middleware: [roles("admin", "marketplace"), jsonBodyGuard] as const,
+  request: { headers: IdempotencyHeader, body: jsonBody(SingleUsageIn) },
+  responses: { 201: json(UsageRecordOut, "accepted and posted"), 200: json(UsageRecordOut, "a repeat: the original record"), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const { marketplace_id, ...record } = c.req.valid("json");
+    const marketplaceId = actingMarketplace(c, marketplace_id);
+    const deps = c.get("deps");
+    const req = idempotentRequest(c, { marketplace_id, ...record });
+    const replay = await storedResponse(deps.ledger.db, req);
+    if (replay) return replay as never;
+    const result = await deps.ledger.usage.submit({ marketplaceId, input: toUsageInput(record) });
+    if (result.status === "rejected") throw ApiError.from(result.error);
+    const status = result.status === "accepted" ? 201 : 200;
+    const out = usageOut(result.record);
+    await storeResponse(deps.ledger.db, req, status, out);
+    return c.json(out, status);
+  });
+}

@@ -1,0 +1,43 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { listUsage } from "../../db/queries/usage.js";
+import { isUuid } from "../../domain/ids.js";
+import type { AppEnv } from "../env.js";
+import { ApiError } from "../problem.js";
+import { CursorQuery, page, Timestamp } from "../schemas.js";
+import { PartyIdParam, UsageRecordOut, usageOut } from "../usage-schemas.js";
+import { errorResponses, json, security } from "./common.js";
+
+const Query = CursorQuery.extend({
+  marketplace_id: PartyIdParam.optional(),
+  operator_id: PartyIdParam.optional(),
+  customer_id: PartyIdParam.optional(),
+  resource: z.string().max(100).optional(),
+  from: Timestamp.optional().openapi({ description: "effective_at at or after" }),
+  to: Timestamp.optional().openapi({ description: "effective_at before" }),
+});
+
+const route = createRoute({
+  method: "get", path: "/v1/usage", tags: ["usage"], summary: "List usage records, filtered (marketplace keys see theirs, operator keys their own)", security,
+  request: { query: Query },
+  responses: { 200: json(page(UsageRecordOut, "UsagePage"), "a page of records, oldest first"), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const q = c.req.valid("query");
+    if (q.cursor !== undefined && !isUuid(q.cursor)) throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
+    const p = c.get("principal");
+    // A scoped key's own tenant is forced; naming another tenant simply finds nothing.
+    const marketplaceId = p.role === "marketplace" ? p.scopeId! : q.marketplace_id;
+    const operatorId = p.role === "operator" ? p.scopeId! : q.operator_id;
+    const scopedAway = (p.role === "marketplace" && q.marketplace_id !== undefined && q.marketplace_id !== p.scopeId)
+      || (p.role === "operator" && q.operator_id !== undefined && q.operator_id !== p.scopeId);
+    const records = scopedAway ? [] : await listUsage(c.get("deps").ledger.db, {
+      marketplaceId, operatorId, customerId: q.customer_id, resource: q.resource,
+      from: q.from === undefined ? undefined : new Date(q.from), to: q.to === undefined ? undefined : new Date(q.to),
+      after: q.cursor, limit: q.limit + 1,
+    });
+    const items = records.slice(0, q.limit);
+    return c.json({ data: items.map(usageOut), next_cursor: records.length > q.limit ? items[items.length - 1]!.id : null }, 200);
+  });
+}
