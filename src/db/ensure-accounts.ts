@@ -72,6 +72,10 @@ export const chart = {
     party === "protocol"
       ? { assetId, marketplaceId: null, ref: "protocol:fees", code: "protocol_fees", ownerType: "platform", ownerId: "protocol", normalSide: "credit" }
       : { assetId, marketplaceId, ref: `${party}:fees`, code: `${party}_fees`, ownerType: party === "marketplace" ? "marketplace" : "fee_party", ownerId: party === "marketplace" ? marketplaceId : party, normalSide: "credit" },
+  holdEscrow: (assetId: string, marketplaceId: string, holdId: string, customerId: string): AccountSpec => ({
+    assetId, marketplaceId, ref: `hold:${holdId}`, code: "customer_hold",
+    ownerType: "customer", ownerId: customerId, normalSide: "credit", debitsMustNotExceedCredits: true,
+  }),
   depositClearing: (assetId: string, marketplaceId: string): AccountSpec => ({
     assetId, marketplaceId, ref: "deposits:clearing", code: "deposit_clearing",
     ownerType: "marketplace", ownerId: marketplaceId, normalSide: "debit",

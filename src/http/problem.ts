@@ -43,6 +43,8 @@ const statusOf = {
   customer_not_found: 404,
   operator_not_found: 404,
   usage_not_found: 404,
+  hold_not_found: 404,
+  hold_closed: 409,
   marketplace_exists: 409,
   customer_exists: 409,
   operator_exists: 409,

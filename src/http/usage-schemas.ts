@@ -20,6 +20,7 @@ const UsageFields = z.strictObject({
     asset: AssetCode.openapi({ example: "USDC" }),
     period_start: Timestamp,
     period_end: Timestamp,
+    hold_id: Uuid.optional().openapi({ description: "charge an open hold of this customer instead of its balance" }),
     metadata: Metadata.optional(),
 });
 
@@ -54,6 +55,7 @@ export const UsageRecordOut = z
     period_end: Timestamp,
     effective_at: Timestamp,
     transfer_id: Uuid,
+    hold_id: Uuid.nullable(),
     status: z.enum(["posted", "reversed"]),
     metadata: Metadata,
     created_at: Timestamp,
@@ -63,7 +65,7 @@ export const UsageRecordOut = z
 export const toUsageInput = (u: UsageIn) => ({
   externalId: u.external_id, operatorId: u.operator_id, customerId: u.customer_id, resource: u.resource, unit: u.unit,
   quantity: u.quantity, unitPrice: u.unit_price, amount: u.amount, asset: u.asset,
-  periodStart: new Date(u.period_start), periodEnd: new Date(u.period_end), metadata: u.metadata,
+  periodStart: new Date(u.period_start), periodEnd: new Date(u.period_end), holdId: u.hold_id, metadata: u.metadata,
 });
 
 export const usageOut = (r: UsageRecord) => ({
@@ -72,5 +74,5 @@ export const usageOut = (r: UsageRecord) => ({
   gross: r.gross.toString(), net: r.net.toString(),
   fees: r.fees.map((f) => ({ party: f.party, account_id: f.accountId, amount: f.amount.toString() })),
   fee_schedule_version: r.feeScheduleVersion, period_start: r.periodStart.toISOString(), period_end: r.periodEnd.toISOString(),
-  effective_at: r.effectiveAt.toISOString(), transfer_id: r.transferId, status: r.status, metadata: r.metadata, created_at: r.createdAt.toISOString(),
+  effective_at: r.effectiveAt.toISOString(), transfer_id: r.transferId, hold_id: r.holdId, status: r.status, metadata: r.metadata, created_at: r.createdAt.toISOString(),
 });

@@ -26,6 +26,8 @@ export interface UsageInput {
   asset: string;
   periodStart: Date;
   periodEnd: Date;
+  /** Charge the record to this open hold of the customer instead of to the customer's balance. */
+  holdId?: string;
   metadata?: Record<string, unknown>;
 }
 
@@ -50,7 +52,8 @@ interface Planned {
   assetId: string;
   split: Split;
   feeScheduleVersion: number;
-  customer: AccountSpec;
+  /** Who pays: the customer's account, or the escrow of a hold. */
+  payer: AccountSpec | { accountId: string };
   operator: AccountSpec;
   fees: AccountSpec[];
 }
@@ -97,6 +100,7 @@ export async function ingestUsage(db: Database, items: UsageItem[], options: { a
     operators: fresh.map((i) => [items[i]!.marketplaceId, items[i]!.input.operatorId]),
     marketplaces: [...new Set(fresh.map((i) => items[i]!.marketplaceId))],
     assetCodes: [...new Set(fresh.map((i) => items[i]!.input.asset))],
+    holdIds: [...new Set(fresh.flatMap((i) => (items[i]!.input.holdId === undefined ? [] : [items[i]!.input.holdId!])))],
   });
   const now = Date.now();
   const planned: Planned[] = [];
@@ -111,7 +115,7 @@ export async function ingestUsage(db: Database, items: UsageItem[], options: { a
   if (options.atomic && results.some((r) => r?.status === "rejected")) return abortAll(results);
   if (planned.length === 0) return finish(db, items, results, firstInBatch);
 
-  const accounts = await ensureAccounts(db, planned.flatMap((p) => [p.customer, p.operator, ...p.fees]));
+  const accounts = await ensureAccounts(db, planned.flatMap((p) => ["accountId" in p.payer ? [] : [p.payer], p.operator, ...p.fees].flat()));
   const inputs = planned.map((p) => toTransfer(p, accounts));
   let outcomes: BatchOutcome[] = [];
   let records = new Map<number, UsageRecord>();
@@ -193,11 +197,21 @@ function plan(index: number, item: UsageItem, hash: string, facts: MarketplaceFa
   const schedule = facts.schedules.get(m)?.find((s) => s.effectiveFrom.getTime() <= input.periodEnd.getTime());
   if (!schedule) throw new LedgerError("no_fee_schedule", `marketplace ${m} has no fee schedule in force at ${input.periodEnd.toISOString()}`);
   const rules = schedule.rules.map((r) => resolveRule(r, { resource: input.resource, operatorId: input.operatorId, assetCode: input.asset }));
+  let payer: Planned["payer"] = chart.customer(asset.id, m, input.customerId, billing === "prepaid");
+  if (input.holdId !== undefined) {
+    const hold = facts.holds.get(input.holdId);
+    if (!hold || hold.marketplaceId !== m) throw new LedgerError("hold_not_found", `hold ${input.holdId} does not exist`, [{ path: "holdId", message: "does not exist" }]);
+    if (hold.customerId !== input.customerId || hold.assetId !== asset.id) {
+      throw new LedgerError("invalid_request", `hold ${input.holdId} reserves funds of another customer or asset`, [{ path: "holdId", message: "belongs to another customer or asset" }]);
+    }
+    if (hold.status !== "open") throw new LedgerError("hold_closed", `hold ${input.holdId} is ${hold.status}`);
+    payer = { accountId: hold.escrowAccountId };
+  }
   return {
     index, item, hash, usageId: uuidv7(), assetId: asset.id,
     split: splitGross(gross, rules),
     feeScheduleVersion: schedule.version,
-    customer: chart.customer(asset.id, m, input.customerId, billing === "prepaid"),
+    payer,
     operator: chart.operatorPayable(asset.id, input.operatorId),
     fees: rules.map((r) => chart.fees(asset.id, m, r.party)),
   };
@@ -221,7 +235,7 @@ function grossOf(input: UsageInput, scale: number): bigint {
 
 function toTransfer(p: Planned, accounts: Map<string, string>): TransferInput {
   const id = (s: AccountSpec) => accounts.get(specKey(s))!;
-  const customer = id(p.customer);
+  const customer = "accountId" in p.payer ? p.payer.accountId : id(p.payer);
   const legs = [
     ...(p.split.net > 0n ? [{ debitAccountId: customer, creditAccountId: id(p.operator), amount: p.split.net }] : []),
     ...p.split.fees.flatMap((f, k) => (f.amount > 0n ? [{ debitAccountId: customer, creditAccountId: id(p.fees[k]!), amount: f.amount }] : [])),
@@ -244,6 +258,6 @@ function toRecord(p: Planned, accounts: Map<string, string>, transferId: string,
     unitPrice: input.unitPrice ?? null, assetId: p.assetId, gross: p.split.gross, net: p.split.net,
     fees: p.split.fees.map((f, k) => ({ party: f.party, accountId: accounts.get(specKey(p.fees[k]!))!, amount: f.amount })),
     feeScheduleVersion: p.feeScheduleVersion, periodStart: input.periodStart, periodEnd: input.periodEnd,
-    effectiveAt: input.periodEnd, holdId: null, transferId, metadata: input.metadata ?? {}, createdAt, status: "posted",
+    effectiveAt: input.periodEnd, holdId: input.holdId ?? null, transferId, metadata: input.metadata ?? {}, createdAt, status: "posted",
   };
 }

@@ -1,6 +1,7 @@
 import type { Config } from "../config.js";
 import type { Database } from "../db/client.js";
 import type { Logger } from "../log.js";
+import { expireHolds as expireUsageHolds } from "../services/holds.js";
 import { expireHolds } from "./hold-expirer.js";
 import { sealJournal } from "./journal-sealer.js";
 import { startLoop } from "./loop.js";
@@ -11,6 +12,10 @@ export function startWorkers(db: Database, config: Config, log: Logger): () => P
     startLoop("hold-expirer", config.HOLD_EXPIRY_INTERVAL_MS, async () => {
       const n = await expireHolds(db);
       if (n > 0) log.info({ worker: "hold-expirer", expired: n }, "expired holds");
+    }, log),
+    startLoop("usage-hold-expirer", config.HOLD_EXPIRY_INTERVAL_MS, async () => {
+      const n = await expireUsageHolds(db);
+      if (n > 0) log.info({ worker: "usage-hold-expirer", expired: n }, "closed expired usage holds");
     }, log),
     startLoop("journal-sealer", config.JOURNAL_SEAL_INTERVAL_MS, async () => {
       const seal = await sealJournal(db);

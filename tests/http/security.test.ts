@@ -122,7 +122,43 @@ const routes: RouteSecurity[] = [
     otherTenant: (w) => [{ as: "m2", path: `/v1/usage/${w.m1Usage.id}` }, { as: "o2", path: `/v1/usage/${w.m1Usage.id}` }],
   },
   { method: "GET", route: "/v1/usage", allowed: [...everyone], request: () => ({ path: "/v1/usage" }) },
+  {
+    method: "POST", route: "/v1/usage/{id}/reverse", allowed: ["admin", "marketplace"],
+    request: async (w) => {
+      const u = expectStatus(await api.call("POST", "/v1/usage", { key: w.keys.m1, body: w.usage(`rev-${Math.random()}`) }), 201).body;
+      return { path: `/v1/usage/${u.id}/reverse`, body: { reason: "test" } };
+    },
+    otherTenant: (w) => [{ as: "m2", path: `/v1/usage/${w.m1Usage.id}/reverse`, body: { reason: "not mine" } }],
+  },
+  {
+    method: "POST", route: "/v1/holds", allowed: ["admin", "marketplace"],
+    request: (_w, as) => ({ path: "/v1/holds", body: { customer_id: "c1", asset: "USDC", amount: "10", ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
+    otherTenant: () => [{ as: "m2", path: "/v1/holds", body: { customer_id: "m1only", asset: "USDC", amount: "10" } }],
+  },
+  {
+    method: "GET", route: "/v1/holds/{id}", allowed: ["admin", "finance", "marketplace"],
+    request: async (w) => ({ path: `/v1/holds/${await m1UsageHold(w)}` }),
+    otherTenant: () => [{ as: "m2", path: `/v1/holds/${lastHold}` }],
+  },
+  {
+    method: "POST", route: "/v1/holds/{id}/close", allowed: ["admin", "marketplace"],
+    request: async (w) => ({ path: `/v1/holds/${await m1UsageHold(w)}/close` }),
+    otherTenant: () => [{ as: "m2", path: `/v1/holds/${lastHold}/close` }],
+  },
+  ...(["balances", "statement?from=2020-01-01T00:00:00Z&to=2030-01-01T00:00:00Z", "earnings?from=2020-01-01T00:00:00Z&to=2030-01-01T00:00:00Z"] as const).map((view): RouteSecurity => ({
+    method: "GET", route: `/v1/operators/{id}/${view.split("?")[0]}`, allowed: ["admin", "finance", "operator"],
+    request: () => ({ path: `/v1/operators/o1/${view}` }),
+    otherTenant: () => [{ as: "o2", path: `/v1/operators/o1/${view}` }],
+  })),
 ];
+
+let lastHold = "";
+/** A fresh open hold of m1's customer c1. */
+async function m1UsageHold(w: World): Promise<string> {
+  const res = await api.call("POST", "/v1/holds", { key: w.keys.m1, body: { customer_id: "c1", asset: "USDC", amount: "10" } });
+  lastHold = expectStatus(res, 201).body.id;
+  return lastHold;
+}
 
 describe("security of every route", () => {
   for (const spec of routes) {

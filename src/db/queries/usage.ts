@@ -99,13 +99,14 @@ export interface MarketplaceFacts {
   operators: Set<string>; // `${m}|${o}`
   schedules: Map<string, { version: number; effectiveFrom: Date; rules: ConfiguredRule[] }[]>; // by marketplace, newest first
   assets: Map<string, { id: string; scale: number }>; // by code
+  holds: Map<string, { marketplaceId: string; customerId: string; assetId: string; escrowAccountId: string; status: string }>;
 }
 
 export async function loadMarketplaceFacts(
   db: Queryable,
-  wanted: { customers: [string, string][]; operators: [string, string][]; marketplaces: string[]; assetCodes: string[] },
+  wanted: { customers: [string, string][]; operators: [string, string][]; marketplaces: string[]; assetCodes: string[]; holdIds: string[] },
 ): Promise<MarketplaceFacts> {
-  const [customers, operators, schedules, assets] = await Promise.all([
+  const [customers, operators, schedules, assets, holds] = await Promise.all([
     db.query<{ m: string; c: string; billing: "prepaid" | "postpaid" }>(
       `select c.marketplace_id as m, c.id as c, c.billing from unnest($1::text[], $2::text[]) as w(m, c)
          join customers c on c.marketplace_id = w.m and c.id = w.c`,
@@ -119,8 +120,11 @@ export async function loadMarketplaceFacts(
         where marketplace_id = any($1::text[]) order by marketplace_id, effective_from desc`,
       [pgArray(wanted.marketplaces)]),
     db.query<{ id: string; code: string; scale: number }>("select id, code, scale from assets where code = any($1::text[])", [pgArray(wanted.assetCodes)]),
+    wanted.holdIds.length === 0 ? Promise.resolve([]) : db.query<{ id: string; marketplace_id: string; customer_id: string; asset_id: string; escrow_account_id: string; status: string }>(
+      "select id, marketplace_id, customer_id, asset_id, escrow_account_id, status from holds where id = any($1::uuid[])", [pgArray(wanted.holdIds)]),
   ]);
-  const facts: MarketplaceFacts = { customers: new Map(), operators: new Set(), schedules: new Map(), assets: new Map() };
+  const facts: MarketplaceFacts = { customers: new Map(), operators: new Set(), schedules: new Map(), assets: new Map(), holds: new Map() };
+  for (const h of holds) facts.holds.set(h.id, { marketplaceId: h.marketplace_id, customerId: h.customer_id, assetId: h.asset_id, escrowAccountId: h.escrow_account_id, status: h.status });
   for (const c of customers) facts.customers.set(`${c.m}|${c.c}`, c.billing);
   for (const o of operators) facts.operators.add(`${o.m}|${o.o}`);
   for (const s of schedules) {

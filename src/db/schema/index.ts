@@ -10,3 +10,4 @@ export { marketplaces, operators, marketplaceOperators } from "./marketplaces.js
 export { customers } from "./customers.js";
 export { feeSchedules } from "./fee-schedules.js";
 export { usageRecords } from "./usage-records.js";
+export { holds } from "./holds.js";

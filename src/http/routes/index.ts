@@ -4,7 +4,14 @@ import type { AppEnv } from "../env.js";
 import * as createAccount from "./create-account.js";
 import * as createApiKey from "./create-api-key.js";
 import * as createAsset from "./create-asset.js";
+import * as closeHold from "./close-hold.js";
 import * as createCustomer from "./create-customer.js";
+import * as getHold from "./get-hold.js";
+import * as openHold from "./open-hold.js";
+import * as operatorBalances from "./operator-balances.js";
+import * as operatorEarnings from "./operator-earnings.js";
+import * as operatorStatement from "./operator-statement.js";
+import * as reverseUsage from "./reverse-usage.js";
 import * as createDeposit from "./create-deposit.js";
 import * as createMarketplace from "./create-marketplace.js";
 import * as createTransfer from "./create-transfer.js";
@@ -37,7 +44,8 @@ export function registerRoutes(app: OpenAPIHono<AppEnv>): void {
     createAccount, getAccount, getBalance, listEntries,
     createTransfer, getTransfer, postPending, voidPending, reverseTransfer,
     createMarketplace, publishFeeSchedule, listFeeSchedules, registerOperator, createCustomer, createDeposit,
-    createUsage, createUsageBatch, getUsage, listUsage,
+    createUsage, createUsageBatch, getUsage, listUsage, reverseUsage, openHold, getHold, closeHold,
+    operatorBalances, operatorStatement, operatorEarnings,
   ]) {
     route.register(app);
   }

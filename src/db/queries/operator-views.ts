@@ -1,0 +1,64 @@
+import type { Queryable } from "../client.js";
+
+/** Per asset: the operator's payable account and what its usage earned. */
+export async function operatorBalances(db: Queryable, operatorId: string) {
+  return db.query<{
+    asset_id: string; asset_code: string; scale: number; account_id: string;
+    debits_posted: string; credits_posted: string; debits_pending: string; credits_pending: string; earned: string;
+  }>(
+    `select s.id as asset_id, s.code as asset_code, s.scale, a.id as account_id,
+            b.debits_posted::text, b.credits_posted::text, b.debits_pending::text, b.credits_pending::text,
+            coalesce((select sum(u.net) from usage_records u
+                       where u.operator_id = $1 and u.asset_id = s.id
+                         and not exists (select 1 from transfers r where r.reverses_id = u.transfer_id)), 0)::text as earned
+       from accounts a join account_balances b on b.account_id = a.id join assets s on s.id = a.asset_id
+      where a.owner_type = 'operator' and a.owner_id = $1 and a.code = 'operator_payable'
+      order by s.code`,
+    [operatorId],
+  );
+}
+
+/** Entries of the operator's payable accounts booked in [from, to), with the running balance. */
+export async function operatorStatement(db: Queryable, operatorId: string, from: Date, to: Date, assetId?: string) {
+  return db.query<{
+    id: string; asset_id: string; asset_code: string; transfer_id: string; side: "debit" | "credit"; posted_amount: string;
+    pending_amount: string; balance_after: string; effective_at: Date | string; created_at: Date | string; description: string | null;
+  }>(
+    `select e.id::text as id, e.asset_id, s.code as asset_code, e.transfer_id, e.side, e.posted_amount::text, e.pending_amount::text,
+            e.balance_after::text, e.effective_at, e.created_at,
+            coalesce(t.metadata #>> '{usage,external_id}', t.metadata #>> '{usage_reversal,reason}', t.kind) as description
+       from accounts a join entries e on e.account_id = a.id join assets s on s.id = a.asset_id join transfers t on t.id = e.transfer_id
+      where a.owner_type = 'operator' and a.owner_id = $1 and a.code = 'operator_payable'
+        and e.created_at >= $2 and e.created_at < $3 and ($4::uuid is null or e.asset_id = $4)
+      order by e.asset_id, e.id
+      limit 100001`,
+    [operatorId, from.toISOString(), to.toISOString(), assetId ?? null],
+  );
+}
+
+/** The posted balance of each of the operator's payable accounts just before `at` (recording order). */
+export async function operatorOpeningBalances(db: Queryable, operatorId: string, at: Date) {
+  return db.query<{ asset_id: string; balance: string }>(
+    `select a.asset_id,
+            coalesce((select e.balance_after from entries e where e.account_id = a.id and e.created_at < $2 order by e.id desc limit 1), 0)::text as balance
+       from accounts a where a.owner_type = 'operator' and a.owner_id = $1 and a.code = 'operator_payable'`,
+    [operatorId, at.toISOString()],
+  );
+}
+
+export type EarningsGroup = "day" | "resource" | "marketplace";
+
+/** Usage of the operator effective in [from, to), not reversed, grouped; one row per group, asset and unit. */
+export async function operatorEarnings(db: Queryable, operatorId: string, from: Date, to: Date, groupBy: EarningsGroup) {
+  const key = { day: "to_char(u.effective_at at time zone 'UTC', 'YYYY-MM-DD')", resource: "u.resource", marketplace: "u.marketplace_id" }[groupBy];
+  return db.query<{ group_key: string; asset_id: string; asset_code: string; scale: number; unit: string; records: string; quantity: string; gross: string; net: string }>(
+    `select ${key} as group_key, u.asset_id, s.code as asset_code, s.scale, u.unit, count(*)::text as records,
+            sum(u.quantity)::text as quantity, sum(u.gross)::text as gross, sum(u.net)::text as net
+       from usage_records u join assets s on s.id = u.asset_id
+      where u.operator_id = $1 and u.effective_at >= $2 and u.effective_at < $3
+        and not exists (select 1 from transfers r where r.reverses_id = u.transfer_id)
+      group by 1, 2, 3, 4, 5
+      order by 1, 3, 5`,
+    [operatorId, from.toISOString(), to.toISOString()],
+  );
+}

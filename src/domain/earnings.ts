@@ -1,0 +1,41 @@
+import { unitsToDecimal } from "./money.js";
+
+/** Seconds in one unit, for units that measure time; other units have no paid hours. */
+const SECONDS_PER_UNIT: Record<string, bigint> = {
+  gpu_second: 1n, gpu_minute: 60n, gpu_hour: 3600n, cpu_second: 1n, cpu_minute: 60n, cpu_hour: 3600n,
+  second: 1n, minute: 60n, hour: 3600n,
+};
+
+/** An exact non-negative decimal string as digits / 10^exp (any length). */
+function decimal(text: string): { digits: bigint; exp: number } {
+  const [whole, fraction = ""] = text.split(".");
+  return { digits: BigInt(whole! + fraction), exp: fraction.length };
+}
+
+/** Paid hours of a quantity in a time unit, as a decimal string with 6 decimals (rounded down), or null. */
+export function paidHours(quantity: string, unit: string): string | null {
+  const perUnit = SECONDS_PER_UNIT[unit];
+  if (perUnit === undefined) return null;
+  const q = decimal(quantity);
+  const microHours = (q.digits * perUnit * 1_000_000n) / (3600n * 10n ** BigInt(q.exp));
+  return unitsToDecimal(microHours, 6);
+}
+
+/**
+ * What the operator actually realised per hour (or per unit): net in the asset's display units
+ * divided by paid hours (or quantity), rounded down to the asset's smallest unit. Null when there is
+ * nothing to divide by.
+ */
+export function effectiveRate(net: bigint, scale: number, quantity: string, unit: string, per: "hour" | "unit"): string | null {
+  const q = decimal(quantity);
+  let denominatorNum = q.digits; // quantity = digits / 10^exp
+  let denominatorDen = 10n ** BigInt(q.exp);
+  if (per === "hour") {
+    const perUnit = SECONDS_PER_UNIT[unit];
+    if (perUnit === undefined) return null;
+    denominatorNum *= perUnit; // hours = quantity × perUnit / 3600
+    denominatorDen *= 3600n;
+  }
+  if (denominatorNum === 0n) return null;
+  return unitsToDecimal((net * denominatorDen) / denominatorNum, scale);
+}

@@ -1,0 +1,44 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { openHold } from "../../services/holds.js";
+import { roles } from "../auth.js";
+import type { AppEnv } from "../env.js";
+import { idempotentRequest, storeResponse, storedResponse } from "../idempotency.js";
+import { jsonBodyGuard } from "../json-body.js";
+import { Amount } from "../schemas.js";
+import { actingMarketplace } from "../tenancy.js";
+import { AssetCode, PartyIdParam } from "../usage-schemas.js";
+import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
+import { HoldOut, holdOut } from "./hold-schemas.js";
+
+const Body = z
+  .strictObject({
+    customer_id: PartyIdParam, asset: AssetCode, amount: Amount,
+    timeout_seconds: z.number().int().min(1).max(366 * 24 * 3600).optional().openapi({ description: "release what is left after this long" }),
+    marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys only" }),
+  })
+  .openapi("HoldCreate");
+
+const route = createRoute({
+  method: "post", path: "/v1/holds", tags: ["usage"], summary: "Reserve a prepaid customer's funds for a running job (admin, marketplace)", security,
+  middleware: [roles("admin", "marketplace"), jsonBodyGuard] as const,
+  request: { headers: IdempotencyHeader, body: jsonBody(Body) },
+  responses: { 201: json(HoldOut, "reserved"), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const body = c.req.valid("json");
+    const marketplaceId = actingMarketplace(c, body.marketplace_id);
+    const deps = c.get("deps");
+    const req = idempotentRequest(c, body);
+    const replay = await storedResponse(deps.ledger.db, req);
+    if (replay) return replay as never;
+    const hold = await openHold(deps.ledger.db, {
+      marketplaceId, customerId: body.customer_id, asset: body.asset, amount: BigInt(body.amount), timeoutSeconds: body.timeout_seconds,
+      idempotencyKey: `hold:${req.scope.length}:${req.scope}:${req.key}`,
+    });
+    const out = holdOut(hold);
+    await storeResponse(deps.ledger.db, req, 201, out);
+    return c.json(out, 201);
+  });
+}

@@ -1,0 +1,54 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { operatorEarnings } from "../../db/queries/operator-views.js";
+import { effectiveRate, paidHours } from "../../domain/earnings.js";
+import { roles } from "../auth.js";
+import type { AppEnv } from "../env.js";
+import { ApiError } from "../problem.js";
+import { Timestamp } from "../schemas.js";
+import { PartyIdParam } from "../usage-schemas.js";
+import { errorResponses, json, security } from "./common.js";
+import { visibleOperator } from "./operator-access.js";
+
+const Row = z.object({
+  group: z.string(), asset: z.string(), asset_id: z.string(), unit: z.string(), records: z.number().int(),
+  quantity: z.string(), paid_hours: z.string().nullable(), gross: z.string(), fees: z.string(), net: z.string(),
+  effective_rate_per_hour: z.string().nullable().openapi({ description: "net per paid hour, in the asset's display units" }),
+  effective_rate_per_unit: z.string().nullable(),
+}).openapi("EarningsRow");
+
+const route = createRoute({
+  method: "get", path: "/v1/operators/{id}/earnings", tags: ["operators"],
+  summary: "What the operator realised: quantity, paid hours, gross, fees, net and effective rate, grouped",
+  security,
+  middleware: [roles("admin", "finance", "operator")] as const,
+  request: {
+    params: z.object({ id: PartyIdParam }),
+    query: z.object({ from: Timestamp, to: Timestamp, group_by: z.enum(["day", "resource", "marketplace"]).default("day") }),
+  },
+  responses: { 200: json(z.object({ operator_id: z.string(), group_by: z.string(), data: z.array(Row) }), "one row per group, asset and unit"), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const { id } = c.req.valid("param");
+    const q = c.req.valid("query");
+    const from = new Date(q.from);
+    const to = new Date(q.to);
+    if (from >= to) throw new ApiError("invalid_request", "from must be before to", [{ path: "from", message: "must be before to" }]);
+    await visibleOperator(c, id);
+    const rows = await operatorEarnings(c.get("deps").ledger.db, id, from, to, q.group_by);
+    return c.json({
+      operator_id: id,
+      group_by: q.group_by,
+      data: rows.map((r) => {
+        const net = BigInt(r.net);
+        return {
+          group: r.group_key, asset: r.asset_code, asset_id: r.asset_id, unit: r.unit, records: Number(r.records), quantity: r.quantity,
+          paid_hours: paidHours(r.quantity, r.unit), gross: r.gross, fees: (BigInt(r.gross) - net).toString(), net: r.net,
+          effective_rate_per_hour: effectiveRate(net, r.scale, r.quantity, r.unit, "hour"),
+          effective_rate_per_unit: effectiveRate(net, r.scale, r.quantity, r.unit, "unit"),
+        };
+      }),
+    }, 200);
+  });
+}

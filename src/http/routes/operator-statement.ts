@@ -1,0 +1,68 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { operatorOpeningBalances, operatorStatement } from "../../db/queries/operator-views.js";
+import { roles } from "../auth.js";
+import type { AppEnv } from "../env.js";
+import { ApiError } from "../problem.js";
+import { Timestamp, Uuid } from "../schemas.js";
+import { PartyIdParam } from "../usage-schemas.js";
+import { errorResponses, json, security } from "./common.js";
+import { visibleOperator } from "./operator-access.js";
+
+const Line = z.object({
+  entry_id: z.string(), asset_id: z.string(), asset: z.string(), transfer_id: z.string(), description: z.string(),
+  amount: z.string().openapi({ description: "signed: + credited to the operator, − debited" }),
+  balance_after: z.string(), effective_at: Timestamp, booked_at: Timestamp,
+}).openapi("StatementLine");
+
+const route = createRoute({
+  method: "get", path: "/v1/operators/{id}/statement", tags: ["operators"],
+  summary: "Every entry on the operator's payable booked in [from, to), with running balance (JSON, or CSV with format=csv)",
+  security,
+  middleware: [roles("admin", "finance", "operator")] as const,
+  request: {
+    params: z.object({ id: PartyIdParam }),
+    query: z.object({ from: Timestamp, to: Timestamp, asset_id: Uuid.optional(), format: z.enum(["json", "csv"]).default("json") }),
+  },
+  responses: {
+    200: {
+      description: "the statement",
+      content: {
+        "application/json": { schema: z.object({ operator_id: z.string(), from: Timestamp, to: Timestamp, opening: z.array(z.object({ asset_id: z.string(), balance: z.string() })), lines: z.array(Line) }) },
+        "text/csv": { schema: z.string() },
+      },
+    },
+    ...errorResponses,
+  },
+});
+
+const MAX_LINES = 100_000;
+const csvCell = (v: string) => (/[",\n\r]/.test(v) || /^[=+\-@]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const { id } = c.req.valid("param");
+    const q = c.req.valid("query");
+    const from = new Date(q.from);
+    const to = new Date(q.to);
+    if (from >= to) throw new ApiError("invalid_request", "from must be before to", [{ path: "from", message: "must be before to" }]);
+    await visibleOperator(c, id);
+    const db = c.get("deps").ledger.db;
+    const rows = await operatorStatement(db, id, from, to, q.asset_id);
+    if (rows.length > MAX_LINES) throw new ApiError("invalid_request", `more than ${MAX_LINES} entries in this period: ask for a shorter one`, [{ path: "to", message: "period too long" }]);
+    const lines = rows.map((r) => ({
+      entry_id: r.id, asset_id: r.asset_id, asset: r.asset_code, transfer_id: r.transfer_id, description: r.description ?? "",
+      amount: (r.side === "credit" ? BigInt(r.posted_amount) : -BigInt(r.posted_amount)).toString(),
+      balance_after: r.balance_after, effective_at: new Date(r.effective_at).toISOString(), booked_at: new Date(r.created_at).toISOString(),
+    })).filter((l) => l.amount !== "0");
+    const opening = (await operatorOpeningBalances(db, id, from)).filter((o) => q.asset_id === undefined || o.asset_id === q.asset_id);
+    if (q.format === "csv") {
+      const header = "entry_id,asset,transfer_id,description,amount,balance_after,effective_at,booked_at";
+      const body = lines.map((l) => [l.entry_id, l.asset, l.transfer_id, l.description, l.amount, l.balance_after, l.effective_at, l.booked_at].map(csvCell).join(","));
+      return c.body([header, ...body].join("\n") + "\n", 200, {
+        "content-type": "text/csv; charset=utf-8",
+        "content-disposition": `attachment; filename="statement-${id}-${q.from.slice(0, 10)}-${q.to.slice(0, 10)}.csv"`,
+      }) as never;
+    }
+    return c.json({ operator_id: id, from: from.toISOString(), to: to.toISOString(), opening, lines }, 200) as never;
+  });
+}

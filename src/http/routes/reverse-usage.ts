@@ -1,0 +1,40 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { getUsage } from "../../db/queries/usage.js";
+import { reverseUsage } from "../../services/reverse-usage.js";
+import { roles } from "../auth.js";
+import type { AppEnv } from "../env.js";
+import { idempotentRequest, storeResponse, storedResponse } from "../idempotency.js";
+import { jsonBodyGuard } from "../json-body.js";
+import { ApiError } from "../problem.js";
+import { IdParam, Uuid } from "../schemas.js";
+import { UsageRecordOut, usageOut } from "../usage-schemas.js";
+import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
+
+const Body = z.strictObject({ reason: z.string().min(1).max(500).openapi({ example: "duplicate meter reading" }) }).openapi("UsageReverse");
+
+const route = createRoute({
+  method: "post", path: "/v1/usage/{id}/reverse", tags: ["usage"],
+  summary: "Correct a usage record with a reversal transfer (admin, its marketplace)",
+  security,
+  middleware: [roles("admin", "marketplace"), jsonBodyGuard] as const,
+  request: { params: IdParam, headers: IdempotencyHeader, body: jsonBody(Body) },
+  responses: { 201: json(z.object({ record: UsageRecordOut, reversal_transfer_id: Uuid }).openapi("UsageReversal"), "reversed"), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const { id } = c.req.valid("param");
+    const { reason } = c.req.valid("json");
+    const deps = c.get("deps");
+    const req = idempotentRequest(c, { reason });
+    const replay = await storedResponse(deps.ledger.db, req);
+    if (replay) return replay as never;
+    const usage = await getUsage(deps.ledger.db, id);
+    const p = c.get("principal");
+    if (!usage || (p.role === "marketplace" && usage.marketplaceId !== p.scopeId)) throw new ApiError("usage_not_found", `usage record ${id} does not exist`);
+    const { record, reversalId } = await reverseUsage(deps.ledger.db, usage, reason);
+    const out = { record: usageOut(record), reversal_transfer_id: reversalId };
+    await storeResponse(deps.ledger.db, req, 201, out);
+    return c.json(out, 201);
+  });
+}
