@@ -48,7 +48,13 @@ export interface WriteOptions {
  * same idempotency key first, the unique index stops this insert and the batch is re-run, which
  * then replays the stored transfer.
  */
-export async function writeTransfers(db: Database, inputs: TransferInput[], options: WriteOptions = {}): Promise<TransferResult[]> {
+/**
+ * Requests, or a function that prepares them inside the batch's transaction (e.g. opening the
+ * accounts they use on first use, so that a batch rolled back leaves no account behind either).
+ */
+export type BatchInputs = TransferInput[] | ((tx: Queryable) => Promise<TransferInput[]>);
+
+export async function writeTransfers(db: Database, inputs: BatchInputs, options: WriteOptions = {}): Promise<TransferResult[]> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await attemptBatch(db, inputs, options);
@@ -59,11 +65,12 @@ export async function writeTransfers(db: Database, inputs: TransferInput[], opti
   }
 }
 
-async function attemptBatch(db: Database, inputs: TransferInput[], options: WriteOptions): Promise<TransferResult[]> {
+async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOptions): Promise<TransferResult[]> {
   const outcomes: BatchOutcome[] = [];
   let now = new Date();
 
   await db.transaction(async (tx) => {
+    const inputs = typeof batch === "function" ? await batch(tx) : batch;
     const valid = inputs.filter((input) => isValid(input));
     const keys = [...new Set(valid.map((i) => i.idempotencyKey))];
     const head = await tx.query<{ now: Date | string; existing: { id: string; key: string; hash: string }[] | null }>(

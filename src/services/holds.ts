@@ -63,14 +63,21 @@ export async function openHold(
   const id = uuidv7();
   const from = chart.customer(asset.id, input.marketplaceId, input.customerId, true);
   const escrow = chart.holdEscrow(asset.id, input.marketplaceId, id, input.customerId);
-  const accounts = await ensureAccounts(db, [from, escrow]);
-  const [result] = await writeTransfers(db, [{
-    kind: "standard",
-    idempotencyKey: input.idempotencyKey,
-    metadata: { hold: { id, customer_id: input.customerId } },
-    legs: [{ debitAccountId: accounts.get(specKey(from))!, creditAccountId: accounts.get(specKey(escrow))!, amount: input.amount }],
-  }], {
+  let accounts = new Map<string, string>();
+  // The escrow account is opened in the same transaction, and a refusal rolls it back: a refused
+  // hold leaves nothing behind.
+  const prepare = async (tx: Queryable) => {
+    accounts = await ensureAccounts(tx, [from, escrow]);
+    return [{
+      kind: "standard" as const,
+      idempotencyKey: input.idempotencyKey,
+      metadata: { hold: { id, customer_id: input.customerId } },
+      legs: [{ debitAccountId: accounts.get(specKey(from))!, creditAccountId: accounts.get(specKey(escrow))!, amount: input.amount }],
+    }];
+  };
+  const [result] = await writeTransfers(db, prepare, {
     afterWrite: async (tx, [outcome]) => {
+      if (outcome?.kind === "refused") throw outcome.error;
       if (outcome?.kind !== "created") return;
       await tx.query(
         `insert into holds (id, marketplace_id, customer_id, asset_id, amount, escrow_account_id, open_transfer_id, status, expires_at)

@@ -4,7 +4,7 @@ import { uuidv7 } from "../domain/ids.js";
 import { parseUnits } from "../domain/money.js";
 import { grossFromPrice, parseDecimal, resolveRule, splitGross, type Split } from "../domain/rating.js";
 import type { TransferInput } from "../domain/transfers.js";
-import type { Database } from "../db/client.js";
+import type { Database, Queryable } from "../db/client.js";
 import { chart, ensureAccounts, specKey, type AccountSpec } from "../db/ensure-accounts.js";
 import { findUsageByExternalIds, loadMarketplaceFacts, type MarketplaceFacts, type UsageRecord } from "../db/queries/usage.js";
 import { Contended, writeTransfers, type BatchOutcome } from "../db/transfer-writer.js";
@@ -59,6 +59,8 @@ interface Planned {
 }
 
 class AtomicAbort extends Error {}
+/** Every request was refused or replayed: roll back, so that no account opened for them remains. */
+class NothingWritten extends Error {}
 
 const usageKey = (m: string, ext: string) => `${m}|${ext}`;
 /** The ledger idempotency key of a record's transfer: unambiguous for any marketplace id and external id. */
@@ -115,15 +117,21 @@ export async function ingestUsage(db: Database, items: UsageItem[], options: { a
   if (options.atomic && results.some((r) => r?.status === "rejected")) return abortAll(results);
   if (planned.length === 0) return finish(db, items, results, firstInBatch);
 
-  const accounts = await ensureAccounts(db, planned.flatMap((p) => ["accountId" in p.payer ? [] : [p.payer], p.operator, ...p.fees].flat()));
-  const inputs = planned.map((p) => toTransfer(p, accounts));
+  let accounts = new Map<string, string>();
   let outcomes: BatchOutcome[] = [];
   let records = new Map<number, UsageRecord>();
   try {
-    await writeTransfers(db, inputs, {
+    // Accounts are opened on first use inside the batch's transaction: a batch that writes nothing
+    // (all refused, or an atomic abort) leaves no account behind.
+    const prepare = async (tx: Queryable) => {
+      accounts = await ensureAccounts(tx, planned.flatMap((p) => ["accountId" in p.payer ? [] : [p.payer], p.operator, ...p.fees].flat()));
+      return planned.map((p) => toTransfer(p, accounts));
+    };
+    await writeTransfers(db, prepare, {
       afterWrite: async (tx, written) => {
         outcomes = written;
         if (options.atomic && written.some((o) => o.kind === "refused")) throw new AtomicAbort();
+        if (!written.some((o) => o.kind === "created")) throw new NothingWritten();
         const [{ now: createdAt }] = (await tx.query<{ now: Date | string }>("select now() as now")) as [{ now: Date | string }];
         records = new Map();
         planned.forEach((p, k) => {
@@ -134,6 +142,13 @@ export async function ingestUsage(db: Database, items: UsageItem[], options: { a
       },
     });
   } catch (err) {
+    if (err instanceof NothingWritten) {
+      planned.forEach((p, k) => {
+        const o = outcomes[k]!;
+        if (o.kind === "refused") results[p.index] = { status: "rejected", error: o.error };
+      });
+      return finish(db, items, results, firstInBatch);
+    }
     if (!(err instanceof AtomicAbort)) throw err;
     planned.forEach((p, k) => {
       const o = outcomes[k]!;
