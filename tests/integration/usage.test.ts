@@ -4,6 +4,7 @@ import { closeLedgerContext, createLedgerContext, type LedgerContext } from "../
 import { publishFeeSchedule } from "../../src/services/fee-schedules.js";
 import { ingestUsage, type UsageResult } from "../../src/services/ingest-usage.js";
 import { getTransfer } from "../../src/db/queries/transfers.js";
+import { expireHolds as expireUsageHolds, getHold, openHold } from "../../src/services/holds.js";
 import { freshDatabase, NEEDS_PG, onRealPostgres, type TestDatabase } from "../support/db.js";
 import { sumOf, usageWorld } from "../support/usage-world.js";
 
@@ -141,5 +142,65 @@ describe.skipIf(!onRealPostgres)(`usage under concurrency ${NEEDS_PG}`, () => {
     expect(accepted).toBe(33); // floor(1,000,000 / 30,000)
     expect(results.filter((r) => r.status === "rejected").every((r) => r.status === "rejected" && r.error.code === "exceeds_credits")).toBe(true);
     expect(await w.posted(w.accounts.prepaid)).toBe(1_000_000n - 33n * 30_000n);
+  });
+});
+
+/** Counts the statements sent to the database, by their first words. */
+function countStatements(target: LedgerContext["db"]) {
+  const counts = new Map<string, number>();
+  const note = (text: string) => {
+    const key = text.trim().replace(/\s+/g, " ").split(" ").slice(0, 3).join(" ").toLowerCase();
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  };
+  const query = target.query.bind(target);
+  const transaction = target.transaction.bind(target);
+  const spy = Object.assign(Object.create(target), {
+    query: (text: string, params?: unknown[]) => (note(text), query(text, params)),
+    transaction: <T>(fn: (tx: { query: typeof query }) => Promise<T>) =>
+      transaction((tx) => fn({ query: (text: string, params?: unknown[]) => (note(text), tx.query(text, params)) })),
+  });
+  return { spy, counts };
+}
+
+describe("how usage is written", () => {
+  it("a batch writes set-based: the same statements for 10 records as for 500", async () => {
+    const w = await usageWorld(ctx, 10n ** 15n);
+    const run = async (n: number, tag: string) => {
+      const { spy, counts } = countStatements(db);
+      const items = Array.from({ length: n }, (_, i) => ({ marketplaceId: w.m, input: w.record(`${tag}-${i}`, { operatorId: w.operators[i % 3]!, amount: "1000", unitPrice: undefined }) }));
+      const results = await ingestUsage(spy, items);
+      expect(results.every((r) => r.status === "accepted")).toBe(true);
+      return counts;
+    };
+    await run(3, "warm"); // first use opens the accounts
+    const small = await run(10, "small");
+    const large = await run(500, "large");
+    expect([...large.entries()].sort()).toEqual([...small.entries()].sort());
+    expect(large.get("insert into entries")).toBe(1);
+    expect(large.get("insert into transfers")).toBe(1);
+    expect(large.get("insert into usage_records")).toBe(1);
+  });
+
+  it("single records go through the group committer: concurrent records share transactions", async () => {
+    const w = await usageWorld(ctx, 10n ** 15n);
+    const { spy, counts } = countStatements(db);
+    const committed = createLedgerContext(spy, { maxConcurrent: 1 });
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) =>
+      committed.usage.submit({ marketplaceId: w.m, input: w.record(`gc-${i}`, { amount: "1000", unitPrice: undefined }) })));
+    await closeLedgerContext(committed);
+    expect(results.every((r) => r.status === "accepted")).toBe(true);
+    expect(counts.get("insert into transfers")!).toBeLessThan(10);
+  });
+
+  it("a hold that times out is closed by the expirer and its remainder returned", async () => {
+    const w = await usageWorld(ctx, 10_000_000n);
+    const hold = await openHold(db, { marketplaceId: w.m, customerId: "prepaid", asset: w.asset.code, amount: 4_000_000n, timeoutSeconds: 1, idempotencyKey: `hold-${w.m}` });
+    expect(await w.posted(w.accounts.prepaid)).toBe(6_000_000n);
+    const used = await ctx.usage.submit({ marketplaceId: w.m, input: w.record("on-hold", { holdId: hold.id, amount: "1000000", unitPrice: undefined }) });
+    expect(used.status).toBe("accepted");
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(await expireUsageHolds(db)).toBeGreaterThanOrEqual(1);
+    expect(await getHold(db, hold.id)).toMatchObject({ status: "expired", remaining: 0n });
+    expect(await w.posted(w.accounts.prepaid)).toBe(9_000_000n);
   });
 });
