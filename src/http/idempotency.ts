@@ -83,3 +83,24 @@ export async function idempotently(
   }
   throw new ApiError("idempotency_conflict", `another request with Idempotency-Key "${req.key}" is in progress; retry later`);
 }
+
+/**
+ * For writes that keep their own idempotency in the ledger (transfers, usage, holds, deposits):
+ * answer a retry from the stored response, or run the write and store its response after it
+ * committed. `ledgerKey` gives the write a ledger idempotency key derived from the tenant and the
+ * header key, so a retry after a crash between commit and store is still written once.
+ */
+export async function replayOrRun(
+  c: Context<AppEnv>,
+  body: unknown,
+  write: (ledgerKey: (prefix: string) => string) => Promise<{ status: 200 | 201; body: unknown }>,
+): Promise<Response> {
+  const req = idempotentRequest(c, body);
+  const db = c.get("deps").ledger.db;
+  const replay = await storedResponse(db, req);
+  if (replay) return replay;
+  // Length-prefixed parts, so that no tenant and header key can spell another's ledger key.
+  const out = await write((prefix) => `${prefix}:${req.scope.length}:${req.scope}:${req.key.length}:${req.key}`);
+  await storeResponse(db, req, out.status, out.body);
+  return c.json(out.body as object, out.status);
+}

@@ -3,7 +3,7 @@ import { depositForCustomer } from "../../services/deposit.js";
 import { getCustomer } from "../../services/marketplaces.js";
 import { roles } from "../auth.js";
 import type { AppEnv } from "../env.js";
-import { idempotentRequest, storeResponse, storedResponse } from "../idempotency.js";
+import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
 import { Amount, Metadata, Transfer } from "../schemas.js";
@@ -31,17 +31,13 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const body = c.req.valid("json");
     const marketplaceId = actingMarketplace(c, body.marketplace_id);
     const deps = c.get("deps");
-    const req = idempotentRequest(c, body);
-    const replay = await storedResponse(deps.ledger.db, req);
-    if (replay) return replay as never;
-    if (!(await getCustomer(deps.ledger.db, marketplaceId, id))) throw new ApiError("customer_not_found", `customer ${id} does not exist`);
-    const result = await depositForCustomer(deps.ledger, {
-      marketplaceId, customerId: id, asset: body.asset, amount: BigInt(body.amount), metadata: body.metadata,
-      idempotencyKey: `deposit:${req.scope.length}:${req.scope}:${req.key}`,
-    });
-    if (!result.ok) throw ApiError.from(result.error);
-    const out = transferOut(result.transfer);
-    await storeResponse(deps.ledger.db, req, 201, out);
-    return c.json(out, 201);
+    return replayOrRun(c, body, async (ledgerKey) => {
+      if (!(await getCustomer(deps.ledger.db, marketplaceId, id))) throw new ApiError("customer_not_found", `customer ${id} does not exist`);
+      const result = await depositForCustomer(deps.ledger, {
+        marketplaceId, customerId: id, asset: body.asset, amount: BigInt(body.amount), metadata: body.metadata, idempotencyKey: ledgerKey("deposit"),
+      });
+      if (!result.ok) throw ApiError.from(result.error);
+      return { status: 201, body: transferOut(result.transfer) };
+    }) as never;
   });
 }

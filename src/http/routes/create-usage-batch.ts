@@ -1,9 +1,10 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Database } from "../../db/client.js";
 import { LedgerError } from "../../domain/errors.js";
 import { ingestUsage, type UsageItem, type UsageResult } from "../../services/ingest-usage.js";
 import { roles } from "../auth.js";
 import type { AppEnv } from "../env.js";
-import { idempotentRequest, storeResponse, storedResponse } from "../idempotency.js";
+import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { ApiError, Problem, problemBody } from "../problem.js";
 import { actingMarketplace } from "../tenancy.js";
@@ -43,42 +44,41 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
     const marketplaceId = actingMarketplace(c, body.marketplace_id);
-    const deps = c.get("deps");
-    const req = idempotentRequest(c, body);
-    const replay = await storedResponse(deps.ledger.db, req);
-    if (replay) return replay as never;
-
-    // Each record is checked on its own: a malformed one is rejected without failing the others.
-    const results: (UsageResult | undefined)[] = new Array(body.records.length);
-    const items: UsageItem[] = [];
-    const at: number[] = [];
-    body.records.forEach((raw, i) => {
-      const parsed = UsageIn.safeParse(raw);
-      if (parsed.success) {
-        items.push({ marketplaceId, input: toUsageInput(parsed.data) });
-        at.push(i);
-      } else {
-        const issues = parsed.error.issues.map((x) => ({ path: x.path.join(".") || "(record)", message: x.message }));
-        results[i] = { status: "rejected", error: new LedgerError("invalid_request", issues.map((x) => `${x.path}: ${x.message}`).join("; "), issues) };
-      }
-    });
-    if (body.atomic && items.length < body.records.length) {
-      for (const i of at) results[i] = { status: "rejected", error: new LedgerError("atomic_batch_aborted", "not written: another record of this atomic batch was rejected") };
-    } else {
-      const written = await ingestUsage(deps.ledger.db, items, { atomic: body.atomic });
-      written.forEach((r, k) => (results[at[k]!] = r));
-    }
-    const out = {
-      summary: { accepted: 0, duplicate: 0, rejected: 0 },
-      results: (results as UsageResult[]).map((r) => {
-        const s = r.status;
-        return s === "rejected" ? { status: s, error: wireProblem(r.error) } : { status: s, record: usageOut(r.record) };
-      }),
-    };
-    for (const r of out.results) out.summary[r.status]++;
-    await storeResponse(deps.ledger.db, req, 200, out);
-    return c.json(out, 200);
+    return replayOrRun(c, body, async () => ({ status: 200, body: await ingestBatch(c.get("deps").ledger.db, marketplaceId, body) })) as never;
   });
+}
+
+/** Each record is checked on its own, then the valid ones are ingested in one set-based batch. */
+async function ingestBatch(db: Database, marketplaceId: string, body: { records: unknown[]; atomic: boolean }) {
+  // Each record is checked on its own: a malformed one is rejected without failing the others.
+  const results: (UsageResult | undefined)[] = new Array(body.records.length);
+  const items: UsageItem[] = [];
+  const at: number[] = [];
+  body.records.forEach((raw, i) => {
+    const parsed = UsageIn.safeParse(raw);
+    if (parsed.success) {
+      items.push({ marketplaceId, input: toUsageInput(parsed.data) });
+      at.push(i);
+    } else {
+      const issues = parsed.error.issues.map((x) => ({ path: x.path.join(".") || "(record)", message: x.message }));
+      results[i] = { status: "rejected", error: new LedgerError("invalid_request", issues.map((x) => `${x.path}: ${x.message}`).join("; "), issues) };
+    }
+  });
+  if (body.atomic && items.length < body.records.length) {
+    for (const i of at) results[i] = { status: "rejected", error: new LedgerError("atomic_batch_aborted", "not written: another record of this atomic batch was rejected") };
+  } else {
+    const written = await ingestUsage(db, items, { atomic: body.atomic });
+    written.forEach((r, k) => (results[at[k]!] = r));
+  }
+  const out = {
+    summary: { accepted: 0, duplicate: 0, rejected: 0 },
+    results: (results as UsageResult[]).map((r) => {
+      const s = r.status;
+      return s === "rejected" ? { status: s, error: wireProblem(r.error) } : { status: s, record: usageOut(r.record) };
+    }),
+  };
+  for (const r of out.results) out.summary[r.status]++;
+  return out;
 }
 
 function wireProblem(err: LedgerError) {

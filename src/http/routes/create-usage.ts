@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { roles } from "../auth.js";
 import type { AppEnv } from "../env.js";
-import { idempotentRequest, storeResponse, storedResponse } from "../idempotency.js";
+import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
 import { actingMarketplace } from "../tenancy.js";
@@ -23,15 +23,11 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { marketplace_id, ...record } = c.req.valid("json");
     const marketplaceId = actingMarketplace(c, marketplace_id);
-    const deps = c.get("deps");
-    const req = idempotentRequest(c, { marketplace_id, ...record });
-    const replay = await storedResponse(deps.ledger.db, req);
-    if (replay) return replay as never;
-    const result = await deps.ledger.usage.submit({ marketplaceId, input: toUsageInput(record) });
-    if (result.status === "rejected") throw ApiError.from(result.error);
-    const status = result.status === "accepted" ? 201 : 200;
-    const out = usageOut(result.record);
-    await storeResponse(deps.ledger.db, req, status, out);
-    return c.json(out, status);
+    // The record's own idempotency is (marketplace, external_id); the header key only replays the answer.
+    return replayOrRun(c, { marketplace_id, ...record }, async () => {
+      const result = await c.get("deps").ledger.usage.submit({ marketplaceId, input: toUsageInput(record) });
+      if (result.status === "rejected") throw ApiError.from(result.error);
+      return { status: result.status === "accepted" ? 201 : 200, body: usageOut(result.record) };
+    }) as never;
   });
 }

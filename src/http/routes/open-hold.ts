@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { openHold } from "../../services/holds.js";
 import { roles } from "../auth.js";
 import type { AppEnv } from "../env.js";
-import { idempotentRequest, storeResponse, storedResponse } from "../idempotency.js";
+import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Amount } from "../schemas.js";
 import { actingMarketplace } from "../tenancy.js";
@@ -29,16 +29,12 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
     const marketplaceId = actingMarketplace(c, body.marketplace_id);
-    const deps = c.get("deps");
-    const req = idempotentRequest(c, body);
-    const replay = await storedResponse(deps.ledger.db, req);
-    if (replay) return replay as never;
-    const hold = await openHold(deps.ledger.db, {
-      marketplaceId, customerId: body.customer_id, asset: body.asset, amount: BigInt(body.amount), timeoutSeconds: body.timeout_seconds,
-      idempotencyKey: `hold:${req.scope.length}:${req.scope}:${req.key}`,
-    });
-    const out = holdOut(hold);
-    await storeResponse(deps.ledger.db, req, 201, out);
-    return c.json(out, 201);
+    return replayOrRun(c, body, async (ledgerKey) => {
+      const hold = await openHold(c.get("deps").ledger.db, {
+        marketplaceId, customerId: body.customer_id, asset: body.asset, amount: BigInt(body.amount), timeoutSeconds: body.timeout_seconds,
+        idempotencyKey: ledgerKey("hold"),
+      });
+      return { status: 201, body: holdOut(hold) };
+    }) as never;
   });
 }

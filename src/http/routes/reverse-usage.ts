@@ -3,7 +3,7 @@ import { getUsage } from "../../db/queries/usage.js";
 import { reverseUsage } from "../../services/reverse-usage.js";
 import { roles } from "../auth.js";
 import type { AppEnv } from "../env.js";
-import { idempotentRequest, storeResponse, storedResponse } from "../idempotency.js";
+import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
 import { IdParam, Uuid } from "../schemas.js";
@@ -25,16 +25,13 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
     const { reason } = c.req.valid("json");
-    const deps = c.get("deps");
-    const req = idempotentRequest(c, { reason });
-    const replay = await storedResponse(deps.ledger.db, req);
-    if (replay) return replay as never;
-    const usage = await getUsage(deps.ledger.db, id);
-    const p = c.get("principal");
-    if (!usage || (p.role === "marketplace" && usage.marketplaceId !== p.scopeId)) throw new ApiError("usage_not_found", `usage record ${id} does not exist`);
-    const { record, reversalId } = await reverseUsage(deps.ledger.db, usage, reason);
-    const out = { record: usageOut(record), reversal_transfer_id: reversalId };
-    await storeResponse(deps.ledger.db, req, 201, out);
-    return c.json(out, 201);
+    const db = c.get("deps").ledger.db;
+    return replayOrRun(c, { reason }, async () => {
+      const usage = await getUsage(db, id);
+      const p = c.get("principal");
+      if (!usage || (p.role === "marketplace" && usage.marketplaceId !== p.scopeId)) throw new ApiError("usage_not_found", `usage record ${id} does not exist`);
+      const { record, reversalId } = await reverseUsage(db, usage, reason);
+      return { status: 201, body: { record: usageOut(record), reversal_transfer_id: reversalId } };
+    }) as never;
   });
 }
