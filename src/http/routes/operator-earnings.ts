@@ -3,11 +3,10 @@ import { operatorEarnings } from "../../db/queries/operator-views.js";
 import { effectiveRate, paidHours } from "../../domain/earnings.js";
 import { roles } from "../auth.js";
 import type { AppEnv } from "../env.js";
-import { ApiError } from "../problem.js";
 import { Timestamp } from "../schemas.js";
 import { PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, json, security } from "./common.js";
-import { visibleOperator } from "./operator-access.js";
+import { period, visibleOperator } from "./operator-access.js";
 
 const Row = z.object({
   group: z.string(), asset: z.string(), asset_id: z.string(), unit: z.string(), records: z.number().int(),
@@ -32,9 +31,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
     const q = c.req.valid("query");
-    const from = new Date(q.from);
-    const to = new Date(q.to);
-    if (from >= to) throw new ApiError("invalid_request", "from must be before to", [{ path: "from", message: "must be before to" }]);
+    const { from, to } = period(q);
     await visibleOperator(c, id);
     const rows = await operatorEarnings(c.get("deps").ledger.db, id, from, to, q.group_by);
     return c.json({

@@ -6,7 +6,7 @@ import { ApiError } from "../problem.js";
 import { Timestamp, Uuid } from "../schemas.js";
 import { PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, json, security } from "./common.js";
-import { visibleOperator } from "./operator-access.js";
+import { period, visibleOperator } from "./operator-access.js";
 
 const Line = z.object({
   entry_id: z.string(), asset_id: z.string(), asset: z.string(), transfer_id: z.string(), description: z.string(),
@@ -42,9 +42,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
     const q = c.req.valid("query");
-    const from = new Date(q.from);
-    const to = new Date(q.to);
-    if (from >= to) throw new ApiError("invalid_request", "from must be before to", [{ path: "from", message: "must be before to" }]);
+    const { from, to } = period(q);
     await visibleOperator(c, id);
     const db = c.get("deps").ledger.db;
     const rows = await operatorStatement(db, id, from, to, q.asset_id);
