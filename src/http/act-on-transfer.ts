@@ -15,7 +15,11 @@ type Unkeyed = Action extends infer T ? (T extends Action ? Omit<T, "idempotency
 export async function actOnTransfer(c: Context<AppEnv>, id: string, body: unknown, input: Unkeyed): Promise<Response> {
   const target = await visibleTransfer(c, id);
   const unusable = await unusableAccounts(c, target.legs.flatMap((l) => [l.debitAccountId, l.creditAccountId]));
-  if (unusable.size > 0) throw new ApiError("transfer_not_found", `transfer ${id} does not exist`);
+  // Visible but touching accounts this key may not move money on (e.g. an operator's payable):
+  // saying so leaks nothing, since the key can read the transfer.
+  if (unusable.size > 0) {
+    throw new ApiError("forbidden", `transfer ${id} touches accounts outside your marketplace; correct usage with POST /v1/usage/{id}/reverse`);
+  }
   return submitTransfer(c, body, input);
 }
 

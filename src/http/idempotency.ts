@@ -93,7 +93,7 @@ export async function idempotently(
 export async function replayOrRun(
   c: Context<AppEnv>,
   body: unknown,
-  write: (ledgerKey: (prefix: string) => string) => Promise<{ status: 200 | 201; body: unknown }>,
+  write: (ledgerKey: (prefix: string) => string) => Promise<{ status: 200 | 201; body: unknown; remember?: boolean }>,
 ): Promise<Response> {
   const req = idempotentRequest(c, body);
   const db = c.get("deps").ledger.db;
@@ -101,6 +101,8 @@ export async function replayOrRun(
   if (replay) return replay;
   // Length-prefixed parts, so that no tenant and header key can spell another's ledger key.
   const out = await write((prefix) => `${prefix}:${req.scope.length}:${req.scope}:${req.key.length}:${req.key}`);
-  await storeResponse(db, req, out.status, out.body);
+  // A batch answer with refused items is not remembered, like any refusal: a retry re-evaluates
+  // them (items already written then answer as duplicates / replays).
+  if (out.remember !== false) await storeResponse(db, req, out.status, out.body);
   return c.json(out.body as object, out.status);
 }

@@ -23,6 +23,10 @@ export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
   const media = type.split(";")[0]!.trim().toLowerCase();
   if (media !== "application/json") throw new ApiError("unsupported_media_type", `send the body as 'Content-Type: application/json' (got '${media}')`);
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(type)?.[1]?.toLowerCase();
+  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") {
+    throw new ApiError("unsupported_media_type", `JSON bodies are UTF-8 (got charset=${charset})`);
+  }
   const encoding = c.req.header("content-encoding");
   if (encoding !== undefined && encoding.trim().toLowerCase() !== "identity") {
     throw new ApiError("unsupported_media_type", `compressed bodies are not accepted (Content-Encoding: ${encoding})`);

@@ -57,6 +57,6 @@ export async function submitTransferBatch(
       }
       return { status: "created" as const, transfer: transferOut(asCreated(r)) };
     });
-    return { status: 200, body: { results } };
+    return { status: 200, body: { results }, remember: results.every((r) => r.status === "created") };
   });
 }

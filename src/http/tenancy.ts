@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { getMarketplace } from "../services/marketplaces.js";
 import type { AppEnv } from "./env.js";
 import { ApiError } from "./problem.js";
 
@@ -6,7 +7,7 @@ import { ApiError } from "./problem.js";
  * The marketplace a request acts for: a marketplace key's own (naming another is 403), or the
  * `marketplace_id` an admin names (required).
  */
-export function actingMarketplace(c: Context<AppEnv>, given: string | undefined): string {
+export async function actingMarketplace(c: Context<AppEnv>, given: string | undefined): Promise<string> {
   const p = c.get("principal");
   if (p.role === "marketplace") {
     if (given !== undefined && given !== p.scopeId) throw new ApiError("forbidden", "a marketplace key can only act for its own marketplace");
@@ -14,6 +15,7 @@ export function actingMarketplace(c: Context<AppEnv>, given: string | undefined)
   }
   if (p.role === "admin") {
     if (given === undefined) throw new ApiError("invalid_request", "admin keys must name the marketplace_id they act for", [{ path: "marketplace_id", message: "is required for admin keys" }]);
+    if (!(await getMarketplace(c.get("deps").ledger.db, given))) throw new ApiError("marketplace_not_found", `marketplace ${given} does not exist`);
     return given;
   }
   throw new ApiError("forbidden", `a ${p.role} key may not do this`);

@@ -6,7 +6,8 @@ export const PartyIdParam = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "mus
 export const AssetCode = z.string().regex(/^[A-Z0-9][A-Z0-9._-]{0,31}$/, "must be an asset code such as USDC");
 export const DecimalText = z
   .string({ error: (i) => (i.input === undefined ? "is required" : "must be a decimal number as a string, e.g. \"3600\" or \"0.000694\"") })
-  .regex(/^(0|[1-9][0-9]{0,39})(\.[0-9]{1,18})?$/, "must be a non-negative decimal as a string with at most 18 decimals, e.g. \"0.000694\"");
+  .regex(/^(0|[1-9][0-9]{0,39})(\.[0-9]{1,18})?$/, "must be a non-negative decimal as a string with at most 18 decimals, e.g. \"0.000694\"")
+  .refine((v) => v.replace(".", "").length <= 40, "must have at most 40 digits in all");
 
 const UsageFields = z.strictObject({
     external_id: z.string().regex(/^[\x21-\x7e]{1,200}$/, "must be 1-200 printable characters without spaces").openapi({ example: "job-42:hour-7" }),

@@ -4,6 +4,7 @@ import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
 import type { Queryable } from "../db/client.js";
 import { API_KEY_COLUMNS, findActiveKeyByPrefix, toApiKey, type ApiKey } from "../db/queries/api-keys.js";
+import { getMarketplace, getOperator } from "./marketplaces.js";
 import type { Principal } from "./principal.js";
 import { parseInput } from "./validation.js";
 
@@ -19,7 +20,7 @@ export const ApiKeyInput = z
   .strictObject({
     name: z.string().min(1).max(100).regex(/^[^\u0000]*$/, "must not contain NUL characters"),
     role: z.enum(["admin", "finance", "marketplace", "operator"]),
-    scopeId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/, "must be 1-100 characters of letters, digits, '_', '.', ':' or '-'").optional(),
+    scopeId: z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be the id of an existing marketplace or operator").optional(),
   })
   .refine((k) => (k.scopeId !== undefined) === (k.role === "marketplace" || k.role === "operator"), {
     message: "marketplace and operator keys need the id they act for; admin and finance keys take none",
@@ -30,6 +31,13 @@ export type ApiKeyInput = z.input<typeof ApiKeyInput>;
 /** Creates a key; the returned secret is shown once and cannot be recovered. */
 export async function createApiKey(db: Queryable, raw: ApiKeyInput): Promise<ApiKey & { secret: string }> {
   const input = parseInput(ApiKeyInput, raw);
+  // A key for a tenant that does not exist yet would gain its data the day someone creates it.
+  if (input.role === "marketplace" && !(await getMarketplace(db, input.scopeId!))) {
+    throw new LedgerError("marketplace_not_found", `marketplace ${input.scopeId} does not exist`, [{ path: "scopeId", message: "does not exist" }]);
+  }
+  if (input.role === "operator" && !(await getOperator(db, input.scopeId!))) {
+    throw new LedgerError("operator_not_found", `operator ${input.scopeId} does not exist`, [{ path: "scopeId", message: "does not exist" }]);
+  }
   const prefix = randomBytes(8).toString("hex");
   const secret = `lk_${prefix}_${randomBytes(32).toString("base64url")}`;
   const rows = await db.query<Parameters<typeof toApiKey>[0] & Record<string, unknown>>(

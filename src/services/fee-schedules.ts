@@ -9,6 +9,10 @@ import { parseInput } from "./validation.js";
 const Units = z.record(z.string().regex(/^[A-Z0-9][A-Z0-9._-]{0,31}$/, "must be an asset code"), z.string().regex(/^(0|[1-9][0-9]{0,77})$/, "must be an integer amount in the asset's smallest unit"));
 const Bps = z.number().int().min(0).max(10_000);
 
+/** min ≤ max for every asset given both. */
+const minNotAboveMax = (r: { min?: Record<string, string>; max?: Record<string, string> }) =>
+  Object.entries(r.min ?? {}).every(([code, min]) => r.max?.[code] === undefined || BigInt(min) <= BigInt(r.max[code]!));
+
 const Override = z.strictObject({
   resource: z.string().regex(/^[a-z0-9][a-z0-9:._-]{0,99}\*?$/, "must be a resource, or a prefix ending in *").optional(),
   operatorId: PartyId.optional(),
@@ -16,7 +20,8 @@ const Override = z.strictObject({
   fixed: Units.optional(),
   min: Units.optional(),
   max: Units.optional(),
-}).refine((o) => o.resource !== undefined || o.operatorId !== undefined, { message: "an override names a resource, an operator, or both" });
+}).refine((o) => o.resource !== undefined || o.operatorId !== undefined, { message: "an override names a resource, an operator, or both" })
+  .refine(minNotAboveMax, { message: "min must not be above max", path: ["min"] });
 
 const Rule = z.strictObject({
   party: z.string().regex(/^[a-z][a-z0-9_]{0,31}$/, "must be a-z, 0-9 or '_'"),
@@ -25,7 +30,7 @@ const Rule = z.strictObject({
   min: Units.optional(),
   max: Units.optional(),
   overrides: z.array(Override).max(100).optional(),
-});
+}).refine(minNotAboveMax, { message: "min must not be above max", path: ["min"] });
 
 export const FeeScheduleInput = z.strictObject({
   marketplaceId: PartyId,
@@ -55,6 +60,15 @@ export async function publishFeeSchedule(db: Database | Queryable, raw: z.input<
     if (!(await getMarketplace(tx, input.marketplaceId))) throw new LedgerError("marketplace_not_found", `marketplace ${input.marketplaceId} does not exist`);
     // Serialise publishers of one marketplace so that version numbers are consecutive.
     await tx.query("select 1 from marketplaces where id = $1 for update", [input.marketplaceId]);
+    // Usage already rated stays rated as it was: a version may not take effect before usage that
+    // has already been posted (a first schedule may be back-dated while there is no usage yet).
+    const [rated] = await tx.query<{ latest: Date | string | null }>(
+      "select max(effective_at) as latest from usage_records where marketplace_id = $1 and effective_at >= $2",
+      [input.marketplaceId, input.effectiveFrom.toISOString()]);
+    if (rated?.latest) {
+      throw new LedgerError("fee_schedule_exists", `usage up to ${new Date(rated.latest).toISOString()} was already rated; a new version must take effect after it`,
+        [{ path: "effectiveFrom", message: "is before usage already rated" }]);
+    }
     const rows = await tx.query<Row>(
       `insert into fee_schedules (marketplace_id, version, effective_from, rules)
        values ($1, coalesce((select max(version) from fee_schedules where marketplace_id = $1), 0) + 1, $2, $3::text::jsonb)

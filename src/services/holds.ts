@@ -104,14 +104,18 @@ export async function closeHold(db: Database, id: string, reason: "closed" | "ex
   const customer = chart.customer(hold.assetId, hold.marketplaceId, hold.customerId, true);
   const customerAccount = (await ensureAccounts(db, [customer])).get(specKey(customer))!;
   for (let attempt = 0; attempt < 10; attempt++) {
-    const left = (await getBalance(db, hold.escrowAccountId))!.posted;
+    const escrow = (await getBalance(db, hold.escrowAccountId))!;
+    const left = escrow.posted;
     if (left === 0n) break;
+    // Keyed by the escrow's totals: concurrent closes that saw the same state move it once, and a
+    // later sweep (after a refund into the escrow) is a new request.
     const [r] = await writeTransfers(db, [{
-      kind: "standard", idempotencyKey: `hold-close:${id}:${left}`, metadata: { hold: { id, close: reason } },
+      kind: "standard", idempotencyKey: `hold-close:${id}:${escrow.debitsPosted}:${escrow.creditsPosted}`, metadata: { hold: { id, close: reason } },
       legs: [{ debitAccountId: hold.escrowAccountId, creditAccountId: customerAccount, amount: left }],
     }]);
     if (r!.ok) {
-      await db.query("update holds set close_transfer_id = $2 where id = $1", [id, r!.transfer.id]);
+      // The first close transfer stays referenced; later sweeps (see reverseUsage) are in the ledger.
+      await db.query("update holds set close_transfer_id = coalesce(close_transfer_id, $2) where id = $1", [id, r!.transfer.id]);
       continue; // re-read: zero unless more arrived, which cannot happen once closed
     }
     if (r!.error.code !== "exceeds_credits") throw r!.error;

@@ -219,7 +219,8 @@ function plan(index: number, item: UsageItem, hash: string, facts: MarketplaceFa
     if (hold.customerId !== input.customerId || hold.assetId !== asset.id) {
       throw new LedgerError("invalid_request", `hold ${input.holdId} reserves funds of another customer or asset`, [{ path: "holdId", message: "belongs to another customer or asset" }]);
     }
-    if (hold.status !== "open") throw new LedgerError("hold_closed", `hold ${input.holdId} is ${hold.status}`);
+    // Past its expiry a hold takes no more usage, even before the expirer has closed it.
+    if (hold.status !== "open" || hold.expired) throw new LedgerError("hold_closed", `hold ${input.holdId} is ${hold.status === "open" ? "expired" : hold.status}`);
     payer = { accountId: hold.escrowAccountId };
   }
   return {
@@ -234,7 +235,8 @@ function plan(index: number, item: UsageItem, hash: string, facts: MarketplaceFa
 
 function grossOf(input: UsageInput, scale: number): bigint {
   const quantity = parseDecimal(input.quantity);
-  if (!quantity) throw new LedgerError("invalid_request", "quantity must be a decimal number, e.g. \"3600\" or \"1.5\"", [{ path: "quantity", message: "invalid" }]);
+  if (!quantity) throw new LedgerError("invalid_request", "quantity must be a decimal number of at most 40 digits and 18 decimals, e.g. \"3600\" or \"1.5\"", [{ path: "quantity", message: "invalid" }]);
+  if (quantity.digits === 0n) throw new LedgerError("invalid_request", "quantity must be greater than zero", [{ path: "quantity", message: "must be greater than zero" }]);
   if ((input.amount === undefined) === (input.unitPrice === undefined)) {
     throw new LedgerError("invalid_request", "give either unit_price or amount", [{ path: "unitPrice", message: "give either unit_price or amount" }]);
   }
@@ -244,7 +246,7 @@ function grossOf(input: UsageInput, scale: number): bigint {
     return amount;
   }
   const price = parseDecimal(input.unitPrice!);
-  if (!price) throw new LedgerError("invalid_request", "unit_price must be a decimal number of at most 18 decimals", [{ path: "unitPrice", message: "invalid" }]);
+  if (!price) throw new LedgerError("invalid_request", "unit_price must be a decimal number of at most 40 digits and 18 decimals", [{ path: "unitPrice", message: "invalid" }]);
   return grossFromPrice(quantity, price, scale);
 }
 

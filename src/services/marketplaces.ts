@@ -51,8 +51,13 @@ export interface Operator extends Party {
 export async function registerOperator(db: Database | Queryable, raw: z.input<typeof OperatorInput>): Promise<Operator> {
   const input = parseInput(OperatorInput, raw);
   return inTransaction(db, async (tx) => {
-    await tx.query("insert into operators (id, name, metadata) values ($1, $2, $3::text::jsonb) on conflict do nothing",
+    const inserted = await tx.query("insert into operators (id, name, metadata) values ($1, $2, $3::text::jsonb) on conflict do nothing returning id",
       [input.id, input.name, JSON.stringify(input.metadata)]);
+    if (inserted.length === 0) {
+      const existing = await getOperator(tx, input.id);
+      // No details: the caller may be a marketplace that does not know this operator.
+      if (existing?.name !== input.name) throw new LedgerError("operator_exists", `operator ${input.id} is registered under another name`);
+    }
     if (input.marketplaceId !== undefined) {
       if (!(await getMarketplace(tx, input.marketplaceId))) {
         throw new LedgerError("marketplace_not_found", `marketplace ${input.marketplaceId} does not exist`);
@@ -95,8 +100,8 @@ export async function createCustomer(db: Queryable, raw: z.input<typeof Customer
     [input.marketplaceId, input.id, input.billing, JSON.stringify(input.metadata)]);
   if (rows[0]) return toCustomer(rows[0]);
   const existing = await getCustomer(db, input.marketplaceId, input.id);
-  if (existing?.billing === input.billing) return existing;
-  throw new LedgerError("customer_exists", `customer ${input.id} already exists with ${existing?.billing} billing`);
+  if (existing?.billing === input.billing && JSON.stringify(existing.metadata) === JSON.stringify(input.metadata)) return existing;
+  throw new LedgerError("customer_exists", `customer ${input.id} already exists with other attributes (billing ${existing?.billing})`);
 }
 
 export async function getCustomer(db: Queryable, marketplaceId: string, id: string): Promise<Customer | undefined> {

@@ -54,7 +54,7 @@ interface PostRoute {
 
 const legs = () => [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1" }];
 const routes: PostRoute[] = [
-  { name: "POST /v1/api-keys", path: () => "/v1/api-keys", key: () => w.keys.admin, valid: () => ({ name: "k", role: "marketplace", scope_id: "m5" }), fields: { name: "text", role: "enum", scope_id: "code" } },
+  { name: "POST /v1/api-keys", path: () => "/v1/api-keys", key: () => w.keys.admin, valid: () => ({ name: "k", role: "marketplace", scope_id: "m1" }), fields: { name: "text", role: "enum", scope_id: "code" } },
   { name: "POST /v1/assets", path: () => "/v1/assets", key: () => w.keys.admin, valid: () => ({ code: "FUZZ", scale: 6, settlement: { kind: "offchain" } }), fields: { code: "code", scale: "int", settlement: "enum" } },
   {
     name: "POST /v1/accounts", path: () => "/v1/accounts", key: () => w.keys.m1,

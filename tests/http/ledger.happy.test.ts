@@ -105,12 +105,12 @@ describe("accounts, assets and keys over HTTP", () => {
   });
 
   it("creates a key whose secret is shown once, and lists keys without secrets", async () => {
-    const created = expectStatus(await api.call("POST", "/v1/api-keys", { idempotencyKey: "k1", body: { name: "ops", role: "operator", scope_id: "o9" } }), 201).body;
+    const created = expectStatus(await api.call("POST", "/v1/api-keys", { idempotencyKey: "k1", body: { name: "ops", role: "operator", scope_id: "o1" } }), 201).body;
     expect(created.secret).toMatch(/^lk_[0-9a-f]{16}_/);
-    const replay = expectStatus(await api.call("POST", "/v1/api-keys", { idempotencyKey: "k1", body: { name: "ops", role: "operator", scope_id: "o9" } }), 201).body;
+    const replay = expectStatus(await api.call("POST", "/v1/api-keys", { idempotencyKey: "k1", body: { name: "ops", role: "operator", scope_id: "o1" } }), 201).body;
     expect(replay).toEqual({ ...created, secret: null });
     const list = expectStatus(await api.call("GET", "/v1/api-keys?limit=1000"), 200).body;
-    expect(list.data.find((k: { id: string }) => k.id === created.id)).toMatchObject({ role: "operator", scope_id: "o9", revoked_at: null });
+    expect(list.data.find((k: { id: string }) => k.id === created.id)).toMatchObject({ role: "operator", scope_id: "o1", revoked_at: null });
     expect(JSON.stringify(list)).not.toContain(created.secret);
   });
 });

@@ -69,3 +69,71 @@ describe("atomic batches", () => {
     expect(after!.n).toBe(before!.n);
   });
 });
+
+describe("edges found by hostile testing", () => {
+  const hold = async (extra: Record<string, unknown> = {}) =>
+    expectStatus(await api.call("POST", "/v1/holds", { key: w.keys.m1, body: { customer_id: "c1", asset: "USDC", amount: "5000000", ...extra } }), 201).body;
+
+  it("a hold past its expiry takes no usage, even before the expirer has run", async () => {
+    const h = await hold({ timeout_seconds: 1 });
+    await new Promise((r) => setTimeout(r, 1100));
+    await refused(post(w.usage("late-on-hold", { hold_id: h.id })), 409, "hold_closed");
+  });
+
+  it("reversing usage of a closed hold refunds the customer, and the first close stays referenced", async () => {
+    const h = await hold();
+    const u = expectStatus(await api.call("POST", "/v1/usage", { key: w.keys.m1, body: w.usage("on-closed-hold", { hold_id: h.id }) }), 201).body;
+    const closed = expectStatus(await api.call("POST", `/v1/holds/${h.id}/close`, { key: w.keys.m1 }), 200).body;
+    expectStatus(await api.call("POST", `/v1/usage/${u.id}/reverse`, { key: w.keys.m1, body: { reason: "refund" } }), 201);
+    const after = expectStatus(await api.call("GET", `/v1/holds/${h.id}`, { key: w.keys.m1 }), 200).body;
+    expect(after).toMatchObject({ status: "closed", remaining: "0", close_transfer_id: closed.close_transfer_id });
+  });
+
+  it("a second reversal under a new Idempotency-Key is 409, whatever the reason", async () => {
+    const u = expectStatus(await api.call("POST", "/v1/usage", { key: w.keys.m1, body: w.usage("rev-again") }), 201).body;
+    expectStatus(await api.call("POST", `/v1/usage/${u.id}/reverse`, { key: w.keys.m1, body: { reason: "same" } }), 201);
+    await refused(() => api.call("POST", `/v1/usage/${u.id}/reverse`, { key: w.keys.m1, body: { reason: "same" } }), 409, "already_reversed");
+  });
+
+  it("fee rules with min above max, and versions that would re-rate posted usage", async () => {
+    await refused(() => api.call("POST", "/v1/marketplaces/m1/fee-schedules", { body: { effective_from: "2031-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 100, min: { USDC: "500" }, max: { USDC: "50" } }] } }), 400, "invalid_request", "rules.0.min");
+    await refused(() => api.call("POST", "/v1/marketplaces/m1/fee-schedules", { body: { effective_from: "2026-10-01T00:00:00Z", rules: [] } }), 409, "fee_schedule_exists", "effective_from");
+  });
+
+  it("a batch answer with rejected records is not remembered: the retry re-evaluates them", async () => {
+    const body = { records: [w.usage("retry-a", { customer_id: "m1only-late" }), w.usage("retry-b")] };
+    const first = expectStatus(await api.call("POST", "/v1/usage/batch", { key: w.keys.m1, idempotencyKey: "batch-retry", body }), 200);
+    expect(first.body.summary).toEqual({ accepted: 1, duplicate: 0, rejected: 1 });
+    expectStatus(await api.call("POST", "/v1/customers", { key: w.keys.m1, body: { id: "m1only-late", billing: "postpaid" } }), 201);
+    const again = expectStatus(await api.call("POST", "/v1/usage/batch", { key: w.keys.m1, idempotencyKey: "batch-retry", body }), 200);
+    expect(again.headers.get("idempotent-replayed")).toBeNull();
+    expect(again.body.summary).toEqual({ accepted: 1, duplicate: 1, rejected: 0 });
+  });
+
+  it("clear reasons for numbers, ids and queries", async () => {
+    const res = await refused(post(w.usage("big-price", { unit_price: "9".repeat(39) + "." + "9".repeat(18) })), 400, "invalid_request", "unit_price");
+    expect(res.body.detail).toMatch(/40 digits/);
+    await refused(post(w.usage("zero", { quantity: "0", amount: "100", unit_price: undefined })), 400, "invalid_request", "quantity");
+    await refused(() => api.call("POST", "/v1/usage", { key: w.keys.admin, body: { ...w.usage("adm-zz"), marketplace_id: "zz" } }), 404, "marketplace_not_found");
+    await refused(() => api.call("POST", "/v1/api-keys", { body: { name: "ghost", role: "marketplace", scope_id: "nosuchmkt" } }), 404, "marketplace_not_found", "scope_id");
+    await refused(() => api.call("POST", `/v1/usage/${w.m1Usage.id}/reverse`, { key: w.keys.m1, raw: '{"reason":"a\\u0000b"}' }), 400, "invalid_request", "reason");
+    const direct = await refused(() => api.call("POST", `/v1/transfers/${w.m1Usage.transfer_id}/reverse`, { key: w.keys.m1 }), 403, "forbidden");
+    expect(direct.body.detail).toMatch(/\/v1\/usage\/\{id\}\/reverse/);
+    await refused(() => api.call("GET", "/v1/usage?order=desc"), 400, "invalid_request", "order");
+    await refused(() => api.call("GET", "/v1/usage?from=2026-12-01T00:00:00Z&to=2026-11-01T00:00:00Z"), 400, "invalid_request", "from");
+    await refused(() => api.call("POST", "/v1/usage", { key: w.keys.m1, raw: JSON.stringify(w.usage("utf16")), headers: { "content-type": "application/json; charset=utf-16" } }), 415, "unsupported_media_type");
+  });
+
+  it("re-registering with other attributes is a conflict, without showing the stored ones", async () => {
+    await refused(() => api.call("POST", "/v1/customers", { key: w.keys.m1, body: { id: "c1", billing: "prepaid", metadata: { k: "v" } } }), 409, "customer_exists");
+    const res = await refused(() => api.call("POST", "/v1/operators", { key: w.keys.m2, body: { id: "o1", name: "Evil name" } }), 409, "operator_exists");
+    expect(res.body.detail).toBe("operator o1 is registered under another name");
+    expect(res.body).not.toHaveProperty("created_at");
+  });
+
+  it("statement CSV cells that a spreadsheet would run as formulas are made plain text", async () => {
+    expectStatus(await api.call("POST", "/v1/usage", { key: w.keys.m1, body: w.usage("=HYPERLINK(\"http://x\")") }), 201);
+    const csv = await api.call("GET", "/v1/operators/o1/statement?from=2020-01-01T00:00:00Z&to=2030-01-01T00:00:00Z&format=csv", { key: w.keys.o1 });
+    expect(csv.body).toContain(`"'=HYPERLINK(""http://x"")"`);
+  });
+});

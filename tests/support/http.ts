@@ -77,6 +77,11 @@ export function expectStatus(res: ApiResponse, status: number): ApiResponse {
  * (m1's customer funded with 1,000,000 units), an operator account of o1, and a posted transfer in m1.
  */
 export async function world(api: TestApi) {
+  // Tenants exist before their keys: a key can only be scoped to an existing marketplace or operator.
+  for (const [m, o] of [["m1", "o1"], ["m2", "o2"]] as const) {
+    expectStatus(await api.call("POST", "/v1/marketplaces", { body: { id: m, name: `market ${m}` } }), 201);
+    expectStatus(await api.call("POST", "/v1/operators", { body: { id: o, name: `operator ${o}`, marketplace_id: m } }), 201);
+  }
   const key = async (role: string, scope_id?: string) =>
     expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: `${role} ${scope_id ?? ""}`, role, scope_id } }), 201).body.secret as string;
   const keys = {
@@ -101,12 +106,10 @@ export async function world(api: TestApi) {
 
   // Usage: marketplaces m1 and m2 with fee schedules, o1 selling through m1 and o2 through m2,
   // a prepaid customer "c1" in each (funded with 100 USDC) and "m1only" in m1.
-  for (const [m, o] of [["m1", "o1"], ["m2", "o2"]] as const) {
-    expectStatus(await api.call("POST", "/v1/marketplaces", { body: { id: m, name: `market ${m}` } }), 201);
+  for (const m of ["m1", "m2"] as const) {
     expectStatus(await api.call("POST", `/v1/marketplaces/${m}/fee-schedules`, {
       body: { effective_from: "2020-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 1000 }, { party: "protocol", bps: 100 }] },
     }), 201);
-    expectStatus(await api.call("POST", "/v1/operators", { key: keys[m], body: { id: o, name: `operator ${o}` } }), 201);
     expectStatus(await api.call("POST", "/v1/customers", { key: keys[m], body: { id: "c1", billing: "prepaid" } }), 201);
     expectStatus(await api.call("POST", "/v1/customers/c1/deposits", { key: keys[m], body: { asset: "USDC", amount: "100000000" } }), 201);
   }

@@ -99,7 +99,7 @@ export interface MarketplaceFacts {
   operators: Set<string>; // `${m}|${o}`
   schedules: Map<string, { version: number; effectiveFrom: Date; rules: ConfiguredRule[] }[]>; // by marketplace, newest first
   assets: Map<string, { id: string; scale: number }>; // by code
-  holds: Map<string, { marketplaceId: string; customerId: string; assetId: string; escrowAccountId: string; status: string }>;
+  holds: Map<string, { marketplaceId: string; customerId: string; assetId: string; escrowAccountId: string; status: string; expired: boolean }>;
 }
 
 export async function loadMarketplaceFacts(
@@ -120,11 +120,12 @@ export async function loadMarketplaceFacts(
         where marketplace_id = any($1::text[]) order by marketplace_id, effective_from desc`,
       [pgArray(wanted.marketplaces)]),
     db.query<{ id: string; code: string; scale: number }>("select id, code, scale from assets where code = any($1::text[])", [pgArray(wanted.assetCodes)]),
-    wanted.holdIds.length === 0 ? Promise.resolve([]) : db.query<{ id: string; marketplace_id: string; customer_id: string; asset_id: string; escrow_account_id: string; status: string }>(
-      "select id, marketplace_id, customer_id, asset_id, escrow_account_id, status from holds where id = any($1::uuid[])", [pgArray(wanted.holdIds)]),
+    wanted.holdIds.length === 0 ? Promise.resolve([]) : db.query<{ id: string; marketplace_id: string; customer_id: string; asset_id: string; escrow_account_id: string; status: string; expired: boolean }>(
+      `select id, marketplace_id, customer_id, asset_id, escrow_account_id, status, coalesce(expires_at <= now(), false) as expired
+         from holds where id = any($1::uuid[])`, [pgArray(wanted.holdIds)]),
   ]);
   const facts: MarketplaceFacts = { customers: new Map(), operators: new Set(), schedules: new Map(), assets: new Map(), holds: new Map() };
-  for (const h of holds) facts.holds.set(h.id, { marketplaceId: h.marketplace_id, customerId: h.customer_id, assetId: h.asset_id, escrowAccountId: h.escrow_account_id, status: h.status });
+  for (const h of holds) facts.holds.set(h.id, { marketplaceId: h.marketplace_id, customerId: h.customer_id, assetId: h.asset_id, escrowAccountId: h.escrow_account_id, status: h.status, expired: h.expired });
   for (const c of customers) facts.customers.set(`${c.m}|${c.c}`, c.billing);
   for (const o of operators) facts.operators.add(`${o.m}|${o.o}`);
   for (const s of schedules) {

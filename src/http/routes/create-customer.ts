@@ -29,7 +29,7 @@ const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
-    const marketplaceId = actingMarketplace(c, body.marketplace_id);
+    const marketplaceId = await actingMarketplace(c, body.marketplace_id);
     return idempotently(c, body, async (tx) => {
       const cu = await createCustomer(tx, { marketplaceId, id: body.id, billing: body.billing, metadata: body.metadata });
       return { status: 201, body: { marketplace_id: cu.marketplaceId, id: cu.id, billing: cu.billing, metadata: cu.metadata, created_at: cu.createdAt.toISOString() } };

@@ -29,7 +29,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
     const body = c.req.valid("json");
-    const marketplaceId = actingMarketplace(c, body.marketplace_id);
+    const marketplaceId = await actingMarketplace(c, body.marketplace_id);
     const deps = c.get("deps");
     return replayOrRun(c, body, async (ledgerKey) => {
       if (!(await getCustomer(deps.ledger.db, marketplaceId, id))) throw new ApiError("customer_not_found", `customer ${id} does not exist`);

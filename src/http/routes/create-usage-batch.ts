@@ -43,8 +43,11 @@ const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
-    const marketplaceId = actingMarketplace(c, body.marketplace_id);
-    return replayOrRun(c, body, async () => ({ status: 200, body: await ingestBatch(c.get("deps").ledger.db, marketplaceId, body) })) as never;
+    const marketplaceId = await actingMarketplace(c, body.marketplace_id);
+    return replayOrRun(c, body, async () => {
+      const out = await ingestBatch(c.get("deps").ledger.db, marketplaceId, body);
+      return { status: 200, body: out, remember: out.summary.rejected === 0 };
+    }) as never;
   });
 }
 

@@ -22,7 +22,7 @@ const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { marketplace_id, ...record } = c.req.valid("json");
-    const marketplaceId = actingMarketplace(c, marketplace_id);
+    const marketplaceId = await actingMarketplace(c, marketplace_id);
     // The record's own idempotency is (marketplace, external_id); the header key only replays the answer.
     return replayOrRun(c, { marketplace_id, ...record }, async () => {
       const result = await c.get("deps").ledger.usage.submit({ marketplaceId, input: toUsageInput(record) });

@@ -10,7 +10,7 @@ const route = createRoute({
   method: "get", path: "/v1/accounts/{id}/balance", tags: ["ledger"], summary: "An account's balances, now or as of an instant", security,
   request: {
     params: IdParam,
-    query: z.object({ as_of: Timestamp.optional().openapi({ description: "effective instant; entries dated at or before it count" }) }),
+    query: z.strictObject({ as_of: Timestamp.optional().openapi({ description: "effective instant; entries dated at or before it count" }) }),
   },
   responses: { 200: json(Balance, "posted, pending and available balances"), ...errorResponses },
 });

@@ -26,6 +26,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const q = c.req.valid("query");
     if (q.cursor !== undefined && !isUuid(q.cursor)) throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
+    if (q.from !== undefined && q.to !== undefined && Date.parse(q.from) >= Date.parse(q.to)) {
+      throw new ApiError("invalid_request", "from must be before to", [{ path: "from", message: "must be before to" }]);
+    }
     const p = c.get("principal");
     // A scoped key's own tenant is forced; naming another tenant simply finds nothing.
     const marketplaceId = p.role === "marketplace" ? p.scopeId! : q.marketplace_id;

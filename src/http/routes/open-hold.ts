@@ -28,7 +28,7 @@ const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
-    const marketplaceId = actingMarketplace(c, body.marketplace_id);
+    const marketplaceId = await actingMarketplace(c, body.marketplace_id);
     return replayOrRun(c, body, async (ledgerKey) => {
       const hold = await openHold(c.get("deps").ledger.db, {
         marketplaceId, customerId: body.customer_id, asset: body.asset, amount: BigInt(body.amount), timeoutSeconds: body.timeout_seconds,

@@ -22,7 +22,7 @@ const route = createRoute({
   middleware: [roles("admin", "finance", "operator")] as const,
   request: {
     params: z.object({ id: PartyIdParam }),
-    query: z.object({ from: Timestamp, to: Timestamp, group_by: z.enum(["day", "resource", "marketplace"]).default("day") }),
+    query: z.strictObject({ from: Timestamp, to: Timestamp, group_by: z.enum(["day", "resource", "marketplace"]).default("day") }),
   },
   responses: { 200: json(z.object({ operator_id: z.string(), group_by: z.string(), data: z.array(Row) }), "one row per group, asset and unit"), ...errorResponses },
 });

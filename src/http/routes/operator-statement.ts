@@ -21,7 +21,7 @@ const route = createRoute({
   middleware: [roles("admin", "finance", "operator")] as const,
   request: {
     params: z.object({ id: PartyIdParam }),
-    query: z.object({ from: Timestamp, to: Timestamp, asset_id: Uuid.optional(), format: z.enum(["json", "csv"]).default("json") }),
+    query: z.strictObject({ from: Timestamp, to: Timestamp, asset_id: Uuid.optional(), format: z.enum(["json", "csv"]).default("json") }),
   },
   responses: {
     200: {
@@ -36,7 +36,13 @@ const route = createRoute({
 });
 
 const MAX_LINES = 100_000;
-const csvCell = (v: string) => (/[",\n\r]/.test(v) || /^[=+\-@]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+/** RFC 4180 quoting. */
+const csvCell = (v: string) => (/[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+/**
+ * Text that callers chose (a marketplace's external ids, reversal reasons) must not run as a
+ * formula when an operator opens the file in a spreadsheet: a leading ' makes it plain text.
+ */
+const textCell = (v: string) => csvCell(/^[=+\-@\t\r|]/.test(v) ? `'${v}` : v);
 
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
@@ -55,7 +61,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const opening = (await operatorOpeningBalances(db, id, from)).filter((o) => q.asset_id === undefined || o.asset_id === q.asset_id);
     if (q.format === "csv") {
       const header = "entry_id,asset,transfer_id,description,amount,balance_after,effective_at,booked_at";
-      const body = lines.map((l) => [l.entry_id, l.asset, l.transfer_id, l.description, l.amount, l.balance_after, l.effective_at, l.booked_at].map(csvCell).join(","));
+      const body = lines.map((l) => [csvCell(l.entry_id), csvCell(l.asset), csvCell(l.transfer_id), textCell(l.description), csvCell(l.amount), csvCell(l.balance_after), csvCell(l.effective_at), csvCell(l.booked_at)].join(","));
       return c.body([header, ...body].join("\n") + "\n", 200, {
         "content-type": "text/csv; charset=utf-8",
         "content-disposition": `attachment; filename="statement-${id}-${q.from.slice(0, 10)}-${q.to.slice(0, 10)}.csv"`,

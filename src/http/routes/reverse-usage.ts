@@ -10,7 +10,9 @@ import { IdParam, Uuid } from "../schemas.js";
 import { UsageRecordOut, usageOut } from "../usage-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 
-const Body = z.strictObject({ reason: z.string().min(1).max(500).openapi({ example: "duplicate meter reading" }) }).openapi("UsageReverse");
+const Body = z.strictObject({
+  reason: z.string().min(1).max(500).regex(/^[^\u0000]*$/, "must not contain NUL characters").openapi({ example: "duplicate meter reading" }),
+}).openapi("UsageReverse");
 
 const route = createRoute({
   method: "post", path: "/v1/usage/{id}/reverse", tags: ["usage"],
@@ -26,11 +28,12 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { id } = c.req.valid("param");
     const { reason } = c.req.valid("json");
     const db = c.get("deps").ledger.db;
-    return replayOrRun(c, { reason }, async () => {
+    return replayOrRun(c, { reason }, async (ledgerKey) => {
       const usage = await getUsage(db, id);
       const p = c.get("principal");
       if (!usage || (p.role === "marketplace" && usage.marketplaceId !== p.scopeId)) throw new ApiError("usage_not_found", `usage record ${id} does not exist`);
-      const { record, reversalId } = await reverseUsage(db, usage, reason);
+      // Keyed by the request: a second reversal under another Idempotency-Key is 409 already_reversed.
+      const { record, reversalId } = await reverseUsage(db, usage, reason, ledgerKey(`usage-reverse:${usage.id}`));
       return { status: 201, body: { record: usageOut(record), reversal_transfer_id: reversalId } };
     }) as never;
   });
