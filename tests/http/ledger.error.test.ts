@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectStatus, testApi, world, writeCounts, type ApiResponse, type TestApi } from "../support/http.js";
+import { expectRefused, expectStatus, testApi, world, writeCounts, type ApiResponse, type TestApi } from "../support/http.js";
 import type { World } from "../support/security.js";
 
 let api: TestApi;
@@ -10,18 +10,7 @@ beforeAll(async () => {
 });
 afterAll(async () => api.close());
 
-/** Asserts a problem+json answer with this status and code, and that nothing was written. */
-async function refused(request: () => Promise<ApiResponse>, status: number, code: string, field?: string): Promise<ApiResponse> {
-  const before = await writeCounts(api.db);
-  const res = await request();
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ type: `/problems/${code}`, status, code });
-  expect(res.body.detail.length).toBeGreaterThan(5);
-  if (field) expect(res.body.errors.map((e: { path: string }) => e.path)).toContain(field);
-  expect(await writeCounts(api.db)).toEqual(before);
-  return res;
-}
+const refused = (request: () => Promise<ApiResponse>, status: number, code: string, field?: string) => expectRefused(api, request, status, code, field);
 
 const leg = (amount: unknown) => ({ legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount }] });
 const transfer = (body: unknown, extra: Record<string, unknown> = {}) => () => api.call("POST", "/v1/transfers", { key: w.keys.m1, body, ...extra });

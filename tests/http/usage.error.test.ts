@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectStatus, testApi, world, writeCounts, type ApiResponse, type TestApi } from "../support/http.js";
+import { expectRefused, expectStatus, testApi, world, type ApiResponse, type TestApi } from "../support/http.js";
 import type { World } from "../support/security.js";
 
 let api: TestApi;
@@ -10,19 +10,7 @@ beforeAll(async () => {
 });
 afterAll(async () => api.close());
 
-async function refused(request: () => Promise<ApiResponse>, status: number, code: string, field?: string): Promise<ApiResponse> {
-  const before = await writeCounts(api.db);
-  const [usage] = await api.db.query<{ n: string }>("select count(*)::text as n from usage_records");
-  const res = await request();
-  expect(res.status, JSON.stringify(res.body)).toBe(status);
-  expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ status, code });
-  if (field) expect(res.body.errors.map((e: { path: string }) => e.path)).toContain(field);
-  expect(await writeCounts(api.db)).toEqual(before);
-  const [after] = await api.db.query<{ n: string }>("select count(*)::text as n from usage_records");
-  expect(after!.n).toBe(usage!.n);
-  return res;
-}
+const refused = (request: () => Promise<ApiResponse>, status: number, code: string, field?: string) => expectRefused(api, request, status, code, field);
 const post = (body: unknown, key = w.keys.m1) => () => api.call("POST", "/v1/usage", { key, body });
 
 describe("bad usage: a clear 4xx, nothing written", () => {

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { expect } from "vitest";
 import { createApp } from "../../src/http/app.js";
 import type { AppEnv } from "../../src/http/env.js";
 import { createMetrics } from "../../src/http/metrics.js";
@@ -129,6 +130,25 @@ export async function writeCounts(db: TestDatabase): Promise<Record<string, stri
            (select count(*) from transfers)::text as transfers, (select count(*) from entries)::text as entries,
            (select count(*) from api_keys)::text as api_keys, (select count(*) from http_idempotency)::text as idempotency,
            (select count(*) from api_keys where revoked_at is not null)::text as revoked,
-           (select coalesce(sum(debits_posted + credits_posted + debits_pending + credits_pending), 0)::text from account_balances) as balances`);
+           (select coalesce(sum(debits_posted + credits_posted + debits_pending + credits_pending), 0)::text from account_balances) as balances,
+           (select count(*) from usage_records)::text as usage, (select count(*) from holds)::text as holds,
+           (select count(*) from customers)::text as customers, (select count(*) from operators)::text as operators,
+           (select count(*) from marketplace_operators)::text as registrations, (select count(*) from fee_schedules)::text as fee_schedules`);
   return row!;
+}
+
+/**
+ * Asserts a problem+json answer with this status and code (and, optionally, an invalid field),
+ * and that nothing was written anywhere.
+ */
+export async function expectRefused(api: TestApi, request: () => Promise<ApiResponse>, status: number, code: string, field?: string): Promise<ApiResponse> {
+  const before = await writeCounts(api.db);
+  const res = await request();
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+  expect(res.body).toMatchObject({ type: `/problems/${code}`, status, code });
+  expect(res.body.detail.length).toBeGreaterThan(5);
+  if (field) expect(res.body.errors.map((e: { path: string }) => e.path)).toContain(field);
+  expect(await writeCounts(api.db)).toEqual(before);
+  return res;
 }
