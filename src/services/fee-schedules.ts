@@ -1,12 +1,16 @@
 import { z } from "zod";
 import { LedgerError } from "../domain/errors.js";
+import { parseUnits } from "../domain/money.js";
 import type { ConfiguredRule } from "../domain/rating.js";
 import type { Database, Queryable } from "../db/client.js";
 import { getMarketplace, PartyId } from "./marketplaces.js";
 import { inTransaction } from "./transaction.js";
 import { parseInput } from "./validation.js";
 
-const Units = z.record(z.string().regex(/^[A-Z0-9][A-Z0-9._-]{0,31}$/, "must be an asset code"), z.string().regex(/^(0|[1-9][0-9]{0,77})$/, "must be an integer amount in the asset's smallest unit"));
+const Units = z.record(
+  z.string().regex(/^[A-Z0-9][A-Z0-9._-]{0,31}$/, "must be an asset code"),
+  z.string().refine((v) => parseUnits(v) !== undefined, "must be an integer amount in the asset's smallest unit, at most 2^256 - 1"),
+);
 const Bps = z.number().int().min(0).max(10_000);
 
 /** min ≤ max for every asset given both. */

@@ -100,3 +100,14 @@ describe("fee rule overrides", () => {
     expect(r("cpu:epyc", "op", "EURC")).toMatchObject({ fixed: 0n, min: 0n, max: null });
   });
 });
+
+describe("fee schedule input", () => {
+  it("refuses amounts past uint256 and min above max", async () => {
+    const { FeeScheduleInput } = await import("../../src/services/fee-schedules.js");
+    const rule = (extra: object) => ({ marketplaceId: "m", effectiveFrom: new Date(), rules: [{ party: "marketplace", bps: 1, ...extra }] });
+    expect(FeeScheduleInput.safeParse(rule({ fixed: { USDC: (1n << 256n).toString() } })).success).toBe(false);
+    expect(FeeScheduleInput.safeParse(rule({ fixed: { USDC: ((1n << 256n) - 1n).toString() } })).success).toBe(true);
+    expect(FeeScheduleInput.safeParse(rule({ min: { USDC: "5" }, max: { USDC: "4" } })).success).toBe(false);
+    expect(FeeScheduleInput.safeParse(rule({ fixed: { USDC: "01" } })).success).toBe(false);
+  });
+});
