@@ -21,7 +21,7 @@ beforeAll(async () => {
 });
 afterAll(async () => api.close());
 
-type Kind = "amount" | "uuid" | "text" | "code" | "int" | "bool" | "enum" | "metadata" | "timestamp" | "legs" | "decimal" | "records" | "rules";
+type Kind = "amount" | "uuid" | "text" | "code" | "int" | "bool" | "enum" | "metadata" | "timestamp" | "legs" | "decimal" | "records" | "rules" | "units";
 
 const deep = (n: number): unknown => (n === 0 ? 1 : [deep(n - 1)]);
 const sql = ["'; drop table transfers; --", "1 or 1=1", "$1", "\\x00"];
@@ -35,11 +35,13 @@ const badFor: Record<Kind, fc.Arbitrary<unknown>> = {
   code: fc.oneof(fc.constantFrom("", "💸", "UP PER", "x".repeat(200), ...sql), fc.integer(), fc.constant(null)),
   int: fc.oneof(fc.double().filter((d) => !Number.isInteger(d)), fc.constantFrom(-1, 1e21, "6", null, [], {})),
   bool: fc.oneof(fc.constantFrom("true", 1, 0, null, [], {})),
-  enum: fc.oneof(fc.string().filter((s) => !["standard", "pending", "debit", "credit", "admin", "finance", "marketplace", "operator", "erc20", "native", "offchain"].includes(s)), fc.integer(), fc.constant(null)),
+  enum: fc.oneof(fc.string().filter((s) => !["standard", "pending", "debit", "credit", "admin", "finance", "marketplace", "operator", "erc20", "native", "offchain", "prepaid", "postpaid"].includes(s)), fc.integer(), fc.constant(null)),
   metadata: fc.oneof(fc.constantFrom("x", 1, null, [], [1, 2], true), fc.constant({ deep: deep(50) }), fc.constant({ big: "x".repeat(20_000) }), fc.constant({ nul: "a\u0000" })),
   timestamp: fc.oneof(fc.constantFrom("yesterday", "2026-13-01T00:00:00Z", "2026-01-01", "", 1700000000, null), fc.string()),
   legs: fc.oneof(fc.constantFrom([], "legs", 1, null, {}), fc.array(fc.jsonValue(), { minLength: 1, maxLength: 3 })),
   decimal: fc.oneof(fc.integer(), fc.double(), fc.constantFrom("-1", "1e3", ".5", "5.", "01", "1." + "0".repeat(19), "1".repeat(41), "", "NaN", "∞", ...sql), fc.constant(null)),
+  // Like amount, but zero is a valid fee amount.
+  units: fc.oneof(fc.integer(), fc.double(), fc.constantFrom("1.5", "-1", "", " 1", "1e3", "0x10", "01", huge, "١٢٣", "💸", ...sql), fc.constant(null), fc.array(fc.nat())),
   rules: fc.oneof(fc.constantFrom("rules", 1, null, {}, [1], [null], [{}], [{ party: "x" }]), fc.constant(Array.from({ length: 11 }, (_, i) => ({ party: `p${i}`, bps: 1 })))),
   records: fc.oneof(fc.constantFrom([], "records", 1, null, {}), fc.constant(Array.from({ length: 10_001 }, () => ({})))),
 };
@@ -75,7 +77,7 @@ const routes: PostRoute[] = [
   {
     name: "POST /v1/marketplaces/{id}/fee-schedules", path: () => "/v1/marketplaces/m1/fee-schedules", key: () => w.keys.admin,
     valid: () => ({ effective_from: "2031-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 100, fixed: { USDC: "1" } }] }),
-    fields: { effective_from: "timestamp", rules: "rules", "rules.0.party": "code", "rules.0.bps": "int", "rules.0.fixed": "metadata", "rules.0.fixed.USDC": "amount" },
+    fields: { effective_from: "timestamp", rules: "rules", "rules.0.party": "code", "rules.0.bps": "int", "rules.0.fixed": "metadata", "rules.0.fixed.USDC": "units" },
   },
   { name: "POST /v1/operators", path: () => "/v1/operators", key: () => w.keys.m1, valid: () => ({ id: "fuzz-op", name: "x" }), fields: { id: "code", name: "text", marketplace_id: "code", metadata: "metadata" } },
   { name: "POST /v1/customers", path: () => "/v1/customers", key: () => w.keys.m1, valid: () => ({ id: "fuzz-cust", billing: "prepaid" }), fields: { id: "code", billing: "enum", metadata: "metadata" } },
