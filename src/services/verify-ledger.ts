@@ -3,7 +3,7 @@ import { sha256Hex } from "../domain/canonical.js";
 import { digestRange } from "../workers/journal-sealer.js";
 
 export interface Violation {
-  /** Which invariant: balanced_assets, balanced_legs, balances_match_entries, running_balance, limits, transfers_have_entries, hash_chain */
+  /** Which invariant: balanced_assets, balanced_legs, balances_match_entries, running_balance, limits, references, transfers_have_entries, hash_chain */
   check: string;
   detail: string;
 }
@@ -62,6 +62,17 @@ export async function verifyLedger(db: Queryable): Promise<VerifyReport> {
      where (a.debits_must_not_exceed_credits and b.debits_posted + b.debits_pending > b.credits_posted)
         or (a.credits_must_not_exceed_debits and b.credits_posted + b.credits_pending > b.debits_posted)`),
     (r) => `account ${r.id}: ${r.what}, which its flags forbid`);
+
+  add("references", await db.query(`
+    select 'entry ' || e.id || ' names a missing ' ||
+           case when t.id is null then 'transfer' when a.id is null then 'account' else 'asset' end as what
+      from entries e left join transfers t on t.id = e.transfer_id left join accounts a on a.id = e.account_id
+      left join assets s on s.id = e.asset_id
+     where t.id is null or a.id is null or s.id is null or a.asset_id <> e.asset_id
+    union all
+    select 'usage record ' || u.id || ' names a missing transfer' from usage_records u
+     where not exists (select 1 from transfers t where t.id = u.transfer_id)`),
+    (r) => String(r.what));
 
   add("transfers_have_entries", await db.query(`
     select t.id from transfers t where not exists (select 1 from entries e where e.transfer_id = t.id)`),

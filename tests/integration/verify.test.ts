@@ -88,6 +88,15 @@ describe("verify", () => {
     expect(report.violations.find((v) => v.check === "hash_chain")!.detail).toMatch(/covers 2 transfers now but sealed 3/);
   });
 
+  it("names an entry whose account does not exist", async () => {
+    await db.query(
+      `insert into entries (transfer_id, leg, account_id, asset_id, side, posted_amount, pending_amount, balance_after, effective_at)
+       select transfer_id, 9, '01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e', asset_id, side, posted_amount, pending_amount, balance_after, effective_at
+         from entries where transfer_id = $1 limit 1`, [transferIds[0]]);
+    const report = await verifyLedger(db);
+    expect(report.violations.find((v) => v.check === "references")!.detail).toMatch(/names a missing account/);
+  });
+
   it("names a balance edited behind the ledger's back, and an overdrawn account", async () => {
     await db.query("update account_balances set debits_posted = debits_posted + 500 where account_id = $1", [ids.customer]);
     const checks = (await verifyLedger(db)).violations.map((v) => v.check);

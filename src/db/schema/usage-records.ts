@@ -1,7 +1,5 @@
 import { sql } from "drizzle-orm";
 import { check, index, integer, jsonb, numeric, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
-import { assets } from "./assets.js";
-import { transfers } from "./transfers.js";
 
 /**
  * A rated usage record and the ledger transfer that posted it. Append-only. Unique per marketplace
@@ -21,7 +19,8 @@ export const usageRecords = pgTable(
     quantity: numeric("quantity").notNull(),
     /** Price per unit in the asset's display units, when the record was priced that way. */
     unitPrice: numeric("unit_price"),
-    assetId: uuid("asset_id").notNull().references(() => assets.id),
+    // No foreign keys (see entries): verify checks the references.
+    assetId: uuid("asset_id").notNull(),
     gross: numeric("gross", { precision: 78, scale: 0 }).notNull(),
     net: numeric("net", { precision: 78, scale: 0 }).notNull(),
     /** [{ party, account_id, amount }] in rule order. */
@@ -31,7 +30,7 @@ export const usageRecords = pgTable(
     periodEnd: timestamp("period_end", { withTimezone: true }).notNull(),
     effectiveAt: timestamp("effective_at", { withTimezone: true }).notNull(),
     holdId: uuid("hold_id"),
-    transferId: uuid("transfer_id").notNull().references(() => transfers.id),
+    transferId: uuid("transfer_id").notNull(),
     metadata: jsonb("metadata").notNull().default({}),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
