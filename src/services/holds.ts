@@ -124,7 +124,7 @@ export async function closeHold(db: Database, id: string, reason: "closed" | "ex
 }
 
 /** Closes the open holds whose time is up; returns how many. */
-export async function expireHolds(db: Database, limit = 100): Promise<number> {
+export async function expireUsageHolds(db: Database, limit = 100): Promise<number> {
   const due = await db.query<{ id: string }>("select id from holds where status = 'open' and expires_at <= now() order by expires_at limit $1", [limit]);
   for (const h of due) await closeHold(db, h.id, "expired");
   return due.length;

@@ -1,7 +1,7 @@
 import type { Config } from "../config.js";
 import type { Database } from "../db/client.js";
 import type { Logger } from "../log.js";
-import { expireHolds as expireUsageHolds } from "../services/holds.js";
+import { expireUsageHolds } from "../services/holds.js";
 import { expireHolds } from "./hold-expirer.js";
 import { sealJournal } from "./journal-sealer.js";
 import { startLoop } from "./loop.js";

@@ -4,7 +4,7 @@ import { closeLedgerContext, createLedgerContext, type LedgerContext } from "../
 import { publishFeeSchedule } from "../../src/services/fee-schedules.js";
 import { ingestUsage, type UsageResult } from "../../src/services/ingest-usage.js";
 import { getTransfer } from "../../src/db/queries/transfers.js";
-import { expireHolds as expireUsageHolds, getHold, openHold } from "../../src/services/holds.js";
+import { expireUsageHolds, getHold, openHold } from "../../src/services/holds.js";
 import { freshDatabase, NEEDS_PG, onRealPostgres, type TestDatabase } from "../support/db.js";
 import { sumOf, usageWorld } from "../support/usage-world.js";
 
