@@ -22,7 +22,9 @@ export const specKey = (s: Pick<AccountSpec, "assetId" | "marketplaceId" | "ref"
  * left as it is, whatever the spec says.
  */
 export async function ensureAccounts(db: Queryable, specs: AccountSpec[]): Promise<Map<string, string>> {
-  const unique = [...new Map(specs.map((s) => [specKey(s), s])).values()];
+  // In key order, so that two batches opening the same new accounts wait on each other in the same
+  // order instead of deadlocking.
+  const unique = [...new Map(specs.map((s) => [specKey(s), s])).entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, s]) => s);
   const ids = new Map<string, string>();
   if (unique.length === 0) return ids;
   const cols = {

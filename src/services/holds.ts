@@ -123,9 +123,17 @@ export async function closeHold(db: Database, id: string, reason: "closed" | "ex
   return (await getHold(db, id))!;
 }
 
-/** Closes the open holds whose time is up; returns how many. */
+/**
+ * Closes the open holds whose time is up, and finishes closes that a crash interrupted (a hold
+ * marked closed whose escrow still holds funds); returns how many holds it acted on.
+ */
 export async function expireUsageHolds(db: Database, limit = 100): Promise<number> {
-  const due = await db.query<{ id: string }>("select id from holds where status = 'open' and expires_at <= now() order by expires_at limit $1", [limit]);
-  for (const h of due) await closeHold(db, h.id, "expired");
+  const due = await db.query<{ id: string; status: "open" | "closed" | "expired" }>(
+    `select h.id, h.status from holds h
+      where (h.status = 'open' and h.expires_at <= now())
+         or (h.status <> 'open' and exists (select 1 from account_balances b
+                                             where b.account_id = h.escrow_account_id and b.credits_posted > b.debits_posted))
+      limit $1`, [limit]);
+  for (const h of due) await closeHold(db, h.id, h.status === "open" ? "expired" : h.status);
   return due.length;
 }

@@ -203,4 +203,14 @@ describe("how usage is written", () => {
     expect(await getHold(db, hold.id)).toMatchObject({ status: "expired", remaining: 0n });
     expect(await w.posted(w.accounts.prepaid)).toBe(9_000_000n);
   });
+
+  it("a close interrupted by a crash (hold marked closed, funds still in escrow) is finished by the expirer", async () => {
+    const w = await usageWorld(ctx, 10_000_000n);
+    const hold = await openHold(db, { marketplaceId: w.m, customerId: "prepaid", asset: w.asset.code, amount: 4_000_000n, idempotencyKey: `crash-${w.m}` });
+    await db.query("update holds set status = 'closed', closed_at = now() where id = $1", [hold.id]); // the crash: marked, not moved
+    expect(await getHold(db, hold.id)).toMatchObject({ status: "closed", remaining: 4_000_000n });
+    expect(await expireUsageHolds(db)).toBeGreaterThanOrEqual(1);
+    expect(await getHold(db, hold.id)).toMatchObject({ status: "closed", remaining: 0n });
+    expect(await w.posted(w.accounts.prepaid)).toBe(10_000_000n);
+  });
 });
