@@ -46,6 +46,21 @@ async function onDiskDatabase(): Promise<TestDatabase> {
 }
 
 describe("the service process", () => {
+  it.skipIf(process.env.TEST_DATABASE_URL !== undefined)("keeps a second process off its embedded database [PGlite only]", async () => {
+    const { env } = await onDiskDatabase();
+    const server = await start({ ...env, ADMIN_API_KEY: ADMIN });
+    const verify = spawn(process.execPath, ["--import", "tsx", "src/verify-cli.ts"], { env: { ...process.env, ...env } });
+    let out = "";
+    verify.stderr.on("data", (c: Buffer) => (out += c.toString()));
+    expect(await new Promise((resolve) => verify.on("exit", resolve))).toBe(1);
+    expect(out).toMatch(/is in use by process \d+: stop it first/);
+    proc!.kill("SIGTERM");
+    expect(await server.exited).toBe(0);
+    // Once the service has stopped, the folder is free again.
+    const after = spawn(process.execPath, ["--import", "tsx", "src/verify-cli.ts"], { env: { ...process.env, ...env } });
+    expect(await new Promise((resolve) => after.on("exit", resolve))).toBe(0);
+  });
+
   it("refuses to start on bad configuration, naming each bad variable", async () => {
     const p = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env: { ...process.env, PORT: "eighty", ADMIN_API_KEY: "short", DATABASE_URL: "mysql://x" } });
     let out = "";
