@@ -58,23 +58,38 @@ export class GroupCommitter<I, O> {
     else setImmediate(run);
   }
 
+  /**
+   * Flushes one batch. If it fails as a whole (an error that is not a per-item result, e.g. a value
+   * the database rejects), its items are flushed again one by one, so that one bad item cannot fail
+   * the others that happened to share its transaction.
+   */
+  private async flush(batch: Waiting<I, O>[]): Promise<void> {
+    try {
+      const results = await this.flushBatch(batch.map((w) => w.item));
+      if (results.length !== batch.length) throw new Error(`flush returned ${results.length} results for ${batch.length} items`);
+      batch.forEach((w, i) => w.resolve(results[i]!));
+    } catch (err) {
+      if (batch.length === 1) return batch[0]!.reject(err);
+      for (const w of batch) {
+        try {
+          const [result] = await this.flushBatch([w.item]);
+          w.resolve(result!);
+        } catch (itemErr) {
+          w.reject(itemErr);
+        }
+      }
+    }
+  }
+
   private pump(): void {
     while (this.queue.length > 0 && this.inFlight < this.options.maxConcurrent) {
       const batch = this.queue.splice(0, this.options.maxItems);
       this.inFlight++;
-      this.flushBatch(batch.map((w) => w.item))
-        .then(
-          (results) => {
-            if (results.length !== batch.length) throw new Error(`flush returned ${results.length} results for ${batch.length} items`);
-            batch.forEach((w, i) => w.resolve(results[i]!));
-          },
-        )
-        .catch((err) => batch.forEach((w) => w.reject(err)))
-        .finally(() => {
-          this.inFlight--;
-          if (this.queue.length > 0) this.pump();
-          else if (this.inFlight === 0) this.idle.splice(0).forEach((resolve) => resolve());
-        });
+      void this.flush(batch).finally(() => {
+        this.inFlight--;
+        if (this.queue.length > 0) this.pump();
+        else if (this.inFlight === 0) this.idle.splice(0).forEach((resolve) => resolve());
+      });
     }
   }
 }

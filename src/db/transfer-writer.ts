@@ -72,21 +72,11 @@ async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOpti
   await db.transaction(async (tx) => {
     const inputs = typeof batch === "function" ? await batch(tx) : batch;
     const valid = inputs.filter((input) => isValid(input));
-    const keys = [...new Set(valid.map((i) => i.idempotencyKey))];
-    const head = await tx.query<{ now: Date | string; existing: { id: string; key: string; hash: string }[] | null }>(
-      `select now() as now,
-              (select json_agg(json_build_object('id', id, 'key', idempotency_key, 'hash', request_hash))
-                 from transfers where idempotency_key = any($1::text[])) as existing`,
-      [pgArray(keys)],
-    );
-    now = new Date(head[0]!.now);
     const state = new LedgerState(now);
-    for (const e of head[0]!.existing ?? []) state.keys.set(e.key, { requestHash: e.hash, transferId: e.id });
 
     // Transfers the batch refers to (holds to resolve, transfers to reverse, client ids to check).
     const refIds = new Set<string>();
     for (const i of valid) {
-      if (state.keys.has(i.idempotencyKey)) continue;
       if ("pendingId" in i) refIds.add(i.pendingId);
       if ("reversesId" in i) refIds.add(i.reversesId);
       if (i.id) refIds.add(i.id);
@@ -97,11 +87,25 @@ async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOpti
 
     const accountIds = new Set<string>();
     for (const i of valid) {
-      if (state.keys.has(i.idempotencyKey)) continue;
       if ("legs" in i) for (const leg of i.legs) accountIds.add(leg.debitAccountId).add(leg.creditAccountId);
     }
     for (const t of refs) for (const leg of t.legs) accountIds.add(leg.debitAccountId).add(leg.creditAccountId);
     await lockAccounts(tx, [...accountIds], state);
+
+    // Idempotency keys and the clock are read only now, under the locks: a concurrent batch with
+    // the same key touched the same accounts, so if it committed while this one waited, its
+    // transfer is visible here and this request replays it (instead of being run again against
+    // balances it already changed). Timeouts are judged at this instant too, not at BEGIN.
+    const keys = [...new Set(valid.map((i) => i.idempotencyKey))];
+    const head = await tx.query<{ now: Date | string; existing: { id: string; key: string; hash: string }[] | null }>(
+      `select clock_timestamp() as now,
+              (select json_agg(json_build_object('id', id, 'key', idempotency_key, 'hash', request_hash))
+                 from transfers where idempotency_key = any($1::text[])) as existing`,
+      [pgArray(keys)],
+    );
+    now = new Date(head[0]!.now);
+    state.now = now;
+    for (const e of head[0]!.existing ?? []) state.keys.set(e.key, { requestHash: e.hash, transferId: e.id });
 
     // Read resolutions only now: whoever resolved these held the same account locks and has committed.
     if (refs.length > 0) {
@@ -133,7 +137,7 @@ async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOpti
       }
     }
     if (created.length > 0) {
-      await insertTransfers(tx, created);
+      await insertTransfers(tx, created, now);
       await insertEntries(tx, entries);
       const touched = new Set(entries.map((e) => e.accountId));
       await updateBalances(tx, [...touched].map((id) => state.accounts.get(id)!));
@@ -189,11 +193,11 @@ async function lockAccounts(tx: Queryable, ids: string[], state: LedgerState): P
   }
 }
 
-async function insertTransfers(tx: Queryable, created: TransferRecord[]): Promise<void> {
+async function insertTransfers(tx: Queryable, created: TransferRecord[], createdAt: Date): Promise<void> {
   const inserted = await tx.query(
-    `insert into transfers (id, idempotency_key, request_hash, kind, pending_id, reverses_id, timeout_at, effective_at, metadata)
+    `insert into transfers (id, idempotency_key, request_hash, kind, pending_id, reverses_id, timeout_at, effective_at, metadata, created_at)
      select * from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::uuid[], $6::uuid[],
-                          $7::timestamptz[], $8::timestamptz[], $9::jsonb[])
+                          $7::timestamptz[], $8::timestamptz[], $9::jsonb[], $10::timestamptz[])
      on conflict do nothing
      returning id`,
     [
@@ -206,6 +210,7 @@ async function insertTransfers(tx: Queryable, created: TransferRecord[]): Promis
       pgArray(created.map((t) => t.timeoutAt?.toISOString() ?? null)),
       pgArray(created.map((t) => t.effectiveAt.toISOString())),
       pgArray(created.map((t) => JSON.stringify(t.metadata))),
+      pgArray(created.map(() => createdAt.toISOString())),
     ],
   );
   if (inserted.length !== created.length) throw new Contended();

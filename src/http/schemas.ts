@@ -19,16 +19,27 @@ export const SignedAmount = z.string().openapi({ example: "-250", description: "
 
 export const Uuid = z.uuid({ error: "must be a uuid" }).openapi({ example: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e" });
 
-export const Timestamp = z.iso.datetime({ offset: true, error: "must be an RFC 3339 date-time, e.g. 2026-11-29T12:00:00Z" }).openapi({ example: "2026-11-29T12:00:00Z" });
+export const Timestamp = z.iso
+  .datetime({ offset: true, error: "must be an RFC 3339 date-time, e.g. 2026-11-29T12:00:00Z" })
+  .refine((v) => { const t = Date.parse(v); return t >= Date.UTC(1970, 0, 1) && t < Date.UTC(10000, 0, 1); }, "must be between 1970 and 9999")
+  .openapi({ example: "2026-11-29T12:00:00Z" });
 
 const MAX_METADATA_DEPTH = 8;
-const depthOf = (v: unknown, limit: number): number =>
-  limit < 0 || v === null || typeof v !== "object" ? 0 : 1 + Math.max(0, ...Object.values(v as object).map((x) => depthOf(x, limit - 1)));
+/** Nesting depth of a JSON value, counted no further than limit + 1 (no spread: arrays may be huge). */
+function depthOf(v: unknown, limit: number): number {
+  if (limit < 0 || v === null || typeof v !== "object") return 0;
+  let deepest = 0;
+  for (const x of Object.values(v as object)) {
+    deepest = Math.max(deepest, depthOf(x, limit - 1));
+    if (deepest > limit) break;
+  }
+  return 1 + deepest;
+}
 
 export const Metadata = z
   .record(z.string().max(64), z.unknown())
+  .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= 16 * 1024, { message: "must be at most 16 KiB as JSON", abort: true })
   .refine((m) => depthOf(m, MAX_METADATA_DEPTH) <= MAX_METADATA_DEPTH, `must nest at most ${MAX_METADATA_DEPTH} levels deep`)
-  .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= 16 * 1024, "must be at most 16 KiB as JSON")
   .refine((m) => !JSON.stringify(m).includes("\\u0000"), "must not contain NUL characters")
   .openapi({ description: "free-form JSON object, up to 16 KiB and 8 levels deep", example: { job_id: "job_42" } });
 

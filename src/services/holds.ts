@@ -1,5 +1,5 @@
 import { LedgerError } from "../domain/errors.js";
-import { uuidv7 } from "../domain/ids.js";
+import { uuidFromKey } from "../domain/ids.js";
 import type { Database, Queryable } from "../db/client.js";
 import { chart, ensureAccounts, specKey } from "../db/ensure-accounts.js";
 import { getBalance } from "../db/queries/accounts.js";
@@ -60,7 +60,9 @@ export async function openHold(
   if (customer.billing !== "prepaid") throw new LedgerError("invalid_request", "holds reserve prepaid funds; this customer is postpaid", [{ path: "customerId", message: "is postpaid" }]);
   const asset = await getAssetByCode(db, input.asset);
   if (!asset) throw new LedgerError("asset_not_found", `asset ${input.asset} does not exist`, [{ path: "asset", message: "does not exist" }]);
-  const id = uuidv7();
+  // Derived from the request's key: a retry is the very same ledger request (same hold id, same
+  // escrow account) and so replays, instead of conflicting with itself.
+  const id = uuidFromKey(input.idempotencyKey);
   const from = chart.customer(asset.id, input.marketplaceId, input.customerId, true);
   const escrow = chart.holdEscrow(asset.id, input.marketplaceId, id, input.customerId);
   let accounts = new Map<string, string>();
@@ -110,7 +112,9 @@ export async function closeHold(db: Database, id: string, reason: "closed" | "ex
     // Keyed by the escrow's totals: concurrent closes that saw the same state move it once, and a
     // later sweep (after a refund into the escrow) is a new request.
     const [r] = await writeTransfers(db, [{
-      kind: "standard", idempotencyKey: `hold-close:${id}:${escrow.debitsPosted}:${escrow.creditsPosted}`, metadata: { hold: { id, close: reason } },
+      // No reason in the request: a user's close and the expirer's that saw the same escrow make the
+      // same request, and one replays the other (the reason is on the hold row).
+      kind: "standard", idempotencyKey: `hold-close:${id}:${escrow.debitsPosted}:${escrow.creditsPosted}`, metadata: { hold: { id, close: true } },
       legs: [{ debitAccountId: hold.escrowAccountId, creditAccountId: customerAccount, amount: left }],
     }]);
     if (r!.ok) {

@@ -58,6 +58,8 @@ interface Planned {
   fees: AccountSpec[];
 }
 
+const hashOf = (item: UsageItem) => sha256Hex(canonicalJson(item.input));
+
 class AtomicAbort extends Error {}
 /** Every request was refused or replayed: roll back, so that no account opened for them remains. */
 class NothingWritten extends Error {}
@@ -75,7 +77,7 @@ const ledgerKey = (m: string, ext: string) => `usage:${m.length}:${m}:${ext}`;
  */
 export async function ingestUsage(db: Database, items: UsageItem[], options: { atomic?: boolean } = {}): Promise<UsageResult[]> {
   const results: (UsageResult | undefined)[] = new Array(items.length);
-  const hashes = items.map((i) => sha256Hex(canonicalJson(i.input)));
+  const hashes = items.map(hashOf);
   const existing = await findUsageByExternalIds(db, items.map((i) => ({ marketplaceId: i.marketplaceId, externalId: i.input.externalId })));
 
   // Repeats of records already stored, and repeats within the batch.
@@ -145,24 +147,29 @@ export async function ingestUsage(db: Database, items: UsageItem[], options: { a
     if (err instanceof NothingWritten) {
       planned.forEach((p, k) => {
         const o = outcomes[k]!;
-        if (o.kind === "refused") results[p.index] = { status: "rejected", error: o.error };
+        if (o.kind === "refused") results[p.index] = { status: "rejected", error: usageError(o.error, p.item.input.externalId) };
       });
       return finish(db, items, results, firstInBatch);
     }
     if (!(err instanceof AtomicAbort)) throw err;
     planned.forEach((p, k) => {
       const o = outcomes[k]!;
-      if (o.kind === "refused") results[p.index] = { status: "rejected", error: o.error };
+      if (o.kind === "refused") results[p.index] = { status: "rejected", error: usageError(o.error, p.item.input.externalId) };
     });
     return abortAll(results);
   }
   planned.forEach((p, k) => {
     const o = outcomes[k]!;
-    if (o.kind === "refused") results[p.index] = { status: "rejected", error: o.error };
+    if (o.kind === "refused") results[p.index] = { status: "rejected", error: usageError(o.error, p.item.input.externalId) };
     else if (o.kind === "created") results[p.index] = { status: "accepted", record: records.get(k)! };
     // replayed: a concurrent request stored it first; answered from the database below
   });
   return finish(db, items, results, firstInBatch);
+}
+
+/** A ledger key conflict on a usage transfer means another record took this external_id first. */
+function usageError(err: LedgerError, externalId: string): LedgerError {
+  return err.code === "idempotency_conflict" ? conflict(externalId) : err;
 }
 
 function conflict(externalId: string): LedgerError {
@@ -186,7 +193,8 @@ async function finish(db: Database, items: UsageItem[], results: (UsageResult | 
     const first = results[firstInBatch.get(key)!];
     const record = stored.get(key);
     if (first?.status === "rejected" && firstInBatch.get(key) !== i) results[i] = first;
-    else if (record) results[i] = { status: "duplicate", record };
+    else if (record && record.requestHash === hashOf(items[i]!)) results[i] = { status: "duplicate", record };
+    else if (record) results[i] = { status: "rejected", error: conflict(items[i]!.input.externalId) };
     else results[i] = { status: "rejected", error: new LedgerError("usage_conflict", `usage record ${items[i]!.input.externalId} was written concurrently with different content`) };
   }
   return results as UsageResult[];
@@ -262,7 +270,9 @@ function toTransfer(p: Planned, accounts: Map<string, string>): TransferInput {
     idempotencyKey: ledgerKey(p.item.marketplaceId, p.item.input.externalId),
     effectiveAt: p.item.input.periodEnd,
     // Deterministic (no usage id): concurrent submissions of one record must make the same ledger request, so the loser replays.
-    metadata: { usage: { marketplace_id: p.item.marketplaceId, external_id: p.item.input.externalId } },
+    // The record's content hash makes two different records under one external_id two different
+    // ledger requests (a conflict), even when they happen to rate to the same legs.
+    metadata: { usage: { marketplace_id: p.item.marketplaceId, external_id: p.item.input.externalId, request_hash: p.hash } },
     legs,
   };
 }

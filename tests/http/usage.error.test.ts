@@ -112,6 +112,16 @@ describe("edges found by hostile testing", () => {
     await refused(() => api.call("POST", "/v1/usage", { key: w.keys.m1, raw: JSON.stringify(w.usage("utf16")), headers: { "content-type": "application/json; charset=utf-16" } }), 415, "unsupported_media_type");
   });
 
+  it("dates outside 1970-9999 and huge metadata arrays are 400, not 500", async () => {
+    await refused(post(w.usage("year-0", { period_start: "0000-01-01T00:00:00Z" })), 400, "invalid_request", "period_start");
+    await refused(() => api.call("GET", `/v1/accounts/${w.m1Customer.id}/balance?as_of=0000-01-01T00:00:00Z`), 400, "invalid_request", "as_of");
+    await refused(post(w.usage("big-array", { metadata: { a: Array(200_000).fill(0) } })), 400, "invalid_request", "metadata");
+  });
+
+  it("a marketplace cannot open accounts that would show in an operator's views", async () => {
+    await refused(() => api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: w.asset.id, code: "operator_payable", normal_side: "credit", owner_type: "operator", owner_id: "o2" } }), 403, "forbidden");
+  });
+
   it("re-registering with other attributes is a conflict, without showing the stored ones", async () => {
     await refused(() => api.call("POST", "/v1/customers", { key: w.keys.m1, body: { id: "c1", billing: "prepaid", metadata: { k: "v" } } }), 409, "customer_exists");
     const res = await refused(() => api.call("POST", "/v1/operators", { key: w.keys.m2, body: { id: "o1", name: "Evil name" } }), 409, "operator_exists");

@@ -63,6 +63,24 @@ describe.skipIf(!onRealPostgres)(`concurrency ${NEEDS_PG}`, () => {
     expect(row!.n).toBe("1");
   });
 
+  it("a retry racing its original replays it, even when running it again would be refused", async () => {
+    const asset = await anAsset(db);
+    const funding = (await anAccount(db, asset.id, { normalSide: "debit" })).id;
+    const wallet = (await noOverdraft(db, asset.id)).id;
+    const sink = (await anAccount(db, asset.id)).id;
+    await writeTransfers(db, [{ kind: "standard", idempotencyKey: "fund-exact", legs: [{ debitAccountId: funding, creditAccountId: wallet, amount: 10n }] }]);
+    // Spending the whole balance twice under one key: the second must replay, not fail for funds.
+    const req: TransferInput = { kind: "standard", idempotencyKey: "spend-all", legs: [{ debitAccountId: wallet, creditAccountId: sink, amount: 10n }] };
+    for (let round = 0; round < 5; round++) {
+      const key = `spend-all-${round}`;
+      if (round > 0) await writeTransfers(db, [{ kind: "standard", idempotencyKey: `refund-${round}`, legs: [{ debitAccountId: sink, creditAccountId: wallet, amount: 10n }] }]);
+      const results = (await Promise.all(Array.from({ length: 8 }, () => writeTransfers(db, [{ ...req, idempotencyKey: key }])))).flat();
+      expect(results.map((r) => (r.ok ? "ok" : r.error.code))).toEqual(Array(8).fill("ok"));
+      expect(new Set(results.map((r) => (r.ok ? r.transfer.id : ""))).size).toBe(1);
+    }
+    expect((await getBalance(db, wallet))!.posted).toBe(0n);
+  });
+
   it("concurrent batches touching the same accounts in different orders never deadlock", async () => {
     const asset = await anAsset(db);
     const accounts = await Promise.all(Array.from({ length: 8 }, () => anAccount(db, asset.id)));

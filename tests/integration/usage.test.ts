@@ -134,6 +134,19 @@ describe.skipIf(!onRealPostgres)(`usage under concurrency ${NEEDS_PG}`, () => {
     expect(await w.posted(w.accounts.prepaid)).toBe(10n ** 15n - 200_000n);
   });
 
+  it("two different records racing under one external_id: one is accepted, the other is a conflict", async () => {
+    const w = await usageWorld(ctx, 10n ** 15n);
+    for (let round = 0; round < 5; round++) {
+      const [x, y] = await Promise.all([
+        ingestUsage(db, [{ marketplaceId: w.m, input: w.record(`race-${round}`, { resource: "gpu:a100" }) }]),
+        ingestUsage(db, [{ marketplaceId: w.m, input: w.record(`race-${round}`, { resource: "gpu:h100" }) }]),
+      ]);
+      expect([x![0]!.status, y![0]!.status].sort()).toEqual(["accepted", "rejected"]);
+      const rejected = [x![0]!, y![0]!].find((r) => r.status === "rejected");
+      expect(rejected?.status === "rejected" && rejected.error.code).toBe("usage_conflict");
+    }
+  });
+
   it("a prepaid customer never goes below zero under concurrent usage", async () => {
     const w = await usageWorld(ctx, 1_000_000n);
     const results = await Promise.all(Array.from({ length: 60 }, (_, i) =>
@@ -201,6 +214,15 @@ describe("how usage is written", () => {
     await new Promise((r) => setTimeout(r, 1100));
     expect(await expireUsageHolds(db)).toBeGreaterThanOrEqual(1);
     expect(await getHold(db, hold.id)).toMatchObject({ status: "expired", remaining: 0n });
+    expect(await w.posted(w.accounts.prepaid)).toBe(9_000_000n);
+  });
+
+  it("a retried hold request is the same hold", async () => {
+    const w = await usageWorld(ctx, 10_000_000n);
+    const req = { marketplaceId: w.m, customerId: "prepaid", asset: w.asset.code, amount: 1_000_000n, idempotencyKey: `retry-hold-${w.m}` };
+    const first = await openHold(db, req);
+    const again = await openHold(db, req);
+    expect(again.id).toBe(first.id);
     expect(await w.posted(w.accounts.prepaid)).toBe(9_000_000n);
   });
 

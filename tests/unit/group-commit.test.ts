@@ -35,15 +35,25 @@ describe("group commit", () => {
     expect(r.maxConcurrent()).toBe(2);
   });
 
-  it("rejects every caller of a batch whose flush fails, and carries on", async () => {
-    let fail = true;
+  it("rejects the callers whose items fail, and carries on", async () => {
+    let down = true;
     const gc = new GroupCommitter(async (items: number[]) => {
-      if (fail) { fail = false; throw new Error("database down"); }
+      if (down) throw new Error("database down");
       return items;
     }, { maxItems: 10, maxConcurrent: 1, windowMs: 0 });
     const first = await Promise.allSettled([gc.submit(1), gc.submit(2)]);
     expect(first.map((s) => s.status)).toEqual(["rejected", "rejected"]);
+    down = false;
     await expect(gc.submit(3)).resolves.toBe(3);
+  });
+
+  it("isolates an item that fails a whole batch: the others still get their results", async () => {
+    const gc = new GroupCommitter(async (items: number[]) => {
+      if (items.includes(13)) throw new Error("the database rejects 13");
+      return items.map((i) => i * 10);
+    }, { maxItems: 10, maxConcurrent: 1, windowMs: 0 });
+    const results = await Promise.allSettled([gc.submit(1), gc.submit(13), gc.submit(2)]);
+    expect(results.map((r) => (r.status === "fulfilled" ? r.value : "rejected"))).toEqual([10, "rejected", 20]);
   });
 
   it("flushes what is queued on close and then refuses new items", async () => {

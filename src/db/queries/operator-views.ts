@@ -1,6 +1,9 @@
 import type { Queryable } from "../client.js";
 
-/** Per asset: the operator's payable account and what its usage earned. */
+/**
+ * Per asset: the operator's payable account (the global account of the chart, ref
+ * operator:{id}:payable, never one a marketplace opened) and what its usage earned.
+ */
 export async function operatorBalances(db: Queryable, operatorId: string) {
   return db.query<{
     asset_id: string; asset_code: string; scale: number; account_id: string;
@@ -12,7 +15,7 @@ export async function operatorBalances(db: Queryable, operatorId: string) {
                        where u.operator_id = $1 and u.asset_id = s.id
                          and not exists (select 1 from transfers r where r.reverses_id = u.transfer_id)), 0)::text as earned
        from accounts a join account_balances b on b.account_id = a.id join assets s on s.id = a.asset_id
-      where a.owner_type = 'operator' and a.owner_id = $1 and a.code = 'operator_payable'
+      where a.marketplace_id is null and a.ref = 'operator:' || $1 || ':payable'
       order by s.code`,
     [operatorId],
   );
@@ -28,7 +31,7 @@ export async function operatorStatement(db: Queryable, operatorId: string, from:
             e.balance_after::text, e.effective_at, e.created_at,
             coalesce(t.metadata #>> '{usage,external_id}', t.metadata #>> '{usage_reversal,reason}', t.kind) as description
        from accounts a join entries e on e.account_id = a.id join assets s on s.id = a.asset_id join transfers t on t.id = e.transfer_id
-      where a.owner_type = 'operator' and a.owner_id = $1 and a.code = 'operator_payable'
+      where a.marketplace_id is null and a.ref = 'operator:' || $1 || ':payable'
         and e.created_at >= $2 and e.created_at < $3 and ($4::uuid is null or e.asset_id = $4)
       order by e.asset_id, e.id
       limit 100001`,
@@ -41,7 +44,7 @@ export async function operatorOpeningBalances(db: Queryable, operatorId: string,
   return db.query<{ asset_id: string; balance: string }>(
     `select a.asset_id,
             coalesce((select e.balance_after from entries e where e.account_id = a.id and e.created_at < $2 order by e.id desc limit 1), 0)::text as balance
-       from accounts a where a.owner_type = 'operator' and a.owner_id = $1 and a.code = 'operator_payable'`,
+       from accounts a where a.marketplace_id is null and a.ref = 'operator:' || $1 || ':payable'`,
     [operatorId, at.toISOString()],
   );
 }

@@ -40,6 +40,11 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       throw new ApiError("forbidden", "a marketplace key can only open accounts of its own marketplace");
     }
     const marketplaceId = principal.role === "marketplace" ? principal.scopeId! : body.marketplace_id;
+    // Operators' and the platform's accounts are opened by the service itself (or an admin): a
+    // marketplace must not be able to make an account that shows up in another tenant's views.
+    if (principal.role === "marketplace" && (body.owner_type === "operator" || body.owner_type === "platform")) {
+      throw new ApiError("forbidden", `a marketplace key cannot open accounts owned by a ${body.owner_type}`);
+    }
     return idempotently(c, body, async (tx) => {
       const account = await createAccount(tx, {
         assetId: body.asset_id, code: body.code, normalSide: body.normal_side, ref: body.ref, marketplaceId,
