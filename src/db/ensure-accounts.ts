@@ -60,7 +60,7 @@ export async function ensureAccounts(db: Queryable, specs: AccountSpec[]): Promi
   return ids;
 }
 
-/** The chart of accounts for usage (docs/usage.md). */
+/** The chart of accounts for usage (docs/usage.md) and payouts (docs/payouts.md). */
 export const chart = {
   customer: (assetId: string, marketplaceId: string, customerId: string, prepaid: boolean): AccountSpec => ({
     assetId, marketplaceId, ref: `customer:${customerId}`, code: prepaid ? "customer_prepaid" : "customer_postpaid",
@@ -81,5 +81,17 @@ export const chart = {
   depositClearing: (assetId: string, marketplaceId: string): AccountSpec => ({
     assetId, marketplaceId, ref: "deposits:clearing", code: "deposit_clearing",
     ownerType: "marketplace", ownerId: marketplaceId, normalSide: "debit",
+  }),
+  /** Funds held for payouts on their way out, per settlement route ("{chainId}" or "offchain"). */
+  payoutsInTransit: (assetId: string, route: string): AccountSpec => ({
+    assetId, marketplaceId: null, ref: `payouts:in_transit:${route}`, code: "payouts_in_transit", ownerType: "platform", ownerId: "treasury", normalSide: "credit",
+  }),
+  /** The treasury that pays out (an asset of the platform): credited as payouts leave it. */
+  treasury: (assetId: string, route: string): AccountSpec => ({
+    assetId, marketplaceId: null, ref: `treasury:${route}`, code: "treasury", ownerType: "platform", ownerId: "treasury", normalSide: "debit",
+  }),
+  /** Gas spent by the treasury's transactions, in the chain's native asset. */
+  gasExpense: (nativeAssetId: string, chainId: string): AccountSpec => ({
+    assetId: nativeAssetId, marketplaceId: null, ref: `expense:gas:${chainId}`, code: "gas_expense", ownerType: "platform", ownerId: "treasury", normalSide: "debit",
   }),
 };

@@ -54,6 +54,21 @@ export const ledgerErrorCodes = [
   "hold_not_found",
   /** The hold was closed or expired: usage can no longer be charged to it. */
   "hold_closed",
+  // payouts
+  "payout_not_found",
+  /** The payout is no longer pending: it is on its way to the chain, or already ended. */
+  "payout_not_pending",
+  /** The operator has no verified payout address on the chain the asset settles on. */
+  "payout_address_missing",
+  /** Less than the asset's payout policy minimum. */
+  "payout_below_minimum",
+  /** The asset settles on a chain this service has no settings for. */
+  "chain_not_configured",
+  "challenge_not_found",
+  /** The address challenge expired, was used already, or was issued for another operator, chain or address. */
+  "challenge_invalid",
+  /** The signature was not made by the address over the challenge's message. */
+  "signature_invalid",
 ] as const;
 
 export type LedgerErrorCode = (typeof ledgerErrorCodes)[number];

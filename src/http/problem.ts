@@ -54,6 +54,15 @@ const statusOf = {
   usage_in_future: 422,
   rates_to_zero: 422,
   atomic_batch_aborted: 422,
+  // payouts
+  payout_not_found: 404,
+  challenge_not_found: 404,
+  payout_not_pending: 409,
+  payout_address_missing: 422,
+  payout_below_minimum: 422,
+  chain_not_configured: 422,
+  challenge_invalid: 422,
+  signature_invalid: 422,
   // the service
   unavailable: 503,
   internal: 500,

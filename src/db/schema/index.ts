@@ -11,3 +11,7 @@ export { customers } from "./customers.js";
 export { feeSchedules } from "./fee-schedules.js";
 export { usageRecords } from "./usage-records.js";
 export { holds } from "./holds.js";
+export { payoutPolicies } from "./payout-policies.js";
+export { payoutAddressChallenges, payoutAddresses, payoutAddressEvents } from "./payout-addresses.js";
+export { chainSenders, chainTransactions, chainTxAttempts } from "./chain-transactions.js";
+export { payouts, payoutEvents } from "./payouts.js";

@@ -1,0 +1,35 @@
+import type { Asset } from "../db/queries/assets.js";
+import type { ChainSettings } from "./config.js";
+import { EvmChain } from "./evm.js";
+
+/**
+ * How an asset's payouts reach the operator. `evm`: the worker pays them through the chain's
+ * payout vault. `none`: off-chain settlement, where finance pays by other means and marks the
+ * payout paid with an external reference. An asset that settles on a chain this service has no
+ * settings for cannot be paid out (`unconfigured`).
+ */
+export type Settlement =
+  | { kind: "evm"; chain: EvmChain; token: string | null }
+  | { kind: "none" }
+  | { kind: "unconfigured"; chainId: number };
+
+/** The settlement adapters of this process, one EVM adapter per configured chain. */
+export class Settlements {
+  readonly chains: EvmChain[];
+
+  constructor(settings: ChainSettings[]) {
+    this.chains = settings.map((s) => new EvmChain(s));
+  }
+
+  chain(chainId: bigint | number): EvmChain | undefined {
+    return this.chains.find((c) => c.chainId === BigInt(chainId));
+  }
+
+  forAsset(asset: Asset): Settlement {
+    const s = asset.settlement;
+    if (s.kind === "offchain") return { kind: "none" };
+    const chain = this.chain(s.chainId);
+    if (!chain) return { kind: "unconfigured", chainId: s.chainId };
+    return { kind: "evm", chain, token: s.kind === "erc20" ? s.tokenAddress.toLowerCase() : null };
+  }
+}
