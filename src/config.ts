@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { loadChains, type ChainSettings } from "./chain/config.js";
+import { faultPoints } from "./workers/faults.js";
 
 const intFrom = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 
@@ -31,6 +33,15 @@ export const Config = z.object({
   GROUP_COMMIT_WINDOW_MS: intFrom(0, 0, 1000),
   HOLD_EXPIRY_INTERVAL_MS: intFrom(1000, 50, 3_600_000),
   JOURNAL_SEAL_INTERVAL_MS: intFrom(5000, 50, 3_600_000),
+  CHAINS: z.string().optional().describe("the chains payouts settle on, as JSON (docs/payouts.md); overrides CHAINS_FILE"),
+  CHAINS_FILE: z.string().min(1).optional().describe("file holding the chains' JSON"),
+  PAYOUT_INTERVAL_MS: intFrom(2000, 50, 3_600_000).describe("how often the payout worker runs its steps"),
+  RUN_WORKERS: z.enum(["true", "false"]).default("true").describe("run the background workers inside the API process"),
+  FAULT_KILL_AT: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || v.split(",").every((p) => (faultPoints as readonly string[]).includes(p)), `must be a comma-separated list of ${faultPoints.join(", ")}`)
+    .describe("testing only: the payout worker kills its own process (SIGKILL) at these points"),
 });
 export type Config = z.infer<typeof Config>;
 
@@ -41,4 +52,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   console.error("Invalid configuration:");
   for (const issue of parsed.error.issues) console.error(`  ${issue.path.join(".")}: ${issue.message}`);
   process.exit(1);
+}
+
+/** The chains of CHAINS / CHAINS_FILE with their signer keys resolved; on failure prints why and exits 1. */
+export function loadChainsOrExit(config: Config, env: NodeJS.ProcessEnv = process.env): ChainSettings[] {
+  try {
+    return loadChains(config, env);
+  } catch (e) {
+    console.error(`Invalid configuration: ${(e as Error).message}`);
+    process.exit(1);
+  }
 }

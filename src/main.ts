@@ -1,7 +1,8 @@
 import type { Server } from "node:http";
 import { serve } from "@hono/node-server";
 import { resolveAdminKey } from "./admin-key.js";
-import { loadConfig } from "./config.js";
+import { Settlements } from "./chain/settlement.js";
+import { loadChainsOrExit, loadConfig } from "./config.js";
 import { openConfiguredDatabase } from "./db/open.js";
 import { createApp } from "./http/app.js";
 import { createMetrics } from "./http/metrics.js";
@@ -11,18 +12,20 @@ import { startWorkers } from "./workers/start.js";
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL);
+const settlements = new Settlements(loadChainsOrExit(config));
 const db = await openConfiguredDatabase(config);
 const ledger = createLedgerContext(db, {
   maxItems: config.GROUP_COMMIT_MAX_ITEMS,
   maxConcurrent: config.GROUP_COMMIT_MAX_CONCURRENT,
   windowMs: config.GROUP_COMMIT_WINDOW_MS,
 });
-const stopWorkers = startWorkers(db, config, log);
+const stopWorkers = config.RUN_WORKERS === "true" ? startWorkers(db, config, log, settlements) : async () => {};
 const adminKey = resolveAdminKey(config);
-const app = createApp({ ledger, config: { ...config, ADMIN_API_KEY: adminKey.key }, log, metrics: createMetrics() });
+const app = createApp({ ledger, settlements, config: { ...config, ADMIN_API_KEY: adminKey.key }, log, metrics: createMetrics() });
 const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
   log.info(
-    { address: info.address, port: info.port, database: config.DATABASE_URL ? "postgres" : `pglite:${config.PGLITE_DATA_DIR}`, admin_key_from: adminKey.source },
+    { address: info.address, port: info.port, database: config.DATABASE_URL ? "postgres" : `pglite:${config.PGLITE_DATA_DIR}`, admin_key_from: adminKey.source,
+      chains: settlements.chains.map((c) => c.settings.name), workers: config.RUN_WORKERS === "true" },
     `listening on http://${info.address}:${info.port}`,
   );
 }) as Server;

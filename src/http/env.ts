@@ -1,3 +1,4 @@
+import type { Settlements } from "../chain/settlement.js";
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
 import type { LedgerContext } from "../services/context.js";
@@ -7,6 +8,8 @@ import type { Metrics } from "./metrics.js";
 /** What the HTTP layer is built from. */
 export interface AppDeps {
   ledger: LedgerContext;
+  /** How each asset's payouts settle (the configured chains). */
+  settlements: Settlements;
   config: Pick<Config, "ADMIN_API_KEY" | "MAX_BODY_BYTES" | "MAX_BATCH_BODY_BYTES">;
   log: Logger;
   metrics: Metrics;

@@ -1,4 +1,5 @@
-import { loadConfig } from "../config.js";
+import { Settlements } from "../chain/settlement.js";
+import { loadChainsOrExit, loadConfig } from "../config.js";
 import { openConfiguredDatabase } from "../db/open.js";
 import { createLogger } from "../log.js";
 import { startWorkers } from "./start.js";
@@ -6,9 +7,10 @@ import { startWorkers } from "./start.js";
 /** `npm run worker`: the background workers alone, for running them apart from the API processes. */
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL);
+const settlements = new Settlements(loadChainsOrExit(config));
 const db = await openConfiguredDatabase(config);
-const stop = startWorkers(db, config, log);
-log.info("workers started");
+const stop = startWorkers(db, config, log, settlements);
+log.info({ chains: settlements.chains.map((c) => ({ name: c.settings.name, chain_id: c.chainId.toString(), signer: c.sender })) }, "workers started");
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, async () => {
     log.info({ signal }, "stopping workers");

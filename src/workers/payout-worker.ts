@@ -16,9 +16,7 @@ import { getPayoutPolicy, scheduledPolicies } from "../services/payout-policies.
 import { confirmPayouts, createPayout, failPayouts, PAYOUT_SELECT, recordPayoutEvents, toPayout, type Payout } from "../services/payouts.js";
 import { inTransaction } from "../services/transaction.js";
 
-/** Where a test may stop the worker dead (FAULT_KILL_AT), one point per step of the lifecycle. */
-export const faultPoints = ["after_batch", "after_sign", "after_broadcast", "before_settle", "after_settle"] as const;
-export type FaultPoint = (typeof faultPoints)[number];
+import type { FaultPoint } from "./faults.js";
 
 export interface PayoutWorkerOptions {
   log: Logger;

@@ -1,3 +1,4 @@
+import type { Settlements } from "../chain/settlement.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/client.js";
 import type { Logger } from "../log.js";
@@ -5,10 +6,22 @@ import { expireUsageHolds } from "../services/holds.js";
 import { expireHolds } from "./hold-expirer.js";
 import { sealJournal } from "./journal-sealer.js";
 import { startLoop } from "./loop.js";
+import type { FaultPoint } from "./faults.js";
+import { PayoutWorker } from "./payout-worker.js";
 
 /** Starts the background workers; the returned function stops them and waits for running ticks. */
-export function startWorkers(db: Database, config: Config, log: Logger): () => Promise<void> {
+export function startWorkers(db: Database, config: Config, log: Logger, settlements: Settlements): () => Promise<void> {
+  const killAt = new Set((config.FAULT_KILL_AT ?? "").split(",").filter(Boolean));
+  const payouts = new PayoutWorker(db, settlements, {
+    log,
+    fault: (point: FaultPoint) => {
+      if (!killAt.has(point)) return;
+      log.warn({ worker: "payouts", fault: point }, "FAULT_KILL_AT: killing this process");
+      process.kill(process.pid, "SIGKILL");
+    },
+  });
   const loops = [
+    startLoop("payouts", config.PAYOUT_INTERVAL_MS, () => payouts.tick(), log),
     startLoop("hold-expirer", config.HOLD_EXPIRY_INTERVAL_MS, async () => {
       const n = await expireHolds(db);
       if (n > 0) log.info({ worker: "hold-expirer", expired: n }, "expired holds");

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectStatus, testApi, world, writeCounts, type TestApi } from "../support/http.js";
+import { expectStatus, offlineSettlements, testApi, world, writeCounts, type TestApi } from "../support/http.js";
 import type { World } from "../support/security.js";
 
 /**
@@ -12,12 +12,14 @@ import type { World } from "../support/security.js";
 let api: TestApi;
 let w: World;
 let hold: string;
+let payout: string;
 beforeAll(async () => {
-  api = await testApi();
+  api = await testApi({ settlements: offlineSettlements() });
   w = await world(api);
   hold = expectStatus(await api.call("POST", "/v1/transfers", {
     key: w.keys.m1, body: { type: "pending", legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "5" }] },
   }), 201).body.id;
+  payout = expectStatus(await api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount: "5" } }), 201).body.id;
 });
 afterAll(async () => api.close());
 
@@ -48,6 +50,7 @@ const badFor: Record<Kind, fc.Arbitrary<unknown>> = {
 
 interface PostRoute {
   name: string;
+  method?: "PUT";
   path: () => string;
   key: () => string;
   valid: () => Record<string, unknown>;
@@ -93,6 +96,22 @@ const routes: PostRoute[] = [
   { name: "POST /v1/transfers/{id}/post", path: () => `/v1/transfers/${hold}/post`, key: () => w.keys.m1, valid: () => ({ amount: "1", metadata: {} }), fields: { amount: "amount", effective_at: "timestamp", metadata: "metadata" } },
   { name: "POST /v1/transfers/{id}/void", path: () => `/v1/transfers/${hold}/void`, key: () => w.keys.m1, valid: () => ({ metadata: {} }), fields: { metadata: "metadata" } },
   { name: "POST /v1/transfers/{id}/reverse", path: () => `/v1/transfers/${w.fund.id}/reverse`, key: () => w.keys.m1, valid: () => ({ metadata: {} }), fields: { metadata: "metadata", effective_at: "timestamp" } },
+  { name: "POST /v1/payouts", path: () => "/v1/payouts", key: () => w.keys.finance, valid: () => ({ operator_id: "o1", asset: "USDC", amount: "1" }), fields: { operator_id: "code", asset: "code", amount: "amount" } },
+  { name: "POST /v1/payouts/{id}/mark-paid", path: () => `/v1/payouts/${payout}/mark-paid`, key: () => w.keys.finance, valid: () => ({ reference: "wire-7" }), fields: { reference: "text" } },
+  {
+    name: "POST /v1/operators/{id}/payout-address-challenges", path: () => "/v1/operators/o1/payout-address-challenges", key: () => w.keys.o1,
+    valid: () => ({ chain_id: 31337, address: `0x${"ab".repeat(20)}` }), fields: { chain_id: "int", address: "code" },
+  },
+  {
+    name: "PUT /v1/operators/{id}/payout-address", method: "PUT", path: () => "/v1/operators/o1/payout-address", key: () => w.keys.o1,
+    valid: () => ({ chain_id: 31337, address: `0x${"ab".repeat(20)}`, challenge_id: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e", signature: `0x${"cd".repeat(65)}` }),
+    fields: { chain_id: "int", address: "code", challenge_id: "uuid", signature: "code" },
+  },
+  {
+    name: "PUT /v1/payout-policies/{asset}", method: "PUT", path: () => "/v1/payout-policies/USDC", key: () => w.keys.admin,
+    valid: () => ({ min_amount: "1", schedule: "interval", interval_seconds: 3600, max_gas_share_bps: 100 }),
+    fields: { min_amount: "amount", schedule: "enum", interval_seconds: "int", max_gas_share_bps: "int" },
+  },
 ];
 
 /** Sets a dotted path in a copy of the body. */
@@ -114,14 +133,14 @@ const wholeBodies = fc.oneof(
 
 async function expectRefusedWithoutWrites(route: PostRoute, send: { raw?: string; body?: unknown; headers?: Record<string, string> }) {
   const before = await writeCounts(api.db);
-  const res = await api.call("POST", route.path(), { key: route.key(), ...send });
+  const res = await api.call(route.method ?? "POST", route.path(), { key: route.key(), ...send });
   expect(res.status, `${route.name} ${JSON.stringify(send).slice(0, 300)} -> ${JSON.stringify(res.body).slice(0, 300)}`).toBeGreaterThanOrEqual(400);
   expect(res.status, `${route.name} ${JSON.stringify(send).slice(0, 300)}`).toBeLessThan(500);
   expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
   expect(await writeCounts(api.db)).toEqual(before);
 }
 
-describe("hostile bodies on every POST route", () => {
+describe("hostile bodies on every POST and PUT route", () => {
   for (const route of routes) {
     it(`${route.name}: wrong as a whole`, async () => {
       await fc.assert(

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectStatus, testApi, world, type TestApi } from "../support/http.js";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { expectStatus, offlineSettlements, testApi, world, type TestApi } from "../support/http.js";
 import { checkRouteSecurity, type RouteSecurity, type World } from "../support/security.js";
 
 let api: TestApi;
 let w: World;
 beforeAll(async () => {
-  api = await testApi();
+  api = await testApi({ settlements: offlineSettlements() });
   w = await world(api);
 });
 afterAll(async () => api.close());
@@ -150,7 +151,59 @@ const routes: RouteSecurity[] = [
     request: () => ({ path: `/v1/operators/o1/${view}` }),
     otherTenant: () => [{ as: "o2", path: `/v1/operators/o1/${view}` }],
   })),
+  {
+    method: "POST", route: "/v1/operators/{id}/payout-address-challenges", allowed: ["admin", "operator"],
+    request: () => ({ path: "/v1/operators/o1/payout-address-challenges", body: { chain_id: 31337, address: privateKeyToAccount(generatePrivateKey()).address } }),
+    otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/payout-address-challenges", body: { chain_id: 31337, address: `0x${"22".repeat(20)}` } }],
+  },
+  {
+    method: "PUT", route: "/v1/operators/{id}/payout-address", allowed: ["admin", "operator"],
+    request: async () => ({ path: "/v1/operators/o1/payout-address", body: await signedAddress("o1") }),
+    otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/payout-address", body: { chain_id: 31337, address: `0x${"22".repeat(20)}`, challenge_id: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e", signature: `0x${"33".repeat(65)}` } }],
+  },
+  {
+    method: "GET", route: "/v1/operators/{id}/payout-addresses", allowed: ["admin", "finance", "operator"],
+    request: () => ({ path: "/v1/operators/o1/payout-addresses" }),
+    otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/payout-addresses" }],
+  },
+  {
+    method: "POST", route: "/v1/payouts", allowed: ["admin", "finance", "operator"],
+    request: () => ({ path: "/v1/payouts", body: { operator_id: "o1", asset: "USDC", amount: "1" } }),
+    otherTenant: () => [{ as: "o2", path: "/v1/payouts", body: { operator_id: "o1", asset: "USDC", amount: "1" } }],
+  },
+  { method: "GET", route: "/v1/payouts", allowed: ["admin", "finance", "operator"], request: () => ({ path: "/v1/payouts" }) },
+  {
+    method: "GET", route: "/v1/payouts/{id}", allowed: ["admin", "finance", "operator"],
+    request: async () => ({ path: `/v1/payouts/${await o1Payout()}` }),
+    otherTenant: () => [{ as: "o2", path: `/v1/payouts/${lastPayout}` }],
+  },
+  {
+    method: "POST", route: "/v1/payouts/{id}/cancel", allowed: ["admin", "finance", "operator"],
+    request: async () => ({ path: `/v1/payouts/${await o1Payout()}/cancel` }),
+    otherTenant: () => [{ as: "o2", path: `/v1/payouts/${lastPayout}/cancel` }],
+  },
+  {
+    method: "POST", route: "/v1/payouts/{id}/mark-paid", allowed: ["admin", "finance"],
+    request: async () => ({ path: `/v1/payouts/${await o1Payout()}/mark-paid`, body: { reference: "wire-1" } }),
+  },
+  { method: "PUT", route: "/v1/payout-policies/{asset}", allowed: ["admin"], request: () => ({ path: "/v1/payout-policies/USDC", body: { min_amount: "1", schedule: "manual" } }) },
+  { method: "GET", route: "/v1/payout-policies", allowed: ["admin", "finance"], request: () => ({ path: "/v1/payout-policies" }) },
 ];
+
+let lastPayout = "";
+/** A fresh pending payout of o1 (off-chain USDC). */
+async function o1Payout(): Promise<string> {
+  const res = await api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount: "1" } });
+  lastPayout = expectStatus(res, 201).body.id;
+  return lastPayout;
+}
+
+/** A payout address of the operator on the test chain, with a valid proof. */
+async function signedAddress(operatorId: string) {
+  const account = privateKeyToAccount(generatePrivateKey());
+  const ch = expectStatus(await api.call("POST", `/v1/operators/${operatorId}/payout-address-challenges`, { body: { chain_id: 31337, address: account.address } }), 201).body;
+  return { chain_id: 31337, address: account.address, challenge_id: ch.id, signature: await account.signMessage({ message: ch.message }) };
+}
 
 let lastHold = "";
 /** A fresh open hold of m1's customer c1. */

@@ -1,6 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { expect } from "vitest";
+import { generatePrivateKey } from "viem/accounts";
+import { loadChains } from "../../src/chain/config.js";
+import { Settlements } from "../../src/chain/settlement.js";
 import { createApp } from "../../src/http/app.js";
 import type { AppEnv } from "../../src/http/env.js";
 import { createMetrics } from "../../src/http/metrics.js";
@@ -34,11 +37,12 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-export async function testApi(): Promise<TestApi> {
-  const db = await freshDatabase();
+export async function testApi(options: { db?: TestDatabase; settlements?: Settlements } = {}): Promise<TestApi> {
+  const db = options.db ?? (await freshDatabase());
   const ledger = createLedgerContext(db);
   const app = createApp({
     ledger,
+    settlements: options.settlements ?? new Settlements([]),
     config: { ADMIN_API_KEY: ADMIN_KEY, MAX_BODY_BYTES: 1_048_576, MAX_BATCH_BODY_BYTES: 16_777_216 },
     log: createLogger("silent"),
     metrics: createMetrics(),
@@ -62,9 +66,19 @@ export async function testApi(): Promise<TestApi> {
     },
     async close() {
       await closeLedgerContext(ledger);
-      await db.destroy();
+      if (!options.db) await db.destroy();
     },
   };
+}
+
+/**
+ * Settlements with the local test chain (31337) configured but unreachable: enough for routes that
+ * only need to know the chain (payout addresses), with no node behind it.
+ */
+export function offlineSettlements(): Settlements {
+  return new Settlements(loadChains({
+    CHAINS: JSON.stringify([{ name: "offline", chain_id: 31337, rpc_urls: ["http://127.0.0.1:9"], signer_key_env: "K", vault: `0x${"11".repeat(20)}`, native_asset: { code: "ETH" } }]),
+  }, { K: generatePrivateKey() }));
 }
 
 /** Fails with the response body when the status is not the expected one. */
@@ -133,7 +147,10 @@ export async function writeCounts(db: TestDatabase): Promise<Record<string, stri
            (select coalesce(sum(debits_posted + credits_posted + debits_pending + credits_pending), 0)::text from account_balances) as balances,
            (select count(*) from usage_records)::text as usage, (select count(*) from holds)::text as holds,
            (select count(*) from customers)::text as customers, (select count(*) from operators)::text as operators,
-           (select count(*) from marketplace_operators)::text as registrations, (select count(*) from fee_schedules)::text as fee_schedules`);
+           (select count(*) from marketplace_operators)::text as registrations, (select count(*) from fee_schedules)::text as fee_schedules,
+           (select count(*) from payouts)::text as payouts, (select count(*) from payout_events)::text as payout_events,
+           (select count(*) from payout_policies)::text as payout_policies, (select count(*) from payout_address_challenges)::text as challenges,
+           (select count(*) from payout_address_events)::text as address_changes`);
   return row!;
 }
 

@@ -8,12 +8,15 @@ export async function operatorBalances(db: Queryable, operatorId: string) {
   return db.query<{
     asset_id: string; asset_code: string; scale: number; account_id: string;
     debits_posted: string; credits_posted: string; debits_pending: string; credits_pending: string; earned: string;
+    in_transit: string; paid_out: string;
   }>(
     `select s.id as asset_id, s.code as asset_code, s.scale, a.id as account_id,
             b.debits_posted::text, b.credits_posted::text, b.debits_pending::text, b.credits_pending::text,
             coalesce((select sum(u.net) from usage_records u
                        where u.operator_id = $1 and u.asset_id = s.id
-                         and not exists (select 1 from transfers r where r.reverses_id = u.transfer_id)), 0)::text as earned
+                         and not exists (select 1 from transfers r where r.reverses_id = u.transfer_id)), 0)::text as earned,
+            coalesce((select sum(p.amount) from payouts p where p.operator_id = $1 and p.asset_id = s.id and p.status in ('signed', 'submitted')), 0)::text as in_transit,
+            coalesce((select sum(p.amount) from payouts p where p.operator_id = $1 and p.asset_id = s.id and p.status = 'confirmed'), 0)::text as paid_out
        from accounts a join account_balances b on b.account_id = a.id join assets s on s.id = a.asset_id
       where a.marketplace_id is null and a.ref = 'operator:' || $1 || ':payable'
       order by s.code`,

@@ -33,6 +33,16 @@ import * as postPending from "./post-pending.js";
 import * as reverseTransfer from "./reverse-transfer.js";
 import * as voidPending from "./void-pending.js";
 import * as revokeApiKey from "./revoke-api-key.js";
+import * as cancelPayout from "./cancel-payout.js";
+import * as createAddressChallenge from "./create-address-challenge.js";
+import * as createPayout from "./create-payout.js";
+import * as getPayout from "./get-payout.js";
+import * as listPayoutAddresses from "./list-payout-addresses.js";
+import * as listPayoutPolicies from "./list-payout-policies.js";
+import * as listPayouts from "./list-payouts.js";
+import * as markPayoutPaid from "./mark-payout-paid.js";
+import * as setPayoutAddress from "./set-payout-address.js";
+import * as setPayoutPolicy from "./set-payout-policy.js";
 
 /** Every route of the API. Everything under /v1 needs an API key. */
 export function registerRoutes(app: OpenAPIHono<AppEnv>): void {
@@ -46,6 +56,8 @@ export function registerRoutes(app: OpenAPIHono<AppEnv>): void {
     createMarketplace, publishFeeSchedule, listFeeSchedules, registerOperator, createCustomer, createDeposit,
     createUsage, createUsageBatch, getUsage, listUsage, reverseUsage, openHold, getHold, closeHold,
     operatorBalances, operatorStatement, operatorEarnings,
+    createAddressChallenge, setPayoutAddress, listPayoutAddresses,
+    createPayout, listPayouts, getPayout, cancelPayout, markPayoutPaid, setPayoutPolicy, listPayoutPolicies,
   ]) {
     route.register(app);
   }

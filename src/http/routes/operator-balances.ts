@@ -9,8 +9,8 @@ import { visibleOperator } from "./operator-access.js";
 const Balance = z.object({
   asset_id: z.string(), asset: z.string(), account_id: z.string(),
   available: z.string().openapi({ description: "owed to the operator and free to pay out now" }),
-  pending: z.string().openapi({ description: "held for payouts being prepared" }),
-  in_transit: z.string().openapi({ description: "in payouts sent but not yet confirmed" }),
+  pending: z.string().openapi({ description: "held for payouts requested but not yet signed for the chain (or, off-chain, not yet marked paid)" }),
+  in_transit: z.string().openapi({ description: "in payouts signed or sent, awaiting confirmation" }),
   paid_out: z.string().openapi({ description: "confirmed payouts, lifetime" }),
   lifetime_earned: z.string().openapi({ description: "net of all usage not reversed" }),
 }).openapi("OperatorBalance");
@@ -32,10 +32,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       data: rows.map((r) => ({
         asset_id: r.asset_id, asset: r.asset_code, account_id: r.account_id,
         available: (BigInt(r.credits_posted) - BigInt(r.debits_posted) - BigInt(r.debits_pending)).toString(),
-        pending: r.debits_pending,
-        // Payouts (in transit, paid out) move money off the payable through their own accounts; none exist yet.
-        in_transit: "0",
-        paid_out: "0",
+        pending: (BigInt(r.debits_pending) - BigInt(r.in_transit)).toString(),
+        in_transit: r.in_transit,
+        paid_out: r.paid_out,
         lifetime_earned: r.earned,
       })),
     }, 200);

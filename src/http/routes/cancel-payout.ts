@@ -1,0 +1,32 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { cancelPayout, getPayout } from "../../services/payouts.js";
+import { roles } from "../auth.js";
+import type { AppEnv } from "../env.js";
+import { replayOrRun } from "../idempotency.js";
+import { jsonBodyGuard } from "../json-body.js";
+import { IdParam } from "../schemas.js";
+import { errorResponses, IdempotencyHeader, json, security } from "./common.js";
+import { visiblePayout } from "./payout-access.js";
+import { PayoutOut, payoutOut } from "./payout-schemas.js";
+
+const route = createRoute({
+  method: "post", path: "/v1/payouts/{id}/cancel", tags: ["payouts"],
+  summary: "Cancel a payout no chain transaction has taken yet: its hold is voided (admin, finance, its operator)", security,
+  middleware: [roles("admin", "finance", "operator"), jsonBodyGuard] as const,
+  request: { params: IdParam, headers: IdempotencyHeader },
+  responses: { 200: json(PayoutOut, "cancelled (status failed)"), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const { id } = c.req.valid("param");
+    await visiblePayout(c, id);
+    const db = c.get("deps").ledger.db;
+    return replayOrRun(c, {}, async () => {
+      const now = await getPayout(db, id);
+      // A retry of a cancel that went through answers the same.
+      const done = now?.status === "failed" && now.failureReason?.startsWith("cancelled") ? now : await cancelPayout(db, id, c.get("principal").keyId);
+      return { status: 200, body: payoutOut(done) };
+    }) as never;
+  });
+}

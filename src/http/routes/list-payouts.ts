@@ -1,0 +1,55 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { getAssetByCode } from "../../db/queries/assets.js";
+import { isUuid } from "../../domain/ids.js";
+import { payoutStatuses } from "../../domain/payouts.js";
+import { listPayouts } from "../../services/payouts.js";
+import { roles } from "../auth.js";
+import type { AppEnv } from "../env.js";
+import { ApiError } from "../problem.js";
+import { CursorQuery, page, Timestamp } from "../schemas.js";
+import { AssetCode, PartyIdParam } from "../usage-schemas.js";
+import { errorResponses, json, security } from "./common.js";
+import { PayoutOut, payoutOut } from "./payout-schemas.js";
+
+const Query = CursorQuery.extend({
+  operator_id: PartyIdParam.optional(),
+  asset: AssetCode.optional(),
+  status: z.enum(payoutStatuses).optional(),
+  chain_id: z.string().regex(/^[1-9][0-9]{0,15}$/, "must be a chain id").optional(),
+  from: Timestamp.optional().openapi({ description: "created at or after" }),
+  to: Timestamp.optional().openapi({ description: "created before" }),
+});
+
+const route = createRoute({
+  method: "get", path: "/v1/payouts", tags: ["payouts"], summary: "List payouts, filtered (operator keys see their own)", security,
+  middleware: [roles("admin", "finance", "operator")] as const,
+  request: { query: Query },
+  responses: { 200: json(page(PayoutOut, "PayoutPage"), "a page of payouts, oldest first"), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const q = c.req.valid("query");
+    if (q.cursor !== undefined && !isUuid(q.cursor)) throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
+    if (q.from !== undefined && q.to !== undefined && Date.parse(q.from) >= Date.parse(q.to)) {
+      throw new ApiError("invalid_request", "from must be before to", [{ path: "from", message: "must be before to" }]);
+    }
+    const p = c.get("principal");
+    const db = c.get("deps").ledger.db;
+    let assetId: string | undefined;
+    if (q.asset !== undefined) {
+      const asset = await getAssetByCode(db, q.asset);
+      if (!asset) throw new ApiError("asset_not_found", `asset ${q.asset} does not exist`, [{ path: "asset", message: "does not exist" }]);
+      assetId = asset.id;
+    }
+    const scopedAway = p.role === "operator" && q.operator_id !== undefined && q.operator_id !== p.scopeId;
+    const rows = scopedAway ? [] : await listPayouts(db, {
+      operatorId: p.role === "operator" ? p.scopeId! : q.operator_id, assetId, status: q.status,
+      chainId: q.chain_id === undefined ? undefined : BigInt(q.chain_id),
+      from: q.from === undefined ? undefined : new Date(q.from), to: q.to === undefined ? undefined : new Date(q.to),
+      after: q.cursor, limit: q.limit + 1,
+    });
+    const items = rows.slice(0, q.limit);
+    return c.json({ data: items.map(payoutOut), next_cursor: rows.length > q.limit ? items[items.length - 1]!.id : null }, 200);
+  });
+}

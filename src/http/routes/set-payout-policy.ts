@@ -1,0 +1,37 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { setPayoutPolicy } from "../../services/payout-policies.js";
+import { roles } from "../auth.js";
+import type { AppEnv } from "../env.js";
+import { jsonBodyGuard } from "../json-body.js";
+import { Amount } from "../schemas.js";
+import { AssetCode } from "../usage-schemas.js";
+import { errorResponses, json, jsonBody, security } from "./common.js";
+import { PayoutPolicyOut, policyOut } from "./payout-schemas.js";
+
+const Body = z
+  .strictObject({
+    min_amount: Amount.openapi({ description: "smallest payout, in the asset's smallest units" }),
+    schedule: z.enum(["manual", "interval"]).openapi({ description: "manual: on request only; interval: the worker also pays every operator's available balance each interval" }),
+    interval_seconds: z.number().int().min(60).max(366 * 24 * 3600).optional(),
+    max_gas_share_bps: z.number().int().min(1).max(10_000).nullable().optional().openapi({ description: "gas may cost at most this share of a payout (basis points); payouts above it wait" }),
+  })
+  .openapi("PayoutPolicySet");
+
+const route = createRoute({
+  method: "put", path: "/v1/payout-policies/{asset}", tags: ["payouts"], summary: "Set an asset's payout policy (admin)", security,
+  middleware: [roles("admin"), jsonBodyGuard] as const,
+  request: { params: z.object({ asset: AssetCode }), body: jsonBody(Body) },
+  responses: { 200: json(PayoutPolicyOut, "the policy in force"), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const { asset } = c.req.valid("param");
+    const b = c.req.valid("json");
+    const policy = await setPayoutPolicy(c.get("deps").ledger.db, {
+      asset, minAmount: BigInt(b.min_amount), schedule: b.schedule, intervalSeconds: b.interval_seconds, maxGasShareBps: b.max_gas_share_bps ?? null,
+      updatedBy: c.get("principal").keyId,
+    });
+    return c.json(policyOut(policy), 200);
+  });
+}
