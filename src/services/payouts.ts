@@ -154,6 +154,12 @@ export async function createPayout(db: Database, settlements: Settlements, input
   const inTransit = chart.payoutsInTransit(asset.id, routeOf({ settlement, chainId }));
   const [result] = await writeTransfers(db, async (tx) => {
     const accounts = await ensureAccounts(tx, [payable, inTransit]);
+    // The hold relies on the payable's no-overdraft limit; an account opened by hand without it
+    // (POST /v1/accounts) must not be paid out from.
+    const [flags] = await tx.query<{ dmnec: boolean }>("select debits_must_not_exceed_credits as dmnec from accounts where id = $1", [accounts.get(specKey(payable))]);
+    if (!flags?.dmnec) {
+      throw new LedgerError("invalid_request", `operator ${input.operatorId}'s ${asset.code} payable account was opened without the no-overdraft limit (debits_must_not_exceed_credits); payouts from it are refused`);
+    }
     return [{
       kind: "pending", idempotencyKey: input.idempotencyKey, metadata: { payout: { id, operator_id: input.operatorId } },
       legs: [{ debitAccountId: accounts.get(specKey(payable))!, creditAccountId: accounts.get(specKey(inTransit))!, amount: input.amount }],

@@ -114,7 +114,7 @@ export async function world(api: TestApi) {
   const m1Customer = await account(keys.m1, { code: "customer_prepaid", ref: "customer:c1", debits_must_not_exceed_credits: true });
   const m1Fees = await account(keys.m1, { code: "marketplace_fees", ref: "fees" });
   const m2Customer = await account(keys.m2, { code: "customer_prepaid", ref: "customer:c1", debits_must_not_exceed_credits: true });
-  const o1Payable = await account(keys.admin, { code: "operator_payable", owner_type: "operator", owner_id: "o1", ref: "operator:o1:payable" });
+  const o1Payable = await account(keys.admin, { code: "operator_payable", owner_type: "operator", owner_id: "o1", ref: "operator:o1:payable", debits_must_not_exceed_credits: true });
   const fund = expectStatus(await api.call("POST", "/v1/transfers", {
     key: keys.m1, body: { legs: [{ debit_account_id: m1Funding.id, credit_account_id: m1Customer.id, amount: "1000000" }] },
   }), 201).body;

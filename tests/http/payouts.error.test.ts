@@ -1,0 +1,110 @@
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectRefused, expectStatus, offlineSettlements, testApi, world, type TestApi } from "../support/http.js";
+import type { World } from "../support/security.js";
+
+let api: TestApi;
+let w: World;
+beforeAll(async () => {
+  api = await testApi({ settlements: offlineSettlements() });
+  w = await world(api);
+  expectStatus(await api.call("POST", "/v1/assets", { body: { code: "TUSD", scale: 6, settlement: { kind: "erc20", chain_id: 31337, token_address: `0x${"44".repeat(20)}` } } }), 201);
+  expectStatus(await api.call("POST", "/v1/assets", { body: { code: "MAINUSD", scale: 6, settlement: { kind: "erc20", chain_id: 1, token_address: `0x${"55".repeat(20)}` } } }), 201);
+});
+afterAll(async () => api.close());
+
+const challenge = async (address: string, operator = "o1", key = w.keys.o1) =>
+  expectStatus(await api.call("POST", `/v1/operators/${operator}/payout-address-challenges`, { key, body: { chain_id: 31337, address } }), 201).body;
+
+describe("payout requests that are refused, with nothing written", () => {
+  it("amounts: above the available balance, zero, negative, decimals, numbers, oversized", async () => {
+    const post = (amount: unknown) => () => api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount } });
+    await expectRefused(api, post("999999999999"), 422, "exceeds_credits", "amount");
+    for (const bad of ["0", "-5", "1.5", "1e3", 100, "", (1n << 256n).toString()]) await expectRefused(api, post(bad), 400, "invalid_request", "amount");
+  });
+
+  it("the policy minimum", async () => {
+    expectStatus(await api.call("PUT", "/v1/payout-policies/USDC", { body: { min_amount: "1000", schedule: "manual" } }), 200);
+    try {
+      const res = await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount: "999" } }), 422, "payout_below_minimum", "amount");
+      expect(res.body.detail).toMatch(/1000/);
+    } finally {
+      expectStatus(await api.call("PUT", "/v1/payout-policies/USDC", { body: { min_amount: "1", schedule: "manual" } }), 200);
+    }
+  });
+
+  it("unknown asset, unknown or other operator, unknown fields, missing operator for finance", async () => {
+    await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "NOPE", amount: "1" } }), 404, "asset_not_found", "asset");
+    await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.o2, body: { operator_id: "o1", asset: "USDC", amount: "1" } }), 404, "operator_not_found");
+    await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.finance, body: { operator_id: "ghost", asset: "USDC", amount: "1" } }), 404, "operator_not_found");
+    await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.finance, body: { asset: "USDC", amount: "1" } }), 400, "invalid_request", "operator_id");
+    await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount: "1", to_address: "0x00" } }), 400, "invalid_request");
+    await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.m1, body: { operator_id: "o1", asset: "USDC", amount: "1" } }), 403, "forbidden");
+  });
+
+  it("an on-chain asset without a verified address, and an asset on a chain the service does not pay on", async () => {
+    await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "TUSD", amount: "1" } }), 422, "payout_address_missing");
+    await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "MAINUSD", amount: "1" } }), 422, "chain_not_configured");
+  });
+
+  it("cancel and mark-paid only apply to pending payouts; mark-paid only to off-chain ones", async () => {
+    const p = expectStatus(await api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount: "3" } }), 201).body;
+    expectStatus(await api.call("POST", `/v1/payouts/${p.id}/mark-paid`, { key: w.keys.finance, body: { reference: "wire-9" } }), 200);
+    await expectRefused(api, () => api.call("POST", `/v1/payouts/${p.id}/cancel`, { key: w.keys.o1 }), 409, "payout_not_pending");
+    await expectRefused(api, () => api.call("POST", `/v1/payouts/${p.id}/mark-paid`, { key: w.keys.finance, body: { reference: "another" } }), 409, "payout_not_pending");
+    await expectRefused(api, () => api.call("POST", `/v1/payouts/${p.id}/mark-paid`, { key: w.keys.o1, body: { reference: "x" } }), 403, "forbidden");
+    await expectRefused(api, () => api.call("POST", "/v1/payouts/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e/cancel", { key: w.keys.finance }), 404, "payout_not_found");
+    await expectRefused(api, () => api.call("GET", "/v1/payouts/not-a-uuid", { key: w.keys.finance }), 400, "invalid_request");
+  });
+
+  it("list filters are checked", async () => {
+    await expectRefused(api, () => api.call("GET", "/v1/payouts?status=lost"), 400, "invalid_request", "status");
+    await expectRefused(api, () => api.call("GET", "/v1/payouts?chain_id=-1"), 400, "invalid_request", "chain_id");
+    await expectRefused(api, () => api.call("GET", "/v1/payouts?asset=NOPE"), 404, "asset_not_found");
+    await expectRefused(api, () => api.call("GET", "/v1/payouts?cursor=zzz"), 400, "invalid_request", "cursor");
+    // Another operator's payouts simply are not there.
+    expect(expectStatus(await api.call("GET", "/v1/payouts?operator_id=o1", { key: w.keys.o2 }), 200).body.data).toEqual([]);
+  });
+
+  it("policies: interval without seconds, unknown asset, bad caps", async () => {
+    await expectRefused(api, () => api.call("PUT", "/v1/payout-policies/USDC", { body: { min_amount: "1", schedule: "interval" } }), 400, "invalid_request", "interval_seconds");
+    await expectRefused(api, () => api.call("PUT", "/v1/payout-policies/USDC", { body: { min_amount: "1", schedule: "manual", interval_seconds: 3600 } }), 400, "invalid_request", "interval_seconds");
+    await expectRefused(api, () => api.call("PUT", "/v1/payout-policies/NOPE", { body: { min_amount: "1", schedule: "manual" } }), 404, "asset_not_found");
+    await expectRefused(api, () => api.call("PUT", "/v1/payout-policies/USDC", { body: { min_amount: "1", schedule: "manual", max_gas_share_bps: 10_001 } }), 400, "invalid_request", "max_gas_share_bps");
+  });
+});
+
+describe("payout address proofs that are refused", () => {
+  it("a signature by another key, of another message, or malformed", async () => {
+    const owner = privateKeyToAccount(generatePrivateKey());
+    const thief = privateKeyToAccount(generatePrivateKey());
+    const ch = await challenge(owner.address);
+    const put = (body: Record<string, unknown>) => () => api.call("PUT", "/v1/operators/o1/payout-address", { key: w.keys.o1, body: { chain_id: 31337, address: owner.address, challenge_id: ch.id, ...body } });
+    await expectRefused(api, put({ signature: await thief.signMessage({ message: ch.message }) }), 422, "signature_invalid", "signature");
+    await expectRefused(api, put({ signature: await owner.signMessage({ message: "something else" }) }), 422, "signature_invalid", "signature");
+    await expectRefused(api, put({ signature: "0x1234" }), 400, "invalid_request", "signature");
+    // The right signature for another address than the challenge's.
+    await expectRefused(api, put({ address: thief.address, signature: await thief.signMessage({ message: ch.message }) }), 422, "challenge_invalid");
+    // Then the right one works, once; reusing the challenge for another address is refused.
+    expectStatus(await put({ signature: await owner.signMessage({ message: ch.message }) })(), 200);
+    await expectRefused(api, () => api.call("PUT", "/v1/operators/o1/payout-address", {
+      key: w.keys.o1, body: { chain_id: 31337, address: thief.address, challenge_id: ch.id, signature: `0x${"11".repeat(65)}` },
+    }), 422, "challenge_invalid");
+  });
+
+  it("an expired challenge, another operator's challenge, an unconfigured chain, a bad address", async () => {
+    const a = privateKeyToAccount(generatePrivateKey());
+    const ch = await challenge(a.address);
+    await api.db.query("update payout_address_challenges set expires_at = now() - interval '1 second' where id = $1", [ch.id]);
+    const sig = await a.signMessage({ message: ch.message });
+    await expectRefused(api, () => api.call("PUT", "/v1/operators/o1/payout-address", { key: w.keys.o1, body: { chain_id: 31337, address: a.address, challenge_id: ch.id, signature: sig } }), 422, "challenge_invalid");
+    const ch2 = await challenge(a.address, "o2", w.keys.o2);
+    const sig2 = await a.signMessage({ message: ch2.message });
+    await expectRefused(api, () => api.call("PUT", "/v1/operators/o1/payout-address", {
+      key: w.keys.o1, body: { chain_id: 31337, address: a.address, challenge_id: ch2.id, signature: sig2 },
+    }), 404, "challenge_not_found");
+    await expectRefused(api, () => api.call("POST", "/v1/operators/o1/payout-address-challenges", { key: w.keys.o1, body: { chain_id: 1, address: a.address } }), 422, "chain_not_configured");
+    await expectRefused(api, () => api.call("POST", "/v1/operators/o1/payout-address-challenges", { key: w.keys.o1, body: { chain_id: 31337, address: "0x123" } }), 400, "invalid_request", "address");
+    await expectRefused(api, () => api.call("POST", "/v1/operators/o1/payout-address-challenges", { key: w.keys.o2, body: { chain_id: 31337, address: a.address } }), 404, "operator_not_found");
+  });
+});
