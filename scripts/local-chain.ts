@@ -53,6 +53,8 @@ export interface LocalChain {
   tokenBalance(address: string): Promise<bigint>;
   nativeBalance(address: string): Promise<bigint>;
   deployRejectsNative(): Promise<`0x${string}`>;
+  /** Another test stablecoin (6 decimals). */
+  deployStablecoin(): Promise<`0x${string}`>;
   stop(): Promise<void>;
 }
 
@@ -109,6 +111,7 @@ export async function startLocalChain(options: { blockTime?: number; port?: numb
     tokenBalance: (address) => pub.readContract({ address: token, abi: TestStablecoin.abi, functionName: "balanceOf", args: [address as `0x${string}`] }),
     nativeBalance: (address) => pub.getBalance({ address: address as `0x${string}` }),
     deployRejectsNative: () => deploy(RejectsNative.abi, RejectsNative.bytecode),
+    deployStablecoin: () => deploy(TestStablecoin.abi, TestStablecoin.bytecode),
     async stop() {
       if (child.exitCode !== null) return;
       const exited = new Promise((r) => child.once("exit", r));

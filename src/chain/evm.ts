@@ -161,6 +161,22 @@ export class EvmChain {
     }
   }
 
+  /**
+   * Checks that the vault is deployed and owned by the signer, so that nothing is signed for an
+   * address that would accept the call and pay nobody. Throws with the reason.
+   */
+  async checkVault(): Promise<void> {
+    const code = await this.client.getCode({ address: this.settings.vault });
+    if (!code || code === "0x") throw new Error(`chain ${this.settings.name}: no contract at vault ${this.settings.vault}`);
+    const owner = await this.client.readContract({ address: this.settings.vault, abi: PayoutVault.abi, functionName: "owner" });
+    if (owner.toLowerCase() !== this.sender) throw new Error(`chain ${this.settings.name}: vault ${this.settings.vault} is owned by ${owner}, not by the signer ${this.sender}`);
+  }
+
+  /** An ERC-20 token's decimals. */
+  async tokenDecimals(token: string): Promise<number> {
+    return Number(await this.client.readContract({ address: token as `0x${string}`, abi: erc20DecimalsAbi, functionName: "decimals" }));
+  }
+
   /** The vault's Paid events in a receipt. */
   paidEvents(receipt: TransactionReceipt): PaidEvent[] {
     const logs = receipt.logs.filter((l) => l.address.toLowerCase() === this.settings.vault);
@@ -171,6 +187,8 @@ export class EvmChain {
     });
   }
 }
+
+const erc20DecimalsAbi = [{ type: "function", name: "decimals", stateMutability: "view", inputs: [], outputs: [{ name: "", type: "uint8" }] }] as const;
 
 function errorText(e: unknown): string {
   if (e instanceof BaseError) return `${e.shortMessage} ${e.details ?? ""} ${e.message}`;

@@ -45,6 +45,8 @@ type AttemptRow = { hash: Hex; raw: Hex; attempt: number; max_fee_per_gas: strin
  */
 export class PayoutWorker {
   private readonly nativeAssets = new Map<bigint, Asset>();
+  /** Chains whose vault was checked, and assets whose on-chain decimals match their scale. */
+  private readonly checked = new Set<string>();
   private readonly fault: (point: FaultPoint) => void;
   private readonly now: () => Date;
 
@@ -135,8 +137,15 @@ export class PayoutWorker {
       [chain.chainId.toString(), chain.settings.max_batch_size * 10]);
     const byAsset = new Map<string, typeof pending>();
     for (const p of pending) byAsset.set(p.asset_id, [...(byAsset.get(p.asset_id) ?? []), p]);
+    if (byAsset.size > 0) await this.checkChain(chain);
     for (const [assetId, rows] of byAsset) {
       const asset = (await getAsset(this.db, assetId))!;
+      const mismatch = await this.decimalsMismatch(chain, asset);
+      if (mismatch) {
+        await this.note(rows.map((r) => r.id), `waiting: ${mismatch}`);
+        this.log.error({ worker: "payouts", chain: chain.settings.name, asset: asset.code }, mismatch);
+        continue;
+      }
       const policy = await getPayoutPolicy(this.db, assetId);
       for (let i = 0; i < rows.length; i += chain.settings.max_batch_size) {
         let items = rows.slice(i, i + chain.settings.max_batch_size).map((r) => ({ payoutId: r.id, to: r.to_address, amount: BigInt(r.amount) }));
@@ -184,6 +193,27 @@ export class PayoutWorker {
         if (batchId) this.fault("after_batch");
       }
     }
+  }
+
+  private async checkChain(chain: EvmChain): Promise<void> {
+    const key = `vault:${chain.chainId}`;
+    if (this.checked.has(key)) return;
+    await chain.checkVault();
+    this.checked.add(key);
+  }
+
+  /**
+   * Ledger amounts are paid as on-chain units as they are: the asset's scale must be the token's
+   * decimals (or the native token's), else nothing of it is paid.
+   */
+  private async decimalsMismatch(chain: EvmChain, asset: Asset): Promise<string | undefined> {
+    const key = `asset:${asset.id}`;
+    if (this.checked.has(key)) return undefined;
+    const token = this.tokenOf(asset);
+    const decimals = token === null ? chain.settings.native_asset.decimals : await chain.tokenDecimals(token);
+    if (decimals !== asset.scale) return `asset ${asset.code} has scale ${asset.scale} but its ${token === null ? "native token" : `token ${token}`} has ${decimals} decimals`;
+    this.checked.add(key);
+    return undefined;
   }
 
   private async note(ids: string[], note: string): Promise<void> {

@@ -92,3 +92,32 @@ describe("payouts on a local chain", () => {
     expect((await getPayout(w.db, "00000000-0000-7000-8000-000000000000"))).toBeUndefined();
   });
 });
+
+describe("payouts the worker refuses to send", () => {
+  it("an asset whose scale is not the token's decimals waits with the reason, and nothing is sent", async () => {
+    w = await payoutWorld();
+    const { createAsset } = await import("../../src/services/create-asset.js");
+    // A 6-decimal token registered with scale 18: paying its ledger amounts as token units would be wrong.
+    const token = await w.chain.deployStablecoin();
+    await createAsset(w.db, { code: "TUSD18", scale: 18, settlement: { kind: "erc20", chainId: 31337, tokenAddress: token } });
+    const op = await w.operator("op-d", { TUSD18: 10n ** 18n });
+    const p = await request(w, op.id, "TUSD18", 10n ** 18n);
+    const worker = w.worker();
+    await worker.tick();
+    await worker.tick();
+    const now = (await getPayout(w.db, p.id))!;
+    expect(now.status).toBe("pending");
+    expect(now.note).toMatch(/scale 18 .* 6 decimals/);
+    expect(await w.chain.public.getTransactionCount({ address: w.chain.signer.address })).toBe(0);
+  });
+
+  it("a vault that is not the signer's: nothing is signed", async () => {
+    w = await payoutWorld({ chainOverrides: { vault: `0x${"66".repeat(20)}` } });
+    const op = await w.operator("op-v", { [TOKEN]: 100n });
+    const p = await request(w, op.id, TOKEN, 100n);
+    const { errors } = await w.worker().tick();
+    expect(String(errors[0])).toMatch(/no contract at vault/);
+    expect((await getPayout(w.db, p.id))!.status).toBe("pending");
+    expect(await w.db.query("select * from chain_transactions")).toEqual([]);
+  });
+});
