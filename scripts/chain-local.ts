@@ -18,6 +18,11 @@ writeFileSync("data/local-signer-key", `${chain.signerKey}\n`, { mode: 0o600 });
 chmodSync("data/local-signer-key", 0o600);
 const { signer_key_env: _unused, ...settings } = chainSettingsFor(chain, { confirmations: 2, signer_key_file: "data/local-signer-key" });
 writeFileSync("data/local-chain.json", JSON.stringify([settings], null, 2) + "\n");
+// The bodies of POST /v1/assets for what settles here.
+writeFileSync("data/local-assets.json", JSON.stringify([
+  { code: "TUSD", scale: 6, settlement: { kind: "erc20", chain_id: CHAIN_ID, token_address: chain.token } },
+  { code: "ETH", scale: 18, settlement: { kind: "native", chain_id: CHAIN_ID } },
+], null, 2) + "\n");
 console.log(`anvil listening on ${chain.rpcUrl} (chain id ${CHAIN_ID}, a block every second)
 payout vault      ${chain.vault}  (funded: 1,000,000 TUSD and 1,000 ETH)
 test stablecoin   ${chain.token}  (TUSD, 6 decimals; anyone may mint)
@@ -25,9 +30,7 @@ treasury signer   ${chain.signer.address}  (key in data/local-signer-key)
 
 Start the service paying out on it:
   CHAINS_FILE=data/local-chain.json npm start
-and register the assets it settles:
-  TUSD: {"code":"TUSD","scale":6,"settlement":{"kind":"erc20","chain_id":${CHAIN_ID},"token_address":"${chain.token}"}}
-  ETH:  {"code":"ETH","scale":18,"settlement":{"kind":"native","chain_id":${CHAIN_ID}}}
+and register the assets it settles (POST /v1/assets with each item of data/local-assets.json).
 Ctrl-C stops the chain (its state is not kept).`);
 const stop = async () => {
   await chain.stop();
