@@ -13,7 +13,7 @@ import type { TransferInput } from "../domain/transfers.js";
 import type { Logger } from "../log.js";
 import { createAsset } from "../services/create-asset.js";
 import { getPayoutPolicy, scheduledPolicies } from "../services/payout-policies.js";
-import { confirmPayouts, createPayout, failPayouts, PAYOUT_SELECT, recordPayoutEvents, toPayout, type Payout } from "../services/payouts.js";
+import { confirmPayouts, createPayout, failPayouts, PAYOUT_SELECT, recordPayoutEvents, toPayout } from "../services/payouts.js";
 import { inTransaction } from "../services/transaction.js";
 
 import type { FaultPoint } from "./faults.js";

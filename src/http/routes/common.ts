@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { Problem } from "../problem.js";
+import { isUuid } from "../../domain/ids.js";
+import { ApiError, Problem } from "../problem.js";
 
 /** Shared pieces of route definitions. */
 export const security = [{ apiKey: [] }];
@@ -31,3 +32,15 @@ export const json = <T extends z.ZodType>(schema: T, description: string) => ({
   description,
   content: { "application/json": { schema } },
 });
+
+/**
+ * The checks shared by time-windowed lists: a cursor must be one the API returned (an id), and the
+ * window [from, to) must not be empty. Returns the window as dates.
+ */
+export function listWindow(q: { cursor?: string; from?: string; to?: string }): { from?: Date; to?: Date } {
+  if (q.cursor !== undefined && !isUuid(q.cursor)) throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
+  if (q.from !== undefined && q.to !== undefined && Date.parse(q.from) >= Date.parse(q.to)) {
+    throw new ApiError("invalid_request", "from must be before to", [{ path: "from", message: "must be before to" }]);
+  }
+  return { from: q.from === undefined ? undefined : new Date(q.from), to: q.to === undefined ? undefined : new Date(q.to) };
+}

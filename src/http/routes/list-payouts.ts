@@ -1,6 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { getAssetByCode } from "../../db/queries/assets.js";
-import { isUuid } from "../../domain/ids.js";
 import { payoutStatuses } from "../../domain/payouts.js";
 import { listPayouts } from "../../services/payouts.js";
 import { roles } from "../auth.js";
@@ -8,7 +7,7 @@ import type { AppEnv } from "../env.js";
 import { ApiError } from "../problem.js";
 import { CursorQuery, page, Timestamp } from "../schemas.js";
 import { AssetCode, PartyIdParam } from "../usage-schemas.js";
-import { errorResponses, json, security } from "./common.js";
+import { errorResponses, json, listWindow, security } from "./common.js";
 import { PayoutOut, payoutOut } from "./payout-schemas.js";
 
 const Query = CursorQuery.extend({
@@ -30,10 +29,7 @@ const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const q = c.req.valid("query");
-    if (q.cursor !== undefined && !isUuid(q.cursor)) throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
-    if (q.from !== undefined && q.to !== undefined && Date.parse(q.from) >= Date.parse(q.to)) {
-      throw new ApiError("invalid_request", "from must be before to", [{ path: "from", message: "must be before to" }]);
-    }
+    const { from, to } = listWindow(q);
     const p = c.get("principal");
     const db = c.get("deps").ledger.db;
     let assetId: string | undefined;
@@ -46,7 +42,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const rows = scopedAway ? [] : await listPayouts(db, {
       operatorId: p.role === "operator" ? p.scopeId! : q.operator_id, assetId, status: q.status,
       chainId: q.chain_id === undefined ? undefined : BigInt(q.chain_id),
-      from: q.from === undefined ? undefined : new Date(q.from), to: q.to === undefined ? undefined : new Date(q.to),
+      from, to,
       after: q.cursor, limit: q.limit + 1,
     });
     const items = rows.slice(0, q.limit);

@@ -1,11 +1,9 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { listUsage } from "../../db/queries/usage.js";
-import { isUuid } from "../../domain/ids.js";
 import type { AppEnv } from "../env.js";
-import { ApiError } from "../problem.js";
 import { CursorQuery, page, Timestamp } from "../schemas.js";
 import { PartyIdParam, UsageRecordOut, usageOut } from "../usage-schemas.js";
-import { errorResponses, json, security } from "./common.js";
+import { errorResponses, json, listWindow, security } from "./common.js";
 
 const Query = CursorQuery.extend({
   marketplace_id: PartyIdParam.optional(),
@@ -25,10 +23,7 @@ const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const q = c.req.valid("query");
-    if (q.cursor !== undefined && !isUuid(q.cursor)) throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
-    if (q.from !== undefined && q.to !== undefined && Date.parse(q.from) >= Date.parse(q.to)) {
-      throw new ApiError("invalid_request", "from must be before to", [{ path: "from", message: "must be before to" }]);
-    }
+    const { from, to } = listWindow(q);
     const p = c.get("principal");
     // A scoped key's own tenant is forced; naming another tenant simply finds nothing.
     const marketplaceId = p.role === "marketplace" ? p.scopeId! : q.marketplace_id;
@@ -37,7 +32,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       || (p.role === "operator" && q.operator_id !== undefined && q.operator_id !== p.scopeId);
     const records = scopedAway ? [] : await listUsage(c.get("deps").ledger.db, {
       marketplaceId, operatorId, customerId: q.customer_id, resource: q.resource,
-      from: q.from === undefined ? undefined : new Date(q.from), to: q.to === undefined ? undefined : new Date(q.to),
+      from, to,
       after: q.cursor, limit: q.limit + 1,
     });
     const items = records.slice(0, q.limit);
