@@ -5,7 +5,7 @@ import type { AppEnv } from "../env.js";
 import { ApiError } from "../problem.js";
 import { Timestamp, Uuid } from "../schemas.js";
 import { PartyIdParam } from "../usage-schemas.js";
-import { errorResponses, json, security } from "./common.js";
+import { errorResponses, security } from "./common.js";
 import { period, visibleOperator } from "./operator-access.js";
 
 const Line = z.object({
