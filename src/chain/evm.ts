@@ -177,6 +177,49 @@ export class EvmChain {
     return Number(await this.client.readContract({ address: token as `0x${string}`, abi: erc20DecimalsAbi, functionName: "decimals" }));
   }
 
+  /**
+   * The vault's Paid events of one token (null: the native token) in [fromBlock, toBlock], read in
+   * chunks of `log_chunk_blocks` (RPC nodes cap the range of eth_getLogs).
+   */
+  async paidLogs(token: string | null, fromBlock: bigint, toBlock: bigint): Promise<Array<PaidEvent & { txHash: Hex; blockNumber: bigint }>> {
+    const out: Array<PaidEvent & { txHash: Hex; blockNumber: bigint }> = [];
+    for (const [from, to] of chunks(fromBlock, toBlock, BigInt(this.settings.log_chunk_blocks))) {
+      const logs = await this.client.getContractEvents({
+        address: this.settings.vault, abi: PayoutVault.abi, eventName: "Paid", fromBlock: from, toBlock: to,
+        args: { token: (token ?? ZERO_ADDRESS) as `0x${string}` },
+      });
+      for (const l of logs) {
+        const payoutId = bytes32ToPayoutId(l.args.payoutId!) ?? l.args.payoutId!;
+        out.push({
+          payoutId, token: l.args.token!.toLowerCase(), recipient: l.args.recipient!.toLowerCase(), amount: l.args.amount!,
+          logIndex: l.logIndex, txHash: l.transactionHash, blockNumber: l.blockNumber,
+        });
+      }
+    }
+    return out;
+  }
+
+  /** ERC-20 Transfer events of a token into the vault in [fromBlock, toBlock], chunked. */
+  async transfersIn(token: string, fromBlock: bigint, toBlock: bigint): Promise<Array<{ from: string; amount: bigint; txHash: Hex; logIndex: number; blockNumber: bigint }>> {
+    const out: Array<{ from: string; amount: bigint; txHash: Hex; logIndex: number; blockNumber: bigint }> = [];
+    for (const [from, to] of chunks(fromBlock, toBlock, BigInt(this.settings.log_chunk_blocks))) {
+      const logs = await this.client.getContractEvents({
+        address: token as `0x${string}`, abi: erc20TransferAbi, eventName: "Transfer", fromBlock: from, toBlock: to, args: { to: this.settings.vault },
+      });
+      for (const l of logs) out.push({ from: l.args.from!.toLowerCase(), amount: l.args.value!, txHash: l.transactionHash, logIndex: l.logIndex, blockNumber: l.blockNumber });
+    }
+    return out;
+  }
+
+  /** What the treasury holds on chain: the vault's balance plus the signer's (which pays gas). */
+  async treasuryBalance(token: string | null): Promise<{ vault: bigint; signer: bigint }> {
+    const of = (address: `0x${string}`) => token === null
+      ? this.client.getBalance({ address })
+      : this.client.readContract({ address: token as `0x${string}`, abi: erc20BalanceAbi, functionName: "balanceOf", args: [address] });
+    const [vault, signer] = await Promise.all([of(this.settings.vault), of(this.sender)]);
+    return { vault, signer };
+  }
+
   /** The vault's Paid events in a receipt. */
   paidEvents(receipt: TransactionReceipt): PaidEvent[] {
     const logs = receipt.logs.filter((l) => l.address.toLowerCase() === this.settings.vault);
@@ -188,6 +231,20 @@ export class EvmChain {
   }
 }
 
+const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
+
+/** [from, to] cut into ranges of at most `size` blocks. */
+export function chunks(from: bigint, to: bigint, size: bigint): Array<[bigint, bigint]> {
+  const out: Array<[bigint, bigint]> = [];
+  for (let f = from; f <= to; f += size) out.push([f, f + size - 1n < to ? f + size - 1n : to]);
+  return out;
+}
+
+const erc20TransferAbi = [{
+  type: "event", name: "Transfer", anonymous: false,
+  inputs: [{ name: "from", type: "address", indexed: true }, { name: "to", type: "address", indexed: true }, { name: "value", type: "uint256", indexed: false }],
+}] as const;
+const erc20BalanceAbi = [{ type: "function", name: "balanceOf", stateMutability: "view", inputs: [{ name: "", type: "address" }], outputs: [{ name: "", type: "uint256" }] }] as const;
 const erc20DecimalsAbi = [{ type: "function", name: "decimals", stateMutability: "view", inputs: [], outputs: [{ name: "", type: "uint8" }] }] as const;
 
 function errorText(e: unknown): string {

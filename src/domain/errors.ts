@@ -69,6 +69,10 @@ export const ledgerErrorCodes = [
   "challenge_invalid",
   /** The signature was not made by the address over the challenge's message. */
   "signature_invalid",
+  // reconciliation
+  "reconciliation_not_found",
+  "reconciliation_item_not_found",
+  "item_already_resolved",
 ] as const;
 
 export type LedgerErrorCode = (typeof ledgerErrorCodes)[number];

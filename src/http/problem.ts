@@ -63,6 +63,10 @@ const statusOf = {
   chain_not_configured: 422,
   challenge_invalid: 422,
   signature_invalid: 422,
+  // reconciliation
+  reconciliation_not_found: 404,
+  reconciliation_item_not_found: 404,
+  item_already_resolved: 409,
   // the service
   unavailable: 503,
   internal: 500,

@@ -15,3 +15,4 @@ export { payoutPolicies } from "./payout-policies.js";
 export { payoutAddressChallenges, payoutAddresses, payoutAddressEvents } from "./payout-addresses.js";
 export { chainSenders, chainTransactions, chainTxAttempts } from "./chain-transactions.js";
 export { payouts, payoutEvents } from "./payouts.js";
+export { reconciliations, reconciliationItems, depositAddresses, chainDeposits, auditLog, chainCursors } from "./reconciliations.js";

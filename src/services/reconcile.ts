@@ -1,0 +1,204 @@
+import type { Settlements } from "../chain/settlement.js";
+import type { Database, Queryable } from "../db/client.js";
+import { chart } from "../db/ensure-accounts.js";
+import { getAssetByCode, type Asset } from "../db/queries/assets.js";
+import { pgArray } from "../db/sql-arrays.js";
+import { writeTransfers } from "../db/transfer-writer.js";
+import { LedgerError } from "../domain/errors.js";
+import { uuidv7 } from "../domain/ids.js";
+import { matchPayouts, summarize, type ItemStatus, type LedgerPayout, type ReconciliationItem } from "../domain/reconcile.js";
+import { creditDeposits } from "./deposits.js";
+
+/** The widest block range one run may cover. */
+export const MAX_RANGE_BLOCKS = 5_000_000n;
+
+function evmRoute(settlements: Settlements, asset: Asset, chainId: bigint) {
+  const route = settlements.forAsset(asset);
+  if (route.kind !== "evm" || route.chain.chainId !== chainId) {
+    throw new LedgerError("invalid_request", `asset ${asset.code} does not settle on chain ${chainId}${route.kind === "unconfigured" ? " (not configured here)" : ""}`, [{ path: "asset", message: "does not settle on this chain" }]);
+  }
+  return route;
+}
+
+async function assetOrThrow(db: Queryable, code: string): Promise<Asset> {
+  const asset = await getAssetByCode(db, code);
+  if (!asset) throw new LedgerError("asset_not_found", `asset ${code} does not exist`, [{ path: "asset", message: "does not exist" }]);
+  return asset;
+}
+
+/**
+ * Compares the ledger's confirmed payouts of a chain and asset with the vault's payments in a
+ * block range, and transfers into the treasury (crediting registered customers' deposits, once).
+ * Stores the run and its items; a rerun over the same range gives the same items.
+ */
+export async function runReconciliation(
+  db: Database, settlements: Settlements, input: { chainId: bigint; asset: string; fromBlock: bigint; toBlock: bigint; requestedBy: string },
+): Promise<string> {
+  const asset = await assetOrThrow(db, input.asset);
+  const { chain, token } = evmRoute(settlements, asset, input.chainId);
+  if (input.fromBlock > input.toBlock) throw new LedgerError("invalid_request", "from_block must not be after to_block", [{ path: "fromBlock", message: "after to_block" }]);
+  if (input.toBlock - input.fromBlock + 1n > MAX_RANGE_BLOCKS) throw new LedgerError("invalid_request", `a run covers at most ${MAX_RANGE_BLOCKS} blocks`, [{ path: "toBlock", message: "range too wide" }]);
+  const head = await chain.head();
+  if (input.toBlock > head) throw new LedgerError("invalid_request", `to_block ${input.toBlock} is past the chain's head ${head}`, [{ path: "toBlock", message: "past the head" }]);
+
+  const paid = await chain.paidLogs(token, input.fromBlock, input.toBlock);
+  const rows = await db.query<{ id: string; amount: string; to_address: string; tx_hash: string | null; log_index: number | null; block_number: string | null }>(
+    `select id, amount::text as amount, to_address, tx_hash, log_index, block_number::text as block_number from payouts
+      where chain_id = $1 and asset_id = $2 and status = 'confirmed'
+        and ((block_number between $3 and $4) or id = any($5::uuid[]))`,
+    [input.chainId.toString(), asset.id, input.fromBlock.toString(), input.toBlock.toString(),
+      pgArray(paid.map((p) => p.payoutId).filter((id) => /^[0-9a-f-]{36}$/.test(id)))]);
+  const ledger: LedgerPayout[] = rows.map((r) => ({
+    payoutId: r.id, amount: BigInt(r.amount), recipient: r.to_address, txHash: r.tx_hash, logIndex: r.log_index,
+    blockNumber: r.block_number === null ? null : BigInt(r.block_number),
+  }));
+  const items = matchPayouts(ledger, paid.map((p) => ({ ...p, txHash: p.txHash.toLowerCase() })));
+
+  if (token !== null) {
+    const inbound = await chain.transfersIn(token, input.fromBlock, input.toBlock);
+    const outcomes = await creditDeposits(db, chain, asset, inbound);
+    for (const [i, t] of inbound.entries()) {
+      const o = outcomes[i]!;
+      items.push({
+        status: o.kind === "credited" ? "matched" : "unexpected_on_chain", direction: "in", payoutId: null, txHash: t.txHash.toLowerCase(), logIndex: t.logIndex,
+        blockNumber: t.blockNumber, ledgerAmount: o.kind === "credited" ? t.amount : null, chainAmount: t.amount,
+        ledgerAddress: o.kind === "credited" ? t.from : null, chainAddress: t.from,
+        detail: o.kind === "credited" ? `deposit of customer ${o.marketplaceId}/${o.customerId}` : "a transfer into the treasury from an address no customer registered",
+      });
+    }
+  }
+
+  const id = uuidv7();
+  await db.transaction(async (tx) => {
+    await tx.query(
+      "insert into reconciliations (id, chain_id, asset_id, from_block, to_block, summary, requested_by) values ($1, $2, $3, $4, $5, $6::text::jsonb, $7)",
+      [id, input.chainId.toString(), asset.id, input.fromBlock.toString(), input.toBlock.toString(), JSON.stringify(summarize(items)), input.requestedBy]);
+    if (items.length > 0) await insertItems(tx, id, items);
+  });
+  return id;
+}
+
+async function insertItems(tx: Queryable, runId: string, items: ReconciliationItem[]): Promise<void> {
+  const col = <T>(f: (i: ReconciliationItem) => T) => pgArray(items.map((i) => f(i) as never));
+  await tx.query(
+    `insert into reconciliation_items (reconciliation_id, status, direction, payout_id, tx_hash, log_index, block_number, ledger_amount, chain_amount, ledger_address, chain_address, detail)
+     select $1, s, d, p, h, l, b, la, ca, lad, cad, de
+       from unnest($2::text[], $3::text[], $4::uuid[], $5::text[], $6::int[], $7::bigint[], $8::numeric[], $9::numeric[], $10::text[], $11::text[], $12::text[])
+            with ordinality as u(s, d, p, h, l, b, la, ca, lad, cad, de, n)
+      order by n`,
+    [runId, col((i) => i.status), col((i) => i.direction), col((i) => i.payoutId), col((i) => i.txHash), col((i) => i.logIndex), col((i) => i.blockNumber),
+      col((i) => i.ledgerAmount), col((i) => i.chainAmount), col((i) => i.ledgerAddress), col((i) => i.chainAddress), col((i) => i.detail)]);
+}
+
+export interface ReconciliationRun {
+  id: string; chainId: bigint; assetId: string; assetCode: string; fromBlock: bigint; toBlock: bigint;
+  summary: Record<ItemStatus, number>; requestedBy: string; createdAt: Date;
+}
+
+export async function getReconciliation(db: Queryable, id: string): Promise<ReconciliationRun | undefined> {
+  const [r] = await db.query<{ id: string; chain_id: string; asset_id: string; code: string; from_block: string; to_block: string; summary: Record<ItemStatus, number>; requested_by: string; created_at: Date | string }>(
+    `select r.id, r.chain_id::text as chain_id, r.asset_id, s.code, r.from_block::text as from_block, r.to_block::text as to_block, r.summary, r.requested_by, r.created_at
+       from reconciliations r join assets s on s.id = r.asset_id where r.id = $1`, [id]);
+  if (!r) return undefined;
+  return {
+    id: r.id, chainId: BigInt(r.chain_id), assetId: r.asset_id, assetCode: r.code, fromBlock: BigInt(r.from_block), toBlock: BigInt(r.to_block),
+    summary: r.summary, requestedBy: r.requested_by, createdAt: new Date(r.created_at),
+  };
+}
+
+export type ItemRow = {
+  id: string; status: ItemStatus; direction: "in" | "out"; payout_id: string | null; tx_hash: string | null; log_index: number | null;
+  block_number: string | null; ledger_amount: string | null; chain_amount: string | null; ledger_address: string | null; chain_address: string | null;
+  detail: string | null; resolved_at: Date | string | null; resolved_by: string | null; resolution_note: string | null; adjustment_transfer_id: string | null;
+};
+
+export async function listItems(db: Queryable, runId: string, f: { status?: ItemStatus; after?: bigint; limit: number }): Promise<ItemRow[]> {
+  return db.query<ItemRow>(
+    `select id::text as id, status, direction, payout_id, tx_hash, log_index, block_number::text as block_number, ledger_amount::text as ledger_amount,
+            chain_amount::text as chain_amount, ledger_address, chain_address, detail, resolved_at, resolved_by, resolution_note, adjustment_transfer_id
+       from reconciliation_items where reconciliation_id = $1 and ($2::text is null or status = $2) and ($3::bigint is null or id > $3)
+      order by reconciliation_items.id limit $4`,
+    [runId, f.status ?? null, f.after?.toString() ?? null, f.limit]);
+}
+
+/**
+ * Resolves an item with a note, and optionally an adjusting transfer (recorded in the ledger with
+ * the reconciliation in its metadata), in one transaction. An item is resolved once.
+ */
+export async function resolveItem(
+  db: Database, runId: string, itemId: bigint,
+  input: { note: string; adjustment?: { debitAccountId: string; creditAccountId: string; amount: bigint }; resolvedBy: string },
+): Promise<ItemRow> {
+  const [item] = await db.query<{ resolved_at: Date | null }>("select resolved_at from reconciliation_items where id = $1 and reconciliation_id = $2", [itemId.toString(), runId]);
+  if (!item) throw new LedgerError("reconciliation_item_not_found", `item ${itemId} of reconciliation ${runId} does not exist`);
+  if (item.resolved_at !== null) throw new LedgerError("item_already_resolved", `item ${itemId} was resolved already`);
+  const a = input.adjustment;
+  const inputs = a ? [{
+    kind: "standard" as const, idempotencyKey: `reconciliation-item:${itemId}:adjustment`,
+    metadata: { reconciliation: { id: runId, item_id: itemId.toString(), note: input.note, resolved_by: input.resolvedBy } },
+    legs: [{ debitAccountId: a.debitAccountId, creditAccountId: a.creditAccountId, amount: a.amount }],
+  }] : [];
+  let done = false;
+  const [result] = await writeTransfers(db, inputs, {
+    afterWrite: async (tx, outcomes) => {
+      if (outcomes[0]?.kind === "refused") throw outcomes[0].error;
+      const transferId = outcomes[0]?.kind === "created" ? outcomes[0].transfer.id : outcomes[0]?.kind === "replayed" ? outcomes[0].id : null;
+      const updated = await tx.query(
+        `update reconciliation_items set resolved_at = now(), resolved_by = $3, resolution_note = $4, adjustment_transfer_id = $5
+          where id = $1 and reconciliation_id = $2 and resolved_at is null returning id`,
+        [itemId.toString(), runId, input.resolvedBy, input.note, transferId]);
+      if (updated.length === 0) throw new LedgerError("item_already_resolved", `item ${itemId} was resolved already`);
+      done = true;
+    },
+  });
+  if (result && !result.ok) throw result.error;
+  if (!done) throw new LedgerError("item_already_resolved", `item ${itemId} was resolved already`);
+  const [row] = await db.query<ItemRow>(
+    `select id::text as id, status, direction, payout_id, tx_hash, log_index, block_number::text as block_number, ledger_amount::text as ledger_amount,
+            chain_amount::text as chain_amount, ledger_address, chain_address, detail, resolved_at, resolved_by, resolution_note, adjustment_transfer_id
+       from reconciliation_items where id = $1`, [itemId.toString()]);
+  return row!;
+}
+
+/**
+ * The treasury on chain (vault + signer) against its ledger account, with what is in flight:
+ * payouts signed or submitted but not confirmed, and how much of them the chain already shows
+ * mined (left the vault, and for the native token, gas the signer spent). What remains is
+ * unexplained: funding or outflows the ledger has not recorded.
+ */
+export async function treasuryCheck(db: Database, settlements: Settlements, chainId: bigint, assetCode: string) {
+  const asset = await assetOrThrow(db, assetCode);
+  const { chain, token } = evmRoute(settlements, asset, chainId);
+  const route = chainId.toString();
+  const onChain = await chain.treasuryBalance(token);
+  const [acct] = await db.query<{ d: string; c: string }>(
+    `select b.debits_posted::text as d, b.credits_posted::text as c from accounts a join account_balances b on b.account_id = a.id
+      where a.asset_id = $1 and a.marketplace_id is null and a.ref = $2`, [asset.id, chart.treasury(asset.id, route).ref]);
+  const ledger = acct ? BigInt(acct.d) - BigInt(acct.c) : 0n;
+  const flying = await db.query<{ chain_tx_id: string; amount: string; payouts: string }>(
+    `select chain_tx_id, sum(amount)::text as amount, count(*)::text as payouts from payouts
+      where chain_id = $1 and asset_id = $2 and status in ('signed', 'submitted') group by chain_tx_id`, [route, asset.id]);
+  let minedAmount = 0n;
+  let minedGas = 0n;
+  for (const f of flying) {
+    const hashes = await db.query<{ hash: `0x${string}` }>("select hash from chain_tx_attempts where chain_tx_id = $1", [f.chain_tx_id]);
+    for (const h of hashes) {
+      const r = await chain.receipt(h.hash);
+      if (!r) continue;
+      if (r.status === "success") minedAmount += BigInt(f.amount);
+      if (token === null) minedGas += r.gasUsed * r.effectiveGasPrice;
+      break;
+    }
+  }
+  const total = onChain.vault + onChain.signer;
+  const expected = ledger - minedAmount - minedGas;
+  return {
+    chainId, asset: asset.code, onChain: { vault: onChain.vault, signer: onChain.signer, total }, ledger,
+    inFlight: {
+      payouts: flying.reduce((n, f) => n + Number(f.payouts), 0), amount: flying.reduce((n, f) => n + BigInt(f.amount), 0n),
+      minedAmount, minedGas,
+    },
+    expectedOnChain: expected, unexplained: total - expected,
+  };
+}
+
