@@ -1,7 +1,8 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { OpenAPIHono, type z } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
+import { BaseError, HttpRequestError, RpcRequestError, TimeoutError } from "viem";
 import { LedgerError, type FieldIssue } from "../domain/errors.js";
 import { registerDocs } from "./docs.js";
 import type { AppDeps, AppEnv } from "./env.js";
@@ -52,6 +53,32 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   // Usage batches (up to 10,000 records) get a larger limit than every other body.
   app.use("*", (c, next) => (c.req.path === "/v1/usage/batch" ? batchLimit(c, next) : defaultLimit(c, next)));
 
+  // The audit log: every mutating call under /v1, whatever its outcome, is recorded before its
+  // answer is sent (group-committed with concurrent calls).
+  app.use("/v1/*", async (c, next) => {
+    if (!["POST", "PUT", "PATCH", "DELETE"].includes(c.req.method)) return next();
+    await next();
+    let bodySha256: string | null = null;
+    let bodyBytes: number | null = null;
+    try {
+      const body = Buffer.from(await c.req.arrayBuffer());
+      bodyBytes = body.byteLength;
+      bodySha256 = createHash("sha256").update(body).digest("hex");
+    } catch {
+      // an unreadable body (over the size limit): recorded without it
+    }
+    const p = c.var.principal;
+    try {
+      await deps.ledger.audit.submit({
+        keyId: p?.keyId ?? null, role: p?.role ?? null, scopeId: p?.scopeId ?? null, method: c.req.method, path: c.req.path.slice(0, 2000),
+        route: c.req.routePath ?? null, status: c.res.status, requestId: c.get("requestId"),
+        idempotencyKey: c.req.header("idempotency-key")?.slice(0, 255) ?? null, bodySha256, bodyBytes,
+      });
+    } catch (err) {
+      deps.log.error({ request_id: c.get("requestId"), err: String(err) }, "audit log write failed");
+    }
+  });
+
   registerRoutes(app);
   registerDocs(app);
 
@@ -64,6 +91,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     if (err instanceof HTTPException && err.status < 500) {
       const code = err.status === 413 ? "payload_too_large" : err.status === 415 ? "unsupported_media_type" : "invalid_request";
       return problemResponse(c, new ApiError(code, err.message));
+    }
+    if (isChainUnavailable(err)) {
+      deps.log.warn({ request_id: c.get("requestId"), err: String(err).slice(0, 500) }, "chain RPC unavailable");
+      return problemResponse(c, new ApiError("chain_unavailable", "the chain's RPC node did not answer; retry shortly", [], { "retry-after": "5" }));
     }
     if (isDatabaseUnavailable(err)) {
       deps.log.error({ request_id: c.get("requestId"), err: String(err) }, "database unavailable");
@@ -88,6 +119,11 @@ function zodIssues(issues: z.core.$ZodIssue[], prefix: PropertyKey[] = []): Fiel
     }
     return [{ path: path.join(".") || "(body)", message: i.message }];
   });
+}
+
+/** viem's transport failures: the node is down, slow, or answered garbage. */
+function isChainUnavailable(err: unknown): boolean {
+  return err instanceof BaseError && (err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError || e instanceof RpcRequestError) !== null);
 }
 
 function isDatabaseUnavailable(err: unknown): boolean {

@@ -69,6 +69,7 @@ const statusOf = {
   item_already_resolved: 409,
   // the service
   unavailable: 503,
+  chain_unavailable: 503,
   internal: 500,
 } as const satisfies Record<LedgerErrorCode | string, number>;
 

@@ -3,7 +3,7 @@ import type { EvmChain } from "../chain/evm.js";
 import type { Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
 import { chart, ensureAccounts, specKey } from "../db/ensure-accounts.js";
-import { getAsset, type Asset } from "../db/queries/assets.js";
+import { getAsset, listAssets, type Asset } from "../db/queries/assets.js";
 import { pgArray } from "../db/sql-arrays.js";
 import { writeTransfers } from "../db/transfer-writer.js";
 import { LedgerError } from "../domain/errors.js";
@@ -12,6 +12,7 @@ import { bumpFees, gasCostInAsset, MAX_UNPAID_ATTEMPTS, scheduleWindow, withinGa
 import type { TransferInput } from "../domain/transfers.js";
 import type { Logger } from "../log.js";
 import { createAsset } from "../services/create-asset.js";
+import { scanDeposits } from "../services/deposits.js";
 import { getPayoutPolicy, scheduledPolicies } from "../services/payout-policies.js";
 import { confirmPayouts, createPayout, failPayouts, PAYOUT_SELECT, recordPayoutEvents, toPayout } from "../services/payouts.js";
 import { inTransaction } from "../services/transaction.js";
@@ -84,6 +85,9 @@ export class PayoutWorker {
     await this.signBatched(chain);
     await this.broadcastSigned(chain);
     await this.watchSubmitted(chain);
+    // Customers' deposits into the treasury, credited once (docs/reconciliation.md).
+    const assets = await listAssets(this.db, { limit: 1000 });
+    await scanDeposits(this.db, chain, assets);
   }
 
   /** Creates the payouts that policies with an interval schedule call for, once per operator and window. */

@@ -107,6 +107,16 @@ const routes: PostRoute[] = [
     valid: () => ({ chain_id: 31337, address: `0x${"ab".repeat(20)}`, challenge_id: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e", signature: `0x${"cd".repeat(65)}` }),
     fields: { chain_id: "int", address: "code", challenge_id: "uuid", signature: "code" },
   },
+  { name: "POST /v1/reconciliations", path: () => "/v1/reconciliations", key: () => w.keys.finance, valid: () => ({ chain_id: 31337, asset: "USDC", from_block: 0, to_block: 10 }), fields: { chain_id: "int", asset: "code", from_block: "int", to_block: "int" } },
+  {
+    name: "POST /v1/reconciliations/{id}/items/{item_id}/resolve", path: () => "/v1/reconciliations/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e/items/1/resolve", key: () => w.keys.finance,
+    valid: () => ({ note: "n", adjustment: { debit_account_id: w.m1Funding.id, credit_account_id: w.m1Customer.id, amount: "1" } }),
+    fields: { note: "text", adjustment: "legs", "adjustment.debit_account_id": "uuid", "adjustment.amount": "amount" },
+  },
+  {
+    name: "POST /v1/customers/{id}/deposit-addresses", path: () => "/v1/customers/c1/deposit-addresses", key: () => w.keys.m1,
+    valid: () => ({ chain_id: 31337, address: `0x${"ab".repeat(20)}` }), fields: { chain_id: "int", address: "code", marketplace_id: "int" },
+  },
   {
     name: "PUT /v1/payout-policies/{asset}", method: "PUT", path: () => "/v1/payout-policies/USDC", key: () => w.keys.admin,
     valid: () => ({ min_amount: "1", schedule: "interval", interval_seconds: 3600, max_gas_share_bps: 100 }),

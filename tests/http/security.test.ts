@@ -1,15 +1,30 @@
+import { encodeFunctionData } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TestStablecoin } from "../../contracts/artifacts.js";
+import { chainSettingsFor, startLocalChain, type LocalChain } from "../../scripts/local-chain.js";
+import { loadChains } from "../../src/chain/config.js";
+import { Settlements } from "../../src/chain/settlement.js";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { expectStatus, offlineSettlements, testApi, world, type TestApi } from "../support/http.js";
+import { expectStatus, testApi, world, type TestApi } from "../support/http.js";
 import { checkRouteSecurity, type RouteSecurity, type World } from "../support/security.js";
 
 let api: TestApi;
 let w: World;
+let chain: LocalChain;
 beforeAll(async () => {
-  api = await testApi({ settlements: offlineSettlements() });
+  // A real local chain: the reconciliation and treasury routes read it.
+  chain = await startLocalChain();
+  const settlements = new Settlements(loadChains({ CHAINS: JSON.stringify([chainSettingsFor(chain)]) }, { TREASURY_SIGNER_KEY: chain.signerKey }));
+  api = await testApi({ settlements });
   w = await world(api);
+  expectStatus(await api.call("POST", "/v1/assets", { body: { code: "TUSD", scale: 6, settlement: { kind: "erc20", chain_id: 31337, token_address: chain.token } } }), 201);
+  // An inflow into the treasury no customer explains: each reconciliation has an item to resolve.
+  await chain.send({ to: chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [chain.vault, 1_000n] }) });
 });
-afterAll(async () => api.close());
+afterAll(async () => {
+  await api.close();
+  await chain.stop();
+});
 
 const everyone = ["admin", "finance", "marketplace", "operator"] as const;
 
@@ -188,7 +203,37 @@ const routes: RouteSecurity[] = [
   },
   { method: "PUT", route: "/v1/payout-policies/{asset}", allowed: ["admin"], request: () => ({ path: "/v1/payout-policies/USDC", body: { min_amount: "1", schedule: "manual" } }) },
   { method: "GET", route: "/v1/payout-policies", allowed: ["admin", "finance"], request: () => ({ path: "/v1/payout-policies" }) },
+  {
+    method: "POST", route: "/v1/customers/{id}/deposit-addresses", allowed: ["admin", "marketplace"],
+    request: (_w, as) => ({ path: "/v1/customers/c1/deposit-addresses", body: { chain_id: 31337, address: privateKeyToAccount(generatePrivateKey()).address, ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
+  },
+  { method: "POST", route: "/v1/reconciliations", allowed: ["admin", "finance"], request: () => ({ path: "/v1/reconciliations", body: { chain_id: 31337, asset: "TUSD", from_block: 0, to_block: 1 } }) },
+  {
+    method: "GET", route: "/v1/reconciliations/{id}", allowed: ["admin", "finance"],
+    request: async () => ({ path: `/v1/reconciliations/${(await reconciliation()).id}` }),
+  },
+  {
+    method: "POST", route: "/v1/reconciliations/{id}/items/{item_id}/resolve", allowed: ["admin", "finance"],
+    request: async () => {
+      const r = await reconciliation();
+      const item = expectStatus(await api.call("GET", `/v1/reconciliations/${r.id}?status=unexpected_on_chain`), 200).body.items[0];
+      return { path: `/v1/reconciliations/${r.id}/items/${item.id}/resolve`, body: { note: "treasury funding, booked separately" } };
+    },
+  },
+  { method: "GET", route: "/v1/treasury", allowed: ["admin", "finance"], request: () => ({ path: "/v1/treasury?chain_id=31337&asset=TUSD" }) },
+  ...(["trial-balance", "fee-revenue?from=2026-01-01T00:00:00Z&to=2026-12-01T00:00:00Z", "payouts?from=2026-01-01T00:00:00Z&to=2026-12-01T00:00:00Z",
+    "operator-statements?from=2026-01-01T00:00:00Z&to=2026-12-01T00:00:00Z"] as const).map((report): RouteSecurity => ({
+    method: "GET", route: `/v1/reports/${report.split("?")[0]}`, allowed: ["admin", "finance"], request: () => ({ path: `/v1/reports/${report}` }),
+  })),
+  { method: "GET", route: "/v1/audit/verify", allowed: ["admin", "finance"], request: () => ({ path: "/v1/audit/verify" }) },
+  { method: "GET", route: "/v1/audit/log", allowed: ["admin", "finance"], request: () => ({ path: "/v1/audit/log" }) },
 ];
+
+/** A fresh reconciliation of the whole chain so far. */
+async function reconciliation(): Promise<{ id: string }> {
+  const head = Number(await chain.public.getBlockNumber());
+  return expectStatus(await api.call("POST", "/v1/reconciliations", { body: { chain_id: 31337, asset: "TUSD", from_block: 0, to_block: head } }), 201).body;
+}
 
 let lastPayout = "";
 /** A fresh pending payout of o1 (off-chain USDC). */

@@ -150,7 +150,10 @@ export async function writeCounts(db: TestDatabase): Promise<Record<string, stri
            (select count(*) from marketplace_operators)::text as registrations, (select count(*) from fee_schedules)::text as fee_schedules,
            (select count(*) from payouts)::text as payouts, (select count(*) from payout_events)::text as payout_events,
            (select count(*) from payout_policies)::text as payout_policies, (select count(*) from payout_address_challenges)::text as challenges,
-           (select count(*) from payout_address_events)::text as address_changes`);
+           (select count(*) from payout_address_events)::text as address_changes,
+           (select count(*) from deposit_addresses)::text as deposit_addresses, (select count(*) from chain_deposits)::text as deposits,
+           (select count(*) from reconciliations)::text as reconciliations,
+           (select count(*) from reconciliation_items where resolved_at is not null)::text as resolved_items`);
   return row!;
 }
 

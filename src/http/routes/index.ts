@@ -43,6 +43,17 @@ import * as listPayouts from "./list-payouts.js";
 import * as markPayoutPaid from "./mark-payout-paid.js";
 import * as setPayoutAddress from "./set-payout-address.js";
 import * as setPayoutPolicy from "./set-payout-policy.js";
+import * as auditVerify from "./audit-verify.js";
+import * as createReconciliation from "./create-reconciliation.js";
+import * as getReconciliation from "./get-reconciliation.js";
+import * as listAuditLog from "./list-audit-log.js";
+import * as registerDepositAddress from "./register-deposit-address.js";
+import * as reportFeeRevenue from "./report-fee-revenue.js";
+import * as reportOperatorStatements from "./report-operator-statements.js";
+import * as reportPayouts from "./report-payouts.js";
+import * as reportTrialBalance from "./report-trial-balance.js";
+import * as resolveReconciliationItem from "./resolve-reconciliation-item.js";
+import * as treasuryCheck from "./treasury-check.js";
 
 /** Every route of the API. Everything under /v1 needs an API key. */
 export function registerRoutes(app: OpenAPIHono<AppEnv>): void {
@@ -58,6 +69,8 @@ export function registerRoutes(app: OpenAPIHono<AppEnv>): void {
     operatorBalances, operatorStatement, operatorEarnings,
     createAddressChallenge, setPayoutAddress, listPayoutAddresses,
     createPayout, listPayouts, getPayout, cancelPayout, markPayoutPaid, setPayoutPolicy, listPayoutPolicies,
+    registerDepositAddress, createReconciliation, getReconciliation, resolveReconciliationItem, treasuryCheck,
+    reportTrialBalance, reportFeeRevenue, reportPayouts, reportOperatorStatements, auditVerify, listAuditLog,
   ]) {
     route.register(app);
   }

@@ -1,0 +1,34 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { registerDepositAddress } from "../../services/deposits.js";
+import { roles } from "../auth.js";
+import type { AppEnv } from "../env.js";
+import { idempotently } from "../idempotency.js";
+import { jsonBodyGuard } from "../json-body.js";
+import { actingMarketplace } from "../tenancy.js";
+import { PartyIdParam } from "../usage-schemas.js";
+import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
+import { ChainId, EvmAddress } from "./payout-schemas.js";
+
+const Body = z.strictObject({ chain_id: ChainId, address: EvmAddress, marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys only" }) }).openapi("DepositAddressCreate");
+const Out = z.object({ chain_id: z.number().int(), address: z.string(), marketplace_id: z.string(), customer_id: z.string() }).openapi("DepositAddress");
+
+const route = createRoute({
+  method: "post", path: "/v1/customers/{id}/deposit-addresses", tags: ["usage"],
+  summary: "Register an address the customer pays into the treasury from: its transfers are credited to the customer (admin, marketplace)", security,
+  middleware: [roles("admin", "marketplace"), jsonBodyGuard] as const,
+  request: { params: z.object({ id: PartyIdParam }), headers: IdempotencyHeader, body: jsonBody(Body) },
+  responses: { 201: json(Out, "registered"), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const { id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const marketplaceId = await actingMarketplace(c, body.marketplace_id);
+    const deps = c.get("deps");
+    return idempotently(c, body, async (tx) => {
+      const d = await registerDepositAddress(tx, deps.settlements, { marketplaceId, customerId: id, chainId: BigInt(body.chain_id), address: body.address, createdBy: c.get("principal").keyId });
+      return { status: 201, body: { chain_id: Number(d.chainId), address: d.address, marketplace_id: d.marketplaceId, customer_id: d.customerId } };
+    }) as never;
+  });
+}

@@ -1,0 +1,41 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { getAssetByCode } from "../../db/queries/assets.js";
+import { operatorStatements } from "../../db/queries/reports.js";
+import { roles } from "../auth.js";
+import { csvResponse } from "../csv.js";
+import type { AppEnv } from "../env.js";
+import { ApiError } from "../problem.js";
+import { AssetCode } from "../usage-schemas.js";
+import { errorResponses, security } from "./common.js";
+import { Format, Period, reportPeriod, reportResponse } from "./report-schemas.js";
+
+const Out = z.object({
+  data: z.array(z.object({
+    operator_id: z.string(), asset: z.string(), opening: z.string(), credits: z.string().openapi({ description: "earned (usage)" }),
+    debits: z.string().openapi({ description: "paid out and reversed" }), closing: z.string(), entries: z.number().int(),
+  })),
+}).openapi("OperatorStatements");
+
+const route = createRoute({
+  method: "get", path: "/v1/reports/operator-statements", tags: ["reports"], summary: "Every operator's payable over a period: opening, credits, debits, closing (admin, finance)", security,
+  middleware: [roles("admin", "finance")] as const,
+  request: { query: z.strictObject({ ...Period, asset: AssetCode.optional(), format: Format }) },
+  responses: { 200: reportResponse(Out, "one row per operator and asset"), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const q = c.req.valid("query");
+    const { from, to } = reportPeriod(q);
+    const db = c.get("deps").ledger.db;
+    let assetId: string | undefined;
+    if (q.asset !== undefined) {
+      const a = await getAssetByCode(db, q.asset);
+      if (!a) throw new ApiError("asset_not_found", `asset ${q.asset} does not exist`, [{ path: "asset", message: "does not exist" }]);
+      assetId = a.id;
+    }
+    const rows = await operatorStatements(db, from, to, assetId);
+    if (q.format === "csv") return csvResponse(c, "operator-statements.csv", ["operator_id", "asset", "opening", "credits", "debits", "closing", "entries"], rows.map((r) => [r.operator_id, r.asset, r.opening, r.credits, r.debits, r.closing, r.entries])) as never;
+    return c.json({ data: rows.map((r) => ({ ...r, entries: Number(r.entries) })) }, 200);
+  });
+}

@@ -1,0 +1,46 @@
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { getReconciliation, resolveItem } from "../../services/reconcile.js";
+import { roles } from "../auth.js";
+import type { AppEnv } from "../env.js";
+import { replayOrRun } from "../idempotency.js";
+import { jsonBodyGuard } from "../json-body.js";
+import { ApiError } from "../problem.js";
+import { Amount, Uuid } from "../schemas.js";
+import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
+import { ItemOut, itemOut } from "./reconciliation-schemas.js";
+
+const Body = z
+  .strictObject({
+    note: z.string().min(1).max(2000).openapi({ description: "why the item is settled" }),
+    adjustment: z.strictObject({ debit_account_id: Uuid, credit_account_id: Uuid, amount: Amount }).optional()
+      .openapi({ description: "an adjusting transfer recorded with the resolution (e.g. treasury funding: debit the treasury, credit equity)" }),
+  })
+  .openapi("ReconciliationItemResolve");
+
+const route = createRoute({
+  method: "post", path: "/v1/reconciliations/{id}/items/{item_id}/resolve", tags: ["reconciliation"],
+  summary: "Resolve an item with a note, or with an adjusting transfer; recorded and audited (admin, finance)", security,
+  middleware: [roles("admin", "finance"), jsonBodyGuard] as const,
+  request: {
+    params: z.object({ id: Uuid.openapi({ param: { name: "id", in: "path" } }), item_id: z.string().regex(/^[0-9]{1,18}$/, "must be an item id").openapi({ param: { name: "item_id", in: "path" } }) }),
+    headers: IdempotencyHeader, body: jsonBody(Body),
+  },
+  responses: { 200: json(ItemOut, "the resolved item"), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const { id, item_id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    const db = c.get("deps").ledger.db;
+    if (!(await getReconciliation(db, id))) throw new ApiError("reconciliation_not_found", `reconciliation ${id} does not exist`);
+    return replayOrRun(c, body, async () => {
+      const a = body.adjustment;
+      const item = await resolveItem(db, id, BigInt(item_id), {
+        note: body.note, resolvedBy: c.get("principal").keyId,
+        adjustment: a && { debitAccountId: a.debit_account_id, creditAccountId: a.credit_account_id, amount: BigInt(a.amount) },
+      });
+      return { status: 200, body: itemOut(item) };
+    }) as never;
+  });
+}
