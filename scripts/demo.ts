@@ -1,0 +1,207 @@
+/**
+ * `npm run demo`: the whole service at work in a minute, with nothing to configure.
+ *
+ * Starts a local chain (anvil from the npm package) with the payout vault and the test stablecoin,
+ * starts the service on a fresh embedded PGlite database, and then, over the HTTP API: creates a
+ * marketplace with its fee schedule, three operators (each proving its payout address by signing
+ * a message), three customers, posts a day of GPU usage, pays every operator out on chain,
+ * reconciles the chain with the ledger, and prints a report. Stops everything it started.
+ * `--json FILE` also writes the report as JSON.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { encodeFunctionData, parseEther } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { TestStablecoin } from "../contracts/artifacts.js";
+import { chainSettingsFor, CHAIN_ID, freePort, startLocalChain } from "./local-chain.js";
+
+const jsonOut = process.argv.includes("--json") ? process.argv[process.argv.indexOf("--json") + 1] : undefined;
+const root = join(import.meta.dirname, "..");
+const work = mkdtempSync(join(tmpdir(), "ledger-demo-"));
+const say = (s: string) => process.stdout.write(`${s}\n`);
+
+// --- a local chain and the service on it -------------------------------------------------------
+say("starting a local chain (anvil) and deploying the payout vault and the test stablecoin (TUSD) …");
+const chain = await startLocalChain({ blockTime: 1 });
+const stops: Array<() => Promise<void>> = [() => chain.stop()];
+let exitCode = 0;
+try {
+  await chain.send({ to: chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [chain.vault, 1_000_000_000_000n] }) });
+  await chain.send({ to: chain.vault, value: parseEther("100") });
+  const startBlock = (await chain.public.getBlockNumber()) + 1n;
+  writeFileSync(join(work, "signer-key"), `${chain.signerKey}\n`, { mode: 0o600 });
+  const { signer_key_env: _e, ...settings } = chainSettingsFor(chain, { confirmations: 2, signer_key_file: join(work, "signer-key") });
+  writeFileSync(join(work, "chains.json"), JSON.stringify([settings]));
+
+  const port = await freePort();
+  const adminKey = `demo-admin-${generatePrivateKey().slice(2, 34)}`;
+  say(`starting the service on embedded PGlite (${work}) …`);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env, PGLITE_DATA_DIR: join(work, "pglite"), ADMIN_API_KEY: adminKey, PORT: String(port), LOG_LEVEL: "warn",
+    CHAINS_FILE: join(work, "chains.json"), PAYOUT_INTERVAL_MS: "300", JOURNAL_SEAL_INTERVAL_MS: "500",
+  };
+  // The demo's own embedded database and chain, whatever the shell has set.
+  delete env.DATABASE_URL;
+  delete env.CHAINS;
+  delete env.ADMIN_API_KEY_FILE;
+  const service = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { cwd: root, stdio: ["ignore", "ignore", "pipe"], env });
+  let serviceErr = "";
+  service.stderr!.on("data", (d) => (serviceErr += d));
+  stops.unshift(async () => {
+    if (service.exitCode !== null) return;
+    const exited = new Promise((r) => service.once("exit", r));
+    service.kill("SIGTERM");
+    await exited;
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    const ok = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+    if (ok) break;
+    if (i > 150 || service.exitCode !== null) throw new Error(`the service did not start: ${serviceErr}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+
+  let seq = 0;
+  const call = async (method: string, path: string, body?: unknown, key = adminKey) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }), ...(method === "POST" ? { "idempotency-key": `demo-${++seq}` } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+    return JSON.parse(text);
+  };
+
+  // --- the marketplace, its operators and customers ------------------------------------------------
+  say("setting up a marketplace, its fee schedule, 3 operators with verified payout addresses and 3 customers …");
+  await call("POST", "/v1/assets", { code: "TUSD", scale: 6, settlement: { kind: "erc20", chain_id: CHAIN_ID, token_address: chain.token } });
+  await call("POST", "/v1/assets", { code: "ETH", scale: 18, settlement: { kind: "native", chain_id: CHAIN_ID } });
+  await call("POST", "/v1/marketplaces", { id: "gpu-cloud", name: "GPU Cloud" });
+  await call("POST", "/v1/marketplaces/gpu-cloud/fee-schedules", { effective_from: "2020-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 800 }, { party: "protocol", bps: 200 }] });
+  const market = (await call("POST", "/v1/api-keys", { name: "gpu-cloud", role: "marketplace", scope_id: "gpu-cloud" })).secret as string;
+  const operators = [
+    { id: "nordic-gpu", name: "Nordic GPU", gpus: ["gpu:h100-80gb", "gpu:a100-80gb"] },
+    { id: "lagos-compute", name: "Lagos Compute", gpus: ["gpu:rtx4090", "gpu:l40s"] },
+    { id: "andes-ai", name: "Andes AI", gpus: ["gpu:h100-80gb", "gpu:l40s", "gpu:rtx4090"] },
+  ];
+  const operatorKeys = new Map<string, string>();
+  for (const o of operators) {
+    await call("POST", "/v1/operators", { id: o.id, name: o.name }, market);
+    const key = (await call("POST", "/v1/api-keys", { name: o.id, role: "operator", scope_id: o.id })).secret as string;
+    operatorKeys.set(o.id, key);
+    const wallet = privateKeyToAccount(generatePrivateKey());
+    const ch = await call("POST", `/v1/operators/${o.id}/payout-address-challenges`, { chain_id: CHAIN_ID, address: wallet.address }, key);
+    await call("PUT", `/v1/operators/${o.id}/payout-address`, { chain_id: CHAIN_ID, address: wallet.address, challenge_id: ch.id, signature: await wallet.signMessage({ message: ch.message }) }, key);
+  }
+  const customers = ["acme-labs", "orbit-ml", "pixel-forge"];
+  for (const c of customers) {
+    await call("POST", "/v1/customers", { id: c, billing: "prepaid" }, market);
+    await call("POST", `/v1/customers/${c}/deposits`, { asset: "TUSD", amount: "5000000000" }, market);
+  }
+
+  // --- a day of usage ------------------------------------------------------------------------------
+  const prices: Record<string, string> = { "gpu:h100-80gb": "2.49", "gpu:a100-80gb": "1.29", "gpu:l40s": "0.99", "gpu:rtx4090": "0.44" };
+  const day = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() - 1));
+  let rnd = 20261129;
+  const random = () => ((rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const records = [];
+  for (let hour = 0; hour < 24; hour++) {
+    for (const o of operators) {
+      for (const gpu of o.gpus) {
+        if (random() < 0.25) continue; // idle this hour
+        const gpus = 1 + Math.floor(random() * 8);
+        const seconds = gpus * (900 + Math.floor(random() * 2700)); // GPU-seconds in this hour
+        const start = new Date(day.getTime() + hour * 3_600_000);
+        records.push({
+          external_id: `${o.id}-${gpu}-${hour}`, operator_id: o.id, customer_id: customers[Math.floor(random() * customers.length)],
+          resource: gpu, unit: "gpu_second", quantity: String(seconds), unit_price: (Number(prices[gpu]) / 3600).toFixed(8),
+          asset: "TUSD", period_start: start.toISOString(), period_end: new Date(start.getTime() + 3_600_000).toISOString(),
+        });
+      }
+    }
+  }
+  const batch = await call("POST", "/v1/usage/batch", { records }, market);
+  const accepted = batch.summary.accepted as number;
+  if (batch.summary.rejected > 0) throw new Error(`usage rejected: ${JSON.stringify(batch.results.find((r: { status: string }) => r.status === "rejected"))}`);
+  say(`posted a day of GPU usage: ${accepted} records on ${Object.keys(prices).length} GPU types`);
+
+  // --- payouts -------------------------------------------------------------------------------------
+  say("paying every operator its available balance on chain …");
+  const payoutIds: string[] = [];
+  for (const o of operators) {
+    const key = operatorKeys.get(o.id)!;
+    const balance = (await call("GET", `/v1/operators/${o.id}/balances`, undefined, key)).data.find((b: { asset: string }) => b.asset === "TUSD");
+    payoutIds.push((await call("POST", "/v1/payouts", { asset: "TUSD", amount: balance.available }, key)).id);
+  }
+  const deadline = Date.now() + 60_000;
+  let payouts: Array<{ id: string; operator_id: string; amount: string; status: string; tx_hash: string | null; block_number: string | null }> = [];
+  for (;;) {
+    payouts = await Promise.all(payoutIds.map((id) => call("GET", `/v1/payouts/${id}`)));
+    if (payouts.every((p) => p.status === "confirmed" || p.status === "failed")) break;
+    if (Date.now() > deadline) throw new Error(`payouts not final: ${JSON.stringify(payouts.map((p) => p.status))}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+
+  // --- reconciliation and the report ---------------------------------------------------------------
+  const head = Number(await chain.public.getBlockNumber());
+  const recon = await call("POST", "/v1/reconciliations", { chain_id: CHAIN_ID, asset: "TUSD", from_block: Number(startBlock), to_block: head });
+  // Usage counts when its period ends: the day's last hour ends at midnight.
+  const from = day.toISOString();
+  const to = new Date(day.getTime() + 86_400_000 + 1).toISOString();
+  const earnings = await Promise.all(operators.map(async (o) => ({
+    operator: o.id, rows: (await call("GET", `/v1/operators/${o.id}/earnings?from=${from}&to=${to}&group_by=resource`, undefined, operatorKeys.get(o.id)!)).data,
+  })));
+  const fees = (await call("GET", `/v1/reports/fee-revenue?from=${from}&to=${to}&group_by=day`)).data;
+  const trial = await call("GET", "/v1/reports/trial-balance");
+  const verify = await call("GET", "/v1/audit/verify");
+
+  const units = (s: string) => (Number(BigInt(s)) / 1e6).toFixed(2);
+  const report = {
+    usage_day: from.slice(0, 10), records: accepted,
+    operators: earnings.map((e) => ({
+      operator: e.operator,
+      by_gpu: e.rows.map((r: { group: string; paid_hours: string; gross: string; net: string; effective_rate_per_hour: string }) => ({
+        gpu: r.group, gpu_hours: r.paid_hours, gross: r.gross, net: r.net, effective_rate_per_hour: r.effective_rate_per_hour,
+      })),
+      net: e.rows.reduce((n: bigint, r: { net: string }) => n + BigInt(r.net), 0n).toString(),
+    })),
+    // Summed over the report's days (the day's last hour ends at midnight, on the next day).
+    fees: [...fees.reduce((m: Map<string, { party: string; marketplace_id: string | null; revenue: bigint }>, f: { party: string; marketplace_id: string | null; revenue: string }) => {
+      const k = `${f.party}|${f.marketplace_id ?? ""}`;
+      const e = m.get(k) ?? { party: f.party, marketplace_id: f.marketplace_id, revenue: 0n };
+      e.revenue += BigInt(f.revenue);
+      return m.set(k, e);
+    }, new Map()).values()].map((f) => ({ ...f, revenue: f.revenue.toString() })),
+    payouts: payouts.map((p) => ({ operator: p.operator_id, amount: p.amount, status: p.status, tx_hash: p.tx_hash, block: p.block_number })),
+    reconciliation: { id: recon.id, from_block: recon.from_block, to_block: recon.to_block, summary: recon.summary },
+    trial_balance: trial.totals,
+    ledger_verified: verify.ok,
+  };
+
+  say("\n=== A day on GPU Cloud (TUSD; fees: marketplace 8%, protocol 2%) ===\n");
+  say("Operators' earnings and effective rates (net per GPU-hour)");
+  for (const o of report.operators) {
+    say(`  ${o.operator.padEnd(14)} net ${units(o.net).padStart(10)} TUSD`);
+    for (const g of o.by_gpu) say(`    ${g.gpu.padEnd(16)} ${String(g.gpu_hours).padStart(12)} GPU-h  gross ${units(g.gross).padStart(9)}  net ${units(g.net).padStart(9)}  ${g.effective_rate_per_hour}/h`);
+  }
+  say("\nFees by party");
+  for (const f of report.fees) say(`  ${f.party.padEnd(12)} ${(f.marketplace_id ?? "(all)").padEnd(10)} ${units(f.revenue).padStart(10)} TUSD`);
+  say("\nPayouts");
+  for (const p of report.payouts) say(`  ${p.operator.padEnd(14)} ${units(p.amount).padStart(10)} TUSD  ${p.status}  ${p.tx_hash ?? ""} (block ${p.block ?? "-"})`);
+  say(`\nReconciliation of blocks ${recon.from_block}-${recon.to_block}: ${Object.entries(recon.summary).map(([k, v]) => `${k} ${v}`).join(", ")}`);
+  say("\nTrial balance");
+  for (const t of report.trial_balance) say(`  ${t.asset.padEnd(6)} debits ${t.debits.padStart(16)}  credits ${t.credits.padStart(16)}  ${t.balanced ? "balanced" : "NOT BALANCED"}`);
+  say(`\nLedger invariants and hash chain: ${verify.ok ? "verified" : "VIOLATED"}`);
+  if (jsonOut) writeFileSync(jsonOut, JSON.stringify(report, null, 2));
+  if (!verify.ok || payouts.some((p) => p.status !== "confirmed")) exitCode = 1;
+} catch (err) {
+  console.error(`demo failed: ${err instanceof Error ? err.message : String(err)}`);
+  exitCode = 1;
+} finally {
+  for (const stop of stops) await stop().catch(() => {});
+  rmSync(work, { recursive: true, force: true });
+}
+process.exit(exitCode);
