@@ -1,6 +1,6 @@
 import {
-  BaseError, ContractFunctionRevertedError, createPublicClient, encodeFunctionData, fallback, http, keccak256, parseEventLogs,
-  TransactionNotFoundError, TransactionReceiptNotFoundError, type Hex, type PublicClient, type TransactionReceipt,
+  BaseError, ContractFunctionRevertedError, createPublicClient, encodeFunctionData, fallback, http, keccak256, parseEventLogs, parseTransaction,
+  HttpRequestError, RpcRequestError, TimeoutError, TransactionNotFoundError, TransactionReceiptNotFoundError, type Hex, type PublicClient, type TransactionReceipt,
 } from "viem";
 import { PayoutVault } from "../../contracts/artifacts.js";
 import { bytes32ToPayoutId, payoutIdToBytes32 } from "../domain/payouts.js";
@@ -112,9 +112,13 @@ export class EvmChain {
       await this.client.sendRawTransaction({ serializedTransaction: raw });
       return "sent";
     } catch (e) {
-      const text = errorText(e);
-      if (/already known|known transaction|already imported|already exists/i.test(text)) return "known";
-      if (/nonce too low|nonce.*(used|already)|replacement transaction underpriced|transaction underpriced/i.test(text)) return "nonce_used";
+      // Node error texts differ (geth, Nethermind, Erigon, anvil …): ask the chain itself.
+      if (await this.knows(keccak256(raw)).catch(() => false)) return "known";
+      const { nonce } = parseTransaction(raw);
+      const mined = await this.client.getTransactionCount({ address: this.sender, blockTag: "latest" }).then(BigInt, () => undefined);
+      if (nonce !== undefined && mined !== undefined && mined > BigInt(nonce)) return "nonce_used";
+      // Another transaction with this nonce is in the pool (an earlier attempt of the same call).
+      if (/replacement transaction underpriced|already known|alreadyknown|known transaction/i.test(errorText(e))) return "known";
       throw e;
     }
   }
@@ -199,6 +203,20 @@ export class EvmChain {
     return out;
   }
 
+  /** The vault's Paid events for these payout ids in [fromBlock, toBlock], chunked. */
+  async paidEventsFor(payoutIds: string[], fromBlock: bigint, toBlock: bigint): Promise<Array<{ payoutId: string; txHash: Hex; blockNumber: bigint }>> {
+    const out: Array<{ payoutId: string; txHash: Hex; blockNumber: bigint }> = [];
+    if (payoutIds.length === 0 || fromBlock > toBlock) return out;
+    for (const [from, to] of chunks(fromBlock, toBlock, BigInt(this.settings.log_chunk_blocks))) {
+      const logs = await this.client.getContractEvents({
+        address: this.settings.vault, abi: PayoutVault.abi, eventName: "Paid", fromBlock: from, toBlock: to,
+        args: { payoutId: payoutIds.map((id) => payoutIdToBytes32(id)) },
+      });
+      for (const l of logs) out.push({ payoutId: bytes32ToPayoutId(l.args.payoutId!) ?? l.args.payoutId!, txHash: l.transactionHash, blockNumber: l.blockNumber });
+    }
+    return out;
+  }
+
   /** ERC-20 Transfer events of a token into the vault in [fromBlock, toBlock], chunked. */
   async transfersIn(token: string, fromBlock: bigint, toBlock: bigint): Promise<Array<{ from: string; amount: bigint; txHash: Hex; logIndex: number; blockNumber: bigint }>> {
     const out: Array<{ from: string; amount: bigint; txHash: Hex; logIndex: number; blockNumber: bigint }> = [];
@@ -246,6 +264,11 @@ const erc20TransferAbi = [{
 }] as const;
 const erc20BalanceAbi = [{ type: "function", name: "balanceOf", stateMutability: "view", inputs: [{ name: "", type: "address" }], outputs: [{ name: "", type: "uint256" }] }] as const;
 const erc20DecimalsAbi = [{ type: "function", name: "decimals", stateMutability: "view", inputs: [], outputs: [{ name: "", type: "uint8" }] }] as const;
+
+/** viem's transport failures: the node is down, slow, or answered garbage. */
+export function isRpcUnavailable(err: unknown): boolean {
+  return err instanceof BaseError && err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError || e instanceof RpcRequestError) !== null;
+}
 
 function errorText(e: unknown): string {
   if (e instanceof BaseError) return `${e.shortMessage} ${e.details ?? ""} ${e.message}`;

@@ -97,3 +97,17 @@ export function addressChallengeMessage(c: { operatorId: string; chainId: bigint
     `Expires: ${c.expiresAt.toISOString()}`,
   ].join("\n");
 }
+
+/**
+ * The text a customer signs with an address to register it for deposits. It names everything it
+ * binds, so it needs no challenge: replaying it can only register the same binding again.
+ */
+export function depositAddressMessage(c: { marketplaceId: string; customerId: string; chainId: bigint; address: string }): string {
+  return [
+    "Settlement ledger: register deposit address",
+    `Marketplace: ${c.marketplaceId}`,
+    `Customer: ${c.customerId}`,
+    `Chain: ${c.chainId}`,
+    `Address: ${c.address}`,
+  ].join("\n");
+}

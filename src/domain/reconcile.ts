@@ -8,6 +8,10 @@ export type ItemStatus = (typeof itemStatuses)[number];
 
 export interface LedgerPayout {
   payoutId: string;
+  /** confirmed, or a state before it (a payment the ledger has not confirmed yet). */
+  status: string;
+  /** Recorded as paid in a block of the range: the chain must show it. */
+  inRange: boolean;
   amount: bigint;
   recipient: string;
   txHash: string | null;
@@ -43,7 +47,8 @@ export interface ReconciliationItem {
  * Each chain payment is matched to the ledger payout it names (chain, tx hash, log index / payout
  * id); a payout the chain does not show is missing, a payment no payout explains is unexpected.
  * A payment matched to a payout recorded with another transaction is unexpected too (the payout's
- * own transaction is then missing): two payments for one payout must never look fine.
+ * own transaction is then missing): two payments for one payout must never look fine. Only
+ * payouts recorded as paid inside the range can be missing from it.
  */
 export function matchPayouts(ledger: LedgerPayout[], chain: ChainPayment[]): ReconciliationItem[] {
   const byId = new Map(ledger.map((p) => [p.payoutId, p]));
@@ -55,11 +60,11 @@ export function matchPayouts(ledger: LedgerPayout[], chain: ChainPayment[]): Rec
     const base = {
       direction: "out" as const, txHash: c.txHash, logIndex: c.logIndex, blockNumber: c.blockNumber, chainAmount: c.amount, chainAddress: c.recipient,
     };
-    if (!p || seen.has(p.payoutId) || (p.txHash !== null && p.txHash.toLowerCase() !== c.txHash.toLowerCase())) {
-      items.push({
-        ...base, status: "unexpected_on_chain", payoutId: p ? p.payoutId : null, ledgerAmount: null, ledgerAddress: null,
-        detail: p ? `a payment for payout ${p.payoutId} in a transaction the ledger did not record for it` : `no ledger payout has id ${c.payoutId}`,
-      });
+    if (!p || seen.has(p.payoutId) || p.status !== "confirmed" || (p.txHash !== null && p.txHash.toLowerCase() !== c.txHash.toLowerCase())) {
+      const detail = !p ? `no ledger payout has id ${c.payoutId}`
+        : p.status !== "confirmed" ? `payout ${p.payoutId} is ${p.status} in the ledger, not confirmed (rerun once the worker has confirmed it)`
+        : `a payment for payout ${p.payoutId} in a transaction the ledger did not record for it`;
+      items.push({ ...base, status: "unexpected_on_chain", payoutId: p ? p.payoutId : null, ledgerAmount: null, ledgerAddress: null, detail });
       continue;
     }
     seen.add(p.payoutId);
@@ -68,7 +73,7 @@ export function matchPayouts(ledger: LedgerPayout[], chain: ChainPayment[]): Rec
     else if (p.recipient.toLowerCase() !== c.recipient.toLowerCase()) items.push({ ...common, status: "recipient_mismatch", detail: `the ledger paid ${p.recipient}, the chain ${c.recipient}` });
     else items.push({ ...common, status: "matched", detail: "" });
   }
-  const missing = ledger.filter((p) => !seen.has(p.payoutId)).sort((a, b) => (a.payoutId < b.payoutId ? -1 : 1));
+  const missing = ledger.filter((p) => p.inRange && p.status === "confirmed" && !seen.has(p.payoutId)).sort((a, b) => (a.payoutId < b.payoutId ? -1 : 1));
   for (const p of missing) {
     items.push({
       status: "missing_on_chain", direction: "out", payoutId: p.payoutId, txHash: p.txHash, logIndex: p.logIndex, blockNumber: p.blockNumber,

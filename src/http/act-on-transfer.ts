@@ -14,6 +14,12 @@ type Unkeyed = Action extends infer T ? (T extends Action ? Omit<T, "idempotency
  */
 export async function actOnTransfer(c: Context<AppEnv>, id: string, body: unknown, input: Unkeyed): Promise<Response> {
   const target = await visibleTransfer(c, id);
+  // Payouts and chain deposits own their transfers: voiding a payout's hold here while the worker
+  // pays it on chain would let the operator be paid twice.
+  const owner = ["payout", "chain_deposit", "chain_tx"].find((k) => target.metadata && k in target.metadata);
+  if (owner !== undefined) {
+    throw new ApiError("invalid_request", `transfer ${id} belongs to a ${owner.replace("_", " ")}; act on it through its own routes (e.g. POST /v1/payouts/{id}/cancel)`);
+  }
   const unusable = await unusableAccounts(c, target.legs.flatMap((l) => [l.debitAccountId, l.creditAccountId]));
   // Visible but touching accounts this key may not move money on (e.g. an operator's payable):
   // saying so leaks nothing, since the key can read the transfer.

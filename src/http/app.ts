@@ -2,7 +2,8 @@ import { createHash, randomUUID } from "node:crypto";
 import { OpenAPIHono, type z } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
-import { BaseError, HttpRequestError, RpcRequestError, TimeoutError } from "viem";
+import { BaseError } from "viem";
+import { isRpcUnavailable as isChainUnavailable } from "../chain/evm.js";
 import { LedgerError, type FieldIssue } from "../domain/errors.js";
 import { registerDocs } from "./docs.js";
 import type { AppDeps, AppEnv } from "./env.js";
@@ -68,14 +69,26 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       // an unreadable body (over the size limit): recorded without it
     }
     const p = c.var.principal;
-    try {
-      await deps.ledger.audit.submit({
-        keyId: p?.keyId ?? null, role: p?.role ?? null, scopeId: p?.scopeId ?? null, method: c.req.method, path: c.req.path.slice(0, 2000),
-        route: c.req.routePath ?? null, status: c.res.status, requestId: c.get("requestId"),
-        idempotencyKey: c.req.header("idempotency-key")?.slice(0, 255) ?? null, bodySha256, bodyBytes,
-      });
-    } catch (err) {
-      deps.log.error({ request_id: c.get("requestId"), err: String(err) }, "audit log write failed");
+    const entry = {
+      keyId: p?.keyId ?? null, role: p?.role ?? null, scopeId: p?.scopeId ?? null, method: c.req.method, path: c.req.path.slice(0, 2000),
+      route: c.req.routePath ?? null, status: c.res.status, requestId: c.get("requestId"),
+      idempotencyKey: c.req.header("idempotency-key")?.slice(0, 255) ?? null, bodySha256, bodyBytes,
+    };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await deps.ledger.audit.submit(entry);
+        return;
+      } catch (err) {
+        if (attempt < 3) {
+          await new Promise((r) => setTimeout(r, 100 * attempt));
+          continue;
+        }
+        // No answer without its audit row: the caller retries with its Idempotency-Key and gets
+        // the original answer back, recorded this time.
+        deps.log.error({ request_id: c.get("requestId"), err: String(err) }, "audit log write failed");
+        c.res = problemResponse(c, new ApiError("unavailable", "the audit log could not be written; retry with the same Idempotency-Key", [], { "retry-after": "1" }));
+        return;
+      }
     }
   });
 
@@ -93,14 +106,16 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       return problemResponse(c, new ApiError(code, err.message));
     }
     if (isChainUnavailable(err)) {
-      deps.log.warn({ request_id: c.get("requestId"), err: String(err).slice(0, 500) }, "chain RPC unavailable");
+      // The short message only: a node's URL (which may hold an API key) is in the full text.
+      deps.log.warn({ request_id: c.get("requestId"), err: (err as { shortMessage?: string }).shortMessage }, "chain RPC unavailable");
       return problemResponse(c, new ApiError("chain_unavailable", "the chain's RPC node did not answer; retry shortly", [], { "retry-after": "5" }));
     }
     if (isDatabaseUnavailable(err)) {
       deps.log.error({ request_id: c.get("requestId"), err: String(err) }, "database unavailable");
       return problemResponse(c, new ApiError("unavailable", "the database is unavailable; retry shortly with the same Idempotency-Key", [], { "retry-after": "1" }));
     }
-    deps.log.error({ request_id: c.get("requestId"), err }, "unhandled error");
+    // viem's errors carry the node's URL (which may hold an API key): their short message only.
+    deps.log.error({ request_id: c.get("requestId"), err: err instanceof BaseError ? { name: err.name, message: err.shortMessage } : err }, "unhandled error");
     return problemResponse(c, new ApiError("internal", `an internal error occurred; quote request id ${c.get("requestId")} when reporting it`));
   });
   return app;
@@ -119,11 +134,6 @@ function zodIssues(issues: z.core.$ZodIssue[], prefix: PropertyKey[] = []): Fiel
     }
     return [{ path: path.join(".") || "(body)", message: i.message }];
   });
-}
-
-/** viem's transport failures: the node is down, slow, or answered garbage. */
-function isChainUnavailable(err: unknown): boolean {
-  return err instanceof BaseError && (err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError || e instanceof RpcRequestError) !== null);
 }
 
 function isDatabaseUnavailable(err: unknown): boolean {

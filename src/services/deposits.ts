@@ -1,4 +1,4 @@
-import { isAddress } from "viem";
+import { getAddress, isAddress, verifyMessage } from "viem";
 import type { EvmChain } from "../chain/evm.js";
 import type { Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
@@ -7,20 +7,30 @@ import type { Asset } from "../db/queries/assets.js";
 import { pgArray } from "../db/sql-arrays.js";
 import { writeTransfers } from "../db/transfer-writer.js";
 import { LedgerError } from "../domain/errors.js";
+import { depositAddressMessage } from "../domain/payouts.js";
 import type { TransferInput } from "../domain/transfers.js";
 import { getCustomer } from "./marketplaces.js";
 
 /**
  * Registers an address a customer pays into the treasury from: transfers of a chain's assets from
- * it into the vault are credited to the customer. An address belongs to one customer per chain.
+ * it into the vault are credited to the customer. The address's holder proves it by signing
+ * `depositAddressMessage` (so nobody can have someone else's payments, e.g. the treasury's own
+ * funding, credited to a customer). An address belongs to one customer per chain.
  */
 export async function registerDepositAddress(
-  db: Queryable, settlements: Settlements, input: { marketplaceId: string; customerId: string; chainId: bigint; address: string; createdBy: string },
+  db: Queryable, settlements: Settlements,
+  input: { marketplaceId: string; customerId: string; chainId: bigint; address: string; signature: string; createdBy: string },
 ) {
   if (!settlements.chain(input.chainId)) throw new LedgerError("chain_not_configured", `chain ${input.chainId} is not configured on this service`, [{ path: "chainId", message: "is not a configured chain" }]);
   if (!isAddress(input.address, { strict: false })) throw new LedgerError("invalid_request", "address is not a 20-byte hex address", [{ path: "address", message: "invalid" }]);
   if (!(await getCustomer(db, input.marketplaceId, input.customerId))) throw new LedgerError("customer_not_found", `customer ${input.customerId} does not exist`);
   const address = input.address.toLowerCase();
+  const message = depositAddressMessage({ marketplaceId: input.marketplaceId, customerId: input.customerId, chainId: input.chainId, address: getAddress(address) });
+  const valid = /^0x[0-9a-fA-F]{130}$/.test(input.signature)
+    && (await verifyMessage({ address: address as `0x${string}`, message, signature: input.signature as `0x${string}` }).catch(() => false));
+  if (!valid) {
+    throw new LedgerError("signature_invalid", `the signature is not the address's signature of the registration message (${JSON.stringify(message)})`, [{ path: "signature", message: "does not verify" }]);
+  }
   const rows = await db.query<{ marketplace_id: string; customer_id: string }>(
     `insert into deposit_addresses (chain_id, address, marketplace_id, customer_id, created_by) values ($1, $2, $3, $4, $5)
      on conflict (chain_id, address) do update set chain_id = excluded.chain_id returning marketplace_id, customer_id`,

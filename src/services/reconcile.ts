@@ -38,18 +38,24 @@ export async function runReconciliation(
   const { chain, token } = evmRoute(settlements, asset, input.chainId);
   if (input.fromBlock > input.toBlock) throw new LedgerError("invalid_request", "from_block must not be after to_block", [{ path: "fromBlock", message: "after to_block" }]);
   if (input.toBlock - input.fromBlock + 1n > MAX_RANGE_BLOCKS) throw new LedgerError("invalid_request", `a run covers at most ${MAX_RANGE_BLOCKS} blocks`, [{ path: "toBlock", message: "range too wide" }]);
+  // Final blocks only: what a reorg may still undo is neither credited (deposits) nor judged.
   const head = await chain.head();
-  if (input.toBlock > head) throw new LedgerError("invalid_request", `to_block ${input.toBlock} is past the chain's head ${head}`, [{ path: "toBlock", message: "past the head" }]);
+  const final = head - BigInt(chain.settings.confirmations) + 1n;
+  if (input.toBlock > final) {
+    throw new LedgerError("invalid_request", `to_block ${input.toBlock} is not final yet: the chain's head is ${head} and ${chain.settings.confirmations} confirmations are required (at most ${final})`, [{ path: "toBlock", message: "not final yet" }]);
+  }
 
   const paid = await chain.paidLogs(token, input.fromBlock, input.toBlock);
-  const rows = await db.query<{ id: string; amount: string; to_address: string; tx_hash: string | null; log_index: number | null; block_number: string | null }>(
-    `select id, amount::text as amount, to_address, tx_hash, log_index, block_number::text as block_number from payouts
-      where chain_id = $1 and asset_id = $2 and status = 'confirmed'
-        and ((block_number between $3 and $4) or id = any($5::uuid[]))`,
+  // Payouts recorded as paid in the range, and any payout a payment of the range names, whatever its state.
+  const rows = await db.query<{ id: string; status: string; in_range: boolean; amount: string; to_address: string; tx_hash: string | null; log_index: number | null; block_number: string | null }>(
+    `select id, status, (status = 'confirmed' and block_number between $3 and $4) as in_range, amount::text as amount, to_address, tx_hash, log_index,
+            block_number::text as block_number
+       from payouts
+      where chain_id = $1 and asset_id = $2 and ((status = 'confirmed' and block_number between $3 and $4) or id = any($5::uuid[]))`,
     [input.chainId.toString(), asset.id, input.fromBlock.toString(), input.toBlock.toString(),
       pgArray(paid.map((p) => p.payoutId).filter((id) => /^[0-9a-f-]{36}$/.test(id)))]);
   const ledger: LedgerPayout[] = rows.map((r) => ({
-    payoutId: r.id, amount: BigInt(r.amount), recipient: r.to_address, txHash: r.tx_hash, logIndex: r.log_index,
+    payoutId: r.id, status: r.status, inRange: r.in_range, amount: BigInt(r.amount), recipient: r.to_address, txHash: r.tx_hash, logIndex: r.log_index,
     blockNumber: r.block_number === null ? null : BigInt(r.block_number),
   }));
   const items = matchPayouts(ledger, paid.map((p) => ({ ...p, txHash: p.txHash.toLowerCase() })));

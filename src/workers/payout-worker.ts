@@ -1,5 +1,5 @@
 import type { Hex } from "viem";
-import type { EvmChain } from "../chain/evm.js";
+import { isRpcUnavailable, type EvmChain } from "../chain/evm.js";
 import type { Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
 import { chart, ensureAccounts, specKey } from "../db/ensure-accounts.js";
@@ -28,7 +28,10 @@ export interface PayoutWorkerOptions {
 
 const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 
-type BatchRow = { id: string; asset_id: string; nonce: string | null; to_address: string | null; data: string | null; value: string | null; gas_limit: string | null };
+type BatchRow = {
+  id: string; asset_id: string; nonce: string | null; to_address: string | null; data: string | null; value: string | null; gas_limit: string | null;
+  signed_block?: string | null;
+};
 type AttemptRow = { hash: Hex; raw: Hex; attempt: number; max_fee_per_gas: string; max_priority_fee_per_gas: string; waited_ms: string };
 
 /**
@@ -80,14 +83,28 @@ export class PayoutWorker {
     return { errors };
   }
 
+  /**
+   * Every step runs even when an earlier one failed (a stuck broadcast must not keep confirmations
+   * or deposits from being seen); the first error is thrown at the end, for the log.
+   */
   async tickChain(chain: EvmChain): Promise<void> {
-    await this.batchPending(chain);
-    await this.signBatched(chain);
-    await this.broadcastSigned(chain);
-    await this.watchSubmitted(chain);
+    const errors: unknown[] = [];
+    const step = async (f: () => Promise<unknown>) => {
+      // The node unreachable: the next steps would only wait for it too.
+      if (errors.some(isRpcUnavailable)) return;
+      try {
+        await f();
+      } catch (err) {
+        errors.push(err);
+      }
+    };
+    await step(() => this.batchPending(chain));
+    await step(() => this.signBatched(chain));
+    await step(() => this.broadcastSigned(chain));
+    await step(() => this.watchSubmitted(chain));
     // Customers' deposits into the treasury, credited once (docs/reconciliation.md).
-    const assets = await listAssets(this.db, { limit: 1000 });
-    await scanDeposits(this.db, chain, assets);
+    await step(async () => scanDeposits(this.db, chain, await listAssets(this.db, { limit: 1000 })));
+    if (errors.length > 0) throw errors[0];
   }
 
   /** Creates the payouts that policies with an interval schedule call for, once per operator and window. */
@@ -135,9 +152,15 @@ export class PayoutWorker {
 
   /** Step 1: group pending payouts into batches, leaving out what cannot be paid now. */
   async batchPending(chain: EvmChain): Promise<void> {
+    // Per asset, so that payouts of one asset held back (gas cap, vault short of it) never keep
+    // another asset's from being paid.
     const pending = await this.db.query<{ id: string; asset_id: string; amount: string; to_address: string }>(
-      `select id, asset_id, amount::text as amount, to_address from payouts
-        where status = 'pending' and settlement = 'evm' and chain_id = $1 order by created_at, id limit $2`,
+      `select p.id, p.asset_id, p.amount::text as amount, p.to_address
+         from (select distinct asset_id from payouts where status = 'pending' and settlement = 'evm' and chain_id = $1) a
+         cross join lateral (select id, asset_id, amount, to_address, created_at from payouts
+                              where status = 'pending' and settlement = 'evm' and chain_id = $1 and asset_id = a.asset_id
+                              order by created_at, id limit $2) p
+        order by p.created_at, p.id`,
       [chain.chainId.toString(), chain.settings.max_batch_size * 10]);
     const byAsset = new Map<string, typeof pending>();
     for (const p of pending) byAsset.set(p.asset_id, [...(byAsset.get(p.asset_id) ?? []), p]);
@@ -261,6 +284,7 @@ export class PayoutWorker {
       }
       const fees = await chain.fees();
       const gas = (sim.gas * 12n) / 10n + 5_000n;
+      const signedBlock = await chain.head();
       await this.ensureSender(chain);
       const signed = await inTransaction(this.db, async (tx) => {
         const sender = await tx.query<{ next_nonce: string }>(
@@ -275,9 +299,10 @@ export class PayoutWorker {
           `insert into chain_tx_attempts (hash, chain_tx_id, attempt, raw, max_fee_per_gas, max_priority_fee_per_gas) values ($1, $2, 1, $3, $4, $5)`,
           [hash, b.id, raw, fees.maxFeePerGas.toString(), fees.maxPriorityFeePerGas.toString()]);
         await tx.query(
-          `update chain_transactions set status = 'signed', nonce = $2, to_address = $3, data = $4, value = $5, gas_limit = $6, last_error = null, updated_at = now()
+          `update chain_transactions set status = 'signed', nonce = $2, to_address = $3, data = $4, value = $5, gas_limit = $6, signed_block = $7,
+                  last_error = null, updated_at = now()
             where id = $1`,
-          [b.id, nonce.toString(), call.to, call.data, call.value.toString(), gas.toString()]);
+          [b.id, nonce.toString(), call.to, call.data, call.value.toString(), gas.toString(), signedBlock.toString()]);
         await tx.query("update payouts set status = 'signed', updated_at = now() where chain_tx_id = $1 and status = 'batched'", [b.id]);
         await recordPayoutEvents(tx, items.map((x) => x.payoutId), "signed", { chain_tx_id: b.id, nonce: nonce.toString(), tx_hash: hash });
         await tx.query("update chain_senders set next_nonce = next_nonce + 1 where chain_id = $1 and address = $2", [chain.chainId.toString(), chain.sender]);
@@ -304,18 +329,33 @@ export class PayoutWorker {
     return rows[0]!;
   }
 
-  /** Step 3: broadcast signed transactions, in nonce order. */
+  /**
+   * Step 3: broadcast signed transactions, in nonce order. A transaction the node keeps refusing
+   * (fees below what it now accepts) is replaced under the same nonce once `replace_after_seconds`
+   * have passed; the rest go on (a later nonce waits in the node's pool, harmlessly).
+   */
   async broadcastSigned(chain: EvmChain): Promise<void> {
     const batches = await this.db.query<BatchRow>(
-      "select id from chain_transactions where chain_id = $1 and sender = $2 and status = 'signed' order by nonce",
+      `select id, asset_id, nonce::text as nonce, to_address, data, value::text as value, gas_limit::text as gas_limit
+         from chain_transactions where chain_id = $1 and sender = $2 and status = 'signed' order by nonce`,
       [chain.chainId.toString(), chain.sender]);
+    let firstError: unknown;
     for (const b of batches) {
-      const a = await this.latestAttempt(this.db, b.id);
+      let a = await this.latestAttempt(this.db, b.id);
       try {
         await chain.broadcast(a.raw);
       } catch (err) {
         await this.db.query("update chain_transactions set last_error = $2, updated_at = now() where id = $1", [b.id, `broadcast: ${errorSummary(err)}`]);
-        throw err; // later nonces cannot be mined before this one
+        if (BigInt(a.waited_ms) < BigInt(chain.settings.replace_after_seconds) * 1000n) {
+          firstError ??= err;
+          continue;
+        }
+        const replaced = await this.replace(chain, b, a, ["signed"]).catch((e: unknown) => {
+          firstError ??= e;
+          return undefined;
+        });
+        if (!replaced) continue;
+        a = replaced;
       }
       this.fault("after_broadcast");
       await inTransaction(this.db, async (tx) => {
@@ -327,52 +367,87 @@ export class PayoutWorker {
         await recordPayoutEvents(tx, ids.map((r) => r.id), "submitted", { tx_hash: a.hash });
       });
     }
+    if (firstError !== undefined) throw firstError;
   }
 
-  /** Step 4: follow submitted transactions to a final answer. */
+  /** Step 4: follow submitted transactions to a final answer. One batch's failure does not stop the others. */
   async watchSubmitted(chain: EvmChain): Promise<void> {
     const batches = await this.db.query<BatchRow>(
-      `select id, asset_id, nonce::text as nonce, to_address, data, value::text as value, gas_limit::text as gas_limit
+      `select id, asset_id, nonce::text as nonce, to_address, data, value::text as value, gas_limit::text as gas_limit, signed_block::text as signed_block
          from chain_transactions where chain_id = $1 and sender = $2 and status = 'submitted' order by nonce`,
       [chain.chainId.toString(), chain.sender]);
     if (batches.length === 0) return;
     const head = await chain.head();
-    const required = BigInt(chain.settings.confirmations);
+    let firstError: unknown;
     for (const b of batches) {
-      const attempts = await this.db.query<{ hash: Hex }>("select hash from chain_tx_attempts where chain_tx_id = $1 order by attempt", [b.id]);
-      let receipt = null;
-      for (const a of attempts) {
-        receipt = await chain.receipt(a.hash);
-        if (receipt) break;
+      try {
+        await this.watch(chain, b, head);
+      } catch (err) {
+        firstError ??= err;
+        await this.db.query("update chain_transactions set last_error = $2, updated_at = now() where id = $1", [b.id, errorSummary(err)]).catch(() => {});
       }
-      if (receipt) {
-        if (head - receipt.blockNumber + 1n < required) continue;
-        // The node's receipt is from its canonical chain, but a reorg may land between calls: check again.
-        if ((await chain.blockHash(receipt.blockNumber)) !== receipt.blockHash) continue;
-        await this.finish(chain, b, receipt);
-        continue;
-      }
-      const nonce = BigInt(b.nonce!);
-      if ((await chain.nonceAt(head)) > nonce) {
-        // The nonce is used, by no transaction of ours: once that is buried deep enough, ours can never be mined.
-        const deep = head + 1n >= required ? await chain.nonceAt(head + 1n - required) : 0n;
-        if (deep > nonce) await this.endUnpaid(chain, b, "dropped: its nonce was used by another transaction", null);
-        continue;
-      }
-      const latest = await this.latestAttempt(this.db, b.id);
-      if (!(await chain.knows(latest.hash))) {
-        // Lost by the node (restart, reorg, eviction): send the very same bytes again.
-        await chain.broadcast(latest.raw);
-        await this.db.query("update chain_tx_attempts set broadcast_at = coalesce(broadcast_at, now()) where hash = $1", [latest.hash]);
-        this.log.info({ worker: "payouts", chain_tx: b.id, tx_hash: latest.hash }, "re-sent a transaction the node had lost");
-        continue;
-      }
-      if (BigInt(latest.waited_ms) >= BigInt(chain.settings.replace_after_seconds) * 1000n) await this.replace(chain, b, latest);
     }
+    if (firstError !== undefined) throw firstError;
   }
 
-  /** A stuck transaction: the same call under the same nonce, with fees raised. */
-  private async replace(chain: EvmChain, b: BatchRow, latest: AttemptRow): Promise<void> {
+  private async watch(chain: EvmChain, b: BatchRow, head: bigint): Promise<void> {
+    const required = BigInt(chain.settings.confirmations);
+    const attempts = await this.db.query<{ hash: Hex }>("select hash from chain_tx_attempts where chain_tx_id = $1 order by attempt", [b.id]);
+    let receipt = null;
+    for (const a of attempts) {
+      receipt = await chain.receipt(a.hash);
+      if (receipt) break;
+    }
+    if (receipt) return this.settleReceipt(chain, b, receipt, head);
+    const nonce = BigInt(b.nonce!);
+    if ((await chain.nonceAt(head)) > nonce) {
+      // The nonce is used, and no attempt of ours has a receipt. Before believing that another
+      // transaction took the nonce, look for the vault's payments of these payouts: a node may not
+      // find a receipt that exists (pruned index, a lagging fallback node).
+      const ids = (await this.db.query<{ id: string }>("select id from payouts where chain_tx_id = $1", [b.id])).map((r) => r.id);
+      const paid = await chain.paidEventsFor(ids, BigInt(b.signed_block ?? "0"), head);
+      if (paid.length > 0) {
+        const found = await chain.receipt(paid[0]!.txHash);
+        if (found) return this.settleReceipt(chain, b, found, head);
+        await this.db.query("update chain_transactions set last_error = $2, updated_at = now() where id = $1",
+          [b.id, `its payouts were paid in ${paid[0]!.txHash}, whose receipt the node does not return`]);
+        return;
+      }
+      // Buried deep enough, ours can never be mined.
+      const deep = head + 1n >= required ? await chain.nonceAt(head + 1n - required) : 0n;
+      if (deep > nonce) await this.endUnpaid(chain, b, "dropped: its nonce was used by another transaction", null);
+      return;
+    }
+    const latest = await this.latestAttempt(this.db, b.id);
+    const due = BigInt(latest.waited_ms) >= BigInt(chain.settings.replace_after_seconds) * 1000n;
+    if (!(await chain.knows(latest.hash))) {
+      // Lost by the node (restart, eviction, a reorg): send the very same bytes again; if the node
+      // refuses them now (fees too low), replace them under the same nonce.
+      try {
+        await chain.broadcast(latest.raw);
+        this.log.info({ worker: "payouts", chain_tx: b.id, tx_hash: latest.hash }, "re-sent a transaction the node had lost");
+      } catch (err) {
+        if (!due) throw err;
+        await this.replace(chain, b, latest, ["submitted"]);
+      }
+      return;
+    }
+    if (due) await this.replace(chain, b, latest, ["submitted"]);
+  }
+
+  private async settleReceipt(chain: EvmChain, b: BatchRow, receipt: NonNullable<Awaited<ReturnType<EvmChain["receipt"]>>>, head: bigint): Promise<void> {
+    if (head - receipt.blockNumber + 1n < BigInt(chain.settings.confirmations)) return;
+    // The node's receipt is from its canonical chain, but a reorg may land between calls: check again.
+    if ((await chain.blockHash(receipt.blockNumber)) !== receipt.blockHash) return;
+    await this.finish(chain, b, receipt);
+  }
+
+  /**
+   * A stuck or refused transaction: the same call under the same nonce, with fees raised (never a
+   * new payload: only one of the attempts can ever be mined). Returns the new attempt, stored
+   * before it is broadcast.
+   */
+  private async replace(chain: EvmChain, b: BatchRow, latest: AttemptRow, statuses: string[]): Promise<AttemptRow | undefined> {
     const fees = bumpFees(
       { maxFeePerGas: BigInt(latest.max_fee_per_gas), maxPriorityFeePerGas: BigInt(latest.max_priority_fee_per_gas) },
       await chain.fees());
@@ -380,18 +455,19 @@ export class PayoutWorker {
     const { hash, raw } = await chain.sign(call, BigInt(b.nonce!), BigInt(b.gas_limit!), fees);
     const stored = await inTransaction(this.db, async (tx) => {
       const state = await tx.query<{ status: string }>("select status from chain_transactions where id = $1 for update", [b.id]);
-      if (state[0]?.status !== "submitted" || (await this.latestAttempt(tx, b.id)).attempt !== latest.attempt) return false;
+      if (!statuses.includes(state[0]?.status ?? "") || (await this.latestAttempt(tx, b.id)).attempt !== latest.attempt) return false;
       await tx.query(
         `insert into chain_tx_attempts (hash, chain_tx_id, attempt, raw, max_fee_per_gas, max_priority_fee_per_gas) values ($1, $2, $3, $4, $5, $6)`,
         [hash, b.id, latest.attempt + 1, raw, fees.maxFeePerGas.toString(), fees.maxPriorityFeePerGas.toString()]);
-      const ids = await tx.query<{ id: string }>("select id from payouts where chain_tx_id = $1 and status = 'submitted'", [b.id]);
-      await recordPayoutEvents(tx, ids.map((r) => r.id), "submitted", { tx_hash: hash, replaces: latest.hash, attempt: latest.attempt + 1 });
+      const ids = await tx.query<{ id: string }>("select id from payouts where chain_tx_id = $1 and status = any($2::text[])", [b.id, pgArray(statuses)]);
+      await recordPayoutEvents(tx, ids.map((r) => r.id), statuses[0] as "signed" | "submitted", { tx_hash: hash, replaces: latest.hash, attempt: latest.attempt + 1 });
       return true;
     });
-    if (!stored) return;
+    if (!stored) return undefined;
     await chain.broadcast(raw);
     await this.db.query("update chain_tx_attempts set broadcast_at = now() where hash = $1", [hash]);
     this.log.info({ worker: "payouts", chain_tx: b.id, tx_hash: hash, replaces: latest.hash, max_fee_per_gas: fees.maxFeePerGas.toString() }, "replaced a stuck transaction");
+    return this.latestAttempt(this.db, b.id);
   }
 
   private gasTransfer(chain: EvmChain, native: Asset, chainTxId: string, fee: bigint, accounts: Map<string, string>): TransferInput[] {

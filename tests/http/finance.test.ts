@@ -2,6 +2,7 @@ import { encodeFunctionData, parseEther } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterEach, describe, expect, it } from "vitest";
 import { TestStablecoin } from "../../contracts/artifacts.js";
+import { depositAddressMessage } from "../../src/domain/payouts.js";
 import { sealJournal } from "../../src/workers/journal-sealer.js";
 import { expectStatus, testApi, type TestApi } from "../support/http.js";
 import { payoutWorld, TOKEN, type PayoutWorld } from "../support/payout-world.js";
@@ -43,7 +44,10 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
     const payer = privateKeyToAccount(generatePrivateKey());
     await w.chain.test.setBalance({ address: payer.address, value: parseEther("1") });
     await w.chain.send({ to: w.chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [payer.address, 30_000_000n] }) });
-    expectStatus(await api.call("POST", "/v1/customers/pre/deposit-addresses", { key: mk, body: { chain_id: 31337, address: payer.address } }), 201);
+    const signature = await payer.signMessage({ message: depositAddressMessage({ marketplaceId: "mkt", customerId: "pre", chainId: 31337n, address: payer.address }) });
+    const unsigned = await api.call("POST", "/v1/customers/pre/deposit-addresses", { key: mk, body: { chain_id: 31337, address: payer.address, signature: `0x${"1b".repeat(65)}` } });
+    expect(unsigned.body).toMatchObject({ status: 422, code: "signature_invalid" });
+    expectStatus(await api.call("POST", "/v1/customers/pre/deposit-addresses", { key: mk, body: { chain_id: 31337, address: payer.address, signature } }), 201);
     await w.chain.wallet(payer).writeContract({ address: w.chain.token, abi: TestStablecoin.abi, functionName: "transfer", args: [w.chain.vault, 30_000_000n], chain: w.chain.deployerWallet.chain, account: payer });
     await w.chain.test.mine({ blocks: 3 });
 
@@ -110,7 +114,10 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
     const op = await w.operator("rec-op", { [TOKEN]: 1_000_000n });
     const p = expectStatus(await api.call("POST", "/v1/payouts", { key: finance, body: { operator_id: op.id, asset: TOKEN, amount: "400000" } }), 201).body;
     await w.drive([p.id]);
-    const head = Number(await w.chain.public.getBlockNumber());
+    await w.chain.test.mine({ blocks: 2 });
+    const head = Number(await w.chain.public.getBlockNumber()) - 1; // the last final block (2 confirmations)
+    const notFinal = await api.call("POST", "/v1/reconciliations", { key: finance, body: { chain_id: 31337, asset: TOKEN, from_block: 0, to_block: head + 1 } });
+    expect(notFinal.body).toMatchObject({ status: 400, code: "invalid_request", errors: [{ path: "to_block" }] });
     const run = expectStatus(await api.call("POST", "/v1/reconciliations", { key: finance, body: { chain_id: 31337, asset: TOKEN, from_block: 0, to_block: head }, headers: { "x-request-id": "recon-1" } }), 201).body;
     expect(run.summary).toMatchObject({ matched: 1, unexpected_on_chain: 1 }); // the payout; the vault's funding
     const unexpected = expectStatus(await api.call("GET", `/v1/reconciliations/${run.id}?status=unexpected_on_chain`, { key: finance }), 200).body.items;

@@ -115,7 +115,7 @@ const routes: PostRoute[] = [
   },
   {
     name: "POST /v1/customers/{id}/deposit-addresses", path: () => "/v1/customers/c1/deposit-addresses", key: () => w.keys.m1,
-    valid: () => ({ chain_id: 31337, address: `0x${"ab".repeat(20)}` }), fields: { chain_id: "int", address: "code", marketplace_id: "int" },
+    valid: () => ({ chain_id: 31337, address: `0x${"ab".repeat(20)}`, signature: `0x${"1b".repeat(65)}` }), fields: { chain_id: "int", address: "code", signature: "code", marketplace_id: "int" },
   },
   {
     name: "PUT /v1/payout-policies/{asset}", method: "PUT", path: () => "/v1/payout-policies/USDC", key: () => w.keys.admin,

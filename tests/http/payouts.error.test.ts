@@ -57,6 +57,16 @@ describe("payout requests that are refused, with nothing written", () => {
     await expectRefused(api, () => api.call("GET", "/v1/payouts/not-a-uuid", { key: w.keys.finance }), 400, "invalid_request");
   });
 
+  it("a payout's hold cannot be voided, posted or reversed through the transfer routes", async () => {
+    const p = expectStatus(await api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount: "2" } }), 201).body;
+    for (const action of ["void", "post"]) {
+      const res = await expectRefused(api, () => api.call("POST", `/v1/transfers/${p.hold_transfer_id}/${action}`, { body: {} }), 400, "invalid_request");
+      expect(res.body.detail).toMatch(/belongs to a payout/);
+    }
+    const paid = expectStatus(await api.call("POST", `/v1/payouts/${p.id}/mark-paid`, { key: w.keys.finance, body: { reference: "wire-h" } }), 200).body;
+    await expectRefused(api, () => api.call("POST", `/v1/transfers/${paid.settle_transfer_id}/reverse`, { body: {} }), 400, "invalid_request");
+  });
+
   it("list filters are checked", async () => {
     await expectRefused(api, () => api.call("GET", "/v1/payouts?status=lost"), 400, "invalid_request", "status");
     await expectRefused(api, () => api.call("GET", "/v1/payouts?chain_id=-1"), 400, "invalid_request", "chain_id");

@@ -4,6 +4,7 @@ import { TestStablecoin } from "../../contracts/artifacts.js";
 import { chainSettingsFor, startLocalChain, type LocalChain } from "../../scripts/local-chain.js";
 import { loadChains } from "../../src/chain/config.js";
 import { Settlements } from "../../src/chain/settlement.js";
+import { depositAddressMessage } from "../../src/domain/payouts.js";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { expectStatus, testApi, world, type TestApi } from "../support/http.js";
 import { checkRouteSecurity, type RouteSecurity, type World } from "../support/security.js";
@@ -205,7 +206,11 @@ const routes: RouteSecurity[] = [
   { method: "GET", route: "/v1/payout-policies", allowed: ["admin", "finance"], request: () => ({ path: "/v1/payout-policies" }) },
   {
     method: "POST", route: "/v1/customers/{id}/deposit-addresses", allowed: ["admin", "marketplace"],
-    request: (_w, as) => ({ path: "/v1/customers/c1/deposit-addresses", body: { chain_id: 31337, address: privateKeyToAccount(generatePrivateKey()).address, ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
+    request: async (_w, as) => {
+      const a = privateKeyToAccount(generatePrivateKey());
+      const signature = await a.signMessage({ message: depositAddressMessage({ marketplaceId: "m1", customerId: "c1", chainId: 31337n, address: a.address }) });
+      return { path: "/v1/customers/c1/deposit-addresses", body: { chain_id: 31337, address: a.address, signature, ...(as === "admin" ? { marketplace_id: "m1" } : {}) } };
+    },
   },
   { method: "POST", route: "/v1/reconciliations", allowed: ["admin", "finance"], request: () => ({ path: "/v1/reconciliations", body: { chain_id: 31337, asset: "TUSD", from_block: 0, to_block: 1 } }) },
   {
@@ -231,8 +236,9 @@ const routes: RouteSecurity[] = [
 
 /** A fresh reconciliation of the whole chain so far. */
 async function reconciliation(): Promise<{ id: string }> {
-  const head = Number(await chain.public.getBlockNumber());
-  return expectStatus(await api.call("POST", "/v1/reconciliations", { body: { chain_id: 31337, asset: "TUSD", from_block: 0, to_block: head } }), 201).body;
+  await chain.test.mine({ blocks: 2 });
+  const final = Number(await chain.public.getBlockNumber()) - 1;
+  return expectStatus(await api.call("POST", "/v1/reconciliations", { body: { chain_id: 31337, asset: "TUSD", from_block: 0, to_block: final } }), 201).body;
 }
 
 let lastPayout = "";

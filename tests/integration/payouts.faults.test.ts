@@ -99,6 +99,32 @@ describe("payouts under chain faults", () => {
     await expectLedgerSound(w);
   });
 
+  it("a transaction the node lost, which it would now refuse (fees too low), is replaced under the same nonce", async () => {
+    w = await payoutWorld({ chainOverrides: { replace_after_seconds: 1 } });
+    const op = await w.operator("op-l", { [TOKEN]: 8_000n });
+    const p = await request(w, op.id, TOKEN, 8_000n);
+    await w.chain.test.setAutomine(false);
+    const worker = w.worker();
+    await worker.tick();
+    const [first] = await attempts(w, p.id);
+    // The node forgets it, and the base fee rises above what it was signed with.
+    await w.chain.test.dropTransaction({ hash: first!.hash as `0x${string}` });
+    const signed = await w.chain.public.estimateFeesPerGas();
+    await w.chain.test.setNextBlockBaseFeePerGas({ baseFeePerGas: signed.maxFeePerGas * 4n });
+    await w.chain.test.mine({ blocks: 1 });
+    await new Promise((r) => setTimeout(r, 1_100));
+    await worker.tick();
+    const both = await attempts(w, p.id);
+    expect(both).toHaveLength(2);
+    await w.chain.test.setAutomine(true);
+    const [done] = await w.drive([p.id]);
+    expect(done!.status).toBe("confirmed");
+    expect(done!.txHash).toBe(both.at(-1)!.hash);
+    expect(await w.chain.tokenBalance(op.address)).toBe(8_000n);
+    expect(await paidCount(w, p.id)).toBe(1);
+    await expectLedgerSound(w);
+  });
+
   it("a reorg that removes a mined transaction before its confirmations: the same bytes are sent again, paid once", async () => {
     w = await payoutWorld({ chainOverrides: { confirmations: 3 } });
     const op = await w.operator("op-g", { [TOKEN]: 9_000n });

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { PayoutVault, TestStablecoin } from "../../contracts/artifacts.js";
 import { ensureAccounts, specKey } from "../../src/db/ensure-accounts.js";
 import { getAssetByCode } from "../../src/db/queries/assets.js";
-import { payoutIdToBytes32 } from "../../src/domain/payouts.js";
+import { depositAddressMessage, payoutIdToBytes32 } from "../../src/domain/payouts.js";
 import { createCustomer, createMarketplace } from "../../src/services/marketplaces.js";
 import { createPayout } from "../../src/services/payouts.js";
 import { registerDepositAddress, scanDeposits } from "../../src/services/deposits.js";
@@ -22,9 +22,11 @@ let n = 0;
 const pay = async (world: PayoutWorld, operatorId: string, amount: bigint) =>
   (await createPayout(world.db, world.settlements, { operatorId, asset: TOKEN, amount, trigger: "request", requestedBy: "test", idempotencyKey: `r-${++n}-${Math.random()}` })).payout.id;
 
+/** A run up to the last final block (2 confirmations), after burying what happened under 2 blocks. */
 const run = async (world: PayoutWorld, fromBlock: bigint, toBlock?: bigint) => {
+  if (toBlock === undefined) await world.chain.test.mine({ blocks: 2 });
   const id = await runReconciliation(world.db, world.settlements, {
-    chainId: 31337n, asset: TOKEN, fromBlock, toBlock: toBlock ?? (await world.chain.public.getBlockNumber()), requestedBy: "test",
+    chainId: 31337n, asset: TOKEN, fromBlock, toBlock: toBlock ?? (await world.chain.public.getBlockNumber()) - 1n, requestedBy: "test",
   });
   return { run: (await getReconciliation(world.db, id))!, items: await listItems(world.db, id, { limit: 1000 }) };
 };
@@ -81,7 +83,12 @@ describe("reconciling ledger payouts with the chain", () => {
     const payer = privateKeyToAccount(generatePrivateKey());
     await w.chain.test.setBalance({ address: payer.address, value: parseEther("1") });
     await w.chain.send({ to: w.chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [payer.address, 5_000_000n] }) });
-    await registerDepositAddress(w.db, w.settlements, { marketplaceId: "mk", customerId: "buyer", chainId: 31337n, address: payer.address, createdBy: "test" });
+    const signature = await payer.signMessage({ message: depositAddressMessage({ marketplaceId: "mk", customerId: "buyer", chainId: 31337n, address: payer.address }) });
+    // Someone else's signature does not register it.
+    await expect(registerDepositAddress(w.db, w.settlements, {
+      marketplaceId: "mk", customerId: "buyer", chainId: 31337n, address: w.chain.deployer.address, signature, createdBy: "test",
+    })).rejects.toMatchObject({ code: "signature_invalid" });
+    await registerDepositAddress(w.db, w.settlements, { marketplaceId: "mk", customerId: "buyer", chainId: 31337n, address: payer.address, signature, createdBy: "test" });
     await w.chain.wallet(payer).writeContract({
       address: w.chain.token, abi: TestStablecoin.abi, functionName: "transfer", args: [w.chain.vault, 4_000_000n], chain: w.chain.deployerWallet.chain, account: payer,
     });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { matchPayouts, summarize, type ChainPayment, type LedgerPayout } from "../../src/domain/reconcile.js";
 
-const p = (id: string, amount: bigint, recipient = "0xaa", txHash: string | null = "0x01"): LedgerPayout => ({ payoutId: id, amount, recipient, txHash, logIndex: 0, blockNumber: 5n });
+const p = (id: string, amount: bigint, recipient = "0xaa", txHash: string | null = "0x01"): LedgerPayout => ({ payoutId: id, status: "confirmed", inRange: true, amount, recipient, txHash, logIndex: 0, blockNumber: 5n });
 const c = (id: string, amount: bigint, recipient = "0xaa", txHash = "0x01", logIndex = 0, blockNumber = 5n): ChainPayment => ({ payoutId: id, amount, recipient, txHash, logIndex, blockNumber });
 
 describe("matching ledger payouts against chain payments", () => {
@@ -21,6 +21,13 @@ describe("matching ledger payouts against chain payments", () => {
     expect(items.map((i) => i.status)).toEqual(["matched", "unexpected_on_chain"]);
     const moved = matchPayouts([p("a", 10n, "0xaa", "0x01")], [c("a", 10n, "0xaa", "0x09")]);
     expect(moved.map((i) => i.status)).toEqual(["unexpected_on_chain", "missing_on_chain"]);
+  });
+
+  it("a payment of a payout not yet confirmed is reported as such; a payout recorded outside the range is not missing", () => {
+    const flying = { ...p("a", 10n), status: "submitted", txHash: null };
+    const items = matchPayouts([flying, { ...p("b", 5n), inRange: false }], [c("a", 10n)]);
+    expect(items.map((i) => i.status)).toEqual(["unexpected_on_chain"]);
+    expect(items[0]!.detail).toMatch(/submitted in the ledger/);
   });
 
   it("is a function of its inputs: order does not matter", () => {

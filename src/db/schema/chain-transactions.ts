@@ -32,6 +32,8 @@ export const chainTransactions = pgTable(
     /** batched | signed | submitted | confirmed | failed */
     status: text("status").notNull(),
     nonce: bigint("nonce", { mode: "bigint" }),
+    /** The chain's head when it was signed: no attempt can be mined before it. */
+    signedBlock: bigint("signed_block", { mode: "bigint" }),
     toAddress: text("to_address"),
     data: text("data"),
     value: numeric("value", { precision: 78, scale: 0 }),

@@ -1,0 +1,1 @@
+ALTER TABLE "chain_transactions" ADD COLUMN "signed_block" bigint;
