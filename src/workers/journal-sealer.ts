@@ -4,6 +4,7 @@ import { canonicalJson, sha256Hex } from "../domain/canonical.js";
 /** Arbitrary constant: the advisory lock that lets one sealer at a time extend the chain. */
 const SEALER_LOCK = 7_420_002;
 const GENESIS = "0".repeat(64);
+export const MAX_SEAL_TRANSFERS = 10_000;
 
 export interface Seal {
   id: bigint;
@@ -19,7 +20,7 @@ export interface Seal {
  * transactions that have finished since the last seal. Runs behind the writers, never on their path.
  * Returns the new seal, or undefined when there was nothing to seal.
  */
-export async function sealJournal(db: Database): Promise<Seal | undefined> {
+export async function sealJournal(db: Database, maxTransfers = MAX_SEAL_TRANSFERS): Promise<Seal | undefined> {
   return db.transaction(async (tx) => {
     await tx.query("select pg_advisory_xact_lock($1)", [SEALER_LOCK]);
     const [last] = await tx.query<{ id: string; to_txid: string; hash: string }>(
@@ -29,8 +30,24 @@ export async function sealJournal(db: Database): Promise<Seal | undefined> {
       "select pg_snapshot_xmin(pg_current_snapshot())::text as horizon",
     )) as [{ horizon: string }];
     const from = BigInt(last?.to_txid ?? "0");
-    const to = BigInt(horizon);
+    let to = BigInt(horizon);
     if (to <= from) return undefined;
+    // At most about MAX_SEAL_TRANSFERS per seal, so that a backlog is sealed in bounded steps
+    // (and bounded memory): end the seal at the transaction holding the row past the limit. A
+    // single database transaction is never split.
+    const [cut] = await tx.query<{ txid: string }>(
+      "select txid::text as txid from transfers where txid >= $1 and txid < $2 order by txid offset $3 limit 1",
+      [from.toString(), to.toString(), maxTransfers]);
+    if (cut) {
+      const at = BigInt(cut.txid);
+      const [first] = (await tx.query<{ txid: string }>("select min(txid)::text as txid from transfers where txid >= $1", [from.toString()])) as [{ txid: string }];
+      if (at > BigInt(first.txid)) to = at;
+      else {
+        // The first transaction alone holds more than the limit: seal it whole.
+        const [after] = await tx.query<{ txid: string | null }>("select min(txid)::text as txid from transfers where txid > $1 and txid < $2", [at.toString(), to.toString()]);
+        if (after?.txid) to = BigInt(after.txid);
+      }
+    }
     const { count, digest } = await digestRange(tx, from, to);
     if (count === 0) return undefined;
     const prevHash = last?.hash ?? GENESIS;

@@ -4,7 +4,7 @@ import type { Database } from "../db/client.js";
 import type { Logger } from "../log.js";
 import { expireUsageHolds } from "../services/holds.js";
 import { expireHolds } from "./hold-expirer.js";
-import { sealJournal } from "./journal-sealer.js";
+import { MAX_SEAL_TRANSFERS, sealJournal } from "./journal-sealer.js";
 import { startLoop } from "./loop.js";
 import type { FaultPoint } from "./faults.js";
 import { PayoutWorker } from "./payout-worker.js";
@@ -31,8 +31,10 @@ export function startWorkers(db: Database, config: Config, log: Logger, settleme
       if (n > 0) log.info({ worker: "usage-hold-expirer", expired: n }, "closed expired usage holds");
     }, log),
     startLoop("journal-sealer", config.JOURNAL_SEAL_INTERVAL_MS, async () => {
-      const seal = await sealJournal(db);
-      if (seal) log.debug({ worker: "journal-sealer", seal: seal.id.toString(), transfers: seal.transferCount }, "sealed journal");
+      // A backlog is sealed in bounded seals, one after another.
+      for (let seal = await sealJournal(db); seal; seal = seal.transferCount >= MAX_SEAL_TRANSFERS ? await sealJournal(db) : undefined) {
+        log.debug({ worker: "journal-sealer", seal: seal.id.toString(), transfers: seal.transferCount }, "sealed journal");
+      }
     }, log),
   ];
   return async () => {

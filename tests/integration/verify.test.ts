@@ -60,6 +60,18 @@ describe("verify", () => {
     expect(await verifyLedger(db)).toMatchObject({ ok: true, counts: { transfers: 4, seals: 2 } });
   });
 
+  it("seals a backlog in bounded seals, never splitting a database transaction", async () => {
+    for (let i = 0; i < 5; i++) {
+      await writeTransfers(db, [{ kind: "standard", idempotencyKey: `backlog-${i}`, legs: [{ debitAccountId: ids.funding, creditAccountId: ids.op, amount: 1n }] }]);
+    }
+    const counts: number[] = [];
+    for (let seal = await sealJournal(db, 2); seal; seal = await sealJournal(db, 2)) counts.push(seal.transferCount);
+    // The three transfers of the opening transaction stay together; then the five, two at a time.
+    expect(counts.reduce((a, b) => a + b)).toBe(8);
+    expect(Math.max(...counts.slice(1))).toBeLessThanOrEqual(2);
+    expect(await verifyLedger(db)).toMatchObject({ ok: true });
+  });
+
   it("keeps extending and verifying the chain past ten seals", async () => {
     for (let i = 0; i < 12; i++) {
       await writeTransfers(db, [{ kind: "standard", idempotencyKey: `more-${i}`, legs: [{ debitAccountId: ids.funding, creditAccountId: ids.op, amount: 1n }] }]);
