@@ -40,7 +40,9 @@ export async function timed(concurrency: number, ms: number, op: (worker: number
   await Promise.all(Array.from({ length: concurrency }, async (_, w) => {
     while (performance.now() < until) {
       const t = performance.now();
-      units += await op(w);
+      // Not `units += await op(w)`: that reads `units` before the await and loses the other loops' counts.
+      const n = await op(w);
+      units += n;
       latencies.push(performance.now() - t);
     }
   }));
