@@ -4,12 +4,15 @@
  * Every element is quoted; backslashes and double quotes are escaped; null stays NULL.
  */
 export function pgArray(values: ReadonlyArray<string | bigint | number | boolean | null>): string {
-  let out = "{";
+  const parts = new Array<string>(values.length);
   for (let i = 0; i < values.length; i++) {
-    if (i > 0) out += ",";
     const v = values[i];
-    if (v === null || v === undefined) out += "NULL";
-    else out += '"' + String(v).replace(/[\\"]/g, (c) => "\\" + c) + '"';
+    if (v === null || v === undefined) parts[i] = "NULL";
+    else {
+      const s = typeof v === "string" ? v : String(v);
+      // Most elements (uuids, numbers, codes) need no escaping: skip the regex for them.
+      parts[i] = s.includes('"') || s.includes("\\") ? '"' + s.replace(/[\\"]/g, (c) => "\\" + c) + '"' : '"' + s + '"';
+    }
   }
-  return out + "}";
+  return "{" + parts.join(",") + "}";
 }
