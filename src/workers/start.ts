@@ -31,8 +31,9 @@ export function startWorkers(db: Database, config: Config, log: Logger, settleme
       if (n > 0) log.info({ worker: "usage-hold-expirer", expired: n }, "closed expired usage holds");
     }, log),
     startLoop("journal-sealer", config.JOURNAL_SEAL_INTERVAL_MS, async () => {
-      // A backlog is sealed in bounded seals, one after another.
-      for (let seal = await sealJournal(db); seal; seal = seal.transferCount >= MAX_SEAL_TRANSFERS ? await sealJournal(db) : undefined) {
+      // A backlog is sealed in bounded seals, a few per tick (so that stopping never waits long).
+      let seals = 0;
+      for (let seal = await sealJournal(db); seal; seal = seal.transferCount >= MAX_SEAL_TRANSFERS && ++seals < 10 ? await sealJournal(db) : undefined) {
         log.debug({ worker: "journal-sealer", seal: seal.id.toString(), transfers: seal.transferCount }, "sealed journal");
       }
     }, log),
