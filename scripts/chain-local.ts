@@ -16,7 +16,7 @@ await chain.send({ to: chain.vault, value: parseEther("1000") });
 mkdirSync("data", { recursive: true });
 writeFileSync("data/local-signer-key", `${chain.signerKey}\n`, { mode: 0o600 });
 chmodSync("data/local-signer-key", 0o600);
-const { signer_key_env: _unused, ...settings } = chainSettingsFor(chain, { confirmations: 2, signer_key_file: "data/local-signer-key" });
+const { signer_key_env: _unused, ...settings } = chainSettingsFor(chain, { confirmations: 2, assets: [{ code: "TUSD", token: chain.token, decimals: 6 }, { code: "ETH", decimals: 18 }], signer_key_file: "data/local-signer-key" });
 writeFileSync("data/local-chain.json", JSON.stringify([settings], null, 2) + "\n");
 // The bodies of POST /v1/assets for what settles here.
 writeFileSync("data/local-assets.json", JSON.stringify([

@@ -32,7 +32,7 @@ try {
   await chain.send({ to: chain.vault, value: parseEther("100") });
   const startBlock = (await chain.public.getBlockNumber()) + 1n;
   writeFileSync(join(work, "signer-key"), `${chain.signerKey}\n`, { mode: 0o600 });
-  const { signer_key_env: _e, ...settings } = chainSettingsFor(chain, { confirmations: 2, signer_key_file: join(work, "signer-key") });
+  const { signer_key_env: _e, ...settings } = chainSettingsFor(chain, { confirmations: 2, assets: [{ code: "TUSD", token: chain.token, decimals: 6 }, { code: "ETH", decimals: 18 }], signer_key_file: join(work, "signer-key") });
   writeFileSync(join(work, "chains.json"), JSON.stringify([settings]));
 
   const port = await freePort();

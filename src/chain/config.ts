@@ -16,6 +16,11 @@ export const ChainSettingsInput = z.strictObject({
   vault: Address.describe("the PayoutVault contract that holds the treasury and pays batches"),
   native_asset: z.strictObject({ code: z.string().min(1).max(32), decimals: z.number().int().min(0).max(36).default(18) })
     .describe("the ledger asset of the chain's native token, in which gas is booked (created if missing)"),
+  assets: z.array(z.strictObject({
+    code: z.string().min(1).max(32),
+    token: Address.optional().describe("the ERC-20 token; absent for the native token"),
+    decimals: z.number().int().min(0).max(36),
+  })).optional().describe("the assets that settle here; when given, only these are paid out, and each must match its ledger asset (token and scale)"),
   native_prices: z.record(z.string(), z.string().regex(/^\d{1,30}(\.\d{1,30})?$/)).default({})
     .describe("per asset code: the price of one native token in whole units of that asset, for gas caps of token payouts"),
   max_batch_size: z.number().int().min(1).max(500).default(100),

@@ -11,7 +11,7 @@ import { EvmChain } from "./evm.js";
 export type Settlement =
   | { kind: "evm"; chain: EvmChain; token: string | null }
   | { kind: "none" }
-  | { kind: "unconfigured"; chainId: number };
+  | { kind: "unconfigured"; chainId: number; reason?: string };
 
 /** The settlement adapters of this process, one EVM adapter per configured chain. */
 export class Settlements {
@@ -30,6 +30,16 @@ export class Settlements {
     if (s.kind === "offchain") return { kind: "none" };
     const chain = this.chain(s.chainId);
     if (!chain) return { kind: "unconfigured", chainId: s.chainId };
-    return { kind: "evm", chain, token: s.kind === "erc20" ? s.tokenAddress.toLowerCase() : null };
+    const token = s.kind === "erc20" ? s.tokenAddress.toLowerCase() : null;
+    const listed = chain.settings.assets;
+    if (listed !== undefined) {
+      // The chain's settings name what settles there: the ledger asset must be one of them, exactly.
+      const entry = listed.find((a) => a.code === asset.code);
+      if (!entry) return { kind: "unconfigured", chainId: s.chainId, reason: `asset ${asset.code} is not among the assets chain ${s.chainId} is configured to settle` };
+      if ((entry.token?.toLowerCase() ?? null) !== token || entry.decimals !== asset.scale) {
+        return { kind: "unconfigured", chainId: s.chainId, reason: `asset ${asset.code} (token ${token ?? "native"}, scale ${asset.scale}) differs from the chain's settings (token ${entry.token?.toLowerCase() ?? "native"}, ${entry.decimals} decimals)` };
+      }
+    }
+    return { kind: "evm", chain, token };
   }
 }

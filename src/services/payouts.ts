@@ -128,7 +128,7 @@ export async function createPayout(db: Database, settlements: Settlements, input
   }
   const route = settlements.forAsset(asset);
   if (route.kind === "unconfigured") {
-    throw new LedgerError("chain_not_configured", `asset ${asset.code} settles on chain ${route.chainId}, which this service is not configured to pay on`);
+    throw new LedgerError("chain_not_configured", route.reason ?? `asset ${asset.code} settles on chain ${route.chainId}, which this service is not configured to pay on`);
   }
   const policy = await getPayoutPolicy(db, asset.id);
   if (input.amount < policy.minAmount) {

@@ -111,6 +111,18 @@ describe("payouts the worker refuses to send", () => {
     expect(await w.chain.public.getTransactionCount({ address: w.chain.signer.address })).toBe(0);
   });
 
+  it("when the chain's settings list its assets, only those are paid out, and they must match the ledger's", async () => {
+    const world = await payoutWorld({ chainOverrides: { assets: [{ code: "ETH", decimals: 18 }, { code: TOKEN, token: `0x${"99".repeat(20)}`, decimals: 6 }] } });
+    w = world;
+    const op = await world.operator("op-listed", { [TOKEN]: 100n, [NATIVE]: 100n });
+    await expect(request(world, op.id, TOKEN, 10n)).rejects.toMatchObject({ code: "chain_not_configured", message: expect.stringMatching(/differs from the chain's settings/) });
+    expect((await request(world, op.id, NATIVE, 10n)).status).toBe("pending");
+    const { createAsset } = await import("../../src/services/create-asset.js");
+    await createAsset(world.db, { code: "OTHER", scale: 6, settlement: { kind: "erc20", chainId: 31337, tokenAddress: await world.chain.deployStablecoin() } });
+    await world.credit(op.id, "OTHER", 5n);
+    await expect(request(world, op.id, "OTHER", 5n)).rejects.toMatchObject({ code: "chain_not_configured", message: expect.stringMatching(/not among the assets/) });
+  });
+
   it("a vault that is not the signer's: nothing is signed", async () => {
     w = await payoutWorld({ chainOverrides: { vault: `0x${"66".repeat(20)}` } });
     const op = await w.operator("op-v", { [TOKEN]: 100n });
