@@ -25,6 +25,7 @@ export const ChainSettingsInput = z.strictObject({
     .describe("per asset code: the price of one native token in whole units of that asset, for gas caps of token payouts"),
   max_batch_size: z.number().int().min(1).max(500).default(100),
   replace_after_seconds: z.number().int().min(1).max(86_400).default(60).describe("a transaction unmined this long is replaced with higher fees"),
+  max_fee_per_gas_gwei: z.number().positive().max(1_000_000).optional().describe("never sign a transaction paying more per gas than this (replacements stop at it)"),
   rpc_timeout_ms: z.number().int().min(100).max(120_000).default(10_000),
   log_chunk_blocks: z.number().int().min(1).max(1_000_000).default(2_000).describe("blocks per eth_getLogs call (nodes cap the range)"),
   deposit_start_block: z.number().int().min(0).default(0).describe("the block the deposit scanner starts from"),

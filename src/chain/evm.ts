@@ -1,6 +1,6 @@
 import {
   BaseError, ContractFunctionRevertedError, createPublicClient, encodeFunctionData, fallback, http, keccak256, parseEventLogs, parseTransaction,
-  HttpRequestError, RpcRequestError, TimeoutError, TransactionNotFoundError, TransactionReceiptNotFoundError, type Hex, type PublicClient, type TransactionReceipt,
+  HttpRequestError, TimeoutError, TransactionNotFoundError, TransactionReceiptNotFoundError, type Hex, type PublicClient, type TransactionReceipt,
 } from "viem";
 import { PayoutVault } from "../../contracts/artifacts.js";
 import { bytes32ToPayoutId, payoutIdToBytes32 } from "../domain/payouts.js";
@@ -265,9 +265,12 @@ const erc20TransferAbi = [{
 const erc20BalanceAbi = [{ type: "function", name: "balanceOf", stateMutability: "view", inputs: [{ name: "", type: "address" }], outputs: [{ name: "", type: "uint256" }] }] as const;
 const erc20DecimalsAbi = [{ type: "function", name: "decimals", stateMutability: "view", inputs: [], outputs: [{ name: "", type: "uint8" }] }] as const;
 
-/** viem's transport failures: the node is down, slow, or answered garbage. */
+/**
+ * viem's transport failures: the node is down or too slow. Not its refusals (JSON-RPC errors such
+ * as "insufficient funds" or a revert), which concern one request, not the node.
+ */
 export function isRpcUnavailable(err: unknown): boolean {
-  return err instanceof BaseError && err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError || e instanceof RpcRequestError) !== null;
+  return err instanceof BaseError && err.walk((e) => e instanceof HttpRequestError || e instanceof TimeoutError) !== null;
 }
 
 function errorText(e: unknown): string {

@@ -13,6 +13,8 @@ export interface Seal {
   transferCount: number;
   prevHash: string;
   hash: string;
+  /** More is waiting: the seal ended before the horizon to stay within its size. */
+  cut?: boolean;
 }
 
 /**
@@ -30,7 +32,8 @@ export async function sealJournal(db: Database, maxTransfers = MAX_SEAL_TRANSFER
       "select pg_snapshot_xmin(pg_current_snapshot())::text as horizon",
     )) as [{ horizon: string }];
     const from = BigInt(last?.to_txid ?? "0");
-    let to = BigInt(horizon);
+    const horizonTxid = BigInt(horizon);
+    let to = horizonTxid;
     if (to <= from) return undefined;
     // At most about MAX_SEAL_TRANSFERS per seal, so that a backlog is sealed in bounded steps
     // (and bounded memory): end the seal at the transaction holding the row past the limit. A
@@ -58,6 +61,7 @@ export async function sealJournal(db: Database, maxTransfers = MAX_SEAL_TRANSFER
       transferCount: count,
       prevHash,
       hash: sha256Hex(prevHash + digest),
+      cut: to < horizonTxid,
     };
     await tx.query(
       "insert into journal_seals (id, from_txid, to_txid, transfer_count, prev_hash, hash) values ($1, $2, $3, $4, $5, $6)",

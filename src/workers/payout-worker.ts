@@ -32,7 +32,7 @@ type BatchRow = {
   id: string; asset_id: string; nonce: string | null; to_address: string | null; data: string | null; value: string | null; gas_limit: string | null;
   signed_block?: string | null;
 };
-type AttemptRow = { hash: Hex; raw: Hex; attempt: number; max_fee_per_gas: string; max_priority_fee_per_gas: string; waited_ms: string };
+type AttemptRow = { hash: Hex; raw: Hex; attempt: number; max_fee_per_gas: string; max_priority_fee_per_gas: string; waited_ms: string; accepted: boolean };
 
 /**
  * Pays pending payouts on chain, one step at a time, every step resumable from what is stored:
@@ -165,13 +165,27 @@ export class PayoutWorker {
     const byAsset = new Map<string, typeof pending>();
     for (const p of pending) byAsset.set(p.asset_id, [...(byAsset.get(p.asset_id) ?? []), p]);
     if (byAsset.size > 0) await this.checkChain(chain);
+    let firstError: unknown;
     for (const [assetId, rows] of byAsset) {
+      try {
+        await this.batchAsset(chain, assetId, rows);
+      } catch (err) {
+        // One asset's trouble (a token that reverts, its vault balance) must not hold up the others.
+        firstError ??= err;
+        if (isRpcUnavailable(err)) break;
+      }
+    }
+    if (firstError !== undefined) throw firstError;
+  }
+
+  private async batchAsset(chain: EvmChain, assetId: string, rows: Array<{ id: string; asset_id: string; amount: string; to_address: string }>): Promise<void> {
+    {
       const asset = (await getAsset(this.db, assetId))!;
       const mismatch = await this.decimalsMismatch(chain, asset);
       if (mismatch) {
         await this.note(rows.map((r) => r.id), `waiting: ${mismatch}`);
         this.log.error({ worker: "payouts", chain: chain.settings.name, asset: asset.code }, mismatch);
-        continue;
+        return;
       }
       const policy = await getPayoutPolicy(this.db, assetId);
       for (let i = 0; i < rows.length; i += chain.settings.max_batch_size) {
@@ -324,7 +338,8 @@ export class PayoutWorker {
   private async latestAttempt(db: Queryable, chainTxId: string): Promise<AttemptRow> {
     const rows = await db.query<AttemptRow>(
       `select hash, raw, attempt, max_fee_per_gas::text as max_fee_per_gas, max_priority_fee_per_gas::text as max_priority_fee_per_gas,
-              (extract(epoch from clock_timestamp() - coalesce(broadcast_at, created_at)) * 1000)::bigint::text as waited_ms
+              (extract(epoch from clock_timestamp() - coalesce(broadcast_at, created_at)) * 1000)::bigint::text as waited_ms,
+              broadcast_at is not null as accepted
          from chain_tx_attempts where chain_tx_id = $1 order by attempt desc limit 1`, [chainTxId]);
     return rows[0]!;
   }
@@ -354,7 +369,10 @@ export class PayoutWorker {
           firstError ??= e;
           return undefined;
         });
-        if (!replaced) continue;
+        if (!replaced) {
+          firstError ??= err;
+          continue;
+        }
         a = replaced;
       }
       this.fault("after_broadcast");
@@ -405,7 +423,9 @@ export class PayoutWorker {
       // transaction took the nonce, look for the vault's payments of these payouts: a node may not
       // find a receipt that exists (pruned index, a lagging fallback node).
       const ids = (await this.db.query<{ id: string }>("select id from payouts where chain_tx_id = $1", [b.id])).map((r) => r.id);
-      const paid = await chain.paidEventsFor(ids, BigInt(b.signed_block ?? "0"), head);
+      // From a little before the block it was signed at: a reorg may have mined it lower.
+      const since = BigInt(b.signed_block ?? "0") - required;
+      const paid = await chain.paidEventsFor(ids, since > 0n ? since : 0n, head);
       if (paid.length > 0) {
         const found = await chain.receipt(paid[0]!.txHash);
         if (found) return this.settleReceipt(chain, b, found, head);
@@ -427,8 +447,7 @@ export class PayoutWorker {
         await chain.broadcast(latest.raw);
         this.log.info({ worker: "payouts", chain_tx: b.id, tx_hash: latest.hash }, "re-sent a transaction the node had lost");
       } catch (err) {
-        if (!due) throw err;
-        await this.replace(chain, b, latest, ["submitted"]);
+        if (!due || !(await this.replace(chain, b, latest, ["submitted"]))) throw err;
       }
       return;
     }
@@ -448,9 +467,21 @@ export class PayoutWorker {
    * before it is broadcast.
    */
   private async replace(chain: EvmChain, b: BatchRow, latest: AttemptRow, statuses: string[]): Promise<AttemptRow | undefined> {
-    const fees = bumpFees(
-      { maxFeePerGas: BigInt(latest.max_fee_per_gas), maxPriorityFeePerGas: BigInt(latest.max_priority_fee_per_gas) },
-      await chain.fees());
+    const previous = { maxFeePerGas: BigInt(latest.max_fee_per_gas), maxPriorityFeePerGas: BigInt(latest.max_priority_fee_per_gas) };
+    const current = await chain.fees();
+    // An attempt the node never accepted needs no outbidding: re-sign it only when the network now
+    // asks for more than it offered (the refusal may have nothing to do with fees, e.g. no gas).
+    if (!latest.accepted && current.maxFeePerGas <= previous.maxFeePerGas && current.maxPriorityFeePerGas <= previous.maxPriorityFeePerGas) return undefined;
+    const fees = latest.accepted ? bumpFees(previous, current) : bumpFees(current, current);
+    const cap = chain.settings.max_fee_per_gas_gwei === undefined ? undefined : BigInt(Math.floor(chain.settings.max_fee_per_gas_gwei * 1e9));
+    if (cap !== undefined && fees.maxFeePerGas > cap) {
+      if (previous.maxFeePerGas >= cap) {
+        await this.db.query("update chain_transactions set last_error = $2, updated_at = now() where id = $1", [b.id, `fees reached max_fee_per_gas_gwei (${chain.settings.max_fee_per_gas_gwei}); not replaced`]);
+        return undefined;
+      }
+      fees.maxFeePerGas = cap;
+      if (fees.maxPriorityFeePerGas > cap) fees.maxPriorityFeePerGas = cap;
+    }
     const call = { to: b.to_address as `0x${string}`, data: b.data as Hex, value: BigInt(b.value!) };
     const { hash, raw } = await chain.sign(call, BigInt(b.nonce!), BigInt(b.gas_limit!), fees);
     const stored = await inTransaction(this.db, async (tx) => {

@@ -4,7 +4,7 @@ import type { Database } from "../db/client.js";
 import type { Logger } from "../log.js";
 import { expireUsageHolds } from "../services/holds.js";
 import { expireHolds } from "./hold-expirer.js";
-import { MAX_SEAL_TRANSFERS, sealJournal } from "./journal-sealer.js";
+import { sealJournal } from "./journal-sealer.js";
 import { startLoop } from "./loop.js";
 import type { FaultPoint } from "./faults.js";
 import { PayoutWorker } from "./payout-worker.js";
@@ -33,7 +33,7 @@ export function startWorkers(db: Database, config: Config, log: Logger, settleme
     startLoop("journal-sealer", config.JOURNAL_SEAL_INTERVAL_MS, async () => {
       // A backlog is sealed in bounded seals, a few per tick (so that stopping never waits long).
       let seals = 0;
-      for (let seal = await sealJournal(db); seal; seal = seal.transferCount >= MAX_SEAL_TRANSFERS && ++seals < 10 ? await sealJournal(db) : undefined) {
+      for (let seal = await sealJournal(db); seal; seal = seal.cut && ++seals < 10 ? await sealJournal(db) : undefined) {
         log.debug({ worker: "journal-sealer", seal: seal.id.toString(), transfers: seal.transferCount }, "sealed journal");
       }
     }, log),

@@ -1,4 +1,4 @@
-import { encodeFunctionData } from "viem";
+import { encodeFunctionData, parseEther } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { TestStablecoin } from "../../contracts/artifacts.js";
 import { freePort } from "../../scripts/local-chain.js";
@@ -150,6 +150,33 @@ describe("payouts under chain faults", () => {
     expect(await w.chain.tokenBalance(op.address)).toBe(9_000n);
     expect(await paidCount(w, p.id)).toBe(1);
     expect((await w.balance("treasury:31337", TOKEN)).credits).toBe(9_000n);
+    await expectLedgerSound(w);
+  });
+
+  it("a signer out of gas stops new batches, not the confirmation of those already mined", async () => {
+    w = await payoutWorld({ chainOverrides: { confirmations: 3, replace_after_seconds: 1 } });
+    const a = await w.operator("gas-a", { [TOKEN]: 1_000n });
+    const b = await w.operator("gas-b", { [TOKEN]: 1_000n });
+    const p1 = await request(w, a.id, TOKEN, 1_000n);
+    const worker = w.worker();
+    await worker.tick(); // mined at once, 1 of 3 confirmations
+    await w.chain.test.setBalance({ address: w.chain.signer.address, value: 1n });
+    const p2 = await request(w, b.id, TOKEN, 1_000n);
+    for (let i = 0; i < 4; i++) {
+      await w.chain.test.mine({ blocks: 1 });
+      const { errors } = await worker.tick();
+      expect(errors.length).toBeGreaterThan(0); // the node refuses to estimate or send for p2
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    expect((await getPayout(w.db, p1.id))!.status).toBe("confirmed");
+    expect((await getPayout(w.db, p2.id))!.status).not.toBe("confirmed");
+    // Nothing was signed over and over with rising fees while the signer could not pay.
+    const signed = await w.db.query<{ n: string }>("select count(*)::text as n from chain_tx_attempts a join payouts p on p.chain_tx_id = a.chain_tx_id where p.id = $1", [p2.id]);
+    expect(Number(signed[0]!.n)).toBeLessThanOrEqual(1);
+    await w.chain.test.setBalance({ address: w.chain.signer.address, value: parseEther("10") });
+    const [done] = await w.drive([p2.id]);
+    expect(done!.status).toBe("confirmed");
+    expect(await w.chain.tokenBalance(b.address)).toBe(1_000n);
     await expectLedgerSound(w);
   });
 
