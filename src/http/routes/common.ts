@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import type { Queryable } from "../../db/client.js";
+import { getAssetByCode } from "../../db/queries/assets.js";
 import { isUuid } from "../../domain/ids.js";
 import { ApiError, Problem } from "../problem.js";
 
@@ -43,4 +45,12 @@ export function listWindow(q: { cursor?: string; from?: string; to?: string }): 
     throw new ApiError("invalid_request", "from must be before to", [{ path: "from", message: "must be before to" }]);
   }
   return { from: q.from === undefined ? undefined : new Date(q.from), to: q.to === undefined ? undefined : new Date(q.to) };
+}
+
+/** The id of an asset named by a query's `asset` filter (404 when there is none), or undefined without one. */
+export async function assetFilter(db: Queryable, code: string | undefined): Promise<string | undefined> {
+  if (code === undefined) return undefined;
+  const asset = await getAssetByCode(db, code);
+  if (!asset) throw new ApiError("asset_not_found", `asset ${code} does not exist`, [{ path: "asset", message: "does not exist" }]);
+  return asset.id;
 }

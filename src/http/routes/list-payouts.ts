@@ -1,13 +1,11 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { getAssetByCode } from "../../db/queries/assets.js";
 import { payoutStatuses } from "../../domain/payouts.js";
 import { listPayouts } from "../../services/payouts.js";
 import { roles } from "../auth.js";
 import type { AppEnv } from "../env.js";
-import { ApiError } from "../problem.js";
 import { CursorQuery, page, Timestamp } from "../schemas.js";
 import { AssetCode, PartyIdParam } from "../usage-schemas.js";
-import { errorResponses, json, listWindow, security } from "./common.js";
+import { assetFilter, errorResponses, json, listWindow, security } from "./common.js";
 import { PayoutOut, payoutOut } from "./payout-schemas.js";
 
 const Query = CursorQuery.extend({
@@ -32,12 +30,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { from, to } = listWindow(q);
     const p = c.get("principal");
     const db = c.get("deps").ledger.db;
-    let assetId: string | undefined;
-    if (q.asset !== undefined) {
-      const asset = await getAssetByCode(db, q.asset);
-      if (!asset) throw new ApiError("asset_not_found", `asset ${q.asset} does not exist`, [{ path: "asset", message: "does not exist" }]);
-      assetId = asset.id;
-    }
+    const assetId = await assetFilter(db, q.asset);
     const scopedAway = p.role === "operator" && q.operator_id !== undefined && q.operator_id !== p.scopeId;
     const rows = scopedAway ? [] : await listPayouts(db, {
       operatorId: p.role === "operator" ? p.scopeId! : q.operator_id, assetId, status: q.status,

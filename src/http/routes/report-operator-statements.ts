@@ -1,12 +1,10 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { getAssetByCode } from "../../db/queries/assets.js";
 import { operatorStatements } from "../../db/queries/reports.js";
 import { roles } from "../auth.js";
 import { csvResponse } from "../csv.js";
 import type { AppEnv } from "../env.js";
-import { ApiError } from "../problem.js";
 import { AssetCode } from "../usage-schemas.js";
-import { errorResponses, security } from "./common.js";
+import { assetFilter, errorResponses, security } from "./common.js";
 import { Format, Period, reportPeriod, reportResponse } from "./report-schemas.js";
 
 const Out = z.object({
@@ -28,12 +26,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const q = c.req.valid("query");
     const { from, to } = reportPeriod(q);
     const db = c.get("deps").ledger.db;
-    let assetId: string | undefined;
-    if (q.asset !== undefined) {
-      const a = await getAssetByCode(db, q.asset);
-      if (!a) throw new ApiError("asset_not_found", `asset ${q.asset} does not exist`, [{ path: "asset", message: "does not exist" }]);
-      assetId = a.id;
-    }
+    const assetId = await assetFilter(db, q.asset);
     const rows = await operatorStatements(db, from, to, assetId);
     if (q.format === "csv") return csvResponse(c, "operator-statements.csv", ["operator_id", "asset", "opening", "credits", "debits", "closing", "entries"], rows.map((r) => [r.operator_id, r.asset, r.opening, r.credits, r.debits, r.closing, r.entries])) as never;
     return c.json({ data: rows.map((r) => ({ ...r, entries: Number(r.entries) })) }, 200);

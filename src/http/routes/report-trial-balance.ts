@@ -1,13 +1,11 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { getAssetByCode } from "../../db/queries/assets.js";
 import { trialBalance } from "../../db/queries/reports.js";
 import { roles } from "../auth.js";
 import { csvResponse } from "../csv.js";
 import type { AppEnv } from "../env.js";
-import { ApiError } from "../problem.js";
 import { Timestamp } from "../schemas.js";
 import { AssetCode } from "../usage-schemas.js";
-import { errorResponses, security } from "./common.js";
+import { assetFilter, errorResponses, security } from "./common.js";
 import { Format, reportResponse } from "./report-schemas.js";
 
 const Row = z.object({
@@ -33,12 +31,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const q = c.req.valid("query");
     const db = c.get("deps").ledger.db;
-    let assetId: string | undefined;
-    if (q.asset !== undefined) {
-      const a = await getAssetByCode(db, q.asset);
-      if (!a) throw new ApiError("asset_not_found", `asset ${q.asset} does not exist`, [{ path: "asset", message: "does not exist" }]);
-      assetId = a.id;
-    }
+    const assetId = await assetFilter(db, q.asset);
     const asOf = q.as_of === undefined ? undefined : new Date(q.as_of);
     const rows = await trialBalance(db, asOf, assetId);
     const accounts = rows.map((r) => ({
