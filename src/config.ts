@@ -33,6 +33,8 @@ export const Config = z.object({
   GROUP_COMMIT_WINDOW_MS: intFrom(0, 0, 1000),
   HOLD_EXPIRY_INTERVAL_MS: intFrom(1000, 50, 3_600_000),
   JOURNAL_SEAL_INTERVAL_MS: intFrom(5000, 50, 3_600_000),
+  RATE_LIMIT_PER_SECOND: intFrom(1000, 0, 1_000_000).describe("requests a second per API key (per process), 0: unlimited"),
+  RATE_LIMIT_BURST: intFrom(2000, 1, 10_000_000).describe("requests an API key may send at once above its rate"),
   CHAINS: z.string().optional().describe("the chains payouts settle on, as JSON (docs/payouts.md); overrides CHAINS_FILE"),
   CHAINS_FILE: z.string().min(1).optional().describe("file holding the chains' JSON"),
   PAYOUT_INTERVAL_MS: intFrom(2000, 50, 3_600_000).describe("how often the payout worker runs its steps"),

@@ -6,6 +6,7 @@ import { loadChainsOrExit, loadConfig } from "./config.js";
 import { openConfiguredDatabase } from "./db/open.js";
 import { createApp } from "./http/app.js";
 import { createMetrics } from "./http/metrics.js";
+import { RateLimiter } from "./http/rate-limit.js";
 import { createLogger } from "./log.js";
 import { closeLedgerContext, createLedgerContext } from "./services/context.js";
 import { startWorkers } from "./workers/start.js";
@@ -21,7 +22,8 @@ const ledger = createLedgerContext(db, {
 });
 const stopWorkers = config.RUN_WORKERS === "true" ? startWorkers(db, config, log, settlements) : async () => {};
 const adminKey = resolveAdminKey(config);
-const app = createApp({ ledger, settlements, config: { ...config, ADMIN_API_KEY: adminKey.key }, log, metrics: createMetrics() });
+const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST);
+const app = createApp({ ledger, settlements, rateLimiter, config: { ...config, ADMIN_API_KEY: adminKey.key }, log, metrics: createMetrics() });
 const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
   log.info(
     { address: info.address, port: info.port, database: config.DATABASE_URL ? "postgres" : `pglite:${config.PGLITE_DATA_DIR}`, admin_key_from: adminKey.source,

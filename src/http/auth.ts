@@ -15,6 +15,10 @@ export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   const principal = await authenticate(deps.ledger.db, token, deps.config.ADMIN_API_KEY);
   if (!principal) throw new ApiError("unauthorized", "the API key is unknown or revoked", [], { "www-authenticate": "Bearer" });
   c.set("principal", principal);
+  const wait = deps.rateLimiter?.take(principal.keyId);
+  if (wait !== undefined) {
+    throw new ApiError("rate_limited", `this API key sends more than its rate limit allows; retry in ${wait} s`, [], { "retry-after": String(wait) });
+  }
   await next();
 };
 

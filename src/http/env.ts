@@ -4,6 +4,7 @@ import type { Logger } from "../log.js";
 import type { LedgerContext } from "../services/context.js";
 import type { Principal } from "../services/principal.js";
 import type { Metrics } from "./metrics.js";
+import type { RateLimiter } from "./rate-limit.js";
 
 /** What the HTTP layer is built from. */
 export interface AppDeps {
@@ -13,6 +14,8 @@ export interface AppDeps {
   config: Pick<Config, "ADMIN_API_KEY" | "MAX_BODY_BYTES" | "MAX_BATCH_BODY_BYTES">;
   log: Logger;
   metrics: Metrics;
+  /** Requests per API key; none: unlimited. */
+  rateLimiter?: RateLimiter;
 }
 
 export interface AppEnv {

@@ -17,6 +17,7 @@ const statusOf = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  rate_limited: 429,
   // state
   asset_not_found: 404,
   account_not_found: 404,

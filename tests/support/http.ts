@@ -7,6 +7,7 @@ import { Settlements } from "../../src/chain/settlement.js";
 import { createApp } from "../../src/http/app.js";
 import type { AppEnv } from "../../src/http/env.js";
 import { createMetrics } from "../../src/http/metrics.js";
+import type { RateLimiter } from "../../src/http/rate-limit.js";
 import { createLogger } from "../../src/log.js";
 import { closeLedgerContext, createLedgerContext, type LedgerContext } from "../../src/services/context.js";
 import { freshDatabase, type TestDatabase } from "./db.js";
@@ -37,12 +38,13 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-export async function testApi(options: { db?: TestDatabase; settlements?: Settlements } = {}): Promise<TestApi> {
+export async function testApi(options: { db?: TestDatabase; settlements?: Settlements; rateLimiter?: RateLimiter } = {}): Promise<TestApi> {
   const db = options.db ?? (await freshDatabase());
   const ledger = createLedgerContext(db);
   const app = createApp({
     ledger,
     settlements: options.settlements ?? new Settlements([]),
+    rateLimiter: options.rateLimiter,
     config: { ADMIN_API_KEY: ADMIN_KEY, MAX_BODY_BYTES: 1_048_576, MAX_BATCH_BODY_BYTES: 16_777_216 },
     log: createLogger("silent"),
     metrics: createMetrics(),

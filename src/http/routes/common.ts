@@ -18,6 +18,7 @@ export const errorResponses = {
   413: problem("body too large"),
   415: problem("body is not application/json"),
   422: problem("refused by the ledger's rules (e.g. insufficient funds)"),
+  429: problem("the API key's rate limit is exceeded; retry after the Retry-After seconds"),
   503: problem("database unavailable; retry with the same Idempotency-Key"),
 } as const;
 
