@@ -249,7 +249,8 @@ export class EvmChain {
   }
 }
 
-const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
+/** The token address the vault's Paid events carry for the native token. */
+export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 
 /** [from, to] cut into ranges of at most `size` blocks. */
 export function chunks(from: bigint, to: bigint, size: bigint): Array<[bigint, bigint]> {

@@ -1,4 +1,6 @@
+import { isAddress } from "viem";
 import type { Asset } from "../db/queries/assets.js";
+import { LedgerError } from "../domain/errors.js";
 import type { ChainSettings } from "./config.js";
 import { EvmChain } from "./evm.js";
 
@@ -23,6 +25,14 @@ export class Settlements {
 
   chain(chainId: bigint | number): EvmChain | undefined {
     return this.chains.find((c) => c.chainId === BigInt(chainId));
+  }
+
+  /** Refuses a chain this service does not pay on, or a malformed address (for addresses to register). */
+  requireAddressOn(chainId: bigint, address: string): void {
+    if (!this.chain(chainId)) {
+      throw new LedgerError("chain_not_configured", `chain ${chainId} is not configured on this service`, [{ path: "chainId", message: "is not a configured chain" }]);
+    }
+    if (!isAddress(address, { strict: false })) throw new LedgerError("invalid_request", "address is not a 20-byte hex address", [{ path: "address", message: "invalid" }]);
   }
 
   forAsset(asset: Asset): Settlement {

@@ -6,24 +6,6 @@
 export const payoutStatuses = ["pending", "batched", "signed", "submitted", "confirmed", "failed"] as const;
 export type PayoutStatus = (typeof payoutStatuses)[number];
 
-/**
- * Where each state may go. `batched`/`signed`/`submitted` may fall back to `pending` when the chain
- * transaction carrying the payout ended without paying it (reverted with other payouts, dropped, or
- * left out of a batch to isolate a bad item): the payout is queued again and the worker tries anew.
- */
-export const payoutTransitions: Record<PayoutStatus, readonly PayoutStatus[]> = {
-  pending: ["batched", "confirmed", "failed"], // confirmed/failed directly: off-chain settlement or cancel
-  batched: ["signed", "pending", "failed"],
-  signed: ["submitted", "confirmed", "pending", "failed"], // confirmed: a crash after broadcast, before `submitted` was stored
-  submitted: ["confirmed", "pending", "failed"],
-  confirmed: [],
-  failed: [],
-};
-
-export function canTransition(from: PayoutStatus, to: PayoutStatus): boolean {
-  return payoutTransitions[from].includes(to);
-}
-
 /** Times a payout may ride a chain transaction that ends without paying before it fails for good. */
 export const MAX_UNPAID_ATTEMPTS = 3;
 

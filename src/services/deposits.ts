@@ -1,4 +1,4 @@
-import { getAddress, isAddress, verifyMessage } from "viem";
+import { getAddress, verifyMessage } from "viem";
 import type { EvmChain } from "../chain/evm.js";
 import type { Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
@@ -21,8 +21,7 @@ export async function registerDepositAddress(
   db: Queryable, settlements: Settlements,
   input: { marketplaceId: string; customerId: string; chainId: bigint; address: string; signature: string; createdBy: string },
 ) {
-  if (!settlements.chain(input.chainId)) throw new LedgerError("chain_not_configured", `chain ${input.chainId} is not configured on this service`, [{ path: "chainId", message: "is not a configured chain" }]);
-  if (!isAddress(input.address, { strict: false })) throw new LedgerError("invalid_request", "address is not a 20-byte hex address", [{ path: "address", message: "invalid" }]);
+  settlements.requireAddressOn(input.chainId, input.address);
   if (!(await getCustomer(db, input.marketplaceId, input.customerId))) throw new LedgerError("customer_not_found", `customer ${input.customerId} does not exist`);
   const address = input.address.toLowerCase();
   const message = depositAddressMessage({ marketplaceId: input.marketplaceId, customerId: input.customerId, chainId: input.chainId, address: getAddress(address) });

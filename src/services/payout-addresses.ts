@@ -1,4 +1,4 @@
-import { getAddress, isAddress, verifyMessage } from "viem";
+import { getAddress, verifyMessage } from "viem";
 import type { Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
 import { LedgerError } from "../domain/errors.js";
@@ -19,16 +19,9 @@ export interface AddressChallenge {
   expiresAt: Date;
 }
 
-function checkTarget(settlements: Settlements, chainId: bigint, address: string) {
-  if (!settlements.chain(chainId)) {
-    throw new LedgerError("chain_not_configured", `chain ${chainId} is not configured on this service`, [{ path: "chainId", message: "is not a configured chain" }]);
-  }
-  if (!isAddress(address, { strict: false })) throw new LedgerError("invalid_request", "address is not a 20-byte hex address", [{ path: "address", message: "invalid" }]);
-}
-
 /** Issues a message for the operator to sign with the address it wants to be paid to. */
 export async function issueAddressChallenge(db: Queryable, settlements: Settlements, operatorId: string, chainId: bigint, address: string): Promise<AddressChallenge> {
-  checkTarget(settlements, chainId, address);
+  settlements.requireAddressOn(chainId, address);
   if (!(await getOperator(db, operatorId))) throw new LedgerError("operator_not_found", `operator ${operatorId} does not exist`);
   const id = uuidv7();
   const expiresAt = new Date(Math.floor(Date.now() / 1000) * 1000 + CHALLENGE_TTL_SECONDS * 1000);
@@ -59,7 +52,7 @@ export async function setPayoutAddress(
   db: Database, settlements: Settlements,
   input: { operatorId: string; chainId: bigint; address: string; challengeId: string; signature: string; changedBy: string; requestId?: string },
 ): Promise<PayoutAddress> {
-  checkTarget(settlements, input.chainId, input.address);
+  settlements.requireAddressOn(input.chainId, input.address);
   const address = input.address.toLowerCase();
   if (!/^0x[0-9a-fA-F]{130}$/.test(input.signature)) {
     throw new LedgerError("invalid_request", "signature must be a 65-byte hex signature", [{ path: "signature", message: "invalid" }]);

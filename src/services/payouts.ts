@@ -1,7 +1,7 @@
 import type { Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
 import { chart, ensureAccounts, specKey } from "../db/ensure-accounts.js";
-import { getAsset, getAssetByCode, type Asset } from "../db/queries/assets.js";
+import { getAssetByCode } from "../db/queries/assets.js";
 import { pgArray } from "../db/sql-arrays.js";
 import { writeTransfers, type BatchOutcome } from "../db/transfer-writer.js";
 import { LedgerError } from "../domain/errors.js";
@@ -301,8 +301,4 @@ export async function markPayoutPaid(db: Database, id: string, reference: string
   const done = await confirmPayouts(db, [p], new Map([[id, { externalReference: reference }]]), ["pending"]);
   if (done.length === 0) throw new LedgerError("payout_not_pending", `payout ${id} is ${(await getPayout(db, id))!.status}`);
   return (await getPayout(db, id))!;
-}
-
-export async function assetOf(db: Queryable, p: Payout): Promise<Asset> {
-  return (await getAsset(db, p.assetId))!;
 }

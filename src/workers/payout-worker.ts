@@ -1,5 +1,5 @@
 import type { Hex } from "viem";
-import { isRpcUnavailable, type EvmChain } from "../chain/evm.js";
+import { isRpcUnavailable, ZERO_ADDRESS, type EvmChain } from "../chain/evm.js";
 import type { Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
 import { chart, ensureAccounts, specKey } from "../db/ensure-accounts.js";
@@ -25,8 +25,6 @@ export interface PayoutWorkerOptions {
   fault?: (point: FaultPoint) => void;
   now?: () => Date;
 }
-
-const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 
 type BatchRow = {
   id: string; asset_id: string; nonce: string | null; to_address: string | null; data: string | null; value: string | null; gas_limit: string | null;
@@ -179,60 +177,58 @@ export class PayoutWorker {
   }
 
   private async batchAsset(chain: EvmChain, assetId: string, rows: Array<{ id: string; asset_id: string; amount: string; to_address: string }>): Promise<void> {
-    {
-      const asset = (await getAsset(this.db, assetId))!;
-      const mismatch = await this.decimalsMismatch(chain, asset);
-      if (mismatch) {
-        await this.note(rows.map((r) => r.id), `waiting: ${mismatch}`);
-        this.log.error({ worker: "payouts", chain: chain.settings.name, asset: asset.code }, mismatch);
-        return;
-      }
-      const policy = await getPayoutPolicy(this.db, assetId);
-      for (let i = 0; i < rows.length; i += chain.settings.max_batch_size) {
-        let items = rows.slice(i, i + chain.settings.max_batch_size).map((r) => ({ payoutId: r.id, to: r.to_address, amount: BigInt(r.amount) }));
-        for (let round = 0; items.length > 0 && round < 8; round++) {
-          const sim = await chain.simulate(chain.batchCall(this.tokenOf(asset), items));
-          if (!sim.ok && sim.failedIndex !== undefined && items[sim.failedIndex]) {
-            const bad = items[sim.failedIndex]!;
-            await failPayouts(this.db, [bad.payoutId], `cannot be paid: ${sim.reason}`, ["pending"]);
-            this.log.warn({ worker: "payouts", payout: bad.payoutId, reason: sim.reason }, "payout failed in simulation; left out of the batch");
-            items = items.filter((x) => x !== bad);
-            continue;
-          }
-          if (!sim.ok) {
-            await this.note(items.map((x) => x.payoutId), `waiting: the batch would revert (${sim.reason})`);
-            this.log.warn({ worker: "payouts", chain: chain.settings.name, asset: asset.code, reason: sim.reason }, "batch would revert; payouts wait");
-            items = [];
-            break;
-          }
-          if (policy.maxGasShareBps === null) break;
-          const fees = await chain.fees();
-          const perItem = (sim.gas * fees.maxFeePerGas + BigInt(items.length) - 1n) / BigInt(items.length);
-          const price = chain.settings.nativePrices.get(asset.code);
-          const token = this.tokenOf(asset);
-          const share = token === null ? perItem : price ? gasCostInAsset(perItem, chain.settings.native_asset.decimals, asset.scale, price) : null;
-          if (share === null) break; // no price to compare with: the cap cannot be applied (docs/payouts.md)
-          const over = items.filter((x) => !withinGasCap(x.amount, share, policy.maxGasShareBps));
-          if (over.length === 0) break;
-          await this.note(over.map((x) => x.payoutId), `waiting: gas (${share} per payout) is above the policy's ${policy.maxGasShareBps} bps cap`);
-          items = items.filter((x) => !over.includes(x));
+    const asset = (await getAsset(this.db, assetId))!;
+    const mismatch = await this.decimalsMismatch(chain, asset);
+    if (mismatch) {
+      await this.note(rows.map((r) => r.id), `waiting: ${mismatch}`);
+      this.log.error({ worker: "payouts", chain: chain.settings.name, asset: asset.code }, mismatch);
+      return;
+    }
+    const policy = await getPayoutPolicy(this.db, assetId);
+    for (let i = 0; i < rows.length; i += chain.settings.max_batch_size) {
+      let items = rows.slice(i, i + chain.settings.max_batch_size).map((r) => ({ payoutId: r.id, to: r.to_address, amount: BigInt(r.amount) }));
+      for (let round = 0; items.length > 0 && round < 8; round++) {
+        const sim = await chain.simulate(chain.batchCall(this.tokenOf(asset), items));
+        if (!sim.ok && sim.failedIndex !== undefined && items[sim.failedIndex]) {
+          const bad = items[sim.failedIndex]!;
+          await failPayouts(this.db, [bad.payoutId], `cannot be paid: ${sim.reason}`, ["pending"]);
+          this.log.warn({ worker: "payouts", payout: bad.payoutId, reason: sim.reason }, "payout failed in simulation; left out of the batch");
+          items = items.filter((x) => x !== bad);
+          continue;
         }
-        if (items.length === 0) continue;
-        const batchId = await inTransaction(this.db, async (tx) => {
-          const locked = await tx.query<{ id: string }>(
-            "select id from payouts where id = any($1::uuid[]) and status = 'pending' order by id for update skip locked",
-            [pgArray(items.map((x) => x.payoutId))]);
-          if (locked.length === 0) return null;
-          const id = uuidv7();
-          const ids = locked.map((r) => r.id);
-          await tx.query("insert into chain_transactions (id, chain_id, asset_id, sender, status) values ($1, $2, $3, $4, 'batched')",
-            [id, chain.chainId.toString(), assetId, chain.sender]);
-          await tx.query("update payouts set status = 'batched', chain_tx_id = $2, note = null, updated_at = now() where id = any($1::uuid[])", [pgArray(ids), id]);
-          await recordPayoutEvents(tx, ids, "batched", { chain_tx_id: id });
-          return id;
-        });
-        if (batchId) this.fault("after_batch");
+        if (!sim.ok) {
+          await this.note(items.map((x) => x.payoutId), `waiting: the batch would revert (${sim.reason})`);
+          this.log.warn({ worker: "payouts", chain: chain.settings.name, asset: asset.code, reason: sim.reason }, "batch would revert; payouts wait");
+          items = [];
+          break;
+        }
+        if (policy.maxGasShareBps === null) break;
+        const fees = await chain.fees();
+        const perItem = (sim.gas * fees.maxFeePerGas + BigInt(items.length) - 1n) / BigInt(items.length);
+        const price = chain.settings.nativePrices.get(asset.code);
+        const token = this.tokenOf(asset);
+        const share = token === null ? perItem : price ? gasCostInAsset(perItem, chain.settings.native_asset.decimals, asset.scale, price) : null;
+        if (share === null) break; // no price to compare with: the cap cannot be applied (docs/payouts.md)
+        const over = items.filter((x) => !withinGasCap(x.amount, share, policy.maxGasShareBps));
+        if (over.length === 0) break;
+        await this.note(over.map((x) => x.payoutId), `waiting: gas (${share} per payout) is above the policy's ${policy.maxGasShareBps} bps cap`);
+        items = items.filter((x) => !over.includes(x));
       }
+      if (items.length === 0) continue;
+      const batchId = await inTransaction(this.db, async (tx) => {
+        const locked = await tx.query<{ id: string }>(
+          "select id from payouts where id = any($1::uuid[]) and status = 'pending' order by id for update skip locked",
+          [pgArray(items.map((x) => x.payoutId))]);
+        if (locked.length === 0) return null;
+        const id = uuidv7();
+        const ids = locked.map((r) => r.id);
+        await tx.query("insert into chain_transactions (id, chain_id, asset_id, sender, status) values ($1, $2, $3, $4, 'batched')",
+          [id, chain.chainId.toString(), assetId, chain.sender]);
+        await tx.query("update payouts set status = 'batched', chain_tx_id = $2, note = null, updated_at = now() where id = any($1::uuid[])", [pgArray(ids), id]);
+        await recordPayoutEvents(tx, ids, "batched", { chain_tx_id: id });
+        return id;
+      });
+      if (batchId) this.fault("after_batch");
     }
   }
 

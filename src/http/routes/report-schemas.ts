@@ -1,6 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import type { AppEnv } from "../env.js";
 import { ApiError } from "../problem.js";
 import { Timestamp } from "../schemas.js";
 
@@ -23,5 +21,3 @@ export const reportResponse = <T extends z.ZodType>(schema: T, description: stri
   description,
   content: { "application/json": { schema }, "text/csv": { schema: z.string() } },
 });
-
-export type ReportContext = Context<AppEnv>;
