@@ -3,6 +3,16 @@ import postgres from "postgres";
 
 export type Row = Record<string, unknown>;
 
+/**
+ * The database could not be reached or went away (connection refused, reset or closed; the server
+ * shutting down or starting; too many connections), or this process is stopping: nothing was
+ * decided, and the same request may be retried later.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code ?? "";
+  return ["ECONNREFUSED", "ECONNRESET", "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT", "57P01", "57P02", "57P03", "53300", "STOPPING"].includes(code);
+}
+
 /** The small surface every query in the project uses, the same on PostgreSQL and on PGlite. */
 export interface Queryable {
   query<T = Row>(text: string, params?: unknown[]): Promise<T[]>;
@@ -36,6 +46,13 @@ function openPostgres(url: string, max: number): Database {
   const sql = postgres(url, {
     max,
     onnotice: () => {},
+    // After a lost connection, wait at most a second before reconnecting (the driver's default
+    // grows to 20 s after repeated failures, which keeps the service down long after the database
+    // is back).
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 1),
+    // A connection attempt the server accepts but never answers (seen while it crashes or starts)
+    // fails after 5 s instead of the driver's 30 s, so that a request is answered 503 in time.
+    connect_timeout: 5,
     connection: { application_name: "settlement-ledger" },
   });
   const wrap = (s: postgres.Sql | postgres.TransactionSql): Queryable => ({

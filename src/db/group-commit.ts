@@ -1,3 +1,5 @@
+import { isDatabaseUnavailable } from "./client.js";
+
 /**
  * Coalesces concurrent single writes into batches (group commit, as TigerBeetle does): callers
  * `submit` one item and await their own result; the committer flushes whatever has queued as one
@@ -32,7 +34,7 @@ export class GroupCommitter<I, O> {
   ) {}
 
   submit(item: I): Promise<O> {
-    if (this.closed) return Promise.reject(new Error("the group committer is closed"));
+    if (this.closed) return Promise.reject(Object.assign(new Error("the group committer is closed (the process is stopping)"), { code: "STOPPING" }));
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
       this.schedule();
@@ -61,7 +63,8 @@ export class GroupCommitter<I, O> {
   /**
    * Flushes one batch. If it fails as a whole (an error that is not a per-item result, e.g. a value
    * the database rejects), its items are flushed again one by one, so that one bad item cannot fail
-   * the others that happened to share its transaction.
+   * the others that happened to share its transaction. Not when the database is unreachable: then
+   * every item fails at once (one by one, each would wait for a reconnect in turn).
    */
   private async flush(batch: Waiting<I, O>[]): Promise<void> {
     try {
@@ -69,12 +72,13 @@ export class GroupCommitter<I, O> {
       if (results.length !== batch.length) throw new Error(`flush returned ${results.length} results for ${batch.length} items`);
       batch.forEach((w, i) => w.resolve(results[i]!));
     } catch (err) {
-      if (batch.length === 1) return batch[0]!.reject(err);
-      for (const w of batch) {
+      if (batch.length === 1 || isDatabaseUnavailable(err)) return batch.forEach((w) => w.reject(err));
+      for (const [i, w] of batch.entries()) {
         try {
           const [result] = await this.flushBatch([w.item]);
           w.resolve(result!);
         } catch (itemErr) {
+          if (isDatabaseUnavailable(itemErr)) return batch.slice(i).forEach((rest) => rest.reject(itemErr));
           w.reject(itemErr);
         }
       }

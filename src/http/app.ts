@@ -5,6 +5,7 @@ import { HTTPException } from "hono/http-exception";
 import { BaseError } from "viem";
 import { isRpcUnavailable as isChainUnavailable } from "../chain/evm.js";
 import { LedgerError, type FieldIssue } from "../domain/errors.js";
+import { isDatabaseUnavailable } from "../db/client.js";
 import { registerDocs } from "./docs.js";
 import type { AppDeps, AppEnv } from "./env.js";
 import { ApiError, problemResponse } from "./problem.js";
@@ -134,9 +135,4 @@ function zodIssues(issues: z.core.$ZodIssue[], prefix: PropertyKey[] = []): Fiel
     }
     return [{ path: path.join(".") || "(body)", message: i.message }];
   });
-}
-
-function isDatabaseUnavailable(err: unknown): boolean {
-  const code = (err as { code?: string } | null)?.code ?? "";
-  return ["ECONNREFUSED", "ECONNRESET", "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT", "57P01", "57P02", "57P03", "53300"].includes(code);
 }

@@ -64,4 +64,36 @@ describe("group commit", () => {
     await expect(Promise.all(pending)).resolves.toEqual([10, 20]);
     await expect(gc.submit(3)).rejects.toThrow(/closed/);
   });
+
+  it("fails every item of a batch at once when the database is unreachable (no item-by-item retry)", async () => {
+    const calls: number[][] = [];
+    const gc = new GroupCommitter<number, number>(async (items) => {
+      calls.push(items);
+      await new Promise((r) => setTimeout(r, 5));
+      throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+    }, { maxItems: 100, maxConcurrent: 1, windowMs: 5 });
+    const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => gc.submit(i)));
+    expect(results.every((r) => r.status === "rejected" && (r.reason as { code: string }).code === "ECONNREFUSED")).toBe(true);
+    expect(calls).toHaveLength(1);
+  });
+
+  it("stops retrying item by item once the database goes away, failing the rest with that error", async () => {
+    let calls = 0;
+    const gc = new GroupCommitter<number, number>(async (items) => {
+      calls++;
+      if (items.length > 1) throw new Error("a value the database rejects");
+      if (calls > 3) throw Object.assign(new Error("closed"), { code: "CONNECTION_CLOSED" });
+      return items.map((i) => i * 10);
+    }, { maxItems: 100, maxConcurrent: 1, windowMs: 5 });
+    const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => gc.submit(i)));
+    expect(results.map((r) => (r.status === "fulfilled" ? r.value : (r.reason as { code: string }).code))).toEqual(
+      [0, 10, ...Array.from({ length: 8 }, () => "CONNECTION_CLOSED")]);
+    expect(calls).toBe(4);
+  });
+
+  it("refuses items after close with a code the API answers as 503 (retry later)", async () => {
+    const gc = new GroupCommitter<number, number>(async (items) => items, { maxItems: 10, maxConcurrent: 1, windowMs: 0 });
+    await gc.close();
+    await expect(gc.submit(1)).rejects.toMatchObject({ code: "STOPPING" });
+  });
 });
