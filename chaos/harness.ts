@@ -1,0 +1,305 @@
+/**
+ * What the chaos scenarios share: the service's processes (API, worker) started and killed, a
+ * client that retries each request with its Idempotency-Key until it gets a definitive answer and
+ * counts what it saw on the way, the seed of a marketplace over HTTP, and the checks run after
+ * every scenario.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+import postgres from "postgres";
+
+export const root = join(import.meta.dirname, "..");
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const between = (lo: number, hi: number) => lo + Math.floor(Math.random() * (hi - lo + 1));
+
+/** Every service process started, to kill them all if the run is interrupted. */
+export const running = new Set<ChildProcess>();
+
+/** A service process (`npm start` or `npm run worker`) that can be killed and started again. */
+export class Service {
+  child: ChildProcess | undefined;
+  starts = 0;
+  kills = 0;
+  private tail = "";
+
+  constructor(readonly name: string, private readonly entry: string, private readonly env: NodeJS.ProcessEnv, readonly port?: number) {}
+
+  get base(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  get alive(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** The last lines the process wrote (for the report when something fails). */
+  output(): string {
+    return this.tail;
+  }
+
+  async start(extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
+    const child = spawn(process.execPath, ["--import", "tsx", this.entry], {
+      cwd: root, stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...this.env, ...(this.port ? { PORT: String(this.port) } : {}), ...extraEnv },
+    });
+    const logFile = process.env.CHAOS_LOG_DIR ? join(process.env.CHAOS_LOG_DIR, `${this.name}.log`) : undefined;
+    const keep = (d: Buffer) => {
+      this.tail = (this.tail + d.toString()).slice(-8000);
+      if (logFile) appendFileSync(logFile, d);
+    };
+    child.stdout!.on("data", keep);
+    child.stderr!.on("data", keep);
+    this.child = child;
+    running.add(child);
+    child.once("exit", () => running.delete(child));
+    this.starts++;
+    if (!this.port) return;
+    for (let i = 0; i < 600; i++) {
+      if (!this.alive) throw new Error(`${this.name} exited while starting:\n${this.tail}`);
+      if (await fetch(`${this.base}/readyz`).then((r) => r.ok, () => false)) return;
+      await sleep(100);
+    }
+    throw new Error(`${this.name} did not become ready:\n${this.tail}`);
+  }
+
+  /** SIGKILL: no shutdown hook runs. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || !this.alive) return;
+    const exited = new Promise((r) => child.once("exit", r));
+    child.kill("SIGKILL");
+    await exited;
+    this.kills++;
+  }
+
+  /** SIGTERM and wait: the graceful stop. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || !this.alive) return;
+    const exited = new Promise((r) => child.once("exit", r));
+    child.kill("SIGTERM");
+    await Promise.race([exited, sleep(20_000).then(() => child.kill("SIGKILL"))]);
+  }
+}
+
+export function apiProcess(name: string, port: number, env: NodeJS.ProcessEnv): Service {
+  return new Service(name, "src/main.ts", { LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? "warn", RATE_LIMIT_PER_SECOND: "0", ...env }, port);
+}
+
+export function workerProcess(name: string, env: NodeJS.ProcessEnv): Service {
+  return new Service(name, "src/workers/main.ts", { LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? "warn", ...env });
+}
+
+/** What the clients saw: the faults as a client meets them. */
+export interface ClientStats {
+  requests: number;
+  /** Connection refused or cut: the API process was down. */
+  network_errors: number;
+  /** 503 answers, and how many of them lacked Retry-After (must be 0). */
+  unavailable_503: number;
+  missing_retry_after: number;
+  /** Any other 5xx (must be 0). */
+  server_errors: number;
+  server_error_samples: string[];
+  network_error_samples: string[];
+  /** 409 idempotency_conflict: the same key in progress elsewhere, retried. */
+  in_progress_409: number;
+}
+
+export function newStats(): ClientStats {
+  return { requests: 0, network_errors: 0, unavailable_503: 0, missing_retry_after: 0, server_errors: 0, server_error_samples: [], network_error_samples: [], in_progress_409: 0 };
+}
+
+export interface Answer {
+  status: number;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/**
+ * Sends one request until it gets a definitive answer (anything but a network error or a 503),
+ * always with the same body and Idempotency-Key, as a well-behaved client does. `bases` are tried
+ * in turn (several API processes behind no balancer). Gives up after `maxMs`.
+ */
+export async function send(
+  stats: ClientStats, bases: string[], method: string, path: string, key: string, body?: unknown, idempotencyKey?: string, maxMs = 120_000,
+): Promise<Answer> {
+  const until = Date.now() + maxMs;
+  let last = "";
+  for (let attempt = 0; ; attempt++) {
+    const base = bases[attempt % bases.length]!;
+    stats.requests++;
+    try {
+      const res = await fetch(`${base}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...(idempotencyKey ? { "idempotency-key": idempotencyKey } : {}),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(30_000),
+      });
+      const text = await res.text();
+      last = `${res.status} ${text.slice(0, 200)}`;
+      if (res.status === 409 && text.includes('"idempotency_conflict"')) {
+        // The same key is being handled by another request (another process): ask again.
+        stats.in_progress_409++;
+        await sleep(50);
+      } else if (res.status === 503) {
+        stats.unavailable_503++;
+        const after = Number(res.headers.get("retry-after"));
+        if (!(after > 0)) stats.missing_retry_after++;
+        await sleep(Math.min(after > 0 ? after * 1000 : 1000, 250 + attempt * 50));
+      } else {
+        const parsed = text ? JSON.parse(text) : null;
+        if (res.status >= 500) {
+          stats.server_errors++;
+          if (stats.server_error_samples.length < 5) stats.server_error_samples.push(`${method} ${path} → ${res.status} ${text.slice(0, 300)}`);
+        }
+        return { status: res.status, body: parsed };
+      }
+    } catch (err) {
+      last = String((err as Error).cause ?? err);
+      stats.network_errors++;
+      if (stats.network_error_samples.length < 5) stats.network_error_samples.push(`${method} ${path}: ${last}`);
+      await sleep(100);
+    }
+    if (Date.now() > until) throw new Error(`no definitive answer to ${method} ${path} (${idempotencyKey}) after ${maxMs / 1000} s; last: ${last}`);
+  }
+}
+
+/** `send` that must succeed (2xx). */
+export async function must(stats: ClientStats, bases: string[], method: string, path: string, key: string, body?: unknown, idempotencyKey?: string): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const r = await send(stats, bases, method, path, key, body, idempotencyKey ?? `${method}:${path}:${JSON.stringify(body ?? null)}`);
+  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body).slice(0, 400)}`);
+  return r.body;
+}
+
+/** Runs `items` through `op` with at most `concurrency` at once. */
+export async function pool<T>(items: T[], concurrency: number, op: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      await op(items[i]!, i);
+    }
+  }));
+}
+
+export interface Market {
+  key: string;
+  operators: string[];
+  customers: string[];
+}
+
+/** One marketplace (fees 8% + 2%), operators, prepaid customers with deposits of `asset`. */
+export async function seedMarket(stats: ClientStats, bases: string[], adminKey: string, o: { asset: string; operators: number; customers: number; deposit: string }): Promise<Market> {
+  await must(stats, bases, "POST", "/v1/marketplaces", adminKey, { id: "chaos", name: "chaos" });
+  await must(stats, bases, "POST", "/v1/marketplaces/chaos/fee-schedules", adminKey, {
+    effective_from: "2020-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 800 }, { party: "protocol", bps: 200 }],
+  });
+  const key = (await must(stats, bases, "POST", "/v1/api-keys", adminKey, { name: "chaos", role: "marketplace", scope_id: "chaos" })).secret as string;
+  const operators = Array.from({ length: o.operators }, (_, i) => `op-${i}`);
+  const customers = Array.from({ length: o.customers }, (_, i) => `cust-${i}`);
+  await pool(operators, 8, async (id) => { await must(stats, bases, "POST", "/v1/operators", key, { id, name: id }); });
+  await pool(customers, 8, async (id) => {
+    await must(stats, bases, "POST", "/v1/customers", key, { id, billing: "prepaid" });
+    await must(stats, bases, "POST", `/v1/customers/${id}/deposits`, key, { asset: o.asset, amount: o.deposit });
+  });
+  return { key, operators, customers };
+}
+
+/** A usage record of one GPU-hour-ish slice; the same id always gives the same record. */
+export function usageRecord(m: Market, asset: string, id: string) {
+  let h = 0;
+  for (const ch of id) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+  return {
+    external_id: id, operator_id: m.operators[h % m.operators.length]!, customer_id: m.customers[(h >>> 8) % m.customers.length]!,
+    resource: "gpu:h100", unit: "gpu_second", quantity: String(60 + (h % 3540)), unit_price: "0.000694", asset,
+    period_start: "2026-11-28T10:00:00Z", period_end: "2026-11-28T11:00:00Z",
+  };
+}
+
+/**
+ * Ingest load: `batches` of `batchSize` records from one client and `singles` records from
+ * `singleClients` clients, each request retried with its own key until answered. Returns the ids
+ * the service acknowledged (accepted, or duplicate of an earlier acceptance).
+ */
+export async function ingest(stats: ClientStats, bases: string[], m: Market, asset: string, tag: string, o: { batches: number; batchSize: number; singles: number; singleClients: number }): Promise<{ acknowledged: Set<string>; sent: string[] }> {
+  const acknowledged = new Set<string>();
+  const sent: string[] = [];
+  const failures: string[] = [];
+  await Promise.all([
+    (async () => {
+      for (let b = 0; b < o.batches; b++) {
+        const ids = Array.from({ length: o.batchSize }, (_, i) => `${tag}-b${b}-r${i}`);
+        sent.push(...ids);
+        const r = await send(stats, bases, "POST", "/v1/usage/batch", m.key, { records: ids.map((id) => usageRecord(m, asset, id)) }, `${tag}-batch-${b}`);
+        if (r.status !== 200) { failures.push(`batch ${b}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`); continue; }
+        for (const item of r.body.results) {
+          if (item.status === "accepted" || item.status === "duplicate") acknowledged.add(item.record.external_id);
+          else failures.push(`batch ${b}: ${JSON.stringify(item).slice(0, 200)}`);
+        }
+      }
+    })(),
+    ...Array.from({ length: o.singleClients }, async (_, w) => {
+      for (let i = w; i < o.singles; i += o.singleClients) {
+        const id = `${tag}-s${i}`;
+        sent.push(id);
+        const r = await send(stats, bases, "POST", "/v1/usage", m.key, usageRecord(m, asset, id), `${tag}-single-${i}`);
+        if (r.status === 200 || r.status === 201) acknowledged.add(r.body.external_id);
+        else failures.push(`single ${i}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+      }
+    }),
+  ]);
+  if (failures.length > 0) throw new Error(`usage refused under chaos: ${failures.slice(0, 3).join("; ")}`);
+  return { acknowledged, sent };
+}
+
+export interface Finding {
+  check: string;
+  ok: boolean;
+  detail: string;
+}
+
+/** Every acknowledged record stored exactly once with its ledger transfer; nothing stored that was not sent. */
+export async function checkUsage(dbUrl: string, sent: string[], acknowledged: Set<string>): Promise<{ findings: Finding[]; lost: number; doubled: number }> {
+  const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
+  try {
+    const rows = await sql<{ external_id: string; n: number; transfers: number }[]>`
+      select u.external_id, count(*)::int as n, count(t.id)::int as transfers
+        from usage_records u left join transfers t on t.id = u.transfer_id
+       group by u.external_id`;
+    const stored = new Map(rows.map((r) => [r.external_id, r]));
+    const lost = [...acknowledged].filter((id) => !stored.has(id));
+    const doubled = rows.filter((r) => r.n !== 1);
+    const unposted = rows.filter((r) => r.transfers !== r.n);
+    const sentSet = new Set(sent);
+    const strangers = rows.filter((r) => !sentSet.has(r.external_id));
+    const { usageTransfers } = (await sql<{ usageTransfers: number }[]>`select count(*)::int as "usageTransfers" from transfers where metadata ? 'usage'`)[0]!;
+    const findings = [
+      { check: "every acknowledged record is stored", ok: lost.length === 0, detail: `${acknowledged.size} acknowledged, ${lost.length} lost${lost.length ? ` (e.g. ${lost.slice(0, 3).join(", ")})` : ""}` },
+      { check: "every record stored once", ok: doubled.length === 0 && stored.size === sentSet.size, detail: `${sentSet.size} sent, ${stored.size} stored, ${doubled.length} stored more than once` },
+      { check: "every stored record has its transfer, no extra transfers", ok: unposted.length === 0 && strangers.length === 0 && usageTransfers === rows.length, detail: `${usageTransfers} usage transfers for ${rows.length} records, ${unposted.length} without its transfer, ${strangers.length} never sent` },
+    ];
+    // Lost: acknowledged but not stored, or sent and never acknowledged (the client gave up).
+    return { findings, lost: lost.length + (sentSet.size - acknowledged.size), doubled: doubled.length };
+  } finally {
+    await sql.end();
+  }
+}
+
+/** `npm run verify` against the database: invariants and the sealed hash chain. */
+export function verify(dbUrl: string): Finding {
+  const r = spawnSync(process.execPath, ["--import", "tsx", "src/verify-cli.ts"], { cwd: root, env: { ...process.env, DATABASE_URL: dbUrl, LOG_LEVEL: "silent" }, encoding: "utf8" });
+  return { check: "npm run verify (invariants and hash chain)", ok: r.status === 0, detail: `${(r.stdout + r.stderr).trim().split("\n").join(" / ").slice(0, 600)}` };
+}
+
+/** The clients met no 5xx other than 503, and every 503 said when to retry. */
+export function checkClient(stats: ClientStats): Finding[] {
+  return [
+    { check: "no 5xx other than 503", ok: stats.server_errors === 0, detail: stats.server_errors === 0 ? "none" : stats.server_error_samples.join(" | ") },
+    { check: "every 503 carries Retry-After", ok: stats.missing_retry_after === 0, detail: `${stats.unavailable_503} answers 503, ${stats.missing_retry_after} without Retry-After` },
+  ];
+}

@@ -1,0 +1,80 @@
+/**
+ * `npm run chaos` (about 10 minutes; `-- --quick`, about 2 minutes, run by CI): the service under
+ * faults. Starts a private PostgreSQL server (its own data folder and port, so that it can be
+ * crashed without touching anything else), then runs each scenario of chaos/scenarios.ts on a
+ * fresh database: the API process SIGKILLed during ingest, PostgreSQL crashed and restarted under
+ * load, the payout worker killed at random points with the RPC cut, two API processes and two
+ * workers on one database. After each, the checks (nothing acknowledged lost, nothing doubled,
+ * chain and ledger one to one, `npm run verify`). Prints a table, writes
+ * chaos/results/{full,quick}.json, exits 1 when any check fails. `--only NAME` runs one scenario.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { freePort } from "../scripts/local-chain.js";
+import { Cluster } from "./cluster.js";
+import { root, running } from "./harness.js";
+import { scenarios, type Outcome } from "./scenarios.js";
+
+const quick = process.argv.includes("--quick");
+const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
+const log = (s: string) => process.stdout.write(`${s}\n`);
+const chosen = scenarios.filter((s) => !only || s.name === only);
+if (chosen.length === 0) {
+  console.error(`no scenario named ${only}; known: ${scenarios.map((s) => s.name).join(", ")}`);
+  process.exit(2);
+}
+
+const started = Date.now();
+const cluster = await Cluster.create(await freePort());
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    for (const child of running) child.kill("SIGKILL");
+    void cluster.destroy().finally(() => process.exit(130));
+  });
+}
+log(`chaos (${quick ? "quick" : "full"}): private PostgreSQL at ${cluster.url} (fsync and synchronous_commit on)`);
+const results: (Outcome & { scenario: string; description: string; seconds: number; ok: boolean; error?: string })[] = [];
+try {
+  for (const s of chosen) {
+    log(`\n== ${s.name}: ${s.description}`);
+    const t = Date.now();
+    try {
+      const o = await s.run({ cluster, quick, log });
+      const ok = o.findings.every((f) => f.ok) && o.lost === 0 && o.duplicated === 0;
+      results.push({ scenario: s.name, description: s.description, seconds: Math.round((Date.now() - t) / 1000), ok, ...o });
+      for (const f of o.findings) log(`  ${f.ok ? "ok  " : "FAIL"} ${f.check}: ${f.detail}`);
+      log(`  operations ${JSON.stringify(o.operations)}`);
+      log(`  faults     ${JSON.stringify(o.faults)}`);
+      log(`  lost ${o.lost}, duplicated ${o.duplicated} — ${ok ? "passed" : "FAILED"} in ${Math.round((Date.now() - t) / 1000)} s`);
+    } catch (err) {
+      log(`  FAIL the scenario did not finish: ${(err as Error).stack ?? String(err)}`);
+      results.push({
+        scenario: s.name, description: s.description, seconds: Math.round((Date.now() - t) / 1000), ok: false, error: String((err as Error).message ?? err),
+        operations: {}, faults: {}, lost: -1, duplicated: -1, client: undefined as never, findings: [],
+      });
+    }
+  }
+} finally {
+  await cluster.destroy();
+}
+
+const report = {
+  run: { at: new Date().toISOString(), mode: quick ? "quick" : "full", seconds: Math.round((Date.now() - started) / 1000), cpus: cpus().length, node: process.version },
+  ok: results.length > 0 && results.every((r) => r.ok),
+  totals: {
+    scenarios: results.length,
+    faults_injected: results.reduce((s, r) => s + Object.entries(r.faults).filter(([k]) => !/seconds|answers|refused|cut$/.test(k)).reduce((a, [, v]) => a + v, 0), 0),
+    lost: results.reduce((s, r) => s + Math.max(0, r.lost), 0),
+    duplicated: results.reduce((s, r) => s + Math.max(0, r.duplicated), 0),
+  },
+  scenarios: results,
+};
+mkdirSync(join(root, "chaos", "results"), { recursive: true });
+const file = join("chaos", "results", `${quick ? "quick" : "full"}.json`);
+writeFileSync(join(root, file), `${JSON.stringify(report, null, 2)}\n`);
+log("");
+log(`${"scenario".padEnd(36)} ${"result".padEnd(7)} ${"seconds".padStart(7)}  faults`);
+for (const r of results) log(`${r.scenario.padEnd(36)} ${(r.ok ? "passed" : "FAILED").padEnd(7)} ${String(r.seconds).padStart(7)}  ${JSON.stringify(r.faults)}`);
+log(`\nlost ${report.totals.lost}, duplicated ${report.totals.duplicated}; ${report.ok ? "all scenarios passed" : "SOME SCENARIOS FAILED"} (${report.run.seconds} s); written to ${file}`);
+process.exit(report.ok ? 0 : 1);
