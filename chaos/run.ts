@@ -64,7 +64,8 @@ const report = {
   ok: results.length > 0 && results.every((r) => r.ok),
   totals: {
     scenarios: results.length,
-    faults_injected: results.reduce((s, r) => s + Object.entries(r.faults).filter(([k]) => !/seconds|answers|refused|cut$/.test(k)).reduce((a, [, v]) => a + v, 0), 0),
+    // Kills, crashes, cuts and requests raced between processes; not durations or answers.
+    faults_injected: results.reduce((s, r) => s + Object.entries(r.faults).filter(([k]) => /sigkills|kills_at_step|crashes|rpc_cuts|at_once|pairs/.test(k)).reduce((a, [, v]) => a + v, 0), 0),
     lost: results.reduce((s, r) => s + Math.max(0, r.lost), 0),
     duplicated: results.reduce((s, r) => s + Math.max(0, r.duplicated), 0),
   },

@@ -395,6 +395,7 @@ const twoOfEach: Scenario = {
           const rounds = ctx.quick ? 6 : 30;
       const sent: string[] = [];
       const acknowledged = new Set<string>();
+      let racedRecords = 0;
       let racedPayouts = 0;
       let competing = 0;
       let refusedForFunds = 0;
@@ -406,6 +407,7 @@ const twoOfEach: Scenario = {
         // The same batch to both processes at once.
         const ids = Array.from({ length: 100 }, (_, i) => `two-${round}-r${i}`);
         sent.push(...ids);
+        racedRecords += ids.length;
         const body = { records: ids.map((id) => usageRecord(s.market, "TUSD", id)) };
         const answers = await Promise.all([a, b].map((base) => send(s.stats, [base], "POST", "/v1/usage/batch", s.market.key, body, `two-batch-${round}`)));
         for (const r of answers) {
@@ -415,6 +417,7 @@ const twoOfEach: Scenario = {
         // Singles, each to both at once.
         await pool(Array.from({ length: 20 }, (_, i) => `two-${round}-s${i}`), 10, async (id) => {
           sent.push(id);
+          racedRecords++;
           const rs = await Promise.all([a, b].map((base) => send(s.stats, [base], "POST", "/v1/usage", s.market.key, usageRecord(s.market, "TUSD", id), `two-single-${id}`)));
           for (const r of rs) if (r.status === 200 || r.status === 201) acknowledged.add(r.body.external_id);
           if (rs[0]!.body?.id !== rs[1]!.body?.id) disagreements.push(`single ${id}: ${JSON.stringify(rs.map((r) => r.body?.id))}`);
@@ -454,8 +457,8 @@ const twoOfEach: Scenario = {
          where a.code = 'operator_payable' and b.debits_posted + b.debits_pending > b.credits_posted`)[0]!;
       await sql.end();
       return {
-        operations: { records_sent: sent.length, payouts: p.confirmed + p.failed, payout_requests_sent_twice: racedPayouts, competing_payout_pairs: competing, paid_events: p.events, http_requests: s.stats.requests },
-        faults: { concurrent_duplicate_requests: sent.length + racedPayouts, competing_requests_refused: refusedForFunds },
+        operations: { records_sent: sent.length, payouts: p.confirmed + p.failed, paid_events: p.events, http_requests: s.stats.requests },
+        faults: { records_sent_to_both_at_once: racedRecords, payouts_sent_to_both_at_once: racedPayouts, competing_payout_pairs: competing, competing_requests_refused: refusedForFunds },
         lost: usage.lost + p.missing, duplicated: usage.doubled + p.doubled, client: s.stats,
         findings: [
           { check: "both processes gave the same answer to the same request; of two competing payouts exactly one was accepted", ok: disagreements.length === 0, detail: disagreements.length === 0 ? `${racedPayouts} payout requests sent twice, ${competing} competing pairs` : disagreements.slice(0, 3).join("; ") },
