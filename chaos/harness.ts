@@ -21,6 +21,8 @@ export class Service {
   child: ChildProcess | undefined;
   starts = 0;
   kills = 0;
+  /** Extra arguments for node (e.g. --cpu-prof). */
+  nodeArgs: string[] = [];
   private tail = "";
 
   constructor(readonly name: string, private readonly entry: string, private readonly env: NodeJS.ProcessEnv, readonly port?: number) {}
@@ -39,7 +41,7 @@ export class Service {
   }
 
   async start(extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
-    const child = spawn(process.execPath, ["--import", "tsx", this.entry], {
+    const child = spawn(process.execPath, [...this.nodeArgs, "--import", "tsx", this.entry], {
       cwd: root, stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, ...this.env, ...(this.port ? { PORT: String(this.port) } : {}), ...extraEnv },
     });

@@ -103,6 +103,8 @@ export async function replayOrRun(
   const out = await write((prefix) => `${prefix}:${req.scope.length}:${req.scope}:${req.key.length}:${req.key}`);
   // A batch answer with refused items is not remembered, like any refusal: a retry re-evaluates
   // them (items already written then answer as duplicates / replays).
-  if (out.remember !== false) await storeResponse(db, req, out.status, out.body);
+  if (out.remember !== false) {
+    await c.get("deps").ledger.responses.submit({ ...req, status: out.status, body: JSON.stringify(out.body) });
+  }
   return c.json(out.body as object, out.status);
 }

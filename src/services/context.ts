@@ -2,7 +2,7 @@ import type { Database } from "../db/client.js";
 import { GroupCommitter, type GroupCommitOptions } from "../db/group-commit.js";
 import { writeTransfers, type TransferResult } from "../db/transfer-writer.js";
 import type { TransferInput } from "../domain/transfers.js";
-import { createAuditWriter, type AuditEntry } from "./audit-log.js";
+import { createAuditWriter, createResponseWriter, type AuditEntry, type StoredResponse } from "./audit-log.js";
 import { ingestUsage, type UsageItem, type UsageResult } from "./ingest-usage.js";
 
 /** What every use case runs against: the database and the group-commit batchers of its hot writes. */
@@ -13,6 +13,8 @@ export interface LedgerContext {
   usage: GroupCommitter<UsageItem, UsageResult>;
   /** The audit log of mutating API calls. */
   audit: GroupCommitter<AuditEntry, void>;
+  /** Responses remembered for their Idempotency-Key after a ledger write (group-committed). */
+  responses: GroupCommitter<StoredResponse, void>;
 }
 
 export const defaultGroupCommit: GroupCommitOptions = { maxItems: 1000, maxConcurrent: 4, windowMs: 0 };
@@ -26,11 +28,13 @@ export function createLedgerContext(db: Database, groupCommit: Partial<GroupComm
     transfers: new GroupCommitter((items) => writeTransfers(db, items), options),
     usage: new GroupCommitter((items) => ingestUsage(db, items), options),
     audit: createAuditWriter(db),
+    responses: createResponseWriter(db),
   };
 }
 
-/** Flushes both batchers and waits for their last commits. */
+/** Flushes the batchers and waits for their last commits. */
 export async function closeLedgerContext(ctx: LedgerContext): Promise<void> {
   await Promise.all([ctx.usage.close(), ctx.transfers.close()]);
+  await ctx.responses.close();
   await ctx.audit.close();
 }
