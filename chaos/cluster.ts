@@ -5,7 +5,7 @@
  * settings (fsync, synchronous_commit) are PostgreSQL's defaults and are checked.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -24,14 +24,14 @@ export class Cluster {
   private readonly dir: string;
   private readonly asRoot = userInfo().uid === 0;
 
-  private constructor(readonly port: number) {
+  private constructor(readonly port: number, private readonly settings: string[]) {
     this.dir = mkdtempSync(join(tmpdir(), "ledger-chaos-pg-"));
     this.url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   }
 
   /** initdb and start; as root, the server runs as the `postgres` user (PostgreSQL refuses root). */
-  static async create(port: number): Promise<Cluster> {
-    const c = new Cluster(port);
+  static async create(port: number, settings: string[] = []): Promise<Cluster> {
+    const c = new Cluster(port, settings);
     chmodSync(c.dir, 0o755);
     if (c.asRoot) {
       const uid = Number(execFileSync("id", ["-u", "postgres"]).toString().trim());
@@ -61,12 +61,33 @@ export class Cluster {
 
   async start(): Promise<void> {
     this.run("pg_ctl", ["-D", this.data, "-l", join(this.dir, "server.log"), "-w", "-t", "60", "start",
-      "-o", `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c max_connections=200`]);
+      "-o", [`-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c max_connections=200`, ...this.settings.map((s) => `-c ${s}`)].join(" ")]);
   }
 
   /** Stops the server; `immediate` is a crash (no checkpoint, clients cut), recovered from WAL at the next start. */
   async stop(mode: "immediate" | "fast" = "immediate"): Promise<void> {
     this.run("pg_ctl", ["-D", this.data, "-m", mode, "-w", "-t", "60", "stop"]);
+  }
+
+  /**
+   * CPU seconds the server has used so far: the postmaster, its live processes, and those it has
+   * reaped (connections that ended), from /proc.
+   */
+  cpuSeconds(): number {
+    const stat = (pid: string) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    const postmaster = readFileSync(join(this.data, "postmaster.pid"), "utf8").split("\n")[0]!.trim();
+    const pm = stat(postmaster);
+    // After "pid (comm) ": state ppid … utime is field 14 of the whole line, i.e. index 11 here.
+    let ticks = Number(pm[11]) + Number(pm[12]) + Number(pm[13]) + Number(pm[14]);
+    for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+      try {
+        const f = stat(pid);
+        if (f[1] === postmaster) ticks += Number(f[11]) + Number(f[12]);
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return ticks / 100;
   }
 
   async createDatabase(name: string): Promise<string> {

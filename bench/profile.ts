@@ -1,0 +1,106 @@
+/**
+ * `npm run bench:profile -- batch|single [seconds]`: where the time goes under one load. Starts a
+ * private PostgreSQL server with pg_stat_statements (chaos/cluster.ts) and the service with
+ * Node's --cpu-prof, seeds a marketplace with 100 operators and 100 prepaid customers, drives
+ * batch ingest (4 clients × 1,000 records) or single ingest (64 clients) for the given seconds
+ * (default 15), then prints the throughput, the statements by total execution time (time waiting
+ * for row locks included), and the service's functions and packages by self time. The .cpuprofile
+ * is kept in bench/results/profiles/ (open it in Chrome DevTools or speedscope).
+ */
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import postgres from "postgres";
+import { Cluster } from "../chaos/cluster.js";
+import { apiProcess, must, newStats, root, seedMarket, usageRecord } from "../chaos/harness.js";
+import { freePort } from "../scripts/local-chain.js";
+
+const mode = process.argv[2] === "single" ? "single" : "batch";
+const seconds = Number(process.argv[3] ?? 15);
+const KEY = `profile-admin-${Date.now()}-0123456789abcdef`;
+const profiles = join(root, "bench", "results", "profiles");
+rmSync(profiles, { recursive: true, force: true });
+mkdirSync(profiles, { recursive: true });
+
+const cluster = await Cluster.create(await freePort(), ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all"]);
+try {
+  const dbUrl = await cluster.createDatabase("ledger_profile");
+  const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
+  await sql`create extension pg_stat_statements`;
+  const api = apiProcess("api", await freePort(), { DATABASE_URL: dbUrl, ADMIN_API_KEY: KEY });
+  api.nodeArgs = ["--cpu-prof", `--cpu-prof-dir=${profiles}`];
+  await api.start();
+  const stats = newStats();
+  await must(stats, [api.base], "POST", "/v1/assets", KEY, { code: "USDC", scale: 6, settlement: { kind: "offchain" } });
+  const m = await seedMarket(stats, [api.base], KEY, { asset: "USDC", operators: 100, customers: 100, deposit: "1000000000000000" });
+  await sql`select pg_stat_statements_reset()`;
+
+  let records = 0;
+  let seq = 0;
+  const post = async (path: string, body: unknown, key: string): Promise<{ status: number; body: any }> => { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const r = await fetch(`${api.base}${path}`, { method: "POST", headers: { authorization: `Bearer ${m.key}`, "content-type": "application/json", "idempotency-key": key }, body: JSON.stringify(body) });
+    return { status: r.status, body: await r.json() };
+  };
+  const procCpu = (pid: number) => {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100;
+  };
+  const cpu0 = { client: process.cpuUsage(), service: procCpu(api.child!.pid!), postgres: cluster.cpuSeconds() };
+  const t0 = performance.now();
+  const until = t0 + seconds * 1000;
+  await Promise.all(Array.from({ length: mode === "batch" ? 4 : 64 }, async () => {
+    while (performance.now() < until) {
+      const n = ++seq;
+      if (mode === "batch") {
+        const r = await post("/v1/usage/batch", { records: Array.from({ length: 1000 }, (_, i) => usageRecord(m, "USDC", `b${n}-${i}`)) }, `b${n}`);
+        records += r.body.summary?.accepted ?? 0;
+      } else {
+        const r = await post("/v1/usage", usageRecord(m, "USDC", `s${n}`), `s${n}`);
+        if (r.status === 201) records++;
+      }
+    }
+  }));
+  const elapsed = (performance.now() - t0) / 1000;
+  const clientCpu = process.cpuUsage(cpu0.client);
+  const used = { service: procCpu(api.child!.pid!) - cpu0.service, postgres: cluster.cpuSeconds() - cpu0.postgres, client: (clientCpu.user + clientCpu.system) / 1e6 };
+  console.log(`${mode} ingest: ${Math.round(records / elapsed)} records/s over ${elapsed.toFixed(1)} s`);
+  const perRecord = (s: number) => `${((s / Math.max(records, 1)) * 1e6).toFixed(0)} µs/record`;
+  console.log(`CPU used: service ${used.service.toFixed(1)} s (${perRecord(used.service)}), PostgreSQL ${used.postgres.toFixed(1)} s (${perRecord(used.postgres)}), load client ${used.client.toFixed(1)} s (${perRecord(used.client)}); ` +
+    `${((used.service + used.postgres + used.client) / elapsed).toFixed(2)} of ${cpus().length} cores busy\n`);
+
+  const rows = await sql<{ ms: number; calls: number; mean: string; q: string }[]>`
+    select round(total_exec_time)::int as ms, calls::int, round(mean_exec_time::numeric, 2)::text as mean,
+           left(regexp_replace(query, '\\s+', ' ', 'g'), 110) as q
+      from pg_stat_statements where query not like '%pg_stat_statements%' order by total_exec_time desc limit 12`;
+  console.log("PostgreSQL statements by total execution time (lock waits included):");
+  console.log(`${"total ms".padStart(9)} ${"calls".padStart(7)} ${"mean ms".padStart(9)}  statement`);
+  for (const r of rows) console.log(`${String(r.ms).padStart(9)} ${String(r.calls).padStart(7)} ${r.mean.padStart(9)}  ${r.q}`);
+  await sql.end();
+  await api.stop();
+
+  // The main thread's profile is the largest file.
+  const file = readdirSync(profiles).map((f) => join(profiles, f)).sort((a, b) => readFileSync(b).length - readFileSync(a).length)[0]!;
+  const profile = JSON.parse(readFileSync(file, "utf8")) as { nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[]; samples: number[]; timeDeltas: number[] };
+  const byId = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
+  const fn = new Map<string, number>();
+  const pkg = new Map<string, number>();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    const dt = profile.timeDeltas[i] ?? 0;
+    total += dt;
+    const cf = byId.get(id)!;
+    const where = cf.url.includes("node_modules/") ? cf.url.split("node_modules/").pop()! : cf.url.replace(`file://${root}/`, "");
+    const name = `${cf.functionName || "(anonymous)"} ${where}${where ? `:${cf.lineNumber + 1}` : ""}`;
+    fn.set(name, (fn.get(name) ?? 0) + dt);
+    const group = cf.url.includes("node_modules/") ? where.split("/").slice(0, where.startsWith("@") ? 2 : 1).join("/") : where || cf.functionName;
+    pkg.set(group, (pkg.get(group) ?? 0) + dt);
+  });
+  const top = (m: Map<string, number>, n: number) => [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`).join("\n");
+  console.log(`\nthe service's CPU profile (${(total / 1e6).toFixed(1)} s sampled; ${file.replace(`${root}/`, "")}), functions by self time:`);
+  console.log(top(fn, 15));
+  console.log("\nby file or package:");
+  console.log(top(pkg, 12));
+} finally {
+  await cluster.destroy();
+}
+process.exit(0);
