@@ -56,6 +56,7 @@ try {
     }
   }
 } finally {
+  for (const child of running) child.kill("SIGKILL");
   await cluster.destroy();
 }
 

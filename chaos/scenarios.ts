@@ -62,18 +62,24 @@ function usageLoad(quick: boolean) {
   return quick ? { batches: 24, batchSize: 200, singles: 600, singleClients: 8 } : { batches: 120, batchSize: 200, singles: 3000, singleClients: 16 };
 }
 
+/** A fresh database, one API process (with its workers) on it, a marketplace with 50 operators and 50 prepaid customers in USDC. */
+async function ingestWorld(ctx: Context, name: string): Promise<{ dbUrl: string; stats: ClientStats; api: Service; m: Market }> {
+  const dbUrl = await freshDb(ctx, name);
+  const stats = newStats();
+  const api = apiProcess("api", await freePort(), { DATABASE_URL: dbUrl, ADMIN_API_KEY: ADMIN_KEY, JOURNAL_SEAL_INTERVAL_MS: "500" });
+  await api.start();
+  await must(stats, [api.base], "POST", "/v1/assets", ADMIN_KEY, { code: "USDC", scale: 6, settlement: { kind: "offchain" } });
+  const m = await seedMarket(stats, [api.base], ADMIN_KEY, { asset: "USDC", operators: 50, customers: 50, deposit: "1000000000000" });
+  return { dbUrl, stats, api, m };
+}
+
 /** The API process killed with SIGKILL, again and again, during batch and single ingest. */
 const apiKill: Scenario = {
   name: "api_sigkill_during_ingest",
   description: "the API process SIGKILLed at random moments during batch and single ingest, restarted each time; clients retry with their Idempotency-Keys",
   async run(ctx) {
-    const dbUrl = await freshDb(ctx, "api_kill");
-    const stats = newStats();
-    const api = apiProcess("api", await freePort(), { DATABASE_URL: dbUrl, ADMIN_API_KEY: ADMIN_KEY, JOURNAL_SEAL_INTERVAL_MS: "500" });
-    await api.start();
+    const { dbUrl, stats, api, m } = await ingestWorld(ctx, "api_kill");
     try {
-      await must(stats, [api.base], "POST", "/v1/assets", ADMIN_KEY, { code: "USDC", scale: 6, settlement: { kind: "offchain" } });
-      const m = await seedMarket(stats, [api.base], ADMIN_KEY, { asset: "USDC", operators: 50, customers: 50, deposit: "1000000000000" });
       const load = ingest(stats, [api.base], m, "USDC", "k", usageLoad(ctx.quick));
       const kills = await repeatUntil(load, ctx.quick ? 4 : 15, () => between(300, 1500), async () => {
         await api.kill();
@@ -100,13 +106,8 @@ const dbRestart: Scenario = {
   name: "postgres_restart_during_load",
   description: "PostgreSQL stopped in immediate mode (a crash) and restarted while ingest and balance reads run; the API process stays up",
   async run(ctx) {
-    const dbUrl = await freshDb(ctx, "db_restart");
-    const stats = newStats();
-    const api = apiProcess("api", await freePort(), { DATABASE_URL: dbUrl, ADMIN_API_KEY: ADMIN_KEY, JOURNAL_SEAL_INTERVAL_MS: "500" });
-    await api.start();
+    const { dbUrl, stats, api, m } = await ingestWorld(ctx, "db_restart");
     try {
-      await must(stats, [api.base], "POST", "/v1/assets", ADMIN_KEY, { code: "USDC", scale: 6, settlement: { kind: "offchain" } });
-      const m = await seedMarket(stats, [api.base], ADMIN_KEY, { asset: "USDC", operators: 50, customers: 50, deposit: "1000000000000" });
       const load = ingest(stats, [api.base], m, "USDC", "r", usageLoad(ctx.quick));
       // Balance reads alongside: during an outage they must be 503 with Retry-After, never 500.
       const readStats = newStats();

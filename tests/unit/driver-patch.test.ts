@@ -1,0 +1,22 @@
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { createRequire } from "node:module";
+import { describe, expect, it } from "vitest";
+
+/**
+ * The PostgreSQL driver must carry the guard that scripts/patch-postgres.mjs applies after install
+ * (see docs/reliability.md, "Database outages"): without it, a connection closing under load can
+ * end the process. An install with scripts disabled would leave it out.
+ */
+describe("the PostgreSQL driver's write on a closed connection", () => {
+  it("is guarded in the module the service loads", () => {
+    // The package's CommonJS entry is <package>/cjs/src/index.js.
+    const pkg = dirname(dirname(dirname(createRequire(import.meta.url).resolve("postgres"))));
+    for (const variant of ["src", "cjs/src"]) {
+      const code = readFileSync(join(pkg, variant, "connection.js"), "utf8");
+      const nextWrite = code.slice(code.indexOf("function nextWrite(fn) {"), code.indexOf("function nextWrite(fn) {") + 400);
+      expect(nextWrite, `${variant}/connection.js`).toMatch(/if \(!socket\)/);
+      expect(nextWrite.indexOf("if (!socket)")).toBeLessThan(nextWrite.indexOf("socket.write("));
+    }
+  });
+});
