@@ -339,7 +339,8 @@ const workerKill: Scenario = {
         while (chaosOn) {
           const atStep = Math.random() < 0.4 ? faultPoints[between(0, faultPoints.length - 1)] : undefined;
           await worker.start(atStep ? { FAULT_KILL_AT: atStep } : {});
-          const lifetime = between(400, 3000);
+          // A worker set to die at a step gets longer to reach it.
+          const lifetime = atStep ? between(3000, 8000) : between(400, 3000);
           const t = Date.now();
           while (chaosOn && worker.alive && Date.now() - t < lifetime) await sleep(50);
           if (!worker.alive) stepKills++;
@@ -389,8 +390,13 @@ const twoOfEach: Scenario = {
   name: "two_apis_two_workers",
   description: "two API processes and two payout workers on one database; each usage request and payout request sent to both APIs at the same moment with the same Idempotency-Key, and competing payouts for the same balance",
   async run(ctx) {
-    const s = await payoutSetup(ctx, "two_of_each", { apis: 2, workers: 2, proxy: false, operators: ctx.quick ? 8 : 24 });
+    const paid = ctx.quick ? 8 : 24;
+    const s = await payoutSetup(ctx, "two_of_each", { apis: 2, workers: 2, proxy: false, operators: paid + 4 });
     try {
+      // The operators paid out earn only from the rounds below; the background ingest credits four
+      // others (else a balance read before two competing payouts could grow before they arrive).
+      const payees = s.market.operators.slice(0, paid);
+      const bgMarket = { ...s.market, operators: s.market.operators.slice(paid) };
       await Promise.all(s.workers.map((w) => w.start()));
       const [a, b] = s.bases as [string, string];
           const rounds = ctx.quick ? 6 : 30;
@@ -403,7 +409,7 @@ const twoOfEach: Scenario = {
       const disagreements: string[] = [];
       // Background load: batch and single ingest on each process while the races run.
       const bgLoad = { batches: ctx.quick ? 10 : 60, batchSize: 200, singles: ctx.quick ? 300 : 2000, singleClients: 4 };
-      const background = Promise.all([ingest(s.stats, [a], s.market, "TUSD", "bgA", bgLoad), ingest(s.stats, [b], s.market, "TUSD", "bgB", bgLoad)]);
+      const background = Promise.all([ingest(s.stats, [a], bgMarket, "TUSD", "bgA", bgLoad), ingest(s.stats, [b], bgMarket, "TUSD", "bgB", bgLoad)]);
       for (let round = 0; round < rounds; round++) {
         // The same batch to both processes at once.
         const ids = Array.from({ length: 100 }, (_, i) => `two-${round}-r${i}`);
@@ -425,7 +431,7 @@ const twoOfEach: Scenario = {
         });
         // Payouts: the same request to both (one payout), and two different requests for 60% of the
         // same balance (one of them must be refused).
-        await pool(s.market.operators, 4, async (op) => {
+        await pool(payees, 4, async (op) => {
           const bal = await must(s.stats, [a], "GET", `/v1/operators/${op}/balances`, ADMIN_KEY);
           const available = BigInt(bal.data.find((x: { asset: string }) => x.asset === "TUSD")?.available ?? "0");
           if (available < 10n) return;
