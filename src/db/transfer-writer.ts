@@ -2,7 +2,7 @@ import type { Side } from "../domain/accounts.js";
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
 import { LedgerState, type EntryRecord, type TransferRecord } from "../domain/posting.js";
-import { validateTransferInput, type TransferInput, type TransferKind } from "../domain/transfers.js";
+import { requestHash, validateTransferInput, type TransferInput, type TransferKind } from "../domain/transfers.js";
 import type { Database, Queryable } from "./client.js";
 import { loadTransfers, statusOf, type Transfer } from "./queries/transfers.js";
 import { pgArray } from "./sql-arrays.js";
@@ -71,7 +71,10 @@ async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOpti
 
   await db.transaction(async (tx) => {
     const inputs = typeof batch === "function" ? await batch(tx) : batch;
-    const valid = inputs.filter((input) => isValid(input));
+    // Validated and hashed now, before the account locks are taken, not while they are held.
+    const checked = new Map<TransferInput, { hash: string }>();
+    for (const input of inputs) if (isValid(input)) checked.set(input, { hash: requestHash(input) });
+    const valid = inputs.filter((input) => checked.has(input));
     const state = new LedgerState(now);
 
     // Transfers the batch refers to (holds to resolve, transfers to reverse, client ids to check).
@@ -124,7 +127,7 @@ async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOpti
     const entries: EntryRecord[] = [];
     for (const input of inputs) {
       try {
-        const result = state.execute(input, uuidv7(now.getTime()));
+        const result = state.execute(input, uuidv7(now.getTime()), checked.get(input));
         if (result.status === "replayed") outcomes.push({ kind: "replayed", id: result.transferId });
         else {
           created.push(result.transfer);

@@ -65,10 +65,14 @@ export class LedgerState {
 
   constructor(public now: Date) {}
 
-  /** Validates, plans and applies one request. Throws LedgerError and changes nothing on refusal. */
-  execute(input: TransferInput, newId: string): ExecuteResult {
-    validateTransferInput(input);
-    const hash = requestHash(input);
+  /**
+   * Validates, plans and applies one request. Throws LedgerError and changes nothing on refusal.
+   * `checked` is the request's hash when the caller has already validated it and hashed it (so
+   * that a writer can do that work before it takes its locks).
+   */
+  execute(input: TransferInput, newId: string, checked?: { hash: string }): ExecuteResult {
+    if (!checked) validateTransferInput(input);
+    const hash = checked?.hash ?? requestHash(input);
     const seen = this.keys.get(input.idempotencyKey);
     if (seen) {
       if (seen.requestHash !== hash) {
