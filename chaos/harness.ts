@@ -23,6 +23,10 @@ export class Service {
   kills = 0;
   /** Extra arguments for node (e.g. --cpu-prof). */
   nodeArgs: string[] = [];
+  /** Exits at a step the process was told to die at (FAULT_KILL_AT), and exits nobody asked for. */
+  faultExits = 0;
+  unexpectedExits: string[] = [];
+  private expectingExit = false;
   private tail = "";
 
   constructor(readonly name: string, private readonly entry: string, private readonly env: NodeJS.ProcessEnv, readonly port?: number) {}
@@ -46,15 +50,24 @@ export class Service {
       env: { ...process.env, ...this.env, ...(this.port ? { PORT: String(this.port) } : {}), ...extraEnv },
     });
     const logFile = process.env.CHAOS_LOG_DIR ? join(process.env.CHAOS_LOG_DIR, `${this.name}.log`) : undefined;
+    let diedAtStep = false;
     const keep = (d: Buffer) => {
-      this.tail = (this.tail + d.toString()).slice(-8000);
+      const text = d.toString();
+      if (text.includes("FAULT_KILL_AT: killing this process")) diedAtStep = true;
+      this.tail = (this.tail + text).slice(-8000);
       if (logFile) appendFileSync(logFile, d);
     };
+    this.expectingExit = false;
     child.stdout!.on("data", keep);
     child.stderr!.on("data", keep);
     this.child = child;
     running.add(child);
-    child.once("exit", () => running.delete(child));
+    child.once("exit", (code, signal) => {
+      running.delete(child);
+      if (this.expectingExit) return;
+      if (diedAtStep && signal === "SIGKILL") this.faultExits++;
+      else this.unexpectedExits.push(`${this.name} exited by itself (code ${code}, signal ${signal}): ${this.tail.slice(-300)}`);
+    });
     this.starts++;
     if (!this.port) return;
     for (let i = 0; i < 600; i++) {
@@ -65,20 +78,23 @@ export class Service {
     throw new Error(`${this.name} did not become ready:\n${this.tail}`);
   }
 
-  /** SIGKILL: no shutdown hook runs. */
-  async kill(): Promise<void> {
+  /** SIGKILL: no shutdown hook runs. Returns false when the process was not running. */
+  async kill(): Promise<boolean> {
     const child = this.child;
-    if (!child || !this.alive) return;
+    if (!child || !this.alive) return false;
+    this.expectingExit = true;
     const exited = new Promise((r) => child.once("exit", r));
     child.kill("SIGKILL");
     await exited;
     this.kills++;
+    return true;
   }
 
   /** SIGTERM and wait: the graceful stop. */
   async stop(): Promise<void> {
     const child = this.child;
     if (!child || !this.alive) return;
+    this.expectingExit = true;
     const exited = new Promise((r) => child.once("exit", r));
     child.kill("SIGTERM");
     await Promise.race([exited, sleep(20_000).then(() => child.kill("SIGKILL"))]);
@@ -107,10 +123,12 @@ export interface ClientStats {
   network_error_samples: string[];
   /** 409 idempotency_conflict: the same key in progress elsewhere, retried. */
   in_progress_409: number;
+  /** Requests with no answer within 30 s (must be 0: a hung request). */
+  timeouts: number;
 }
 
 export function newStats(): ClientStats {
-  return { requests: 0, network_errors: 0, unavailable_503: 0, missing_retry_after: 0, server_errors: 0, server_error_samples: [], network_error_samples: [], in_progress_409: 0 };
+  return { requests: 0, network_errors: 0, unavailable_503: 0, missing_retry_after: 0, server_errors: 0, server_error_samples: [], network_error_samples: [], in_progress_409: 0, timeouts: 0 };
 }
 
 export interface Answer {
@@ -154,7 +172,15 @@ export async function send(
         if (!(after > 0)) stats.missing_retry_after++;
         await sleep(Math.min(after > 0 ? after * 1000 : 1000, 250 + attempt * 50));
       } else {
-        const parsed = text ? JSON.parse(text) : null;
+        let parsed: unknown = null;
+        try {
+          parsed = text ? JSON.parse(text) : null;
+        } catch {
+          // The API answers JSON or problem+json, always: anything else is a server fault.
+          stats.server_errors++;
+          if (stats.server_error_samples.length < 5) stats.server_error_samples.push(`${method} ${path} → ${res.status} not JSON: ${text.slice(0, 200)}`);
+          return { status: res.status, body: text };
+        }
         if (res.status >= 500) {
           stats.server_errors++;
           if (stats.server_error_samples.length < 5) stats.server_error_samples.push(`${method} ${path} → ${res.status} ${text.slice(0, 300)}`);
@@ -163,6 +189,10 @@ export async function send(
       }
     } catch (err) {
       last = String((err as Error).cause ?? err);
+      if ((err as Error).name === "TimeoutError") {
+        stats.timeouts++;
+        if (stats.server_error_samples.length < 5) stats.server_error_samples.push(`${method} ${path}: no answer within 30 s`);
+      }
       stats.network_errors++;
       if (stats.network_error_samples.length < 5) stats.network_error_samples.push(`${method} ${path}: ${last}`);
       await sleep(100);
@@ -239,10 +269,12 @@ export async function ingest(stats: ClientStats, bases: string[], m: Market, ass
         sent.push(...ids);
         const r = await send(stats, bases, "POST", "/v1/usage/batch", m.key, { records: ids.map((id) => usageRecord(m, asset, id)) }, `${tag}-batch-${b}`);
         if (r.status !== 200) { failures.push(`batch ${b}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`); continue; }
-        for (const item of r.body.results) {
-          if (item.status === "accepted" || item.status === "duplicate") acknowledged.add(item.record.external_id);
-          else failures.push(`batch ${b}: ${JSON.stringify(item).slice(0, 200)}`);
-        }
+        r.body.results.forEach((item: { status: string; record?: { external_id: string } }, k: number) => {
+          if (item.status !== "accepted" && item.status !== "duplicate") failures.push(`batch ${b}: ${JSON.stringify(item).slice(0, 200)}`);
+          else if (item.record?.external_id !== ids[k]) failures.push(`batch ${b}: result ${k} is ${item.record?.external_id}, sent ${ids[k]}`);
+          else acknowledged.add(ids[k]!);
+        });
+        if (r.body.results.length !== ids.length) failures.push(`batch ${b}: ${r.body.results.length} results for ${ids.length} records`);
       }
     })(),
     ...Array.from({ length: o.singleClients }, async (_, w) => {
@@ -250,7 +282,7 @@ export async function ingest(stats: ClientStats, bases: string[], m: Market, ass
         const id = `${tag}-s${i}`;
         sent.push(id);
         const r = await send(stats, bases, "POST", "/v1/usage", m.key, usageRecord(m, asset, id), `${tag}-single-${i}`);
-        if (r.status === 200 || r.status === 201) acknowledged.add(r.body.external_id);
+        if ((r.status === 200 || r.status === 201) && r.body.external_id === id) acknowledged.add(id);
         else failures.push(`single ${i}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
       }
     }),
@@ -298,10 +330,17 @@ export function verify(dbUrl: string): Finding {
   return { check: "npm run verify (invariants and hash chain)", ok: r.status === 0, detail: `${(r.stdout + r.stderr).trim().split("\n").join(" / ").slice(0, 600)}` };
 }
 
-/** The clients met no 5xx other than 503, and every 503 said when to retry. */
+/** The clients met no 5xx other than 503 and no answer that was not JSON, none hung, and every 503 said when to retry. */
 export function checkClient(stats: ClientStats): Finding[] {
   return [
+    { check: "no request hung (an answer within 30 s)", ok: stats.timeouts === 0, detail: `${stats.timeouts} timeouts` },
     { check: "no 5xx other than 503", ok: stats.server_errors === 0, detail: stats.server_errors === 0 ? "none" : stats.server_error_samples.join(" | ") },
     { check: "every 503 carries Retry-After", ok: stats.missing_retry_after === 0, detail: `${stats.unavailable_503} answers 503, ${stats.missing_retry_after} without Retry-After` },
   ];
+}
+
+/** No service process died unless the run killed it or told it to die at a step. */
+export function checkExits(services: Service[]): Finding {
+  const unexpected = services.flatMap((s) => s.unexpectedExits);
+  return { check: "no process exited by itself", ok: unexpected.length === 0, detail: unexpected.length === 0 ? `${services.length} processes` : unexpected.slice(0, 2).join(" | ") };
 }

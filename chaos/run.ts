@@ -67,8 +67,9 @@ const report = {
     scenarios: results.length,
     // Kills, crashes, cuts and requests raced between processes; not durations or answers.
     faults_injected: results.reduce((s, r) => s + Object.entries(r.faults).filter(([k]) => /sigkills|kills_at_step|crashes|rpc_cuts|at_once|pairs/.test(k)).reduce((a, [, v]) => a + v, 0), 0),
-    lost: results.reduce((s, r) => s + Math.max(0, r.lost), 0),
-    duplicated: results.reduce((s, r) => s + Math.max(0, r.duplicated), 0),
+    // Unknown (null) when a scenario did not finish: its checks never ran.
+    lost: results.some((r) => r.error) ? null : results.reduce((s, r) => s + r.lost, 0),
+    duplicated: results.some((r) => r.error) ? null : results.reduce((s, r) => s + r.duplicated, 0),
   },
   scenarios: results,
 };
@@ -78,5 +79,5 @@ writeFileSync(join(root, file), `${JSON.stringify(report, null, 2)}\n`);
 log("");
 log(`${"scenario".padEnd(36)} ${"result".padEnd(7)} ${"seconds".padStart(7)}  faults`);
 for (const r of results) log(`${r.scenario.padEnd(36)} ${(r.ok ? "passed" : "FAILED").padEnd(7)} ${String(r.seconds).padStart(7)}  ${JSON.stringify(r.faults)}`);
-log(`\nlost ${report.totals.lost}, duplicated ${report.totals.duplicated}; ${report.ok ? "all scenarios passed" : "SOME SCENARIOS FAILED"} (${report.run.seconds} s); written to ${file}`);
+log(`\nlost ${report.totals.lost ?? "unknown"}, duplicated ${report.totals.duplicated ?? "unknown"}; ${report.ok ? "all scenarios passed" : "SOME SCENARIOS FAILED"} (${report.run.seconds} s); written to ${file}`);
 process.exit(report.ok ? 0 : 1);

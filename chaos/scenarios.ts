@@ -13,7 +13,7 @@ import { faultPoints } from "../src/workers/faults.js";
 import { TcpProxy } from "../tests/support/tcp-proxy.js";
 import type { Cluster } from "./cluster.js";
 import {
-  apiProcess, between, checkClient, checkUsage, ingest, must, newStats, pool, seedMarket, send, sleep, usageRecord, verify, workerProcess,
+  apiProcess, between, checkClient, checkExits, checkUsage, ingest, must, newStats, pool, seedMarket, send, sleep, usageRecord, verify, workerProcess,
   type ClientStats, type Finding, type Market, type Service,
 } from "./harness.js";
 
@@ -82,8 +82,7 @@ const apiKill: Scenario = {
     try {
       const load = ingest(stats, [api.base], m, "USDC", "k", usageLoad(ctx.quick));
       const kills = await repeatUntil(load, ctx.quick ? 4 : 15, () => between(300, 1500), async () => {
-        await api.kill();
-        ctx.log(`  killed the API (${api.kills})`);
+        if (await api.kill()) ctx.log(`  killed the API (${api.kills})`);
         await sleep(between(50, 400));
         await api.start();
       });
@@ -91,9 +90,12 @@ const apiKill: Scenario = {
       const usage = await checkUsage(dbUrl, sent, acknowledged);
       return {
         operations: { records_sent: sent.length, records_acknowledged: acknowledged.size, http_requests: stats.requests },
-        faults: { api_sigkills: kills, requests_cut: stats.network_errors },
+        faults: { api_sigkills: api.kills, requests_cut: stats.network_errors },
         lost: usage.lost, duplicated: usage.doubled, client: stats,
-        findings: [{ check: "the API was killed at least twice under load", ok: kills >= 2, detail: `${kills} kills` }, ...usage.findings, ...checkClient(stats), verify(dbUrl)],
+        findings: [
+          { check: "the API was killed at least twice under load", ok: api.kills >= 2 && api.kills === kills, detail: `${api.kills} kills in ${kills} attempts` },
+          checkExits([api]), ...usage.findings, ...checkClient(stats), verify(dbUrl),
+        ],
       };
     } finally {
       await api.stop();
@@ -157,6 +159,7 @@ const dbRestart: Scenario = {
         findings: [
           { check: "balance reads answered throughout", ok: !readFailure, detail: readFailure || `${readStats.requests} reads` },
           { check: "PostgreSQL crashed at least once under load", ok: restarts >= 1, detail: `${restarts} crashes` },
+          checkExits([api]),
           { check: "the API process stayed up (reconnected by itself)", ok: api.alive && api.starts === 1 && stats.network_errors === 0 && readStats.network_errors === 0, detail: `started ${api.starts}×, ${stats.network_errors + readStats.network_errors} connection errors ${[...stats.network_error_samples, ...readStats.network_error_samples].join(" | ")}` },
           { check: "while PostgreSQL was down: 503 with Retry-After", ok: outages.every((o) => o.readyz_503 > 0 && o.readyz_retry_after === o.readyz_503) && stats.unavailable_503 + readStats.unavailable_503 > 0, detail: `/readyz 503 in every outage (${outages.map((o) => o.readyz_503).join(", ")}); ${stats.unavailable_503} write and ${readStats.unavailable_503} read answers 503` },
           { check: "ready again soon after PostgreSQL is back", ok: outages.every((o) => o.recovered_ms < 10_000), detail: `${outages.map((o) => `${o.recovered_ms} ms`).join(", ")}` },
@@ -248,7 +251,7 @@ const paidEvent = parseAbiItem("event Paid(bytes32 indexed payoutId, address ind
  * what the ledger says it was paid, every nonce was used once, and a reconciliation run over the
  * whole range (through the API) matches every outgoing payment.
  */
-async function checkPayouts(s: PayoutSetup): Promise<{ findings: Finding[]; confirmed: number; failed: number; events: number; doubled: number; missing: number }> {
+async function checkPayouts(s: PayoutSetup, acknowledged: Set<string>): Promise<{ findings: Finding[]; confirmed: number; failed: number; events: number; doubled: number; missing: number }> {
   const sql = postgres(s.dbUrl, { max: 1, onnotice: () => {} });
   try {
     const payouts = await sql<{ id: string; status: string; operator_id: string; to_address: string; amount: string; tx_hash: string | null }[]>`
@@ -261,6 +264,8 @@ async function checkPayouts(s: PayoutSetup): Promise<{ findings: Finding[]; conf
       eventsById.set(id, [...(eventsById.get(id) ?? []), l]);
     }
     const confirmed = payouts.filter((p) => p.status === "confirmed");
+    const unknown = payouts.filter((p) => !acknowledged.has(p.id));
+    const missingRows = [...acknowledged].filter((id) => !payouts.some((p) => p.id === id));
     const failed = payouts.filter((p) => p.status === "failed");
     const byId = new Map(payouts.map((p) => [p.id, p]));
     const mismatched = confirmed.filter((p) => {
@@ -285,8 +290,9 @@ async function checkPayouts(s: PayoutSetup): Promise<{ findings: Finding[]; conf
     const { unmatched } = (await sql<{ unmatched: number }[]>`select count(*)::int as unmatched from reconciliation_items where reconciliation_id = ${run.id} and direction = 'out' and status <> 'matched'`)[0]!;
     const { matched } = (await sql<{ matched: number }[]>`select count(*)::int as matched from reconciliation_items where reconciliation_id = ${run.id} and direction = 'out' and status = 'matched'`)[0]!;
     return {
-      confirmed: confirmed.length, failed: failed.length, events: logs.length, doubled, missing: mismatched.length,
+      confirmed: confirmed.length, failed: failed.length, events: logs.length, doubled, missing: mismatched.length + missingRows.length,
       findings: [
+        { check: "the payouts stored are exactly the payouts acknowledged", ok: unknown.length === 0 && missingRows.length === 0, detail: `${acknowledged.size} acknowledged, ${payouts.length} stored, ${missingRows.length} missing, ${unknown.length} never acknowledged` },
         { check: "every payout final and confirmed", ok: failed.length === 0 && confirmed.length === payouts.length, detail: `${payouts.length} payouts: ${confirmed.length} confirmed, ${failed.length} failed` },
         { check: "each confirmed payout has exactly one matching Paid event", ok: mismatched.length === 0, detail: `${logs.length} Paid events, ${mismatched.length} confirmed payouts without exactly one matching event` },
         { check: "no Paid event twice or for anything not confirmed", ok: doubled === 0 && strays.length === 0, detail: `${doubled} paid twice, ${strays.length} events without a confirmed payout` },
@@ -300,8 +306,17 @@ async function checkPayouts(s: PayoutSetup): Promise<{ findings: Finding[]; conf
   }
 }
 
+/**
+ * Both workers were still running at the end. (They share one signer and one database, so which
+ * of them sent a given transaction is not recorded; that each one ran is what can be checked.)
+ */
+async function bothWorkersWorked(s: PayoutSetup): Promise<Finding> {
+  const alive = s.workers.filter((w) => w.alive).length;
+  return { check: "both workers ran throughout", ok: alive === s.workers.length, detail: `${alive} of ${s.workers.length} still running at the end` };
+}
+
 /** Gives operators earnings, then asks each for a payout of part of its available balance. */
-async function payoutCycle(s: PayoutSetup, cycle: number, records: number, ops: string[]): Promise<number> {
+async function payoutCycle(s: PayoutSetup, cycle: number, records: number, ops: string[], acknowledged: Set<string>): Promise<number> {
   const ids = Array.from({ length: records }, (_, i) => `pc${cycle}-r${i}`);
   const r = await send(s.stats, s.bases, "POST", "/v1/usage/batch", s.market.key, { records: ids.map((id) => usageRecord(s.market, "TUSD", id)) }, `cycle-${cycle}-usage`);
   if (r.status !== 200) throw new Error(`usage: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
@@ -310,7 +325,8 @@ async function payoutCycle(s: PayoutSetup, cycle: number, records: number, ops: 
     const b = await must(s.stats, s.bases, "GET", `/v1/operators/${op}/balances`, ADMIN_KEY);
     const available = BigInt(b.data.find((x: { asset: string }) => x.asset === "TUSD")?.available ?? "0");
     if (available < 2n) return;
-    await must(s.stats, s.bases, "POST", "/v1/payouts", ADMIN_KEY, { operator_id: op, asset: "TUSD", amount: String(available / 2n) }, `cycle-${cycle}-payout-${op}`);
+    const payout = await must(s.stats, s.bases, "POST", "/v1/payouts", ADMIN_KEY, { operator_id: op, asset: "TUSD", amount: String(available / 2n) }, `cycle-${cycle}-payout-${op}`);
+    acknowledged.add(payout.id);
     created++;
   });
   return created;
@@ -326,25 +342,31 @@ const workerKill: Scenario = {
       const worker = s.workers[0]!;
       const cycles = ctx.quick ? 8 : 40;
       let created = 0;
-      let stepKills = 0;
+      const acknowledged = new Set<string>();
+      const stepsReached = new Set<string>();
+      let chaosOn = true;
       const work = (async () => {
-        for (let c = 0; c < cycles; c++) {
-          created += await payoutCycle(s, c, ctx.quick ? 40 : 60, s.market.operators);
-          await sleep(between(800, 2500));
+        try {
+          for (let c = 0; c < cycles; c++) {
+            created += await payoutCycle(s, c, ctx.quick ? 40 : 60, s.market.operators, acknowledged);
+            await sleep(between(800, 2500));
+          }
+        } finally {
+          chaosOn = false;
         }
       })();
-      let chaosOn = true;
       // The worker: killed at a random moment, or set to kill itself at a chosen step (FAULT_KILL_AT), then started again.
       const killer = (async () => {
         while (chaosOn) {
           const atStep = Math.random() < 0.4 ? faultPoints[between(0, faultPoints.length - 1)] : undefined;
+          const before = worker.faultExits;
           await worker.start(atStep ? { FAULT_KILL_AT: atStep } : {});
           // A worker set to die at a step gets longer to reach it.
           const lifetime = atStep ? between(3000, 8000) : between(400, 3000);
           const t = Date.now();
           while (chaosOn && worker.alive && Date.now() - t < lifetime) await sleep(50);
-          if (!worker.alive) stepKills++;
-          else await worker.kill();
+          if (worker.alive) await worker.kill();
+          else if (worker.faultExits > before) stepsReached.add(atStep!);
           await sleep(between(50, 500));
         }
       })();
@@ -362,20 +384,20 @@ const workerKill: Scenario = {
           secondsCut += d / 1000;
         }
       })();
-      await work;
-      chaosOn = false;
-      await Promise.all([killer, cutter]);
-      ctx.log(`  ${created} payouts requested; worker killed ${worker.kills}× by signal, ${stepKills}× at a payout step; RPC cut ${cuts}×`);
+      await Promise.all([work, killer, cutter]);
+      const stepKills = worker.faultExits;
+      ctx.log(`  ${created} payouts requested; worker killed ${worker.kills}× by signal, ${stepKills}× at a payout step (${[...stepsReached].join(", ")}); RPC cut ${cuts}×`);
       await s.proxy!.up();
       await worker.start();
       await settle(s.dbUrl, 180_000);
-      const p = await checkPayouts(s);
+      const p = await checkPayouts(s, acknowledged);
       return {
         operations: { payout_cycles: cycles, payouts: created, paid_events: p.events, http_requests: s.stats.requests },
-        faults: { worker_sigkills_random: worker.kills, worker_kills_at_step: stepKills, rpc_cuts: cuts, rpc_seconds_cut: +secondsCut.toFixed(1) },
+        faults: { worker_sigkills_random: worker.kills, worker_kills_at_step: stepKills, steps_killed_at: stepsReached.size, rpc_cuts: cuts, rpc_seconds_cut: +secondsCut.toFixed(1) },
         lost: p.missing, duplicated: p.doubled, client: s.stats,
         findings: [
-          { check: "the worker was killed and the RPC cut under load", ok: worker.kills + stepKills >= 2 && cuts >= 1, detail: `${worker.kills + stepKills} kills, ${cuts} cuts` },
+          { check: "the worker was killed and the RPC cut under load", ok: worker.kills + stepKills >= 2 && cuts >= 1, detail: `${worker.kills} kills by signal, ${stepKills} at a step (${[...stepsReached].join(", ") || "none reached"}), ${cuts} cuts` },
+          checkExits([...s.apis, ...s.workers]),
           ...p.findings, ...checkClient(s.stats), verify(s.dbUrl),
         ],
       };
@@ -410,6 +432,8 @@ const twoOfEach: Scenario = {
       // Background load: batch and single ingest on each process while the races run.
       const bgLoad = { batches: ctx.quick ? 10 : 60, batchSize: 200, singles: ctx.quick ? 300 : 2000, singleClients: 4 };
       const background = Promise.all([ingest(s.stats, [a], bgMarket, "TUSD", "bgA", bgLoad), ingest(s.stats, [b], bgMarket, "TUSD", "bgB", bgLoad)]);
+      background.catch(() => {}); // awaited below; a failure must not end the run before then
+      const acknowledgedPayouts = new Set<string>();
       for (let round = 0; round < rounds; round++) {
         // The same batch to both processes at once.
         const ids = Array.from({ length: 100 }, (_, i) => `two-${round}-r${i}`);
@@ -419,14 +443,19 @@ const twoOfEach: Scenario = {
         const answers = await Promise.all([a, b].map((base) => send(s.stats, [base], "POST", "/v1/usage/batch", s.market.key, body, `two-batch-${round}`)));
         for (const r of answers) {
           if (r.status !== 200) { disagreements.push(`batch ${round}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`); continue; }
-          for (const item of r.body.results) if (item.status === "accepted" || item.status === "duplicate") acknowledged.add(item.record.external_id);
+          r.body.results.forEach((item: { status: string; record?: { id: string; external_id: string } }, k: number) => {
+            if ((item.status === "accepted" || item.status === "duplicate") && item.record?.external_id === ids[k]) acknowledged.add(ids[k]!);
+            else disagreements.push(`batch ${round} result ${k}: ${JSON.stringify(item).slice(0, 160)}`);
+          });
         }
+        const recordIds = answers.map((r) => JSON.stringify(r.body?.results?.map((x: { record?: { id: string } }) => x.record?.id)));
+        if (recordIds[0] !== recordIds[1]) disagreements.push(`batch ${round}: the two processes answered different records`);
         // Singles, each to both at once.
         await pool(Array.from({ length: 20 }, (_, i) => `two-${round}-s${i}`), 10, async (id) => {
           sent.push(id);
           racedRecords++;
           const rs = await Promise.all([a, b].map((base) => send(s.stats, [base], "POST", "/v1/usage", s.market.key, usageRecord(s.market, "TUSD", id), `two-single-${id}`)));
-          for (const r of rs) if (r.status === 200 || r.status === 201) acknowledged.add(r.body.external_id);
+          for (const r of rs) if ((r.status === 200 || r.status === 201) && r.body.external_id === id) acknowledged.add(id);
           if (rs[0]!.body?.id !== rs[1]!.body?.id) disagreements.push(`single ${id}: ${JSON.stringify(rs.map((r) => r.body?.id))}`);
         });
         // Payouts: the same request to both (one payout), and two different requests for 60% of the
@@ -439,11 +468,13 @@ const twoOfEach: Scenario = {
             const body = { operator_id: op, asset: "TUSD", amount: String(available / 3n) };
             const rs = await Promise.all([a, b].map((base) => send(s.stats, [base], "POST", "/v1/payouts", ADMIN_KEY, body, `two-payout-${round}-${op}`)));
             racedPayouts++;
+            for (const r of rs) if (r.status === 201 || r.status === 200) acknowledgedPayouts.add(r.body.id);
             if (rs.some((r) => r.status !== 201 && r.status !== 200) || rs[0]!.body.id !== rs[1]!.body.id) disagreements.push(`payout ${op}: ${JSON.stringify(rs.map((r) => [r.status, r.body?.id ?? r.body?.code]))}`);
           } else {
             const body = { operator_id: op, asset: "TUSD", amount: String((available * 6n) / 10n) };
             const rs = await Promise.all([a, b].map((base, i) => send(s.stats, [base], "POST", "/v1/payouts", ADMIN_KEY, body, `two-compete-${round}-${op}-${i}`)));
             competing++;
+            for (const r of rs) if (r.status === 201) acknowledgedPayouts.add(r.body.id);
             const ok = rs.filter((r) => r.status === 201).length;
             const refused = rs.filter((r) => r.status === 422 && r.body.code === "exceeds_credits").length;
             refusedForFunds += refused;
@@ -457,7 +488,7 @@ const twoOfEach: Scenario = {
       }
       await settle(s.dbUrl, 180_000);
       const usage = await checkUsage(s.dbUrl, sent, acknowledged);
-      const p = await checkPayouts(s);
+      const p = await checkPayouts(s, acknowledgedPayouts);
       const sql = postgres(s.dbUrl, { max: 1, onnotice: () => {} });
       const { overdrawn } = (await sql<{ overdrawn: number }[]>`
         select count(*)::int as overdrawn from accounts a join account_balances b on b.account_id = a.id
@@ -470,6 +501,8 @@ const twoOfEach: Scenario = {
         findings: [
           { check: "both processes gave the same answer to the same request; of two competing payouts exactly one was accepted", ok: disagreements.length === 0, detail: disagreements.length === 0 ? `${racedPayouts} payout requests sent twice, ${competing} competing pairs` : disagreements.slice(0, 3).join("; ") },
           { check: "no operator payable overdrawn", ok: overdrawn === 0, detail: `${overdrawn} overdrawn` },
+          checkExits([...s.apis, ...s.workers]),
+          await bothWorkersWorked(s),
           ...usage.findings, ...p.findings, ...checkClient(s.stats), verify(s.dbUrl),
         ],
       };

@@ -5,12 +5,14 @@ export type Row = Record<string, unknown>;
 
 /**
  * The database could not be reached or went away (connection refused, reset or closed; the server
- * shutting down or starting; too many connections), or this process is stopping: nothing was
+ * shutting down or starting; too many connections; SQLSTATE class 08, connection exception), or
+ * this process is stopping: nothing was
  * decided, and the same request may be retried later.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code ?? "";
-  return ["ECONNREFUSED", "ECONNRESET", "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT", "57P01", "57P02", "57P03", "53300", "STOPPING"].includes(code);
+  return ["ECONNREFUSED", "ECONNRESET", "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT", "57P01", "57P02", "57P03", "53300", "STOPPING",
+    "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN"].includes(code) || /^08/.test(code);
 }
 
 /** The small surface every query in the project uses, the same on PostgreSQL and on PGlite. */

@@ -67,10 +67,9 @@ export class GroupCommitter<I, O> {
    * every item fails at once (one by one, each would wait for a reconnect in turn).
    */
   private async flush(batch: Waiting<I, O>[]): Promise<void> {
+    let results: O[];
     try {
-      const results = await this.flushBatch(batch.map((w) => w.item));
-      if (results.length !== batch.length) throw new Error(`flush returned ${results.length} results for ${batch.length} items`);
-      batch.forEach((w, i) => w.resolve(results[i]!));
+      results = await this.flushBatch(batch.map((w) => w.item));
     } catch (err) {
       if (batch.length === 1 || isDatabaseUnavailable(err)) return batch.forEach((w) => w.reject(err));
       for (const [i, w] of batch.entries()) {
@@ -82,7 +81,14 @@ export class GroupCommitter<I, O> {
           w.reject(itemErr);
         }
       }
+      return;
     }
+    // A flush that committed but answered the wrong number of results is a bug: never flushed again.
+    if (results.length !== batch.length) {
+      const err = new Error(`flush returned ${results.length} results for ${batch.length} items`);
+      return batch.forEach((w) => w.reject(err));
+    }
+    batch.forEach((w, i) => w.resolve(results[i]!));
   }
 
   private pump(): void {

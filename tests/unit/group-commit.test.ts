@@ -96,4 +96,15 @@ describe("group commit", () => {
     await gc.close();
     await expect(gc.submit(1)).rejects.toMatchObject({ code: "STOPPING" });
   });
+
+  it("never flushes again a batch whose flush answered the wrong number of results (it may have committed)", async () => {
+    const calls: number[][] = [];
+    const gc = new GroupCommitter<number, number>(async (items) => {
+      calls.push(items);
+      return items.slice(1);
+    }, { maxItems: 10, maxConcurrent: 1, windowMs: 5 });
+    const results = await Promise.allSettled([gc.submit(1), gc.submit(2), gc.submit(3)]);
+    expect(results.every((r) => r.status === "rejected")).toBe(true);
+    expect(calls).toEqual([[1, 2, 3]]);
+  });
 });
