@@ -62,8 +62,9 @@ export class Service {
     child.stderr!.on("data", keep);
     this.child = child;
     running.add(child);
-    child.once("exit", (code, signal) => {
-      running.delete(child);
+    child.once("exit", () => running.delete(child));
+    // "close", not "exit": the process's last lines (the FAULT_KILL_AT notice) may arrive after "exit".
+    child.once("close", (code, signal) => {
       if (this.expectingExit) return;
       if (diedAtStep && signal === "SIGKILL") this.faultExits++;
       else this.unexpectedExits.push(`${this.name} exited by itself (code ${code}, signal ${signal}): ${this.tail.slice(-300)}`);

@@ -5,10 +5,9 @@
  * so it ends the whole process (porsager/postgres issues 1066, 1154, 1208; seen here when
  * PostgreSQL restarts under load). The fix, as proposed upstream (pull request 1209): when the
  * socket is gone, fail the connection's queries with CONNECTION_CLOSED (the service answers 503
- * and the pool reconnects) instead of writing. It returns true ("written"): false would make the
- * pool park the connection in its `full` queue, which a closed connection never leaves, losing a
- * pool slot; the closed connection is already back in the pool's `closed` queue by then.
- * Idempotent; does nothing to a driver that already guards the write; fails the install if the
+ * and the pool reconnects) instead of writing, and report the write as not done. (Reporting it
+ * as done was tried: the pool then kept routing queries to the closed connection, and under a
+ * database crash a request once got a wrong answer; see docs/reliability.md.) Idempotent; does nothing to a driver that already guards the write; fails the install if the
  * driver is missing or its code is not what it expects.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -24,7 +23,7 @@ const patched = `  function nextWrite(fn) {
       nextWriteTimer !== null && clearImmediate(nextWriteTimer)
       chunk = nextWriteTimer = null
       error(Errors.connection('CONNECTION_CLOSED', options, socket))
-      return true
+      return false
     }
     const x = socket.write(chunk, fn)`;
 
@@ -35,14 +34,7 @@ for (const variant of ["src", "cjs/src", "cf/src"]) {
   if (!existsSync(file)) continue;
   found++;
   const text = readFileSync(file, "utf8");
-  if (text.includes(marker)) {
-    // An earlier version of this fix answered false; bring it up to date.
-    if (text.includes(`${marker}\n    if (!socket) {\n      nextWriteTimer !== null && clearImmediate(nextWriteTimer)\n      chunk = nextWriteTimer = null\n      error(Errors.connection('CONNECTION_CLOSED', options, socket))\n      return false`)) {
-      writeFileSync(file, text.replace("error(Errors.connection('CONNECTION_CLOSED', options, socket))\n      return false", "error(Errors.connection('CONNECTION_CLOSED', options, socket))\n      return true"));
-      changed++;
-    }
-    continue;
-  }
+  if (text.includes(marker)) continue;
   if (/function nextWrite\(fn\) \{\s*if \(!socket\)/.test(text)) continue;
   if (!text.includes(original)) {
     console.error(`patch-postgres: ${file} does not contain the expected nextWrite; check whether this postgres.js version still needs the fix`);
