@@ -50,10 +50,11 @@ export class Service {
       env: { ...process.env, ...this.env, ...(this.port ? { PORT: String(this.port) } : {}), ...extraEnv },
     });
     const logFile = process.env.CHAOS_LOG_DIR ? join(process.env.CHAOS_LOG_DIR, `${this.name}.log`) : undefined;
-    let diedAtStep = false;
+    // This start's own output (a line may arrive split over two chunks).
+    let own = "";
     const keep = (d: Buffer) => {
       const text = d.toString();
-      if (text.includes("FAULT_KILL_AT: killing this process")) diedAtStep = true;
+      own = (own + text).slice(-4000);
       this.tail = (this.tail + text).slice(-8000);
       if (logFile) appendFileSync(logFile, d);
     };
@@ -66,7 +67,7 @@ export class Service {
     // "close", not "exit": the process's last lines (the FAULT_KILL_AT notice) may arrive after "exit".
     child.once("close", (code, signal) => {
       if (this.expectingExit) return;
-      if (diedAtStep && signal === "SIGKILL") this.faultExits++;
+      if (own.includes("FAULT_KILL_AT: killing this process") && signal === "SIGKILL") this.faultExits++;
       else this.unexpectedExits.push(`${this.name} exited by itself (code ${code}, signal ${signal}): ${this.tail.slice(-300)}`);
     });
     this.starts++;
