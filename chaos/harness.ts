@@ -26,7 +26,8 @@ export class Service {
   /** Exits at a step the process was told to die at (FAULT_KILL_AT), and exits nobody asked for. */
   faultExits = 0;
   unexpectedExits: string[] = [];
-  private expectingExit = false;
+  /** Whether the current child's exit was asked for (per child: a killed child may close after the next one started). */
+  private life = { expected: false };
   private tail = "";
 
   constructor(readonly name: string, private readonly entry: string, private readonly env: NodeJS.ProcessEnv, readonly port?: number) {}
@@ -58,7 +59,8 @@ export class Service {
       this.tail = (this.tail + text).slice(-8000);
       if (logFile) appendFileSync(logFile, d);
     };
-    this.expectingExit = false;
+    const life = { expected: false };
+    this.life = life;
     child.stdout!.on("data", keep);
     child.stderr!.on("data", keep);
     this.child = child;
@@ -66,8 +68,10 @@ export class Service {
     child.once("exit", () => running.delete(child));
     // "close", not "exit": the process's last lines (the FAULT_KILL_AT notice) may arrive after "exit".
     child.once("close", (code, signal) => {
-      if (this.expectingExit) return;
-      if (own.includes("FAULT_KILL_AT: killing this process") && signal === "SIGKILL") this.faultExits++;
+      if (life.expected) return;
+      // A process told to die at a step kills itself with SIGKILL, maybe before its notice is written.
+      const toldToDie = Boolean(extraEnv.FAULT_KILL_AT) || own.includes("FAULT_KILL_AT: killing this process");
+      if (toldToDie && signal === "SIGKILL") this.faultExits++;
       else this.unexpectedExits.push(`${this.name} exited by itself (code ${code}, signal ${signal}): ${this.tail.slice(-300)}`);
     });
     this.starts++;
@@ -84,7 +88,7 @@ export class Service {
   async kill(): Promise<boolean> {
     const child = this.child;
     if (!child || !this.alive) return false;
-    this.expectingExit = true;
+    this.life.expected = true;
     const exited = new Promise((r) => child.once("exit", r));
     child.kill("SIGKILL");
     await exited;
@@ -96,7 +100,7 @@ export class Service {
   async stop(): Promise<void> {
     const child = this.child;
     if (!child || !this.alive) return;
-    this.expectingExit = true;
+    this.life.expected = true;
     const exited = new Promise((r) => child.once("exit", r));
     child.kill("SIGTERM");
     await Promise.race([exited, sleep(20_000).then(() => child.kill("SIGKILL"))]);
