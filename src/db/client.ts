@@ -6,8 +6,7 @@ export type Row = Record<string, unknown>;
 /**
  * The database could not be reached or went away (connection refused, reset or closed; the server
  * shutting down or starting; too many connections; SQLSTATE class 08, connection exception), or
- * this process is stopping: nothing was
- * decided, and the same request may be retried later.
+ * this process is stopping: nothing was decided, and the same request may be retried later.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code ?? "";
