@@ -2,7 +2,8 @@ import type { Database } from "../db/client.js";
 import { GroupCommitter, type GroupCommitOptions } from "../db/group-commit.js";
 import { writeTransfers, type TransferResult } from "../db/transfer-writer.js";
 import type { TransferInput } from "../domain/transfers.js";
-import { createAuditWriter, createResponseWriter, type AuditEntry, type StoredResponse } from "./audit-log.js";
+import { createAuditWriter, type AuditEntry } from "./audit-log.js";
+import { createResponseWriter, type StoredResponse } from "./response-store.js";
 import { ingestUsage, type UsageItem, type UsageResult } from "./ingest-usage.js";
 
 /** What every use case runs against: the database and the group-commit batchers of its hot writes. */
