@@ -1,6 +1,7 @@
-import type { Side } from "../domain/accounts.js";
+import { brokenLimit, postedBalance, type Balances, type Side } from "../domain/accounts.js";
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
+import { UINT256_MAX } from "../domain/money.js";
 import { LedgerState, type EntryRecord, type TransferRecord } from "../domain/posting.js";
 import { requestHash, validateTransferInput, type TransferInput, type TransferKind } from "../domain/transfers.js";
 import type { Database, Queryable } from "./client.js";
@@ -17,6 +18,15 @@ const MAX_ATTEMPTS = 5;
 /** A concurrent writer committed a row this batch meant to insert: run the batch again. */
 export class Contended extends Error {}
 
+/**
+ * An optimistic batch met a refusal that depends on balances, or balances that moved under it so
+ * that a request it accepted would now be refused: run it again with the account locks taken first.
+ */
+class NeedsLocks extends Error {}
+
+/** Refusals whose outcome depends on balances read without a lock in the optimistic mode. */
+const BALANCE_REFUSALS = new Set(["exceeds_credits", "exceeds_debits", "overflow"]);
+
 /** What the batch did with each request, as seen inside its transaction. */
 export type BatchOutcome =
   | { kind: "created"; transfer: TransferRecord }
@@ -30,6 +40,11 @@ export interface WriteOptions {
    * Contended runs the batch again.
    */
   afterWrite?: (tx: Queryable, outcomes: BatchOutcome[]) => Promise<void>;
+  /**
+   * Decide first, lock last (see `writeTransfers`): for the hot write paths (usage ingest, posted
+   * transfers). Batches that resolve holds or reverse transfers always lock first.
+   */
+  optimistic?: boolean;
 }
 
 /**
@@ -43,6 +58,15 @@ export interface WriteOptions {
  *  4. insert all transfers with one statement, all entries with one, and update each touched
  *     balance row once.
  *
+ * With `optimistic`, step 2 reads the balances without locking them and the locks are taken last,
+ * just before the entries are written and the balances updated: a hot account (every usage record
+ * credits the same marketplace fee account) is then locked only for the end of the transaction
+ * instead of all of it. What was decided is checked under the locks: where a balance moved since
+ * it was read, every accepted request is re-checked against the balance it now meets, in order,
+ * and the entries' running balances are recomputed; if a limit would break, or if a request was
+ * refused for a reason that depends on balances (insufficient funds, overflow), the batch runs
+ * again in the locking mode. The result is the same as if the locks had been taken first.
+ *
  * Each request gets its own result. Refusals (insufficient funds, unknown account, ...) are not
  * stored: a retry with the same key is evaluated afresh. If a concurrent transaction commits the
  * same idempotency key first, the unique index stops this insert and the batch is re-run, which
@@ -55,17 +79,23 @@ export interface WriteOptions {
 export type BatchInputs = TransferInput[] | ((tx: Queryable) => Promise<TransferInput[]>);
 
 export async function writeTransfers(db: Database, inputs: BatchInputs, options: WriteOptions = {}): Promise<TransferResult[]> {
+  let optimistic = options.optimistic ?? false;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await attemptBatch(db, inputs, options);
+      return await attemptBatch(db, inputs, options, optimistic);
     } catch (err) {
+      if (err instanceof NeedsLocks) {
+        optimistic = false;
+        attempt--;
+        continue;
+      }
       const retryable = err instanceof Contended || isSerializationFailure(err);
       if (!retryable || attempt >= MAX_ATTEMPTS) throw err;
     }
   }
 }
 
-async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOptions): Promise<TransferResult[]> {
+async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOptions, optimistic: boolean): Promise<TransferResult[]> {
   const outcomes: BatchOutcome[] = [];
   let now = new Date();
 
@@ -75,6 +105,9 @@ async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOpti
     const checked = new Map<TransferInput, { hash: string }>();
     for (const input of inputs) if (isValid(input)) checked.set(input, { hash: requestHash(input) });
     const valid = inputs.filter((input) => checked.has(input));
+    // Resolving a hold or reversing a transfer depends on what concurrent writers resolved, which
+    // is read under the locks.
+    if (valid.some((i) => "pendingId" in i || "reversesId" in i)) optimistic = false;
     const state = new LedgerState(now);
 
     // Transfers the batch refers to (holds to resolve, transfers to reverse, client ids to check).
@@ -93,9 +126,10 @@ async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOpti
       if ("legs" in i) for (const leg of i.legs) accountIds.add(leg.debitAccountId).add(leg.creditAccountId);
     }
     for (const t of refs) for (const leg of t.legs) accountIds.add(leg.debitAccountId).add(leg.creditAccountId);
-    await lockAccounts(tx, [...accountIds], state);
+    await readAccounts(tx, [...accountIds], state, !optimistic);
+    const snapshot = optimistic ? new Map([...state.accounts].map(([id, a]) => [id, a.balances])) : undefined;
 
-    // Idempotency keys and the clock are read only now, under the locks: a concurrent batch with
+    // Idempotency keys and the clock are read only now, under the locks (in the locking mode): a concurrent batch with
     // the same key touched the same accounts, so if it committed while this one waited, its
     // transfer is visible here and this request replays it (instead of being run again against
     // balances it already changed). Timeouts are judged at this instant too, not at BEGIN.
@@ -139,13 +173,20 @@ async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOpti
         outcomes.push({ kind: "refused", error: err });
       }
     }
+    if (snapshot && outcomes.some((o) => o.kind === "refused" && BALANCE_REFUSALS.has(o.error.code))) throw new NeedsLocks();
     if (created.length > 0) {
       await insertTransfers(tx, created, now);
+      if (snapshot) {
+        await options.afterWrite?.(tx, outcomes);
+        await lockAndRebase(tx, state, snapshot, entries);
+      }
       await insertEntries(tx, entries);
       const touched = new Set(entries.map((e) => e.accountId));
       await updateBalances(tx, [...touched].map((id) => state.accounts.get(id)!));
+      if (!snapshot) await options.afterWrite?.(tx, outcomes);
+    } else {
+      await options.afterWrite?.(tx, outcomes);
     }
-    await options.afterWrite?.(tx, outcomes);
   });
 
   const replayed = await loadTransfers(db, outcomes.flatMap((o) => (o.kind === "replayed" ? [o.id] : [])));
@@ -171,7 +212,8 @@ function isSerializationFailure(err: unknown): boolean {
   return code === "40001" || code === "40P01";
 }
 
-async function lockAccounts(tx: Queryable, ids: string[], state: LedgerState): Promise<void> {
+/** Reads the accounts and their balances into the state; with `lock`, locks the balance rows in account-id order. */
+async function readAccounts(tx: Queryable, ids: string[], state: LedgerState, lock: boolean): Promise<void> {
   if (ids.length === 0) return;
   const rows = await tx.query<{
     id: string; asset_id: string; normal_side: Side; dmnec: boolean; cmned: boolean;
@@ -183,8 +225,7 @@ async function lockAccounts(tx: Queryable, ids: string[], state: LedgerState): P
             b.debits_pending::text as dpe, b.credits_pending::text as cpe
        from account_balances b join accounts a on a.id = b.account_id
       where b.account_id = any($1::uuid[])
-      order by b.account_id
-        for update of b`,
+      ${lock ? "order by b.account_id for update of b" : ""}`,
     [pgArray(ids)],
   );
   for (const r of rows) {
@@ -194,6 +235,57 @@ async function lockAccounts(tx: Queryable, ids: string[], state: LedgerState): P
       balances: { debitsPosted: BigInt(r.dp), creditsPosted: BigInt(r.cp), debitsPending: BigInt(r.dpe), creditsPending: BigInt(r.cpe) },
     });
   }
+}
+
+/**
+ * The optimistic mode's last step: locks the balance rows the entries touch (in account-id order,
+ * as the locking mode does) and moves what the batch decided onto the balances found there. An
+ * account whose balance did not move since it was read keeps the running balances computed; one
+ * that moved gets its entries replayed in order from the balance it now has, with its limits and
+ * the uint256 bound checked after each transfer as `LedgerState` does. A check that fails throws
+ * NeedsLocks (the batch is rolled back and runs again, locking first).
+ */
+async function lockAndRebase(tx: Queryable, state: LedgerState, snapshot: Map<string, Balances>, entries: EntryRecord[]): Promise<void> {
+  const byAccount = new Map<string, EntryRecord[]>();
+  for (const e of entries) {
+    const list = byAccount.get(e.accountId);
+    if (list) list.push(e);
+    else byAccount.set(e.accountId, [e]);
+  }
+  const rows = await tx.query<{ id: string; dp: string; cp: string; dpe: string; cpe: string }>(
+    `select account_id as id, debits_posted::text as dp, credits_posted::text as cp,
+            debits_pending::text as dpe, credits_pending::text as cpe
+       from account_balances where account_id = any($1::uuid[])
+      order by account_id for update`,
+    [pgArray([...byAccount.keys()])],
+  );
+  for (const r of rows) {
+    const before = snapshot.get(r.id)!;
+    const now: Balances = { debitsPosted: BigInt(r.dp), creditsPosted: BigInt(r.cp), debitsPending: BigInt(r.dpe), creditsPending: BigInt(r.cpe) };
+    if (now.debitsPosted === before.debitsPosted && now.creditsPosted === before.creditsPosted &&
+        now.debitsPending === before.debitsPending && now.creditsPending === before.creditsPending) continue;
+    const account = state.accounts.get(r.id)!;
+    const list = byAccount.get(r.id)!;
+    const b = { ...now };
+    list.forEach((e, k) => {
+      if (e.side === "debit") {
+        b.debitsPosted += e.postedAmount;
+        b.debitsPending += e.pendingAmount;
+      } else {
+        b.creditsPosted += e.postedAmount;
+        b.creditsPending += e.pendingAmount;
+      }
+      e.balanceAfter = postedBalance(account.normalSide, b);
+      if (list[k + 1]?.transferId === e.transferId) return;
+      // The end of this transfer's entries on the account: its checks, as LedgerState.apply does them.
+      if (b.debitsPosted > UINT256_MAX || b.creditsPosted > UINT256_MAX || b.debitsPending > UINT256_MAX || b.creditsPending > UINT256_MAX ||
+          b.debitsPending < 0n || b.creditsPending < 0n || brokenLimit(account, b) !== undefined) {
+        throw new NeedsLocks();
+      }
+    });
+    account.balances = b;
+  }
+  if (rows.length !== byAccount.size) throw new Error("ledger bug: a balance row of an account in use is missing");
 }
 
 async function insertTransfers(tx: Queryable, created: TransferRecord[], createdAt: Date): Promise<void> {

@@ -26,7 +26,7 @@ export function createLedgerContext(db: Database, groupCommit: Partial<GroupComm
   if (db.kind === "pglite") options.maxConcurrent = 1;
   return {
     db,
-    transfers: new GroupCommitter((items) => writeTransfers(db, items), options),
+    transfers: new GroupCommitter((items) => writeTransfers(db, items, { optimistic: true }), options),
     usage: new GroupCommitter((items) => ingestUsage(db, items), options),
     audit: createAuditWriter(db),
     responses: createResponseWriter(db),

@@ -130,6 +130,7 @@ export async function ingestUsage(db: Database, items: UsageItem[], options: { a
       return planned.map((p) => toTransfer(p, accounts));
     };
     await writeTransfers(db, prepare, {
+      optimistic: true,
       afterWrite: async (tx, written) => {
         outcomes = written;
         if (options.atomic && written.some((o) => o.kind === "refused")) throw new AtomicAbort();
