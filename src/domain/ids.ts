@@ -1,11 +1,22 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, randomFillSync } from "node:crypto";
+
+// Random bits drawn from the system's CSPRNG 4 KiB at a time: one call per 409 ids instead of one
+// per id (a batch of 1,000 usage records makes 2,000 ids). Each byte is used once.
+const pool = Buffer.alloc(4096);
+let poolAt = pool.length;
 
 /**
  * A UUID version 7 (RFC 9562): 48 bits of Unix milliseconds then random bits. Time-ordered ids keep
  * primary-key inserts at the right edge of the index.
  */
 export function uuidv7(now = Date.now()): string {
-  const bytes = randomBytes(16);
+  const bytes = Buffer.allocUnsafe(16);
+  if (poolAt + 10 > pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  pool.copy(bytes, 6, poolAt, poolAt + 10);
+  poolAt += 10;
   let ms = BigInt(now);
   for (let i = 5; i >= 0; i--) {
     bytes[i] = Number(ms & 0xffn);
