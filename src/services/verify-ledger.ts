@@ -1,6 +1,6 @@
 import type { Queryable } from "../db/client.js";
 import { sha256Hex } from "../domain/canonical.js";
-import { digestRange } from "../workers/journal-sealer.js";
+import { digestRange, type SealFormat } from "../workers/journal-sealer.js";
 
 export interface Violation {
   /** Which invariant: balanced_assets, balanced_legs, balances_match_entries, running_balance, limits, references, transfers_have_entries, hash_chain */
@@ -96,15 +96,16 @@ export async function verifyLedger(db: Queryable): Promise<VerifyReport> {
 
 /** Recomputes every seal from the rows it covers; reports the first link that does not hold. */
 export async function verifyHashChain(db: Queryable): Promise<Violation[]> {
-  const seals = await db.query<{ id: string; from_txid: string; to_txid: string; transfer_count: number; prev_hash: string; hash: string }>(
-    "select id::text as id, from_txid::text as from_txid, to_txid::text as to_txid, transfer_count, prev_hash, hash from journal_seals order by journal_seals.id",
+  const seals = await db.query<{ id: string; from_txid: string; to_txid: string; transfer_count: number; prev_hash: string; hash: string; format: number }>(
+    "select id::text as id, from_txid::text as from_txid, to_txid::text as to_txid, transfer_count, prev_hash, hash, format from journal_seals order by journal_seals.id",
   );
   let prev = "0".repeat(64);
   let prevTo = "0";
   for (const s of seals) {
     const fail = (why: string): Violation[] => [{ check: "hash_chain", detail: `seal ${s.id} (txids ${s.from_txid}..${s.to_txid}): ${why}` }];
     if (s.prev_hash !== prev || s.from_txid !== prevTo) return fail("does not continue the previous seal (a seal was changed or removed)");
-    const { count, digest } = await digestRange(db, BigInt(s.from_txid), BigInt(s.to_txid));
+    if (s.format !== 1 && s.format !== 2) return fail(`has an unknown digest format ${s.format}`);
+    const { count, digest } = await digestRange(db, BigInt(s.from_txid), BigInt(s.to_txid), s.format as SealFormat);
     if (count !== s.transfer_count) return fail(`covers ${count} transfers now but sealed ${s.transfer_count} (rows were added or removed)`);
     if (sha256Hex(prev + digest) !== s.hash) return fail("its transfers or entries were changed after sealing");
     prev = s.hash;

@@ -5,6 +5,9 @@ import { canonicalJson, sha256Hex } from "../domain/canonical.js";
 const SEALER_LOCK = 7_420_002;
 const GENESIS = "0".repeat(64);
 export const MAX_SEAL_TRANSFERS = 10_000;
+/** The digest new seals are made with (see digestRange); seals keep the format they were made with. */
+export const SEAL_FORMAT = 2;
+export type SealFormat = 1 | 2;
 
 export interface Seal {
   id: bigint;
@@ -22,7 +25,7 @@ export interface Seal {
  * transactions that have finished since the last seal. Runs behind the writers, never on their path.
  * Returns the new seal, or undefined when there was nothing to seal.
  */
-export async function sealJournal(db: Database, maxTransfers = MAX_SEAL_TRANSFERS): Promise<Seal | undefined> {
+export async function sealJournal(db: Database, maxTransfers = MAX_SEAL_TRANSFERS, format: SealFormat = SEAL_FORMAT): Promise<Seal | undefined> {
   return db.transaction(async (tx) => {
     await tx.query("select pg_advisory_xact_lock($1)", [SEALER_LOCK]);
     const [last] = await tx.query<{ id: string; to_txid: string; hash: string }>(
@@ -51,7 +54,7 @@ export async function sealJournal(db: Database, maxTransfers = MAX_SEAL_TRANSFER
         if (after?.txid) to = BigInt(after.txid);
       }
     }
-    const { count, digest } = await digestRange(tx, from, to);
+    const { count, digest } = await digestRange(tx, from, to, format);
     if (count === 0) return undefined;
     const prevHash = last?.hash ?? GENESIS;
     const seal: Seal = {
@@ -64,19 +67,46 @@ export async function sealJournal(db: Database, maxTransfers = MAX_SEAL_TRANSFER
       cut: to < horizonTxid,
     };
     await tx.query(
-      "insert into journal_seals (id, from_txid, to_txid, transfer_count, prev_hash, hash) values ($1, $2, $3, $4, $5, $6)",
-      [seal.id.toString(), from.toString(), to.toString(), count, prevHash, seal.hash],
+      "insert into journal_seals (id, from_txid, to_txid, transfer_count, prev_hash, hash, format) values ($1, $2, $3, $4, $5, $6, $7)",
+      [seal.id.toString(), from.toString(), to.toString(), count, prevHash, seal.hash, format],
     );
     return seal;
   });
 }
 
 /**
- * The canonical content of the transfers in [from, to) with their entries, in recording order,
- * hashed. Times are taken as microseconds since the epoch so that the text never depends on the
- * session's time zone or date style.
+ * The content of the transfers in [from, to) with their entries, in recording order, hashed. Times
+ * are taken as microseconds since the epoch and amounts as decimal text, so that the text never
+ * depends on the session's time zone, date style or number formats.
+ *
+ * Format 2 (new seals): PostgreSQL builds each transfer with its entries as `jsonb`, joins their
+ * text (jsonb's own output: keys ordered by length then bytes, one space after `:` and `,`) with
+ * newlines and hashes it, so the rows never travel to the service. Format 1 (the first seals):
+ * the same rows as JSON read into the service and hashed as canonical JSON; kept to verify them.
  */
-export async function digestRange(db: Queryable, from: bigint, to: bigint): Promise<{ count: number; digest: string }> {
+export async function digestRange(db: Queryable, from: bigint, to: bigint, format: SealFormat): Promise<{ count: number; digest: string }> {
+  if (format === 2) {
+    const [row] = (await db.query<{ count: number; digest: string }>(
+      `select count(*)::int as count,
+              encode(sha256(convert_to(coalesce(string_agg(d.doc::text, E'\\n' order by d.seq), ''), 'UTF8')), 'hex') as digest
+         from (select t.seq, jsonb_build_object(
+                 'id', t.id, 'seq', t.seq::text, 'idempotency_key', t.idempotency_key, 'request_hash', t.request_hash,
+                 'kind', t.kind, 'pending_id', t.pending_id, 'reverses_id', t.reverses_id,
+                 'timeout_at', (extract(epoch from t.timeout_at) * 1000000)::bigint::text,
+                 'effective_at', (extract(epoch from t.effective_at) * 1000000)::bigint::text,
+                 'created_at', (extract(epoch from t.created_at) * 1000000)::bigint::text,
+                 'metadata', t.metadata,
+                 'entries', (select jsonb_agg(jsonb_build_object('id', e.id::text, 'leg', e.leg, 'side', e.side, 'account', e.account_id,
+                                'asset', e.asset_id, 'posted', e.posted_amount::text, 'pending', e.pending_amount::text,
+                                'after', e.balance_after::text,
+                                'effective_at', (extract(epoch from e.effective_at) * 1000000)::bigint::text) order by e.id)
+                               from entries e where e.transfer_id = t.id)) as doc
+                 from transfers t
+                where t.txid >= $1 and t.txid < $2) d`,
+      [from.toString(), to.toString()],
+    )) as [{ count: number; digest: string }];
+    return { count: row.count, digest: row.digest };
+  }
   const rows = await db.query<Record<string, unknown>>(
     `select t.id, t.seq::text as seq, t.idempotency_key, t.request_hash, t.kind, t.pending_id, t.reverses_id,
             (extract(epoch from t.timeout_at) * 1000000)::bigint::text as timeout_at,

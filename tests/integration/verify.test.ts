@@ -90,6 +90,38 @@ describe("verify", () => {
     expect(report.violations.find((v) => v.check === "hash_chain")!.detail).toMatch(/seal 1 .*changed after sealing/);
   });
 
+  it("verifies seals of both digest formats in one chain, and names a change under either", async () => {
+    expect(await sealJournal(db, undefined, 1)).toMatchObject({ id: 1n, transferCount: 3 });
+    await writeTransfers(db, [{ kind: "standard", idempotencyKey: "after-format-1", metadata: { note: "sealed in format 2" },
+      legs: [{ debitAccountId: ids.funding, creditAccountId: ids.op, amount: 1n }] }]);
+    expect(await sealJournal(db)).toMatchObject({ id: 2n, transferCount: 1 });
+    const formats = await db.query<{ format: number }>("select format from journal_seals order by id");
+    expect(formats.map((f) => f.format)).toEqual([1, 2]);
+    expect(await verifyLedger(db)).toMatchObject({ ok: true, counts: { seals: 2 } });
+
+    // A change that only the hash chain sees (metadata), in the range of the format-2 seal.
+    await db.query("alter table transfers disable trigger transfers_append_only");
+    await db.query(`update transfers set metadata = '{"note": "changed"}' where idempotency_key = 'after-format-1'`);
+    let chain = (await verifyLedger(db)).violations.filter((v) => v.check === "hash_chain");
+    expect(chain.map((v) => v.detail)).toEqual([expect.stringMatching(/^seal 2 .*changed after sealing/)]);
+    await db.query(`update transfers set metadata = '{"note": "sealed in format 2"}' where idempotency_key = 'after-format-1'`);
+    expect(await verifyLedger(db)).toMatchObject({ ok: true });
+
+    // And one in the range of the format-1 seal.
+    await db.query("update transfers set metadata = '{\"x\": 1}' where id = $1", [transferIds[0]]);
+    chain = (await verifyLedger(db)).violations.filter((v) => v.check === "hash_chain");
+    expect(chain.map((v) => v.detail)).toEqual([expect.stringMatching(/^seal 1 .*changed after sealing/)]);
+  });
+
+  it("names a seal whose digest format was changed", async () => {
+    await sealJournal(db);
+    await db.query("alter table journal_seals disable trigger user");
+    await db.query("update journal_seals set format = 1 where id = 1");
+    expect((await verifyLedger(db)).violations.find((v) => v.check === "hash_chain")!.detail).toMatch(/seal 1 .*changed after sealing/);
+    await db.query("update journal_seals set format = 7 where id = 1");
+    expect((await verifyLedger(db)).violations.find((v) => v.check === "hash_chain")!.detail).toMatch(/seal 1 .*unknown digest format 7/);
+  });
+
   it("names a deleted transfer in the hash chain", async () => {
     await sealJournal(db);
     await db.query("alter table entries disable trigger entries_append_only");

@@ -1,10 +1,12 @@
-import { bigint, integer, pgTable, text, timestamp } from "drizzle-orm/pg-core";
+import { bigint, integer, pgTable, smallint, text, timestamp } from "drizzle-orm/pg-core";
 
 /**
  * The journal's hash chain. Seal n covers every transfer whose txid lies in [from_txid, to_txid):
  * all of those database transactions had finished when the seal was cut (to_txid is the xmin of the
  * sealer's snapshot), so no transfer can later appear inside a sealed range.
- * hash = sha256(prev_hash || canonical transfers and entries of the range, in seq order).
+ * hash = sha256(prev_hash || digest of the transfers and entries of the range, in seq order); the
+ * digest's `format` is 1 (canonical JSON computed by the service) or 2 (jsonb text computed by
+ * PostgreSQL), see src/workers/journal-sealer.ts.
  */
 export const journalSeals = pgTable("journal_seals", {
   id: bigint("id", { mode: "bigint" }).primaryKey(),
@@ -13,5 +15,6 @@ export const journalSeals = pgTable("journal_seals", {
   transferCount: integer("transfer_count").notNull(),
   prevHash: text("prev_hash").notNull(),
   hash: text("hash").notNull(),
+  format: smallint("format").notNull().default(1),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
 });

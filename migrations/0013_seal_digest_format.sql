@@ -1,0 +1,1 @@
+ALTER TABLE "journal_seals" ADD COLUMN "format" smallint DEFAULT 1 NOT NULL;
