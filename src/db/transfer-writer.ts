@@ -51,7 +51,7 @@ export interface WriteOptions {
  * Writes a batch of transfer requests in one database transaction, set-based:
  *
  *  1. read the idempotency keys the batch uses and the transfers it refers to;
- *  2. lock the balance rows of every account involved, in account-id order (so concurrent batches
+ *  2. lock the balance rows of every account involved, in one fixed order (LOCK_ORDER, so concurrent batches
  *     never deadlock), and read which referenced holds and transfers are already resolved;
  *  3. run each request through the ledger rules in order (`LedgerState.execute`), so a later
  *     request sees the effect of an earlier one; a refused request affects nothing;
@@ -178,9 +178,10 @@ async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOpti
       await insertTransfers(tx, created, now);
       if (snapshot) {
         await options.afterWrite?.(tx, outcomes);
-        await lockAndRebase(tx, state, snapshot, entries);
+        await lockRebaseAndInsert(tx, state, snapshot, entries);
+      } else {
+        await insertEntries(tx, entries);
       }
-      await insertEntries(tx, entries);
       const touched = new Set(entries.map((e) => e.accountId));
       await updateBalances(tx, [...touched].map((id) => state.accounts.get(id)!));
       if (!snapshot) await options.afterWrite?.(tx, outcomes);
@@ -212,7 +213,15 @@ function isSerializationFailure(err: unknown): boolean {
   return code === "40001" || code === "40P01";
 }
 
-/** Reads the accounts and their balances into the state; with `lock`, locks the balance rows in account-id order. */
+/**
+ * The one order every writer locks balance rows in, so that concurrent writers never deadlock:
+ * accounts with a balance limit first, then accounts without one (fee and revenue accounts, the
+ * hot ones), each by id. The flags never change, so the order is total and fixed. The optimistic
+ * mode relies on it to take the locks of the unlimited accounts last and hold them shortest.
+ */
+const LOCK_ORDER = "(a.debits_must_not_exceed_credits or a.credits_must_not_exceed_debits) desc, b.account_id";
+
+/** Reads the accounts and their balances into the state; with `lock`, locks the balance rows (in LOCK_ORDER). */
 async function readAccounts(tx: Queryable, ids: string[], state: LedgerState, lock: boolean): Promise<void> {
   if (ids.length === 0) return;
   const rows = await tx.query<{
@@ -225,7 +234,7 @@ async function readAccounts(tx: Queryable, ids: string[], state: LedgerState, lo
             b.debits_pending::text as dpe, b.credits_pending::text as cpe
        from account_balances b join accounts a on a.id = b.account_id
       where b.account_id = any($1::uuid[])
-      ${lock ? "order by b.account_id for update of b" : ""}`,
+      ${lock ? `order by ${LOCK_ORDER} for update of b` : ""}`,
     [pgArray(ids)],
   );
   for (const r of rows) {
@@ -238,13 +247,32 @@ async function readAccounts(tx: Queryable, ids: string[], state: LedgerState, lo
 }
 
 /**
- * The optimistic mode's last step: locks the balance rows the entries touch (in account-id order,
- * as the locking mode does) and moves what the batch decided onto the balances found there. An
- * account whose balance did not move since it was read keeps the running balances computed; one
- * that moved gets its entries replayed in order from the balance it now has, with its limits and
- * the uint256 bound checked after each transfer as `LedgerState` does. A check that fails throws
- * NeedsLocks (the batch is rolled back and runs again, locking first).
+ * The optimistic mode's last step: locks the balance rows the entries touch and moves what the
+ * batch decided onto the balances found there, then inserts the entries. It goes in two rounds in
+ * LOCK_ORDER: the accounts with a limit (customers' and operators' balances: many, each touched by
+ * few concurrent batches), then the accounts without one (fee accounts: few, touched by every
+ * batch), so that a hot account's lock is held only for the insert of its own entries, the
+ * balance update and the commit. Entries of an account are inserted while its row is locked: their
+ * ids follow the order of its running balance.
+ *
+ * An account whose balance did not move since it was read keeps the running balances computed;
+ * one that moved gets its entries replayed in order from the balance it now has, with its limits
+ * and the uint256 bound checked after each transfer as `LedgerState` does. A check that fails
+ * throws NeedsLocks (the batch is rolled back and runs again, locking first).
  */
+async function lockRebaseAndInsert(tx: Queryable, state: LedgerState, snapshot: Map<string, Balances>, entries: EntryRecord[]): Promise<void> {
+  const limited = (id: string) => {
+    const a = state.accounts.get(id)!;
+    return a.debitsMustNotExceedCredits || a.creditsMustNotExceedDebits;
+  };
+  for (const round of [true, false]) {
+    const mine = entries.filter((e) => limited(e.accountId) === round);
+    if (mine.length === 0) continue;
+    await lockAndRebase(tx, state, snapshot, mine);
+    await insertEntries(tx, mine);
+  }
+}
+
 async function lockAndRebase(tx: Queryable, state: LedgerState, snapshot: Map<string, Balances>, entries: EntryRecord[]): Promise<void> {
   const byAccount = new Map<string, EntryRecord[]>();
   for (const e of entries) {

@@ -5,7 +5,7 @@ import { bigint, integer, pgTable, smallint, text, timestamp } from "drizzle-orm
  * all of those database transactions had finished when the seal was cut (to_txid is the xmin of the
  * sealer's snapshot), so no transfer can later appear inside a sealed range.
  * hash = sha256(prev_hash || digest of the transfers and entries of the range, in seq order); the
- * digest's `format` is 1 (canonical JSON computed by the service) or 2 (jsonb text computed by
+ * digest's `format` is 1 (canonical JSON computed by the service) or 2 (row text computed by
  * PostgreSQL), see src/workers/journal-sealer.ts.
  */
 export const journalSeals = pgTable("journal_seals", {
