@@ -14,6 +14,7 @@ import postgres from "postgres";
 import { Cluster } from "../chaos/cluster.js";
 import { apiProcess, must, newStats, root, seedMarket, usageRecord } from "../chaos/harness.js";
 import { freePort } from "../scripts/local-chain.js";
+import { client } from "./load.js";
 
 const mode = process.argv[2] === "single" ? "single" : "batch";
 const seconds = Number(process.argv[3] ?? 15);
@@ -37,10 +38,8 @@ try {
 
   let records = 0;
   let seq = 0;
-  const post = async (path: string, body: unknown, key: string): Promise<{ status: number; body: any }> => { // eslint-disable-line @typescript-eslint/no-explicit-any
-    const r = await fetch(`${api.base}${path}`, { method: "POST", headers: { authorization: `Bearer ${m.key}`, "content-type": "application/json", "idempotency-key": key }, body: JSON.stringify(body) });
-    return { status: r.status, body: await r.json() };
-  };
+  const http = client(api.base, m.key);
+  const post = (path: string, body: unknown) => http.call("POST", path, body);
   const procCpu = (pid: number) => {
     const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
     return (Number(f[11]) + Number(f[12])) / 100;
@@ -52,10 +51,10 @@ try {
     while (performance.now() < until) {
       const n = ++seq;
       if (mode === "batch") {
-        const r = await post("/v1/usage/batch", { records: Array.from({ length: 1000 }, (_, i) => usageRecord(m, "USDC", `b${n}-${i}`)) }, `b${n}`);
+        const r = await post("/v1/usage/batch", { records: Array.from({ length: 1000 }, (_, i) => usageRecord(m, "USDC", `b${n}-${i}`)) });
         records += r.body.summary?.accepted ?? 0;
       } else {
-        const r = await post("/v1/usage", usageRecord(m, "USDC", `s${n}`), `s${n}`);
+        const r = await post("/v1/usage", usageRecord(m, "USDC", `s${n}`));
         if (r.status === 201) records++;
       }
     }
