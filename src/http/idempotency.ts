@@ -1,6 +1,8 @@
 import type { Context } from "hono";
 import { canonicalJson, sha256Hex } from "../domain/canonical.js";
 import type { Database, Queryable } from "../db/client.js";
+import { batcherFor, type ReadBatcher } from "../db/read-batcher.js";
+import { pgArray } from "../db/sql-arrays.js";
 import { tenantOf } from "../services/principal.js";
 import type { AppEnv } from "./env.js";
 import { ApiError } from "./problem.js";
@@ -30,11 +32,24 @@ export function idempotentRequest(c: Context<AppEnv>, body: unknown): Idempotent
   return { scope: tenantOf(c.get("principal")), key, method, path, hash: sha256Hex(canonicalJson({ method, path, body })) };
 }
 
-/** The stored response for this request, or undefined; throws 409 when the key was used for another request. */
-export async function storedResponse(db: Queryable, req: IdempotentRequest): Promise<Response | undefined> {
-  const rows = await db.query<{ request_hash: string; status: number; body: unknown }>(
-    "select request_hash, status, body from http_idempotency where scope = $1 and key = $2", [req.scope, req.key]);
-  const seen = rows[0];
+type Stored = { request_hash: string; status: number; body: unknown };
+const stored = new WeakMap<Queryable, ReadBatcher<{ scope: string; key: string }, Stored | undefined>>();
+
+/**
+ * The stored response for this request, or undefined; throws 409 when the key was used for another
+ * request. Outside a transaction, concurrent requests' lookups share one query (ReadBatcher).
+ */
+export async function storedResponse(db: Queryable, req: IdempotentRequest, options: { shared?: boolean } = {}): Promise<Response | undefined> {
+  const seen = options.shared
+    ? await batcherFor(stored, db, async (q, keys: { scope: string; key: string }[]) => {
+      const rows = await q.query<Stored & { scope: string; key: string }>(
+        `select h.scope, h.key, h.request_hash, h.status, h.body
+           from http_idempotency h join unnest($1::text[], $2::text[]) as k(s, k) on h.scope = k.s and h.key = k.k`,
+        [pgArray(keys.map((k) => k.scope)), pgArray(keys.map((k) => k.key))]);
+      const found = new Map(rows.map((r) => [`${r.scope.length}:${r.scope}:${r.key}`, r]));
+      return keys.map((k) => found.get(`${k.scope.length}:${k.scope}:${k.key}`));
+    }).get({ scope: req.scope, key: req.key })
+    : (await db.query<Stored>("select request_hash, status, body from http_idempotency where scope = $1 and key = $2", [req.scope, req.key]))[0];
   if (!seen) return undefined;
   if (seen.request_hash !== req.hash) {
     throw new ApiError("idempotency_key_reused", `Idempotency-Key "${req.key}" was already used for a different request; use a new key for a new request`);
@@ -97,7 +112,7 @@ export async function replayOrRun(
 ): Promise<Response> {
   const req = idempotentRequest(c, body);
   const db = c.get("deps").ledger.db;
-  const replay = await storedResponse(db, req);
+  const replay = await storedResponse(db, req, { shared: true });
   if (replay) return replay;
   // Length-prefixed parts, so that no tenant and header key can spell another's ledger key.
   const out = await write((prefix) => `${prefix}:${req.scope.length}:${req.scope}:${req.key.length}:${req.key}`);

@@ -1,5 +1,7 @@
 import type { Role } from "../../services/principal.js";
 import type { Queryable } from "../client.js";
+import { batcherFor, type ReadBatcher } from "../read-batcher.js";
+import { pgArray } from "../sql-arrays.js";
 
 export interface ApiKey {
   id: string;
@@ -24,12 +26,21 @@ export function toApiKey(r: ApiKeyRow): ApiKey {
   };
 }
 
-/** The active key with this prefix and its stored secret hash. */
-export async function findActiveKeyByPrefix(db: Queryable, prefix: string): Promise<(ApiKey & { secretHash: string }) | undefined> {
-  const rows = await db.query<ApiKeyRow & { secret_hash: string }>(
-    `select ${API_KEY_COLUMNS}, secret_hash from api_keys where prefix = $1 and revoked_at is null`, [prefix]);
-  const r = rows[0];
-  return r && { ...toApiKey(r), secretHash: r.secret_hash };
+type KeyWithSecret = ApiKey & { secretHash: string };
+const byPrefix = new WeakMap<Queryable, ReadBatcher<string, KeyWithSecret | undefined>>();
+
+/**
+ * The active key with this prefix and its stored secret hash. Every request looks its key up:
+ * concurrent lookups share one query (ReadBatcher), so a revocation is seen by the next query as
+ * before, with nothing cached.
+ */
+export function findActiveKeyByPrefix(db: Queryable, prefix: string): Promise<KeyWithSecret | undefined> {
+  return batcherFor(byPrefix, db, async (q, prefixes: string[]) => {
+    const rows = await q.query<ApiKeyRow & { secret_hash: string }>(
+      `select ${API_KEY_COLUMNS}, secret_hash from api_keys where prefix = any($1::text[]) and revoked_at is null`, [pgArray([...new Set(prefixes)])]);
+    const found = new Map(rows.map((r) => [r.prefix, { ...toApiKey(r), secretHash: r.secret_hash }]));
+    return prefixes.map((p) => found.get(p));
+  }).get(prefix);
 }
 
 export async function listApiKeys(db: Queryable, options: { cursor?: string; limit: number }): Promise<ApiKey[]> {
