@@ -35,9 +35,10 @@ export type BatchOutcome =
 
 export interface WriteOptions {
   /**
-   * Runs in the batch's transaction after the ledger rows are written, to record what depends on
-   * them (e.g. usage records) atomically with them. Throwing rolls the whole batch back; throwing
-   * Contended runs the batch again.
+   * Runs in the batch's transaction once the requests are decided and the transfers inserted, to
+   * record what depends on them (e.g. usage records) atomically with them: in the locking mode after
+   * the entries and balances are written too, in the optimistic mode before (so it must not read
+   * them). Throwing rolls the whole batch back; throwing Contended runs the batch again.
    */
   afterWrite?: (tx: Queryable, outcomes: BatchOutcome[]) => Promise<void>;
   /**
@@ -51,8 +52,9 @@ export interface WriteOptions {
  * Writes a batch of transfer requests in one database transaction, set-based:
  *
  *  1. read the idempotency keys the batch uses and the transfers it refers to;
- *  2. lock the balance rows of every account involved, in one fixed order (LOCK_ORDER, so concurrent batches
- *     never deadlock), and read which referenced holds and transfers are already resolved;
+ *  2. lock the balance rows of every account involved, in one fixed order (LOCK_ORDER, so that
+ *     concurrent batches never deadlock on them), and read which referenced holds and transfers are
+ *     already resolved;
  *  3. run each request through the ledger rules in order (`LedgerState.execute`), so a later
  *     request sees the effect of an earlier one; a refused request affects nothing;
  *  4. insert all transfers with one statement, all entries with one, and update each touched
@@ -66,6 +68,12 @@ export interface WriteOptions {
  * and the entries' running balances are recomputed; if a limit would break, or if a request was
  * refused for a reason that depends on balances (insufficient funds, overflow), the batch runs
  * again in the locking mode. The result is the same as if the locks had been taken first.
+ *
+ * The optimistic mode inserts its transfers (holding their idempotency keys) before it locks
+ * balances, the locking mode after: a retry racing its original in the other mode, or two
+ * optimistic batches carrying the same keys in different orders, can deadlock on a key. PostgreSQL
+ * detects it (after `deadlock_timeout`, 1 s by default) and the batch runs again (40P01 is retried),
+ * then replays. Only duplicate submissions racing each other meet this.
  *
  * Each request gets its own result. Refusals (insufficient funds, unknown account, ...) are not
  * stored: a retry with the same key is evaluated afresh. If a concurrent transaction commits the

@@ -17,18 +17,27 @@ export interface StoredResponse {
  * like the audit log: concurrent requests share one insert and one commit. A key already stored
  * (a concurrent retry stored it first) keeps its first response.
  */
-export function createResponseWriter(db: Database): GroupCommitter<StoredResponse, void> {
+const STATEMENT_BYTES = 64 * 1024 * 1024;
+
+export function createResponseWriter(db: Database, options: { statementBytes?: number } = {}): GroupCommitter<StoredResponse, void> {
+  const statementBytes = options.statementBytes ?? STATEMENT_BYTES;
   return new GroupCommitter<StoredResponse, void>(async (items) => {
-    // One jsonb parameter, with each response body (already JSON text) spliced in as it is: a
-    // batch's response runs to hundreds of kilobytes, and quoting it into an array literal cost
-    // more than the rest of the insert.
-    const rows = items.map((e) => `{"s":${JSON.stringify(e.scope)},"k":${JSON.stringify(e.key)},"m":${JSON.stringify(e.method)},` +
-      `"p":${JSON.stringify(e.path)},"h":${JSON.stringify(e.hash)},"st":${e.status},"b":${e.body}}`);
-    await db.query(
-      `insert into http_idempotency (scope, key, method, path, request_hash, status, body)
-       select s, k, m, p, h, st, b from jsonb_to_recordset($1::text::jsonb) as t(s text, k text, m text, p text, h text, st int, b jsonb)
-       on conflict do nothing`,
-      [`[${rows.join(",")}]`]);
+    // One jsonb parameter, with each response body (JSON text from JSON.stringify) spliced in as it
+    // is: a batch's response runs to hundreds of kilobytes, and quoting it into an array literal cost
+    // more than the rest of the insert. The body comes first, so that the fields after it win should
+    // it ever repeat a key; statements stay well under jsonb's size limit (256 MB).
+    const rows = items.map((e) => `{"b":${e.body ?? "null"},"s":${JSON.stringify(e.scope)},"k":${JSON.stringify(e.key)},` +
+      `"m":${JSON.stringify(e.method)},"p":${JSON.stringify(e.path)},"h":${JSON.stringify(e.hash)},"st":${e.status}}`);
+    for (let start = 0; start < rows.length;) {
+      let end = start;
+      for (let bytes = 0; end < rows.length && (end === start || bytes + rows[end]!.length < statementBytes); end++) bytes += rows[end]!.length;
+      await db.query(
+        `insert into http_idempotency (scope, key, method, path, request_hash, status, body)
+         select s, k, m, p, h, st, b from jsonb_to_recordset($1::text::jsonb) as t(s text, k text, m text, p text, h text, st int, b jsonb)
+         on conflict do nothing`,
+        [`[${rows.slice(start, end).join(",")}]`]);
+      start = end;
+    }
     return items.map(() => undefined);
   }, { maxItems: 1000, maxConcurrent: db.kind === "pglite" ? 1 : 2, windowMs: 0 });
 }
