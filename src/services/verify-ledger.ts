@@ -1,4 +1,4 @@
-import type { Queryable } from "../db/client.js";
+import type { Database, Queryable } from "../db/client.js";
 import { sha256Hex } from "../domain/canonical.js";
 import { digestRange, type SealFormat } from "../workers/journal-sealer.js";
 
@@ -17,7 +17,7 @@ export interface VerifyReport {
 const MAX_PER_CHECK = 20;
 
 /** Checks a whole database against the ledger's invariants (docs/ledger.md). Read-only. */
-export async function verifyLedger(db: Queryable): Promise<VerifyReport> {
+export async function verifyLedger(db: Database): Promise<VerifyReport> {
   const violations: Violation[] = [];
   const add = (check: string, rows: Record<string, unknown>[], describe: (r: Record<string, unknown>) => string) => {
     for (const r of rows.slice(0, MAX_PER_CHECK)) violations.push({ check, detail: describe(r) });
@@ -95,7 +95,7 @@ export async function verifyLedger(db: Queryable): Promise<VerifyReport> {
 }
 
 /** Recomputes every seal from the rows it covers; reports the first link that does not hold. */
-export async function verifyHashChain(db: Queryable): Promise<Violation[]> {
+export async function verifyHashChain(db: Database): Promise<Violation[]> {
   const seals = await db.query<{ id: string; from_txid: string; to_txid: string; transfer_count: number; prev_hash: string; hash: string; format: number }>(
     "select id::text as id, from_txid::text as from_txid, to_txid::text as to_txid, transfer_count, prev_hash, hash, format from journal_seals order by journal_seals.id",
   );

@@ -113,6 +113,30 @@ describe("verify", () => {
     expect(chain.map((v) => v.detail)).toEqual([expect.stringMatching(/^seal 1 .*changed after sealing/)]);
   });
 
+  it("computes the same digests whatever the session's time zone and date style", async () => {
+    // One connection, so that the session settings below apply to every statement that follows.
+    const one = await seeded(await freshDatabase({ maxConnections: 1 }));
+    try {
+      await one.query("set timezone = 'UTC'");
+      await one.query("set datestyle = 'ISO, YMD'");
+      expect(await sealJournal(one)).toMatchObject({ id: 1n, transferCount: 3 });
+      await writeTransfers(one, [{ kind: "pending", idempotencyKey: "with-timeout", timeoutSeconds: 3600,
+        legs: [{ debitAccountId: ids.funding, creditAccountId: ids.op, amount: 1n }] }]);
+      await one.query("set timezone = 'Asia/Kolkata'");
+      await one.query("set datestyle = 'SQL, DMY'");
+      expect(await sealJournal(one)).toMatchObject({ id: 2n, transferCount: 1 });
+      for (const [tz, style] of [["America/St_Johns", "German"], ["UTC", "Postgres, MDY"], ["Pacific/Chatham", "ISO, DMY"]]) {
+        await one.query(`set timezone = '${tz}'`);
+        await one.query(`set datestyle = '${style}'`);
+        expect(await verifyLedger(one)).toMatchObject({ ok: true, counts: { seals: 2 } });
+      }
+      // The session's own settings are left as they were.
+      expect((await one.query<{ tz: string }>("select current_setting('TimeZone') as tz"))[0]!.tz).toBe("Pacific/Chatham");
+    } finally {
+      await one.destroy();
+    }
+  });
+
   it("names a seal whose digest format was changed", async () => {
     await sealJournal(db);
     await db.query("alter table journal_seals disable trigger user");
