@@ -137,10 +137,11 @@ async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOpti
     await readAccounts(tx, [...accountIds], state, !optimistic);
     const snapshot = optimistic ? new Map([...state.accounts].map(([id, a]) => [id, a.balances])) : undefined;
 
-    // Idempotency keys and the clock are read only now, under the locks (in the locking mode): a concurrent batch with
-    // the same key touched the same accounts, so if it committed while this one waited, its
-    // transfer is visible here and this request replays it (instead of being run again against
-    // balances it already changed). Timeouts are judged at this instant too, not at BEGIN.
+    // Idempotency keys and the clock are read only now, under the locks (in the locking mode): a
+    // concurrent batch with the same key touched the same accounts, so if it committed while this
+    // one waited, its transfer is visible here and this request replays it (instead of being run
+    // again against balances it already changed). Timeouts are judged at this instant too, not at
+    // BEGIN.
     const keys = [...new Set(valid.map((i) => i.idempotencyKey))];
     const head = await tx.query<{ now: Date | string; existing: { id: string; key: string; hash: string }[] | null }>(
       `select clock_timestamp() as now,
@@ -182,20 +183,16 @@ async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOpti
       }
     }
     if (snapshot && outcomes.some((o) => o.kind === "refused" && BALANCE_REFUSALS.has(o.error.code))) throw new NeedsLocks();
+    // afterWrite runs before the locks in the optimistic mode (see WriteOptions), last otherwise.
+    if (created.length > 0) await insertTransfers(tx, created, now);
+    if (snapshot) await options.afterWrite?.(tx, outcomes);
     if (created.length > 0) {
-      await insertTransfers(tx, created, now);
-      if (snapshot) {
-        await options.afterWrite?.(tx, outcomes);
-        await lockRebaseAndInsert(tx, state, snapshot, entries);
-      } else {
-        await insertEntries(tx, entries);
-      }
+      if (snapshot) await lockRebaseAndInsert(tx, state, snapshot, entries);
+      else await insertEntries(tx, entries);
       const touched = new Set(entries.map((e) => e.accountId));
       await updateBalances(tx, [...touched].map((id) => state.accounts.get(id)!));
-      if (!snapshot) await options.afterWrite?.(tx, outcomes);
-    } else {
-      await options.afterWrite?.(tx, outcomes);
     }
+    if (!snapshot) await options.afterWrite?.(tx, outcomes);
   });
 
   const replayed = await loadTransfers(db, outcomes.flatMap((o) => (o.kind === "replayed" ? [o.id] : [])));
@@ -298,8 +295,7 @@ async function lockAndRebase(tx: Queryable, state: LedgerState, snapshot: Map<st
   for (const r of rows) {
     const before = snapshot.get(r.id)!;
     const now: Balances = { debitsPosted: BigInt(r.dp), creditsPosted: BigInt(r.cp), debitsPending: BigInt(r.dpe), creditsPending: BigInt(r.cpe) };
-    if (now.debitsPosted === before.debitsPosted && now.creditsPosted === before.creditsPosted &&
-        now.debitsPending === before.debitsPending && now.creditsPending === before.creditsPending) continue;
+    if (sameBalances(now, before)) continue;
     const account = state.accounts.get(r.id)!;
     const list = byAccount.get(r.id)!;
     const b = { ...now };
@@ -322,6 +318,11 @@ async function lockAndRebase(tx: Queryable, state: LedgerState, snapshot: Map<st
     account.balances = b;
   }
   if (rows.length !== byAccount.size) throw new Error("ledger bug: a balance row of an account in use is missing");
+}
+
+function sameBalances(a: Balances, b: Balances): boolean {
+  return a.debitsPosted === b.debitsPosted && a.creditsPosted === b.creditsPosted &&
+    a.debitsPending === b.debitsPending && a.creditsPending === b.creditsPending;
 }
 
 async function insertTransfers(tx: Queryable, created: TransferRecord[], createdAt: Date): Promise<void> {

@@ -46,8 +46,9 @@ export async function storedResponse(db: Queryable, req: IdempotentRequest, opti
         `select h.scope, h.key, h.request_hash, h.status, h.body
            from http_idempotency h join unnest($1::text[], $2::text[]) as k(s, k) on h.scope = k.s and h.key = k.k`,
         [pgArray(keys.map((k) => k.scope)), pgArray(keys.map((k) => k.key))]);
-      const found = new Map(rows.map((r) => [`${r.scope.length}:${r.scope}:${r.key}`, r]));
-      return keys.map((k) => found.get(`${k.scope.length}:${k.scope}:${k.key}`));
+      const id = (k: { scope: string; key: string }) => `${k.scope.length}:${k.scope}:${k.key}`;
+      const found = new Map(rows.map((r) => [id(r), r]));
+      return keys.map((k) => found.get(id(k)));
     }).get({ scope: req.scope, key: req.key })
     : (await db.query<Stored>("select request_hash, status, body from http_idempotency where scope = $1 and key = $2", [req.scope, req.key]))[0];
   if (!seen) return undefined;

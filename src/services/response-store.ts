@@ -12,13 +12,13 @@ export interface StoredResponse {
   body: string;
 }
 
+const STATEMENT_BYTES = 64 * 1024 * 1024;
+
 /**
  * Stores responses of requests whose write keeps its own idempotency in the ledger, group-committed
  * like the audit log: concurrent requests share one insert and one commit. A key already stored
  * (a concurrent retry stored it first) keeps its first response.
  */
-const STATEMENT_BYTES = 64 * 1024 * 1024;
-
 export function createResponseWriter(db: Database, options: { statementBytes?: number } = {}): GroupCommitter<StoredResponse, void> {
   const statementBytes = options.statementBytes ?? STATEMENT_BYTES;
   return new GroupCommitter<StoredResponse, void>(async (items) => {

@@ -1,4 +1,4 @@
-import type { Database, Queryable } from "../db/client.js";
+import type { Database } from "../db/client.js";
 import { sha256Hex } from "../domain/canonical.js";
 import { digestRange, type SealFormat } from "../workers/journal-sealer.js";
 
