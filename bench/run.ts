@@ -80,8 +80,10 @@ await pool(Array.from({ length: CUSTOMERS }, (_, i) => i), 16, async (i) => {
 log(`seeded ${OPERATORS} operators and ${CUSTOMERS} prepaid customers in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
 let ext = 0;
-const start = new Date(Date.now() - 3_600_000).toISOString();
-const end = new Date(Date.now() - 60_000).toISOString();
+// The usage's period ends a minute before the service's clock (GET /healthz tells its time).
+const serviceNow = Date.parse(((await (await fetch(`${base}/healthz`)).json()) as { time: string }).time);
+const start = new Date(serviceNow - 3_600_000).toISOString();
+const end = new Date(serviceNow - 60_000).toISOString();
 const record = () => ({
   external_id: `u-${++ext}`, operator_id: `op-${Math.floor(Math.random() * OPERATORS)}`, customer_id: `c-${Math.floor(Math.random() * CUSTOMERS)}`,
   resource: "gpu:h100", unit: "gpu_second", quantity: String(60 + Math.floor(Math.random() * 3540)), unit_price: "0.000694", asset: "TUSD",

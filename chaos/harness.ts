@@ -248,6 +248,12 @@ export async function seedMarket(stats: ClientStats, bases: string[], adminKey: 
   return { key, operators, customers };
 }
 
+// The usage's period: two hours before this run started (machine time, or CLOCK_START's), fixed for
+// the run so that a retried record is the very same record.
+const RUN_STARTED = process.env.CLOCK_START ? Date.parse(process.env.CLOCK_START) : Date.now();
+const PERIOD_START = new Date(Math.floor(RUN_STARTED / 3_600_000) * 3_600_000 - 2 * 3_600_000).toISOString();
+const PERIOD_END = new Date(Math.floor(RUN_STARTED / 3_600_000) * 3_600_000 - 3_600_000).toISOString();
+
 /** A usage record of one GPU-hour-ish slice; the same id always gives the same record. */
 export function usageRecord(m: Market, asset: string, id: string) {
   let h = 0;
@@ -255,7 +261,7 @@ export function usageRecord(m: Market, asset: string, id: string) {
   return {
     external_id: id, operator_id: m.operators[h % m.operators.length]!, customer_id: m.customers[(h >>> 8) % m.customers.length]!,
     resource: "gpu:h100", unit: "gpu_second", quantity: String(60 + (h % 3540)), unit_price: "0.000694", asset,
-    period_start: "2026-11-28T10:00:00Z", period_end: "2026-11-28T11:00:00Z",
+    period_start: PERIOD_START, period_end: PERIOD_END,
   };
 }
 

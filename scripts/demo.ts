@@ -104,7 +104,9 @@ try {
 
   // --- a day of usage ------------------------------------------------------------------------------
   const prices: Record<string, string> = { "gpu:h100-80gb": "2.49", "gpu:a100-80gb": "1.29", "gpu:l40s": "0.99", "gpu:rtx4090": "0.44" };
-  const day = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() - 1));
+  // Yesterday by the service's clock (GET /healthz tells its time).
+  const today = new Date(((await (await fetch(`${base}/healthz`)).json()) as { time: string }).time);
+  const day = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - 1));
   let rnd = 20261129;
   const random = () => ((rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
   const records = [];

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { loadChains, type ChainSettings } from "./chain/config.js";
+import { clockStartingAt, systemClock, type Clock } from "./domain/clock.js";
 import { faultPoints } from "./workers/faults.js";
 
 const intFrom = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
@@ -39,6 +40,11 @@ export const Config = z.object({
   CHAINS_FILE: z.string().min(1).optional().describe("file holding the chains' JSON"),
   PAYOUT_INTERVAL_MS: intFrom(2000, 50, 3_600_000).describe("how often the payout worker runs its steps"),
   RUN_WORKERS: z.enum(["true", "false"]).default("true").describe("run the background workers inside the API process"),
+  CLOCK_START: z
+    .string()
+    .optional()
+    .refine((v) => v === undefined || (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/.test(v) && !Number.isNaN(Date.parse(v))), "must be an instant in UTC such as 2027-12-31T23:59:59Z")
+    .describe("testing and rehearsal only: the service's clock starts at this instant when the process starts and runs on in real time"),
   FAULT_KILL_AT: z
     .string()
     .optional()
@@ -46,6 +52,11 @@ export const Config = z.object({
     .describe("testing only: the payout worker kills its own process (SIGKILL) at these points"),
 });
 export type Config = z.infer<typeof Config>;
+
+/** The clock of CLOCK_START, or the machine's. */
+export function configuredClock(config: Pick<Config, "CLOCK_START">): Clock {
+  return config.CLOCK_START === undefined ? systemClock : clockStartingAt(new Date(config.CLOCK_START));
+}
 
 /** Parses the environment; on failure prints each bad variable and exits 1. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

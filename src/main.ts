@@ -13,6 +13,7 @@ import { startWorkers } from "./workers/start.js";
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL);
+if (config.CLOCK_START) log.warn({ clock_start: config.CLOCK_START }, "CLOCK_START is set: the service's clock started at that instant, not at the machine's time");
 const settlements = new Settlements(loadChainsOrExit(config));
 const db = await openConfiguredDatabase(config);
 const ledger = createLedgerContext(db, {
@@ -27,7 +28,8 @@ const app = createApp({ ledger, settlements, rateLimiter, config: { ...config, A
 const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
   log.info(
     { address: info.address, port: info.port, database: config.DATABASE_URL ? "postgres" : `pglite:${config.PGLITE_DATA_DIR}`, admin_key_from: adminKey.source,
-      chains: settlements.chains.map((c) => c.settings.name), workers: config.RUN_WORKERS === "true" },
+      chains: settlements.chains.map((c) => c.settings.name), workers: config.RUN_WORKERS === "true",
+      ...(config.CLOCK_START ? { clock_start: config.CLOCK_START } : {}) },
     `listening on http://${info.address}:${info.port}`,
   );
 }) as Server;

@@ -1,5 +1,6 @@
 import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
+import { systemClock, type Clock } from "../domain/clock.js";
 
 export type Row = Record<string, unknown>;
 
@@ -21,6 +22,11 @@ export interface Queryable {
 
 export interface Database extends Queryable {
   readonly kind: "postgres" | "pglite";
+  /**
+   * The service's clock (src/domain/clock.ts). It travels with the database handle so that every
+   * use case that can write can also tell the time, the same time for the whole process.
+   */
+  readonly clock: Clock;
   /** Runs fn in one transaction (READ COMMITTED); commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -37,13 +43,16 @@ export interface DatabaseOptions {
   loadDataDir?: Blob;
   /** Connection pool size on PostgreSQL. */
   maxConnections?: number;
+  /** The service's clock; the machine's time when absent. */
+  clock?: Clock;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.url ? openPostgres(options.url, options.maxConnections ?? 10) : openPglite(options.dataDir ?? "memory://", options.loadDataDir);
+  const clock = options.clock ?? systemClock;
+  return options.url ? openPostgres(options.url, options.maxConnections ?? 10, clock) : openPglite(options.dataDir ?? "memory://", options.loadDataDir, clock);
 }
 
-function openPostgres(url: string, max: number): Database {
+function openPostgres(url: string, max: number, clock: Clock): Database {
   const sql = postgres(url, {
     max,
     onnotice: () => {},
@@ -69,6 +78,7 @@ function openPostgres(url: string, max: number): Database {
   const root = wrap(sql);
   return {
     kind: "postgres",
+    clock,
     driver: { kind: "postgres", sql, url },
     query: root.query,
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) => sql.begin((tx) => fn(wrap(tx))) as Promise<T>,
@@ -76,10 +86,11 @@ function openPostgres(url: string, max: number): Database {
   };
 }
 
-async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database> {
+async function openPglite(dataDir: string, loadDataDir: Blob | undefined, clock: Clock): Promise<Database> {
   const pg = await PGlite.create(dataDir, loadDataDir ? { loadDataDir } : {});
   return {
     kind: "pglite",
+    clock,
     driver: { kind: "pglite", pg },
     async query<T>(text: string, params: unknown[] = []) {
       return (await pg.query<T>(text, params)).rows;

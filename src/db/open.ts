@@ -1,5 +1,5 @@
 import { mkdirSync } from "node:fs";
-import type { Config } from "../config.js";
+import { configuredClock, type Config } from "../config.js";
 import { openDatabase, type Database } from "./client.js";
 import { runMigrations } from "./migrate.js";
 import { claimDataDir } from "./pglite-lock.js";
@@ -16,7 +16,7 @@ export async function openConfiguredDatabase(config: Config): Promise<Database> 
       process.exit(1);
     }
   }
-  const db = await openDatabase({ url: config.DATABASE_URL, dataDir: config.PGLITE_DATA_DIR, maxConnections: config.DB_POOL_SIZE });
+  const db = await openDatabase({ url: config.DATABASE_URL, dataDir: config.PGLITE_DATA_DIR, maxConnections: config.DB_POOL_SIZE, clock: configuredClock(config) });
   await runMigrations(db);
   const close = db.close.bind(db);
   return Object.assign(db, {

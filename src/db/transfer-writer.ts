@@ -38,9 +38,10 @@ export interface WriteOptions {
    * Runs in the batch's transaction once the requests are decided and the transfers inserted, to
    * record what depends on them (e.g. usage records) atomically with them: in the locking mode after
    * the entries and balances are written too, in the optimistic mode before (so it must not read
-   * them). Throwing rolls the whole batch back; throwing Contended runs the batch again.
+   * them). `bookedAt` is the instant the transfers are booked at (the clock read under the locks).
+   * Throwing rolls the whole batch back; throwing Contended runs the batch again.
    */
-  afterWrite?: (tx: Queryable, outcomes: BatchOutcome[]) => Promise<void>;
+  afterWrite?: (tx: Queryable, outcomes: BatchOutcome[], bookedAt: Date) => Promise<void>;
   /**
    * Decide first, lock last (see `writeTransfers`): for the hot write paths (usage ingest, posted
    * transfers). Batches that resolve holds or reverse transfers always lock first.
@@ -105,7 +106,7 @@ export async function writeTransfers(db: Database, inputs: BatchInputs, options:
 
 async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOptions, optimistic: boolean): Promise<TransferResult[]> {
   const outcomes: BatchOutcome[] = [];
-  let now = new Date();
+  let now = db.clock.now();
 
   await db.transaction(async (tx) => {
     const inputs = typeof batch === "function" ? await batch(tx) : batch;
@@ -143,13 +144,12 @@ async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOpti
     // again against balances it already changed). Timeouts are judged at this instant too, not at
     // BEGIN.
     const keys = [...new Set(valid.map((i) => i.idempotencyKey))];
-    const head = await tx.query<{ now: Date | string; existing: { id: string; key: string; hash: string }[] | null }>(
-      `select clock_timestamp() as now,
-              (select json_agg(json_build_object('id', id, 'key', idempotency_key, 'hash', request_hash))
+    const head = await tx.query<{ existing: { id: string; key: string; hash: string }[] | null }>(
+      `select (select json_agg(json_build_object('id', id, 'key', idempotency_key, 'hash', request_hash))
                  from transfers where idempotency_key = any($1::text[])) as existing`,
       [pgArray(keys)],
     );
-    now = new Date(head[0]!.now);
+    now = db.clock.now();
     state.now = now;
     for (const e of head[0]!.existing ?? []) state.keys.set(e.key, { requestHash: e.hash, transferId: e.id });
 
@@ -185,14 +185,14 @@ async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOpti
     if (snapshot && outcomes.some((o) => o.kind === "refused" && BALANCE_REFUSALS.has(o.error.code))) throw new NeedsLocks();
     // afterWrite runs before the locks in the optimistic mode (see WriteOptions), last otherwise.
     if (created.length > 0) await insertTransfers(tx, created, now);
-    if (snapshot) await options.afterWrite?.(tx, outcomes);
+    if (snapshot) await options.afterWrite?.(tx, outcomes, now);
     if (created.length > 0) {
-      if (snapshot) await lockRebaseAndInsert(tx, state, snapshot, entries);
-      else await insertEntries(tx, entries);
+      if (snapshot) await lockRebaseAndInsert(tx, state, snapshot, entries, now);
+      else await insertEntries(tx, entries, now);
       const touched = new Set(entries.map((e) => e.accountId));
       await updateBalances(tx, [...touched].map((id) => state.accounts.get(id)!));
     }
-    if (!snapshot) await options.afterWrite?.(tx, outcomes);
+    if (!snapshot) await options.afterWrite?.(tx, outcomes, now);
   });
 
   const replayed = await loadTransfers(db, outcomes.flatMap((o) => (o.kind === "replayed" ? [o.id] : [])));
@@ -265,7 +265,7 @@ async function readAccounts(tx: Queryable, ids: string[], state: LedgerState, lo
  * and the uint256 bound checked after each transfer as `LedgerState` does. A check that fails
  * throws NeedsLocks (the batch is rolled back and runs again, locking first).
  */
-async function lockRebaseAndInsert(tx: Queryable, state: LedgerState, snapshot: Map<string, Balances>, entries: EntryRecord[]): Promise<void> {
+async function lockRebaseAndInsert(tx: Queryable, state: LedgerState, snapshot: Map<string, Balances>, entries: EntryRecord[], bookedAt: Date): Promise<void> {
   const limited = (id: string) => {
     const a = state.accounts.get(id)!;
     return a.debitsMustNotExceedCredits || a.creditsMustNotExceedDebits;
@@ -274,7 +274,7 @@ async function lockRebaseAndInsert(tx: Queryable, state: LedgerState, snapshot: 
     const mine = entries.filter((e) => limited(e.accountId) === round);
     if (mine.length === 0) continue;
     await lockAndRebase(tx, state, snapshot, mine);
-    await insertEntries(tx, mine);
+    await insertEntries(tx, mine, bookedAt);
   }
 }
 
@@ -328,8 +328,8 @@ function sameBalances(a: Balances, b: Balances): boolean {
 async function insertTransfers(tx: Queryable, created: TransferRecord[], createdAt: Date): Promise<void> {
   const inserted = await tx.query(
     `insert into transfers (id, idempotency_key, request_hash, kind, pending_id, reverses_id, timeout_at, effective_at, metadata, created_at)
-     select * from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::uuid[], $6::uuid[],
-                          $7::timestamptz[], $8::timestamptz[], $9::jsonb[], $10::timestamptz[])
+     select u.*, $10::timestamptz from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::uuid[], $6::uuid[],
+                          $7::timestamptz[], $8::timestamptz[], $9::jsonb[]) u
      on conflict do nothing
      returning id`,
     [
@@ -342,17 +342,18 @@ async function insertTransfers(tx: Queryable, created: TransferRecord[], created
       pgArray(created.map((t) => t.timeoutAt?.toISOString() ?? null)),
       pgArray(created.map((t) => t.effectiveAt.toISOString())),
       pgArray(created.map((t) => JSON.stringify(t.metadata))),
-      pgArray(created.map(() => createdAt.toISOString())),
+      createdAt.toISOString(),
     ],
   );
   if (inserted.length !== created.length) throw new Contended();
 }
 
-async function insertEntries(tx: Queryable, entries: EntryRecord[]): Promise<void> {
+/** Entries are booked at their transfer's instant (`createdAt`, one parameter for the whole batch). */
+async function insertEntries(tx: Queryable, entries: EntryRecord[], createdAt: Date): Promise<void> {
   await tx.query(
-    `insert into entries (transfer_id, leg, account_id, asset_id, side, posted_amount, pending_amount, balance_after, effective_at)
-     select * from unnest($1::uuid[], $2::int[], $3::uuid[], $4::uuid[], $5::text[], $6::numeric[], $7::numeric[],
-                          $8::numeric[], $9::timestamptz[])`,
+    `insert into entries (transfer_id, leg, account_id, asset_id, side, posted_amount, pending_amount, balance_after, effective_at, created_at)
+     select u.*, $10::timestamptz from unnest($1::uuid[], $2::int[], $3::uuid[], $4::uuid[], $5::text[], $6::numeric[], $7::numeric[],
+                          $8::numeric[], $9::timestamptz[]) u`,
     [
       pgArray(entries.map((e) => e.transferId)),
       pgArray(entries.map((e) => e.leg)),
@@ -363,6 +364,7 @@ async function insertEntries(tx: Queryable, entries: EntryRecord[]): Promise<voi
       pgArray(entries.map((e) => e.pendingAmount)),
       pgArray(entries.map((e) => e.balanceAfter)),
       pgArray(entries.map((e) => e.effectiveAt.toISOString())),
+      createdAt.toISOString(),
     ],
   );
 }

@@ -154,7 +154,9 @@ export class LedgerState {
             pendingAmount: 0n,
           }));
         if (legs.length === 0) throw new LedgerError("not_reversible", `transfer ${original.id} posted nothing`);
-        return { ...base, reversesId: original.id, legs };
+        // A correction belongs to the period of what it corrects (docs/ledger.md, "Where a
+        // correction lands"): unless told otherwise it takes the original's effective time.
+        return { ...base, effectiveAt: input.effectiveAt ?? original.effectiveAt, reversesId: original.id, legs };
       }
     }
   }

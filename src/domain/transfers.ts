@@ -14,7 +14,7 @@ interface Common {
   idempotencyKey: string;
   /** Optional client-chosen id (uuid); generated when absent. */
   id?: string;
-  /** When it happened in the world; defaults to when it is recorded. */
+  /** When it happened in the world; defaults to when it is recorded (a reversal: to the original's). */
   effectiveAt?: Date;
   metadata?: Record<string, unknown>;
 }

@@ -26,6 +26,10 @@ export async function actOnTransfer(c: Context<AppEnv>, id: string, body: unknow
   if (unusable.size > 0) {
     throw new ApiError("forbidden", `transfer ${id} touches accounts outside your marketplace; correct usage with POST /v1/usage/{id}/reverse`);
   }
+  // Usage owns its transfer too: its reversal refunds a closed hold into the customer's balance.
+  if (target.metadata && "usage" in target.metadata) {
+    throw new ApiError("invalid_request", `transfer ${id} belongs to a usage record; correct it with POST /v1/usage/{id}/reverse`);
+  }
   return submitTransfer(c, body, input);
 }
 

@@ -78,13 +78,14 @@ export async function openHold(
     }];
   };
   const [result] = await writeTransfers(db, prepare, {
-    afterWrite: async (tx, [outcome]) => {
+    afterWrite: async (tx, [outcome], bookedAt) => {
       if (outcome?.kind === "refused") throw outcome.error;
       if (outcome?.kind !== "created") return;
+      const expiresAt = input.timeoutSeconds === undefined ? null : new Date(bookedAt.getTime() + input.timeoutSeconds * 1000).toISOString();
       await tx.query(
-        `insert into holds (id, marketplace_id, customer_id, asset_id, amount, escrow_account_id, open_transfer_id, status, expires_at)
-         values ($1, $2, $3, $4, $5, $6, $7, 'open', case when $8::int is null then null else now() + make_interval(secs => $8::int) end)`,
-        [id, input.marketplaceId, input.customerId, asset.id, input.amount.toString(), accounts.get(specKey(escrow)), outcome.transfer.id, input.timeoutSeconds ?? null]);
+        `insert into holds (id, marketplace_id, customer_id, asset_id, amount, escrow_account_id, open_transfer_id, status, expires_at, created_at)
+         values ($1, $2, $3, $4, $5, $6, $7, 'open', $8, $9)`,
+        [id, input.marketplaceId, input.customerId, asset.id, input.amount.toString(), accounts.get(specKey(escrow)), outcome.transfer.id, expiresAt, bookedAt.toISOString()]);
     },
   });
   if (!result!.ok) throw result!.error;
@@ -102,7 +103,7 @@ export async function openHold(
 export async function closeHold(db: Database, id: string, reason: "closed" | "expired" = "closed"): Promise<Hold> {
   const hold = await getHold(db, id);
   if (!hold) throw new LedgerError("invalid_request", `hold ${id} does not exist`);
-  await db.query("update holds set status = $2, closed_at = now() where id = $1 and status = 'open'", [id, reason]);
+  await db.query("update holds set status = $2, closed_at = $3 where id = $1 and status = 'open'", [id, reason, db.clock.now().toISOString()]);
   const customer = chart.customer(hold.assetId, hold.marketplaceId, hold.customerId, true);
   const customerAccount = (await ensureAccounts(db, [customer])).get(specKey(customer))!;
   for (let attempt = 0; attempt < 10; attempt++) {
@@ -134,10 +135,10 @@ export async function closeHold(db: Database, id: string, reason: "closed" | "ex
 export async function expireUsageHolds(db: Database, limit = 100): Promise<number> {
   const due = await db.query<{ id: string; status: "open" | "closed" | "expired" }>(
     `select h.id, h.status from holds h
-      where (h.status = 'open' and h.expires_at <= now())
+      where (h.status = 'open' and h.expires_at <= $2::timestamptz)
          or (h.status <> 'open' and exists (select 1 from account_balances b
                                              where b.account_id = h.escrow_account_id and b.credits_posted > b.debits_posted))
-      limit $1`, [limit]);
+      limit $1`, [limit, db.clock.now().toISOString()]);
   for (const h of due) await closeHold(db, h.id, h.status === "open" ? "expired" : h.status);
   return due.length;
 }

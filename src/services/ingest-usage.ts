@@ -99,18 +99,18 @@ export async function ingestUsage(db: Database, items: UsageItem[], options: { a
     }
   });
 
+  const now = db.clock.now();
   const facts = await loadMarketplaceFacts(db, {
     customers: fresh.map((i) => [items[i]!.marketplaceId, items[i]!.input.customerId]),
     operators: fresh.map((i) => [items[i]!.marketplaceId, items[i]!.input.operatorId]),
     marketplaces: [...new Set(fresh.map((i) => items[i]!.marketplaceId))],
     assetCodes: [...new Set(fresh.map((i) => items[i]!.input.asset))],
     holdIds: [...new Set(fresh.flatMap((i) => (items[i]!.input.holdId === undefined ? [] : [items[i]!.input.holdId!])))],
-  });
-  const now = Date.now();
+  }, now);
   const planned: Planned[] = [];
   for (const i of fresh) {
     try {
-      planned.push(plan(i, items[i]!, hashes[i]!, facts, now));
+      planned.push(plan(i, items[i]!, hashes[i]!, facts, now.getTime()));
     } catch (err) {
       if (!(err instanceof LedgerError)) throw err;
       results[i] = { status: "rejected", error: err };
@@ -131,15 +131,14 @@ export async function ingestUsage(db: Database, items: UsageItem[], options: { a
     };
     await writeTransfers(db, prepare, {
       optimistic: true,
-      afterWrite: async (tx, written) => {
+      afterWrite: async (tx, written, bookedAt) => {
         outcomes = written;
         if (options.atomic && written.some((o) => o.kind === "refused")) throw new AtomicAbort();
         if (!written.some((o) => o.kind === "created")) throw new NothingWritten();
-        const [{ now: createdAt }] = (await tx.query<{ now: Date | string }>("select now() as now")) as [{ now: Date | string }];
         records = new Map();
         planned.forEach((p, k) => {
           const o = written[k]!;
-          if (o.kind === "created") records.set(k, toRecord(p, accounts, o.transfer.id, new Date(createdAt)));
+          if (o.kind === "created") records.set(k, toRecord(p, accounts, o.transfer.id, bookedAt));
         });
         if ((await insertUsageRecords(tx, [...records.values()])) !== records.size) throw new Contended();
       },

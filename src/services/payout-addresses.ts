@@ -20,11 +20,11 @@ export interface AddressChallenge {
 }
 
 /** Issues a message for the operator to sign with the address it wants to be paid to. */
-export async function issueAddressChallenge(db: Queryable, settlements: Settlements, operatorId: string, chainId: bigint, address: string): Promise<AddressChallenge> {
+export async function issueAddressChallenge(db: Queryable, settlements: Settlements, operatorId: string, chainId: bigint, address: string, now: Date): Promise<AddressChallenge> {
   settlements.requireAddressOn(chainId, address);
   if (!(await getOperator(db, operatorId))) throw new LedgerError("operator_not_found", `operator ${operatorId} does not exist`);
-  const id = uuidv7();
-  const expiresAt = new Date(Math.floor(Date.now() / 1000) * 1000 + CHALLENGE_TTL_SECONDS * 1000);
+  const id = uuidv7(now.getTime());
+  const expiresAt = new Date(Math.floor(now.getTime() / 1000) * 1000 + CHALLENGE_TTL_SECONDS * 1000);
   const lower = address.toLowerCase();
   // The checksummed form is what wallets show; the stored form is lowercase.
   const message = addressChallengeMessage({ operatorId, chainId, address: getAddress(lower), challengeId: id, expiresAt });
@@ -58,9 +58,10 @@ export async function setPayoutAddress(
     throw new LedgerError("invalid_request", "signature must be a 65-byte hex signature", [{ path: "signature", message: "invalid" }]);
   }
   return inTransaction(db, async (tx) => {
+    const now = db.clock.now();
     const rows = await tx.query<{ operator_id: string; chain_id: string; address: string; message: string; expired: boolean; used_at: Date | null }>(
-      "select operator_id, chain_id::text as chain_id, address, message, expires_at <= now() as expired, used_at from payout_address_challenges where id = $1 for update",
-      [input.challengeId]);
+      "select operator_id, chain_id::text as chain_id, address, message, expires_at <= $2::timestamptz as expired, used_at from payout_address_challenges where id = $1 for update",
+      [input.challengeId, now.toISOString()]);
     const ch = rows[0];
     if (!ch || ch.operator_id !== input.operatorId) throw new LedgerError("challenge_not_found", `challenge ${input.challengeId} does not exist for this operator`);
     const current = await tx.query<{ address: string; verified_at: Date | string }>(
@@ -78,17 +79,17 @@ export async function setPayoutAddress(
     }
     const valid = await verifyMessage({ address: address as `0x${string}`, message: ch.message, signature: input.signature as `0x${string}` }).catch(() => false);
     if (!valid) throw new LedgerError("signature_invalid", "the signature is not the address's signature of the challenge message", [{ path: "signature", message: "does not verify" }]);
-    await tx.query("update payout_address_challenges set used_at = now() where id = $1", [input.challengeId]);
+    await tx.query("update payout_address_challenges set used_at = $2 where id = $1", [input.challengeId, now.toISOString()]);
     const old = current[0]?.address ?? null;
     await tx.query(
-      `insert into payout_addresses (operator_id, chain_id, address, challenge_id, verified_at) values ($1, $2, $3, $4, now())
-       on conflict (operator_id, chain_id) do update set address = excluded.address, challenge_id = excluded.challenge_id, verified_at = now()`,
-      [input.operatorId, input.chainId.toString(), address, input.challengeId]);
+      `insert into payout_addresses (operator_id, chain_id, address, challenge_id, verified_at) values ($1, $2, $3, $4, $5)
+       on conflict (operator_id, chain_id) do update set address = excluded.address, challenge_id = excluded.challenge_id, verified_at = excluded.verified_at`,
+      [input.operatorId, input.chainId.toString(), address, input.challengeId, now.toISOString()]);
     await tx.query(
-      `insert into payout_address_events (operator_id, chain_id, old_address, new_address, challenge_id, signature, changed_by, request_id)
-       values ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [input.operatorId, input.chainId.toString(), old, address, input.challengeId, input.signature, input.changedBy, input.requestId ?? null]);
-    return { operatorId: input.operatorId, chainId: input.chainId, address, verifiedAt: new Date(), changed: old !== address };
+      `insert into payout_address_events (operator_id, chain_id, old_address, new_address, challenge_id, signature, changed_by, request_id, changed_at)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [input.operatorId, input.chainId.toString(), old, address, input.challengeId, input.signature, input.changedBy, input.requestId ?? null, now.toISOString()]);
+    return { operatorId: input.operatorId, chainId: input.chainId, address, verifiedAt: now, changed: old !== address };
   });
 }
 

@@ -94,11 +94,11 @@ export async function listPayouts(db: Queryable, f: PayoutFilter): Promise<Payou
 }
 
 /** Appends one event per payout to their history. */
-export async function recordPayoutEvents(tx: Queryable, ids: string[], status: PayoutStatus, detail: Record<string, unknown> = {}): Promise<void> {
+export async function recordPayoutEvents(tx: Queryable, ids: string[], status: PayoutStatus, at: Date, detail: Record<string, unknown> = {}): Promise<void> {
   if (ids.length === 0) return;
   await tx.query(
-    "insert into payout_events (payout_id, status, detail) select unnest($1::uuid[]), $2, $3::text::jsonb",
-    [pgArray(ids), status, JSON.stringify(detail)]);
+    "insert into payout_events (payout_id, status, detail, at) select unnest($1::uuid[]), $2, $3::text::jsonb, $4",
+    [pgArray(ids), status, JSON.stringify(detail), at.toISOString()]);
 }
 
 /** The settlement route of an asset's ledger accounts: the chain id, or "offchain". */
@@ -165,7 +165,7 @@ export async function createPayout(db: Database, settlements: Settlements, input
       legs: [{ debitAccountId: accounts.get(specKey(payable))!, creditAccountId: accounts.get(specKey(inTransit))!, amount: input.amount }],
     }];
   }, {
-    afterWrite: async (tx, [outcome]) => {
+    afterWrite: async (tx, [outcome], bookedAt) => {
       if (outcome?.kind === "refused") {
         const e = outcome.error;
         if (e.code === "exceeds_credits") {
@@ -175,10 +175,10 @@ export async function createPayout(db: Database, settlements: Settlements, input
       }
       if (outcome?.kind !== "created") return;
       await tx.query(
-        `insert into payouts (id, operator_id, asset_id, settlement, chain_id, to_address, amount, status, trigger, requested_by, hold_transfer_id)
-         values ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10)`,
-        [id, input.operatorId, asset.id, settlement, chainId?.toString() ?? null, toAddress, input.amount.toString(), input.trigger, input.requestedBy, outcome.transfer.id]);
-      await recordPayoutEvents(tx, [id], "pending", { trigger: input.trigger, requested_by: input.requestedBy });
+        `insert into payouts (id, operator_id, asset_id, settlement, chain_id, to_address, amount, status, trigger, requested_by, hold_transfer_id, created_at, updated_at)
+         values ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $11)`,
+        [id, input.operatorId, asset.id, settlement, chainId?.toString() ?? null, toAddress, input.amount.toString(), input.trigger, input.requestedBy, outcome.transfer.id, bookedAt.toISOString()]);
+      await recordPayoutEvents(tx, [id], "pending", bookedAt, { trigger: input.trigger, requested_by: input.requestedBy });
     },
   });
   if (!result!.ok) throw result!.error;
@@ -201,11 +201,11 @@ export async function failPayouts(
     failed = rows.map((r) => r.id);
     return rows.map((r): TransferInput => ({ kind: "void_pending", pendingId: r.hold_transfer_id, idempotencyKey: `payout:${r.id}:void`, metadata: { payout: { id: r.id, reason } } }));
   }, {
-    afterWrite: async (tx, outcomes) => {
+    afterWrite: async (tx, outcomes, bookedAt) => {
       throwIfRefused(outcomes);
       if (failed.length > 0) {
-        await tx.query("update payouts set status = 'failed', failure_reason = $2, note = null, updated_at = now() where id = any($1::uuid[])", [pgArray(failed), reason]);
-        await recordPayoutEvents(tx, failed, "failed", { reason });
+        await tx.query("update payouts set status = 'failed', failure_reason = $2, note = null, updated_at = $3 where id = any($1::uuid[])", [pgArray(failed), reason, bookedAt.toISOString()]);
+        await recordPayoutEvents(tx, failed, "failed", bookedAt, { reason });
       }
       await alsoInTx?.(tx, failed);
     },
@@ -269,7 +269,7 @@ export async function confirmPayouts(
       ...(confirmed.length > 0 ? extra : []),
     ];
   }, {
-    afterWrite: async (tx, outcomes) => {
+    afterWrite: async (tx, outcomes, bookedAt) => {
       throwIfRefused(outcomes);
       for (const [i, p] of confirmed.entries()) {
         const settle = outcomes[i * 2 + 1]!;
@@ -278,11 +278,11 @@ export async function confirmPayouts(
         await tx.query(
           `update payouts set status = 'confirmed', settle_transfer_id = $2, tx_hash = coalesce($3, tx_hash), block_number = coalesce($4, block_number),
                   log_index = coalesce($5, log_index), external_reference = coalesce($6, external_reference), note = null,
-                  confirmed_at = now(), updated_at = now()
+                  confirmed_at = $7, updated_at = $7
             where id = $1`,
-          [p.id, settleId, d.txHash ?? null, d.blockNumber?.toString() ?? null, d.logIndex ?? null, d.externalReference ?? null]);
+          [p.id, settleId, d.txHash ?? null, d.blockNumber?.toString() ?? null, d.logIndex ?? null, d.externalReference ?? null, bookedAt.toISOString()]);
       }
-      await recordPayoutEvents(tx, confirmed.map((p) => p.id), "confirmed");
+      await recordPayoutEvents(tx, confirmed.map((p) => p.id), "confirmed", bookedAt);
       if (confirmed.length > 0) await alsoInTx?.(tx);
     },
   });

@@ -146,13 +146,13 @@ export async function resolveItem(
   }] : [];
   let done = false;
   const [result] = await writeTransfers(db, inputs, {
-    afterWrite: async (tx, outcomes) => {
+    afterWrite: async (tx, outcomes, bookedAt) => {
       if (outcomes[0]?.kind === "refused") throw outcomes[0].error;
       const transferId = outcomes[0]?.kind === "created" ? outcomes[0].transfer.id : outcomes[0]?.kind === "replayed" ? outcomes[0].id : null;
       const updated = await tx.query(
-        `update reconciliation_items set resolved_at = now(), resolved_by = $3, resolution_note = $4, adjustment_transfer_id = $5
+        `update reconciliation_items set resolved_at = $6, resolved_by = $3, resolution_note = $4, adjustment_transfer_id = $5
           where id = $1 and reconciliation_id = $2 and resolved_at is null returning id`,
-        [itemId.toString(), runId, input.resolvedBy, input.note, transferId]);
+        [itemId.toString(), runId, input.resolvedBy, input.note, transferId, bookedAt.toISOString()]);
       if (updated.length === 0) throw new LedgerError("item_already_resolved", `item ${itemId} was resolved already`);
       done = true;
     },

@@ -9,11 +9,11 @@ import { writeTransfers } from "../db/transfer-writer.js";
 export async function expireHolds(db: Database, limit = 1000): Promise<number> {
   const due = await db.query<{ id: string }>(
     `select t.id from transfers t
-      where t.kind = 'pending' and t.timeout_at <= now()
+      where t.kind = 'pending' and t.timeout_at <= $2::timestamptz
         and not exists (select 1 from transfers r where r.pending_id = t.id)
       order by t.timeout_at
       limit $1`,
-    [limit],
+    [limit, db.clock.now().toISOString()],
   );
   if (due.length === 0) return 0;
   const results = await writeTransfers(

@@ -23,7 +23,6 @@ export interface PayoutWorkerOptions {
   log: Logger;
   /** Called at each fault point; the default does nothing. */
   fault?: (point: FaultPoint) => void;
-  now?: () => Date;
 }
 
 type BatchRow = {
@@ -50,11 +49,12 @@ export class PayoutWorker {
   /** Chains whose vault was checked, and assets whose on-chain decimals match their scale. */
   private readonly checked = new Set<string>();
   private readonly fault: (point: FaultPoint) => void;
+  /** The service's clock: payout schedules' windows and the instants of payout events. */
   private readonly now: () => Date;
 
   constructor(private readonly db: Database, private readonly settlements: Settlements, private readonly options: PayoutWorkerOptions) {
     this.fault = options.fault ?? (() => {});
-    this.now = options.now ?? (() => new Date());
+    this.now = () => db.clock.now();
   }
 
   private get log() {
@@ -225,7 +225,7 @@ export class PayoutWorker {
         await tx.query("insert into chain_transactions (id, chain_id, asset_id, sender, status) values ($1, $2, $3, $4, 'batched')",
           [id, chain.chainId.toString(), assetId, chain.sender]);
         await tx.query("update payouts set status = 'batched', chain_tx_id = $2, note = null, updated_at = now() where id = any($1::uuid[])", [pgArray(ids), id]);
-        await recordPayoutEvents(tx, ids, "batched", { chain_tx_id: id });
+        await recordPayoutEvents(tx, ids, "batched", this.now(), { chain_tx_id: id });
         return id;
       });
       if (batchId) this.fault("after_batch");
@@ -314,7 +314,7 @@ export class PayoutWorker {
             where id = $1`,
           [b.id, nonce.toString(), call.to, call.data, call.value.toString(), gas.toString(), signedBlock.toString()]);
         await tx.query("update payouts set status = 'signed', updated_at = now() where chain_tx_id = $1 and status = 'batched'", [b.id]);
-        await recordPayoutEvents(tx, items.map((x) => x.payoutId), "signed", { chain_tx_id: b.id, nonce: nonce.toString(), tx_hash: hash });
+        await recordPayoutEvents(tx, items.map((x) => x.payoutId), "signed", this.now(), { chain_tx_id: b.id, nonce: nonce.toString(), tx_hash: hash });
         await tx.query("update chain_senders set next_nonce = next_nonce + 1 where chain_id = $1 and address = $2", [chain.chainId.toString(), chain.sender]);
         return hash;
       });
@@ -378,7 +378,7 @@ export class PayoutWorker {
           "update chain_transactions set status = 'submitted', last_error = null, updated_at = now() where id = $1 and status = 'signed' returning id", [b.id]);
         if (moved.length === 0) return;
         const ids = await tx.query<{ id: string }>("update payouts set status = 'submitted', updated_at = now() where chain_tx_id = $1 and status = 'signed' returning id", [b.id]);
-        await recordPayoutEvents(tx, ids.map((r) => r.id), "submitted", { tx_hash: a.hash });
+        await recordPayoutEvents(tx, ids.map((r) => r.id), "submitted", this.now(), { tx_hash: a.hash });
       });
     }
     if (firstError !== undefined) throw firstError;
@@ -487,7 +487,7 @@ export class PayoutWorker {
         `insert into chain_tx_attempts (hash, chain_tx_id, attempt, raw, max_fee_per_gas, max_priority_fee_per_gas) values ($1, $2, $3, $4, $5, $6)`,
         [hash, b.id, latest.attempt + 1, raw, fees.maxFeePerGas.toString(), fees.maxPriorityFeePerGas.toString()]);
       const ids = await tx.query<{ id: string }>("select id from payouts where chain_tx_id = $1 and status = any($2::text[])", [b.id, pgArray(statuses)]);
-      await recordPayoutEvents(tx, ids.map((r) => r.id), statuses[0] as "signed" | "submitted", { tx_hash: hash, replaces: latest.hash, attempt: latest.attempt + 1 });
+      await recordPayoutEvents(tx, ids.map((r) => r.id), statuses[0] as "signed" | "submitted", this.now(), { tx_hash: hash, replaces: latest.hash, attempt: latest.attempt + 1 });
       return true;
     });
     if (!stored) return undefined;
@@ -579,7 +579,7 @@ export class PayoutWorker {
         if (toFail.length > 0) {
           await tx.query("update payouts set status = 'failed', failure_reason = $2, unpaid_attempts = unpaid_attempts + 1, updated_at = now() where id = any($1::uuid[]) and status in ('signed', 'submitted')",
             [pgArray(toFail), reason]);
-          await recordPayoutEvents(tx, toFail, "failed", { reason, chain_tx_id: b.id });
+          await recordPayoutEvents(tx, toFail, "failed", this.now(), { reason, chain_tx_id: b.id });
         }
         await this.requeue(tx, b.id, ["signed", "submitted"], true, reason);
         await tx.query(
@@ -597,7 +597,7 @@ export class PayoutWorker {
       `update payouts set status = 'pending', chain_tx_id = null, unpaid_attempts = unpaid_attempts + $3, updated_at = now()
         where chain_tx_id = $1 and status = any($2::text[]) returning id`,
       [chainTxId, pgArray(from), countAttempt ? 1 : 0]);
-    await recordPayoutEvents(tx, ids.map((r) => r.id), "pending", { requeued_from: chainTxId, reason: reason ?? "batch isolated a bad item" });
+    await recordPayoutEvents(tx, ids.map((r) => r.id), "pending", this.now(), { requeued_from: chainTxId, reason: reason ?? "batch isolated a bad item" });
   }
 }
 

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { TestStablecoin } from "../../contracts/artifacts.js";
 import { depositAddressMessage } from "../../src/domain/payouts.js";
 import { sealJournal } from "../../src/workers/journal-sealer.js";
+import { pastMonth, testClock } from "../support/clock.js";
 import { expectStatus, testApi, type TestApi } from "../support/http.js";
 import { payoutWorld, TOKEN, type PayoutWorld } from "../support/payout-world.js";
 
@@ -23,9 +24,11 @@ async function setup() {
   return { w, api, finance };
 }
 
+// The usage lies in the middle of a month wholly in the past, whatever day the suite runs on.
+const month = pastMonth();
 const usage = (id: string, operator: string, customer: string, quantity: string, price: string) => ({
   external_id: id, operator_id: operator, customer_id: customer, resource: "gpu:h100", unit: "gpu_hour", quantity, unit_price: price,
-  asset: TOKEN, period_start: "2026-11-28T10:00:00Z", period_end: "2026-11-28T11:00:00Z",
+  asset: TOKEN, period_start: month.day(10).toISOString(), period_end: month.day(11).toISOString(),
 });
 
 describe("finance: trial balance, reports, reconciliation, audit", () => {
@@ -90,21 +93,24 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
     const before = expectStatus(await api.call("GET", "/v1/reports/trial-balance?as_of=2000-01-01T00:00:00Z", { key: finance }), 200).body;
     expect(before.accounts).toEqual([]);
 
-    // Fee revenue: 10% marketplace, 1.5% protocol of the usage not reversed, on the usage's day.
-    const fees = expectStatus(await api.call("GET", "/v1/reports/fee-revenue?from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z&group_by=month", { key: finance }), 200).body.data;
+    // Fee revenue: 10% marketplace, 1.5% protocol of the usage not reversed, in the usage's month
+    // (j4's reversal is effective when j4 was, though it was booked today).
+    const fees = expectStatus(await api.call("GET", `/v1/reports/fee-revenue?from=${month.from.toISOString()}&to=${month.to.toISOString()}&group_by=month`, { key: finance }), 200).body.data;
     const gross = 25_000_000 + 13_000_000 + 12_250_000; // j4 reversed
-    expect(fees.find((f: { party: string }) => f.party === "marketplace")).toMatchObject({ period: "2026-11", asset: TOKEN, marketplace_id: "mkt", revenue: String(gross / 10) });
-    expect(fees.find((f: { party: string }) => f.party === "protocol")).toMatchObject({ period: "2026-11", marketplace_id: null });
+    expect(fees.find((f: { party: string }) => f.party === "marketplace")).toMatchObject({ period: month.label, asset: TOKEN, marketplace_id: "mkt", revenue: String(gross / 10) });
+    expect(fees.find((f: { party: string }) => f.party === "protocol")).toMatchObject({ period: month.label, marketplace_id: null });
 
     // Payouts by period, with the transaction hash; operator statements close on the payables.
-    const now = new Date();
+    const now = testClock.now();
     const range = `from=${new Date(now.getTime() - 3_600_000).toISOString()}&to=${new Date(now.getTime() + 60_000).toISOString()}`;
     const payouts = expectStatus(await api.call("GET", `/v1/reports/payouts?${range}`, { key: finance }), 200).body;
     expect(payouts.data.map((p: { id: string }) => p.id).sort()).toEqual([p1.id, p2.id].sort());
     expect(payouts.data.find((p: { id: string }) => p.id === p1.id).tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
     const statements = expectStatus(await api.call("GET", `/v1/reports/operator-statements?${range}&asset=${TOKEN}`, { key: finance }), 200).body.data;
     const op1 = statements.find((s: { operator_id: string }) => s.operator_id === "op-1");
-    expect(op1).toMatchObject({ opening: "0", debits: "20000000" });
+    // The usage is effective in the past month: it is in the opening balance, the payout in the period.
+    expect(op1).toMatchObject({ credits: "0", debits: "20000000" });
+    expect(BigInt(op1.opening)).toBe(BigInt(byRef("operator:op-1:payable").balance) + 20_000_000n);
     expect(BigInt(op1.closing)).toBe(BigInt(byRef("operator:op-1:payable").balance));
     expect((await api.call("GET", "/v1/reports/payouts?from=2026-01-01T00:00:00Z&to=2028-01-01T00:00:00Z", { key: finance })).body.code).toBe("invalid_request");
   });

@@ -1,5 +1,6 @@
 import { encodeFunctionData } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { wideRange } from "../support/clock.js";
 import { TestStablecoin } from "../../contracts/artifacts.js";
 import { chainSettingsFor, startLocalChain, type LocalChain } from "../../scripts/local-chain.js";
 import { loadChains } from "../../src/chain/config.js";
@@ -162,7 +163,7 @@ const routes: RouteSecurity[] = [
     request: async (w) => ({ path: `/v1/holds/${await m1UsageHold(w)}/close` }),
     otherTenant: () => [{ as: "m2", path: `/v1/holds/${lastHold}/close` }],
   },
-  ...(["balances", "statement?from=2020-01-01T00:00:00Z&to=2030-01-01T00:00:00Z", "earnings?from=2020-01-01T00:00:00Z&to=2030-01-01T00:00:00Z"] as const).map((view): RouteSecurity => ({
+  ...(["balances", `statement?${wideRange()}`, `earnings?${wideRange()}`] as const).map((view): RouteSecurity => ({
     method: "GET", route: `/v1/operators/{id}/${view.split("?")[0]}`, allowed: ["admin", "finance", "operator"],
     request: () => ({ path: `/v1/operators/o1/${view}` }),
     otherTenant: () => [{ as: "o2", path: `/v1/operators/o1/${view}` }],

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ahead, usageMonth, wideRange } from "../support/clock.js";
 import { expectRefused, expectStatus, testApi, world, type ApiResponse, type TestApi } from "../support/http.js";
 import type { World } from "../support/security.js";
 
@@ -15,13 +16,13 @@ const post = (body: unknown, key = w.keys.m1) => () => api.call("POST", "/v1/usa
 
 describe("bad usage: a clear 4xx, nothing written", () => {
   it("the same external_id with other content", () => refused(post(w.usage("world-1", { quantity: "7200" })), 409, "usage_conflict"));
-  it("a period ending in the future", () => refused(post(w.usage("f-1", { period_end: new Date(Date.now() + 3_600_000).toISOString() })), 422, "usage_in_future"));
+  it("a period ending in the future", () => refused(post(w.usage("f-1", { period_end: ahead(3_600_000).toISOString() })), 422, "usage_in_future"));
   it("a price that rates to less than one unit", () => refused(post(w.usage("z-1", { quantity: "1", unit_price: "0.0000001" })), 422, "rates_to_zero"));
   it("an operator not registered with the marketplace", () => refused(post(w.usage("o-1", { operator_id: "o2" })), 404, "operator_not_found"));
   it("an unknown customer", () => refused(post(w.usage("c-1", { customer_id: "nobody" })), 404, "customer_not_found"));
   it("an unknown asset", () => refused(post(w.usage("a-1", { asset: "NOPE" })), 404, "asset_not_found"));
   it("both a unit price and an amount", () => refused(post(w.usage("p-1", { amount: "5" })), 400, "invalid_request", "unit_price"));
-  it("a period that ends before it starts", () => refused(post(w.usage("p-2", { period_start: "2026-11-02T00:00:00Z" })), 400, "invalid_request", "period_start"));
+  it("a period that ends before it starts", () => refused(post(w.usage("p-2", { period_start: usageMonth.day(12).toISOString() })), 400, "invalid_request", "period_start"));
   it("a quantity as a number or with too many decimals", async () => {
     await refused(post(w.usage("q-1", { quantity: 3600 })), 400, "invalid_request", "quantity");
     await refused(post(w.usage("q-2", { unit_price: "0.0000000000000000001" })), 400, "invalid_request", "unit_price");
@@ -85,7 +86,7 @@ describe("edges found by hostile testing", () => {
 
   it("fee rules with min above max, and versions that would re-rate posted usage", async () => {
     await refused(() => api.call("POST", "/v1/marketplaces/m1/fee-schedules", { body: { effective_from: "2031-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 100, min: { USDC: "500" }, max: { USDC: "50" } }] } }), 400, "invalid_request", "rules.0.min");
-    await refused(() => api.call("POST", "/v1/marketplaces/m1/fee-schedules", { body: { effective_from: "2026-10-01T00:00:00Z", rules: [] } }), 409, "fee_schedule_exists", "effective_from");
+    await refused(() => api.call("POST", "/v1/marketplaces/m1/fee-schedules", { body: { effective_from: usageMonth.from.toISOString(), rules: [] } }), 409, "fee_schedule_exists", "effective_from");
   });
 
   it("a batch answer with rejected records is not remembered: the retry re-evaluates them", async () => {
@@ -107,6 +108,9 @@ describe("edges found by hostile testing", () => {
     await refused(() => api.call("POST", `/v1/usage/${w.m1Usage.id}/reverse`, { key: w.keys.m1, raw: '{"reason":"a\\u0000b"}' }), 400, "invalid_request", "reason");
     const direct = await refused(() => api.call("POST", `/v1/transfers/${w.m1Usage.transfer_id}/reverse`, { key: w.keys.m1 }), 403, "forbidden");
     expect(direct.body.detail).toMatch(/\/v1\/usage\/\{id\}\/reverse/);
+    // Not even an admin reverses usage behind its record's back (and with an effective time of its choosing).
+    const byAdmin = await refused(() => api.call("POST", `/v1/transfers/${w.m1Usage.transfer_id}/reverse`, { body: { effective_at: "2020-01-01T00:00:00Z" } }), 400, "invalid_request");
+    expect(byAdmin.body.detail).toMatch(/\/v1\/usage\/\{id\}\/reverse/);
     await refused(() => api.call("GET", "/v1/usage?order=desc"), 400, "invalid_request", "order");
     await refused(() => api.call("GET", "/v1/usage?from=2026-12-01T00:00:00Z&to=2026-11-01T00:00:00Z"), 400, "invalid_request", "from");
     await refused(() => api.call("POST", "/v1/usage", { key: w.keys.m1, raw: JSON.stringify(w.usage("utf16")), headers: { "content-type": "application/json; charset=utf-16" } }), 415, "unsupported_media_type");
@@ -131,7 +135,7 @@ describe("edges found by hostile testing", () => {
 
   it("statement CSV cells that a spreadsheet would run as formulas are made plain text", async () => {
     expectStatus(await api.call("POST", "/v1/usage", { key: w.keys.m1, body: w.usage("=HYPERLINK(\"http://x\")") }), 201);
-    const csv = await api.call("GET", "/v1/operators/o1/statement?from=2020-01-01T00:00:00Z&to=2030-01-01T00:00:00Z&format=csv", { key: w.keys.o1 });
+    const csv = await api.call("GET", `/v1/operators/o1/statement?${wideRange()}&format=csv`, { key: w.keys.o1 });
     expect(csv.body).toContain(`"'=HYPERLINK(""http://x"")"`);
   });
 });

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { usageMonth } from "../support/clock.js";
 import { freePort } from "../../scripts/local-chain.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { freshDatabase, NEEDS_PG, onRealPostgres, type TestDatabase } from "../support/db.js";
@@ -67,7 +68,7 @@ describe.skipIf(!onRealPostgres)(`the API process killed (SIGKILL) during batch 
     }
     const record = (id: string) => ({
       external_id: id, operator_id: `op-${id.length % 10}`, customer_id: `c-${id.charCodeAt(id.length - 1) % 10}`, resource: "gpu:h100", unit: "gpu_second",
-      quantity: "600", unit_price: "0.000694", asset: "USDC", period_start: "2026-11-28T10:00:00Z", period_end: "2026-11-28T11:00:00Z",
+      quantity: "600", unit_price: "0.000694", asset: "USDC", period_start: usageMonth.day(10).toISOString(), period_end: usageMonth.day(11).toISOString(),
     });
     const acknowledged = new Set<string>();
     const batches = Array.from({ length: 30 }, (_, b) => Array.from({ length: 100 }, (_, i) => `b${b}-r${i}`));

@@ -215,7 +215,7 @@ describe("payouts under chain faults", () => {
     const ps = [];
     for (const op of ops) ps.push(await request(w, op.id, TOKEN, 1_000n));
     // On PostgreSQL each worker has its own connection pool, as two processes would.
-    const other = onRealPostgres ? await openDatabase({ url: w.db.env.DATABASE_URL!, maxConnections: 5 }) : undefined;
+    const other = onRealPostgres ? await openDatabase({ url: w.db.env.DATABASE_URL!, maxConnections: 5, clock: w.db.clock }) : undefined;
     try {
       const done = await w.drive(ps.map((p) => p.id), [w.worker(), w.worker({ db: other })]);
       expect(done.every((p) => p.status === "confirmed")).toBe(true);

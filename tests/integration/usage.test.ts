@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ahead, usageMonth } from "../support/clock.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { closeLedgerContext, createLedgerContext, type LedgerContext } from "../../src/services/context.js";
 import { publishFeeSchedule } from "../../src/services/fee-schedules.js";
@@ -32,7 +33,7 @@ describe("usage ingestion", () => {
     expect(r.record).toMatchObject({ gross: 2_498_400n, net: 2_223_576n, feeScheduleVersion: 1, metadata: { job: "j1" } });
     expect(r.record.fees.map((f) => [f.party, f.amount])).toEqual([["marketplace", 249_840n], ["protocol", 24_984n]]);
     const t = (await getTransfer(db, r.record.transferId))!;
-    expect(t.effectiveAt).toEqual(new Date("2026-11-01T11:00:00Z"));
+    expect(t.effectiveAt).toEqual(usageMonth.day(11));
     expect(t.legs.map((l) => [l.creditAccountId, l.postedAmount])).toEqual([
       [w.accounts.operator(0), 2_223_576n], [w.accounts.marketplaceFees, 249_840n], [w.accounts.protocolFees, 24_984n],
     ]);
@@ -57,7 +58,7 @@ describe("usage ingestion", () => {
       { marketplaceId: w.m, input: w.record("a", { customerId: "nobody" }) },
       { marketplaceId: w.m, input: w.record("b", { operatorId: "stranger" }) },
       { marketplaceId: w.m, input: w.record("c", { asset: "NOPE" }) },
-      { marketplaceId: w.m, input: w.record("d", { periodEnd: new Date(Date.now() + 3_600_000) }) },
+      { marketplaceId: w.m, input: w.record("d", { periodEnd: ahead(3_600_000) }) },
       { marketplaceId: w.m, input: w.record("e", { quantity: "1", unitPrice: "0.0000001" }) },
       { marketplaceId: w.m, input: w.record("f") }, // 2.4984 USDC from a prepaid balance of 0.001
       { marketplaceId: w.m, input: w.record("g", { unitPrice: undefined }) },

@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
 import { openDatabase, type Database } from "../../src/db/client.js";
-import { TEMPLATE_DB, withDatabase } from "./pg-url.js";
+import { testClock } from "./clock.js";
+import { withDatabase } from "./pg-url.js";
 
 /** The real PostgreSQL server under test, when TEST_DATABASE_URL is set. */
 export const realPostgresUrl = process.env.TEST_DATABASE_URL;
@@ -14,8 +15,12 @@ export const onRealPostgres = realPostgresUrl !== undefined;
 export const NEEDS_PG = "[needs several connections: runs only with TEST_DATABASE_URL]";
 
 export interface TestDatabase extends Database {
-  /** Environment that points the service's own commands (npm run verify, ...) at this database. */
-  env: Record<string, string>;
+  /**
+   * Environment that points the service's own commands (npm run verify, ...) at this database, and,
+   * when the tests run on a shifted clock, starts their clock where the test clock is at the moment
+   * it is read (so a process spawned later agrees with the test on what time it is).
+   */
+  readonly env: Record<string, string>;
   /** Closes and deletes the database. */
   destroy(): Promise<void>;
 }
@@ -25,9 +30,8 @@ export async function freshDatabase(options: { maxConnections?: number; onDisk?:
   if (!realPostgresUrl) {
     const dir = options.onDisk ? mkdtempSync(join(tmpdir(), "ledger-test-")) : "memory://";
     const template = new Blob([readFileSync(inject("pgliteTemplate"))]);
-    const db = await openDatabase({ dataDir: dir, loadDataDir: template });
-    return Object.assign(db, {
-      env: { PGLITE_DATA_DIR: dir },
+    const db = await openDatabase({ dataDir: dir, loadDataDir: template, clock: testClock });
+    return Object.assign(withEnv(db, { PGLITE_DATA_DIR: dir }), {
       async destroy() {
         await db.close().catch(() => {});
         if (options.onDisk) rmSync(dir, { recursive: true, force: true });
@@ -37,14 +41,13 @@ export async function freshDatabase(options: { maxConnections?: number; onDisk?:
   const name = `ledger_test_${randomBytes(6).toString("hex")}`;
   const admin = postgres(realPostgresUrl, { max: 1, onnotice: () => {} });
   try {
-    await admin.unsafe(`create database ${name} template ${TEMPLATE_DB}`);
+    await admin.unsafe(`create database ${name} template ${inject("pgTemplate")}`);
   } finally {
     await admin.end();
   }
   const url = withDatabase(realPostgresUrl, name);
-  const db = await openDatabase({ url, maxConnections: options.maxConnections ?? 20 });
-  return Object.assign(db, {
-    env: { DATABASE_URL: url },
+  const db = await openDatabase({ url, maxConnections: options.maxConnections ?? 20, clock: testClock });
+  return Object.assign(withEnv(db, { DATABASE_URL: url }), {
     async destroy() {
       await db.close();
       const admin = postgres(realPostgresUrl!, { max: 1, onnotice: () => {} });
@@ -55,6 +58,13 @@ export async function freshDatabase(options: { maxConnections?: number; onDisk?:
       }
     },
   });
+}
+
+function withEnv<T extends object>(db: T, env: Record<string, string>): T & { readonly env: Record<string, string> } {
+  return Object.defineProperty(db, "env", {
+    get: () => (process.env.CLOCK_START ? { ...env, CLOCK_START: testClock.now().toISOString() } : { ...env }),
+    enumerable: true,
+  }) as T & { readonly env: Record<string, string> };
 }
 
 /** Row counts of the ledger tables, to show that a refused request wrote nothing. */

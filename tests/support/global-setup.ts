@@ -5,19 +5,21 @@ import postgres from "postgres";
 import type { TestProject } from "vitest/node";
 import { openDatabase } from "../../src/db/client.js";
 import { runMigrations } from "../../src/db/migrate.js";
-import { TEMPLATE_DB, withDatabase } from "./pg-url.js";
+import { templateDbName, withDatabase } from "./pg-url.js";
 
 /**
  * With TEST_DATABASE_URL, builds the migrated template database once per run; each test file then
  * gets its own copy (CREATE DATABASE ... TEMPLATE), so files run isolated and in parallel.
  */
-export async function setup({ provide }: TestProject): Promise<void> {
+export async function setup({ provide }: TestProject): Promise<void | (() => Promise<void>)> {
   const url = process.env.TEST_DATABASE_URL;
   if (!url) {
     console.log("\nTEST_DATABASE_URL is not set: tests run on embedded PGlite; tests that need several connections are skipped.\n");
     provide("pgliteTemplate", await pgliteTemplate());
     return;
   }
+  const TEMPLATE_DB = templateDbName(process.pid);
+  provide("pgTemplate", TEMPLATE_DB);
   const admin = postgres(url, { max: 1, onnotice: () => {} });
   try {
     await admin.unsafe(`drop database if exists ${TEMPLATE_DB} with (force)`);
@@ -31,6 +33,14 @@ export async function setup({ provide }: TestProject): Promise<void> {
   } finally {
     await db.close();
   }
+  return async () => {
+    const admin = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      await admin.unsafe(`drop database if exists ${TEMPLATE_DB} with (force)`);
+    } finally {
+      await admin.end();
+    }
+  };
 }
 
 /**
@@ -54,5 +64,6 @@ async function pgliteTemplate(): Promise<string> {
 declare module "vitest" {
   export interface ProvidedContext {
     pgliteTemplate: string;
+    pgTemplate: string;
   }
 }

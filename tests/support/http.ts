@@ -10,6 +10,7 @@ import { createMetrics } from "../../src/http/metrics.js";
 import type { RateLimiter } from "../../src/http/rate-limit.js";
 import { createLogger } from "../../src/log.js";
 import { closeLedgerContext, createLedgerContext, type LedgerContext } from "../../src/services/context.js";
+import { usageMonth } from "./clock.js";
 import { freshDatabase, type TestDatabase } from "./db.js";
 
 export const ADMIN_KEY = "test-admin-key-0123456789abcdef";
@@ -133,7 +134,7 @@ export async function world(api: TestApi) {
   expectStatus(await api.call("POST", "/v1/customers", { key: keys.m1, body: { id: "m1only", billing: "postpaid" } }), 201);
   const usage = (externalId: string, extra: Record<string, unknown> = {}) => ({
     external_id: externalId, operator_id: "o1", customer_id: "c1", resource: "gpu:h100-80gb", unit: "gpu_second",
-    quantity: "3600", unit_price: "0.000694", asset: "USDC", period_start: "2026-11-01T10:00:00Z", period_end: "2026-11-01T11:00:00Z", ...extra,
+    quantity: "3600", unit_price: "0.000694", asset: "USDC", period_start: usageMonth.day(10).toISOString(), period_end: usageMonth.day(11).toISOString(), ...extra,
   });
   const m1Usage = expectStatus(await api.call("POST", "/v1/usage", { key: keys.m1, body: usage("world-1") }), 201).body;
   return { keys, asset, m1Funding, m1Customer, m1Fees, m2Customer, o1Payable, fund, usage, m1Usage };

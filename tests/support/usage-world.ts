@@ -1,3 +1,4 @@
+import { usageMonth } from "./clock.js";
 import type { Database } from "../../src/db/client.js";
 import { chart, ensureAccounts, specKey } from "../../src/db/ensure-accounts.js";
 import { getBalance } from "../../src/db/queries/accounts.js";
@@ -41,7 +42,7 @@ export async function usageWorld(ctx: LedgerContext, funds = 1_000_000_000n) {
   const record = (externalId: string, extra: Partial<UsageInput> = {}): UsageInput => ({
     externalId, operatorId: operators[0]!, customerId: "prepaid", resource: "gpu:h100-80gb", unit: "gpu_second",
     quantity: "3600", unitPrice: "0.000694", asset: asset.code,
-    periodStart: new Date("2026-11-01T10:00:00Z"), periodEnd: new Date("2026-11-01T11:00:00Z"), ...extra,
+    periodStart: usageMonth.day(10), periodEnd: usageMonth.day(11), ...extra,
   });
   const posted = async (accountId: string) => (await getBalance(db, accountId))!.posted;
   return {

@@ -24,29 +24,42 @@ export async function operatorBalances(db: Queryable, operatorId: string) {
   );
 }
 
-/** Entries of the operator's payable accounts booked in [from, to), with the running balance. */
+/**
+ * The posted entries of the operator's payable accounts effective in [from, to), in effective order,
+ * with the balance after each in that order (the opening balance plus the lines before it). A
+ * reversal is effective when the usage it reverses was, so a corrected record and its correction
+ * sit in the same period (docs/usage.md, "Where a correction lands"); `created_at` is when each was
+ * booked.
+ */
 export async function operatorStatement(db: Queryable, operatorId: string, from: Date, to: Date, assetId?: string) {
   return db.query<{
     id: string; asset_id: string; asset_code: string; transfer_id: string; side: "debit" | "credit"; posted_amount: string;
-    pending_amount: string; balance_after: string; effective_at: Date | string; created_at: Date | string; description: string | null;
+    balance_after: string; effective_at: Date | string; created_at: Date | string; description: string | null;
   }>(
-    `select e.id::text as id, e.asset_id, s.code as asset_code, e.transfer_id, e.side, e.posted_amount::text, e.pending_amount::text,
-            e.balance_after::text, e.effective_at, e.created_at,
+    `with acct as (select a.id, a.asset_id from accounts a
+                    where a.marketplace_id is null and a.ref = 'operator:' || $1 || ':payable' and ($4::uuid is null or a.asset_id = $4)),
+          opening as (select acct.id, coalesce((select sum(case when e.side = 'credit' then e.posted_amount else -e.posted_amount end)
+                                                  from entries e where e.account_id = acct.id and e.effective_at < $2), 0) as balance from acct)
+     select e.id::text as id, e.asset_id, s.code as asset_code, e.transfer_id, e.side, e.posted_amount::text,
+            (o.balance + sum(case when e.side = 'credit' then e.posted_amount else -e.posted_amount end)
+                           over (partition by e.account_id order by e.effective_at, e.id))::text as balance_after,
+            e.effective_at, t.created_at,
             coalesce(t.metadata #>> '{usage,external_id}', t.metadata #>> '{usage_reversal,reason}', t.kind) as description
-       from accounts a join entries e on e.account_id = a.id join assets s on s.id = a.asset_id join transfers t on t.id = e.transfer_id
-      where a.marketplace_id is null and a.ref = 'operator:' || $1 || ':payable'
-        and e.created_at >= $2 and e.created_at < $3 and ($4::uuid is null or e.asset_id = $4)
-      order by e.asset_id, e.id
+       from acct join opening o on o.id = acct.id join entries e on e.account_id = acct.id
+       join assets s on s.id = e.asset_id join transfers t on t.id = e.transfer_id
+      where e.effective_at >= $2 and e.effective_at < $3 and e.posted_amount > 0
+      order by e.asset_id, e.effective_at, e.id
       limit 100001`,
     [operatorId, from.toISOString(), to.toISOString(), assetId ?? null],
   );
 }
 
-/** The posted balance of each of the operator's payable accounts just before `at` (recording order). */
+/** The posted balance of each of the operator's payable accounts from the entries effective before `at`. */
 export async function operatorOpeningBalances(db: Queryable, operatorId: string, at: Date) {
   return db.query<{ asset_id: string; balance: string }>(
     `select a.asset_id,
-            coalesce((select e.balance_after from entries e where e.account_id = a.id and e.created_at < $2 order by e.id desc limit 1), 0)::text as balance
+            coalesce((select sum(case when e.side = 'credit' then e.posted_amount else -e.posted_amount end)
+                        from entries e where e.account_id = a.id and e.effective_at < $2), 0)::text as balance
        from accounts a where a.marketplace_id is null and a.ref = 'operator:' || $1 || ':payable'`,
     [operatorId, at.toISOString()],
   );

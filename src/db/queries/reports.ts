@@ -1,8 +1,9 @@
 import type { Queryable } from "../client.js";
 
 /**
- * Every account's posted debits and credits, now (from the balance rows) or as of an instant (from
- * the entries recorded until then), with its asset. Pending amounts are not part of a trial balance.
+ * Every account's posted debits and credits, now (from the balance rows) or as of an instant of
+ * effective time (from the entries effective until then, corrections included with what they
+ * correct: docs/reconciliation.md), with its asset. Pending amounts are not part of a trial balance.
  */
 export async function trialBalance(db: Queryable, asOf: Date | undefined, assetId: string | undefined) {
   const rows = asOf === undefined
@@ -18,8 +19,8 @@ export async function trialBalance(db: Queryable, asOf: Date | undefined, assetI
          from accounts a join assets s on s.id = a.asset_id
          left join (select e.account_id, sum(e.posted_amount) filter (where e.side = 'debit') as debits,
                            sum(e.posted_amount) filter (where e.side = 'credit') as credits
-                      from entries e where e.created_at <= $2 and ($1::uuid is null or e.asset_id = $1) group by e.account_id) t on t.account_id = a.id
-        where ($1::uuid is null or a.asset_id = $1) and a.created_at <= $2
+                      from entries e where e.effective_at <= $2 and ($1::uuid is null or e.asset_id = $1) group by e.account_id) t on t.account_id = a.id
+        where ($1::uuid is null or a.asset_id = $1) and (a.created_at <= $2 or t.account_id is not null)
         order by s.code, a.marketplace_id nulls first, a.ref`, [assetId ?? null, asOf.toISOString()]);
   return rows;
 }
@@ -59,15 +60,21 @@ export async function payoutsConfirmed(db: Queryable, from: Date, to: Date) {
     [from.toISOString(), to.toISOString()]);
 }
 
-/** Every operator's payable per asset over [from, to): opening balance, credits, debits, closing. */
+/**
+ * Every operator's payable per asset over [from, to) of effective time: opening balance (entries
+ * effective before `from`), credits, debits, closing. A reversal is effective when what it reverses
+ * was, so it lands in the same period.
+ */
 export async function operatorStatements(db: Queryable, from: Date, to: Date, assetId: string | undefined) {
   return db.query<{ operator_id: string; asset: string; opening: string; credits: string; debits: string; closing: string; entries: string }>(
     `select a.owner_id as operator_id, s.code as asset, o.opening::text as opening, coalesce(p.credits, 0)::text as credits, coalesce(p.debits, 0)::text as debits,
             (o.opening + coalesce(p.credits, 0) - coalesce(p.debits, 0))::text as closing, coalesce(p.n, 0)::text as entries
        from accounts a join assets s on s.id = a.asset_id
-       cross join lateral (select coalesce((select e.balance_after from entries e where e.account_id = a.id and e.created_at < $1 order by e.id desc limit 1), 0) as opening) o
-       left join lateral (select sum(e.posted_amount) filter (where e.side = 'credit') as credits, sum(e.posted_amount) filter (where e.side = 'debit') as debits, count(*) as n
-                            from entries e where e.account_id = a.id and e.created_at >= $1 and e.created_at < $2) p on true
+       cross join lateral (select coalesce(sum(case when e.side = 'credit' then e.posted_amount else -e.posted_amount end), 0) as opening
+                             from entries e where e.account_id = a.id and e.effective_at < $1) o
+       left join lateral (select sum(e.posted_amount) filter (where e.side = 'credit') as credits, sum(e.posted_amount) filter (where e.side = 'debit') as debits,
+                                 count(*) filter (where e.posted_amount > 0) as n
+                            from entries e where e.account_id = a.id and e.effective_at >= $1 and e.effective_at < $2) p on true
       where a.marketplace_id is null and a.code = 'operator_payable' and ($3::uuid is null or a.asset_id = $3)
       order by a.owner_id, s.code
       limit 100001`,

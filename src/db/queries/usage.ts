@@ -105,6 +105,8 @@ export interface MarketplaceFacts {
 export async function loadMarketplaceFacts(
   db: Queryable,
   wanted: { customers: [string, string][]; operators: [string, string][]; marketplaces: string[]; assetCodes: string[]; holdIds: string[] },
+  /** The service clock's instant that hold expiry is judged at. */
+  now: Date,
 ): Promise<MarketplaceFacts> {
   const [customers, operators, schedules, assets, holds] = await Promise.all([
     db.query<{ m: string; c: string; billing: "prepaid" | "postpaid" }>(
@@ -121,8 +123,8 @@ export async function loadMarketplaceFacts(
       [pgArray(wanted.marketplaces)]),
     db.query<{ id: string; code: string; scale: number }>("select id, code, scale from assets where code = any($1::text[])", [pgArray(wanted.assetCodes)]),
     wanted.holdIds.length === 0 ? Promise.resolve([]) : db.query<{ id: string; marketplace_id: string; customer_id: string; asset_id: string; escrow_account_id: string; status: string; expired: boolean }>(
-      `select id, marketplace_id, customer_id, asset_id, escrow_account_id, status, coalesce(expires_at <= now(), false) as expired
-         from holds where id = any($1::uuid[])`, [pgArray(wanted.holdIds)]),
+      `select id, marketplace_id, customer_id, asset_id, escrow_account_id, status, coalesce(expires_at <= $2::timestamptz, false) as expired
+         from holds where id = any($1::uuid[])`, [pgArray(wanted.holdIds), now.toISOString()]),
   ]);
   const facts: MarketplaceFacts = { customers: new Map(), operators: new Set(), schedules: new Map(), assets: new Map(), holds: new Map() };
   for (const h of holds) facts.holds.set(h.id, { marketplaceId: h.marketplace_id, customerId: h.customer_id, assetId: h.asset_id, escrowAccountId: h.escrow_account_id, status: h.status, expired: h.expired });

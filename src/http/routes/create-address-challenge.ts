@@ -34,7 +34,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     await visibleOperator(c, id);
     const deps = c.get("deps");
     return idempotently(c, body, async (tx) => {
-      const ch = await issueAddressChallenge(tx, deps.settlements, id, BigInt(body.chain_id), body.address);
+      const ch = await issueAddressChallenge(tx, deps.settlements, id, BigInt(body.chain_id), body.address, deps.ledger.db.clock.now());
       return {
         status: 201,
         body: { id: ch.id, operator_id: ch.operatorId, chain_id: Number(ch.chainId), address: ch.address, message: ch.message, expires_at: ch.expiresAt.toISOString() },

@@ -4,7 +4,10 @@ import type { AppEnv } from "../env.js";
 import { ApiError } from "../problem.js";
 import { errorResponses, json } from "./common.js";
 
-const Health = z.object({ status: z.literal("ok") }).openapi("Health");
+const Health = z.object({
+  status: z.literal("ok"),
+  time: z.string().openapi({ description: "the service clock's instant (ISO 8601, UTC): what \"now\" is for every rule and report" }),
+}).openapi("Health");
 
 const healthz = createRoute({
   method: "get", path: "/healthz", tags: ["operations"], summary: "The process is alive",
@@ -17,7 +20,7 @@ const readyz = createRoute({
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {
-  app.openapi(healthz, (c) => c.json({ status: "ok" as const }, 200));
+  app.openapi(healthz, (c) => c.json({ status: "ok" as const, time: c.get("deps").ledger.db.clock.now().toISOString() }, 200));
   app.openapi(readyz, async (c) => {
     const db = c.get("deps").ledger.db;
     try {
@@ -27,7 +30,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     }
     const pending = await pendingMigrations(db);
     if (pending > 0) throw new ApiError("unavailable", `${pending} database migrations are not applied yet`, [], { "retry-after": "5" });
-    return c.json({ status: "ok" as const }, 200);
+    return c.json({ status: "ok" as const, time: db.clock.now().toISOString() }, 200);
   });
   app.get("/metrics", async (c) => {
     const registry = c.get("deps").metrics.registry;
