@@ -43,7 +43,8 @@ export const Config = z.object({
   CLOCK_START: z
     .string()
     .optional()
-    .refine((v) => v === undefined || (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/.test(v) && !Number.isNaN(Date.parse(v))), "must be an instant in UTC such as 2027-12-31T23:59:59Z")
+    .refine((v) => v === undefined || (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/.test(v) && !Number.isNaN(Date.parse(v)) &&
+      new Date(v).toISOString().slice(0, 19) === v.slice(0, 19)), "must be an instant in UTC such as 2027-12-31T23:59:59Z")
     .describe("testing and rehearsal only: the service's clock starts at this instant when the process starts and runs on in real time"),
   FAULT_KILL_AT: z
     .string()

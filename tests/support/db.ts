@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
 import { openDatabase, type Database } from "../../src/db/client.js";
+import type { Clock } from "../../src/domain/clock.js";
 import { testClock } from "./clock.js";
 import { withDatabase } from "./pg-url.js";
 
@@ -26,11 +27,12 @@ export interface TestDatabase extends Database {
 }
 
 /** A fresh, migrated, empty database: a copy of the template on PostgreSQL, or an in-memory PGlite. */
-export async function freshDatabase(options: { maxConnections?: number; onDisk?: boolean } = {}): Promise<TestDatabase> {
+export async function freshDatabase(options: { maxConnections?: number; onDisk?: boolean; clock?: Clock } = {}): Promise<TestDatabase> {
+  const clock = options.clock ?? testClock;
   if (!realPostgresUrl) {
     const dir = options.onDisk ? mkdtempSync(join(tmpdir(), "ledger-test-")) : "memory://";
     const template = new Blob([readFileSync(inject("pgliteTemplate"))]);
-    const db = await openDatabase({ dataDir: dir, loadDataDir: template, clock: testClock });
+    const db = await openDatabase({ dataDir: dir, loadDataDir: template, clock });
     return Object.assign(withEnv(db, { PGLITE_DATA_DIR: dir }), {
       async destroy() {
         await db.close().catch(() => {});
@@ -46,7 +48,7 @@ export async function freshDatabase(options: { maxConnections?: number; onDisk?:
     await admin.end();
   }
   const url = withDatabase(realPostgresUrl, name);
-  const db = await openDatabase({ url, maxConnections: options.maxConnections ?? 20, clock: testClock });
+  const db = await openDatabase({ url, maxConnections: options.maxConnections ?? 20, clock });
   return Object.assign(withEnv(db, { DATABASE_URL: url }), {
     async destroy() {
       await db.close();

@@ -16,7 +16,7 @@ const Line = z.object({
 
 const route = createRoute({
   method: "get", path: "/v1/operators/{id}/statement", tags: ["operators"],
-  summary: "Every entry on the operator's payable booked in [from, to), with running balance (JSON, or CSV with format=csv)",
+  summary: "Every posted entry on the operator's payable effective in [from, to), in effective order with running balance (JSON, or CSV with format=csv)",
   security,
   middleware: [roles("admin", "finance", "operator")] as const,
   request: {

@@ -23,7 +23,7 @@ const route = createRoute({
   method: "get", path: "/v1/reports/trial-balance", tags: ["reports"],
   summary: "Every account's posted debits and credits per asset, and totals that must balance (admin, finance)", security,
   middleware: [roles("admin", "finance")] as const,
-  request: { query: z.strictObject({ as_of: Timestamp.optional().openapi({ description: "as recorded at this instant; default now" }), asset: AssetCode.optional(), format: Format }) },
+  request: { query: z.strictObject({ as_of: Timestamp.optional().openapi({ description: "the entries effective at or before this instant (corrections with what they correct); default: the balances now" }), asset: AssetCode.optional(), format: Format }) },
   responses: { 200: reportResponse(Out, "the trial balance"), ...errorResponses },
 });
 

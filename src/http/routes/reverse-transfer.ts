@@ -9,7 +9,7 @@ import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./c
 const Body = z.strictObject({ effective_at: Timestamp.optional(), metadata: Metadata.optional() }).openapi("Reverse");
 
 const route = createRoute({
-  method: "post", path: "/v1/transfers/{id}/reverse", tags: ["ledger"], summary: "Reverse a posted transfer, once, in full (admin, marketplace)", security,
+  method: "post", path: "/v1/transfers/{id}/reverse", tags: ["ledger"], summary: "Reverse a posted transfer, once, in full; effective when the original was unless effective_at says otherwise (admin, marketplace)", security,
   middleware: [roles("admin", "marketplace"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: jsonBody(Body, false) },
   responses: { 201: json(Transfer, "the reversal transfer"), ...errorResponses },
