@@ -42,6 +42,31 @@ export interface ChainSettings extends Omit<z.infer<typeof ChainSettingsInput>, 
 }
 
 /**
+ * An asset code names one ledger asset, and a ledger asset settles on one chain as one token (or
+ * that chain's native token): two chains whose native tokens share a code ("ETH" on two L2s), or one
+ * code for tokens on two chains, would pay on one chain and book on the other's asset. Refused at
+ * start, naming the code and the chains.
+ */
+function refuseAmbiguousAssetCodes(chains: z.infer<typeof ChainSettingsInput>[]): void {
+  const seen = new Map<string, { chain: string; what: string }>();
+  const problems: string[] = [];
+  for (const c of chains) {
+    const claims = [{ code: c.native_asset.code, what: "native" }, ...(c.assets ?? []).map((a) => ({ code: a.code, what: a.token?.toLowerCase() ?? "native" }))];
+    for (const { code, what } of claims) {
+      const first = seen.get(code);
+      if (!first) seen.set(code, { chain: `${c.name} (${c.chain_id})`, what });
+      else if (first.chain !== `${c.name} (${c.chain_id})` || first.what !== what) {
+        const describe = (x: { chain: string; what: string }) => `${x.what === "native" ? "the native token" : `token ${x.what}`} of chain ${x.chain}`;
+        problems.push(`asset code ${code} names ${describe(first)} and ${describe({ chain: `${c.name} (${c.chain_id})`, what })}`);
+      }
+    }
+  }
+  if (problems.length > 0) {
+    throw new Error(`ambiguous chain settings: ${[...new Set(problems)].join("; ")}; give each chain's asset a code of its own (e.g. ETH-BASE)`);
+  }
+}
+
+/**
  * Reads the chains from CHAINS (inline JSON) or CHAINS_FILE, resolving each signer key from the
  * environment or its file. Throws with every problem named; the key never appears in a message.
  */
@@ -59,6 +84,7 @@ export function loadChains(source: { CHAINS?: string; CHAINS_FILE?: string }, en
   if (!parsed.success) {
     throw new Error(`invalid chain settings: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`);
   }
+  refuseAmbiguousAssetCodes(parsed.data);
   const ids = new Set<number>();
   return parsed.data.map((c) => {
     if (ids.has(c.chain_id)) throw new Error(`chain ${c.chain_id} is configured twice`);
