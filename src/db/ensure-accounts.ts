@@ -1,3 +1,4 @@
+import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
 import type { Queryable } from "./client.js";
 import { pgArray } from "./sql-arrays.js";
@@ -18,8 +19,9 @@ export const specKey = (s: Pick<AccountSpec, "assetId" | "marketplaceId" | "ref"
 
 /**
  * Opens the accounts that do not exist yet (set-based: one insert, one select for any number) and
- * returns the id of each, by specKey. Accounts are created on first use; an account that exists is
- * left as it is, whatever the spec says.
+ * returns the id of each, by specKey. Accounts are created on first use, marked as opened by the
+ * service; an account that exists is left as it is, whatever the spec says. An account with the
+ * spec's ref that was opened through the API is never used in its place (account_exists).
  */
 export async function ensureAccounts(db: Queryable, specs: AccountSpec[]): Promise<Map<string, string>> {
   // In key order, so that two batches opening the same new accounts wait on each other in the same
@@ -38,8 +40,8 @@ export async function ensureAccounts(db: Queryable, specs: AccountSpec[]): Promi
        select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[])
          as n(id, asset_id, marketplace_id, ref, code, owner_type, owner_id, normal_side, dmnec)
      ), inserted as (
-       insert into accounts (id, asset_id, marketplace_id, ref, code, owner_type, owner_id, normal_side, debits_must_not_exceed_credits)
-       select id, asset_id, marketplace_id, ref, code, owner_type, owner_id, normal_side, dmnec from new
+       insert into accounts (id, asset_id, marketplace_id, ref, code, owner_type, owner_id, normal_side, debits_must_not_exceed_credits, opened_by_service)
+       select id, asset_id, marketplace_id, ref, code, owner_type, owner_id, normal_side, dmnec, true from new
        on conflict do nothing
        returning id
      )
@@ -50,14 +52,30 @@ export async function ensureAccounts(db: Queryable, specs: AccountSpec[]): Promi
       pgArray(unique.map((s) => s.normalSide)), pgArray(unique.map((s) => s.debitsMustNotExceedCredits ?? false)),
     ],
   );
-  const rows = await db.query<{ id: string; asset_id: string; marketplace_id: string | null; ref: string }>(
-    `select a.id, a.asset_id, a.marketplace_id, a.ref
+  const rows = await db.query<{ id: string; asset_id: string; marketplace_id: string | null; ref: string; opened_by_service: boolean }>(
+    `select a.id, a.asset_id, a.marketplace_id, a.ref, a.opened_by_service
        from unnest($1::uuid[], $2::text[], $3::text[]) as w(asset_id, marketplace_id, ref)
        join accounts a on a.asset_id = w.asset_id and coalesce(a.marketplace_id, '') = coalesce(w.marketplace_id, '') and a.ref = w.ref`,
     [cols.assets, cols.markets, cols.refs],
   );
-  for (const r of rows) ids.set(specKey({ assetId: r.asset_id, marketplaceId: r.marketplace_id, ref: r.ref }), r.id);
+  for (const r of rows) {
+    if (!r.opened_by_service) {
+      throw new LedgerError("account_exists", `account ${r.ref}${r.marketplace_id ? ` of marketplace ${r.marketplace_id}` : ""} was opened through the API, not by the service; the service will not use it as its own`);
+    }
+    ids.set(specKey({ assetId: r.asset_id, marketplaceId: r.marketplace_id, ref: r.ref }), r.id);
+  }
   return ids;
+}
+
+const RESERVED_PREFIXES = ["customer:", "operator:", "hold:", "deposits:", "payouts:", "treasury:", "expense:", "protocol:"];
+
+/**
+ * Refs of the chart below, which only the service opens: an account opened through the API may not
+ * take one (a tenant's "protocol:fees" would otherwise look like the protocol's revenue, and a
+ * "customer:c1" opened without its no-overdraft limit would be used as the customer's balance).
+ */
+export function isReservedRef(ref: string): boolean {
+  return RESERVED_PREFIXES.some((p) => ref.startsWith(p)) || ref.endsWith(":fees");
 }
 
 /** The chart of accounts for usage (docs/usage.md) and payouts (docs/payouts.md). */

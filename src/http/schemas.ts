@@ -85,6 +85,7 @@ export const Account = z
     debits_must_not_exceed_credits: z.boolean(),
     credits_must_not_exceed_debits: z.boolean(),
     metadata: Metadata,
+    opened_by_service: z.boolean().openapi({ description: "part of the service's chart of accounts (customers', operators', fee, hold, clearing, treasury accounts): only the service moves money on it" }),
     created_at: Timestamp,
   })
   .openapi("Account");

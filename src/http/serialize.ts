@@ -28,6 +28,7 @@ export const accountOut = (a: Account) => ({
   debits_must_not_exceed_credits: a.debitsMustNotExceedCredits,
   credits_must_not_exceed_debits: a.creditsMustNotExceedDebits,
   metadata: a.metadata,
+  opened_by_service: a.openedByService,
   created_at: a.createdAt.toISOString(),
 });
 

@@ -33,8 +33,22 @@ export async function visibleTransfer(c: Context<AppEnv>, id: string): Promise<T
  * use any account: the ledger itself reports unknown ones.
  */
 export async function unusableAccounts(c: Context<AppEnv>, ids: string[]): Promise<Set<string>> {
+  return new Set((await unusableAccountsWithReason(c, ids)).keys());
+}
+
+/**
+ * Like unusableAccounts, with what the key may be told of each: `hidden` (it may not see the account:
+ * answer as for a missing one) or `reserved` (it sees the account, which is one of the service's own).
+ */
+export async function unusableAccountsWithReason(c: Context<AppEnv>, ids: string[]): Promise<Map<string, { reason: "hidden" } | { reason: "reserved"; account: Account }>> {
   const principal = c.get("principal");
-  if (principal.role === "admin") return new Set();
-  const usable = new Set((await getAccounts(c.get("deps").ledger.db, [...new Set(ids)])).filter((a) => canUseAccount(principal, a)).map((a) => a.id));
-  return new Set(ids.filter((id) => !usable.has(id)));
+  const out = new Map<string, { reason: "hidden" } | { reason: "reserved"; account: Account }>();
+  if (principal.role === "admin") return out;
+  const accounts = new Map((await getAccounts(c.get("deps").ledger.db, [...new Set(ids)])).map((a) => [a.id, a]));
+  for (const id of ids) {
+    const a = accounts.get(id);
+    if (a && canUseAccount(principal, a)) continue;
+    out.set(id, a && canSeeAccount(principal, a) && a.openedByService ? { reason: "reserved", account: a } : { reason: "hidden" });
+  }
+  return out;
 }

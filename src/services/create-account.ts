@@ -4,6 +4,7 @@ import { uuidv7 } from "../domain/ids.js";
 import type { Database, Queryable } from "../db/client.js";
 import { findAccountByRef, toAccount, type Account } from "../db/queries/accounts.js";
 import { getAsset } from "../db/queries/assets.js";
+import { isReservedRef } from "../db/ensure-accounts.js";
 import { inTransaction } from "./transaction.js";
 import { parseInput } from "./validation.js";
 
@@ -38,6 +39,10 @@ export async function createAccount(db: Database | Queryable, raw: AccountInput)
   const metadataJson = JSON.stringify(input.metadata);
   if (metadataJson.includes("\\u0000")) {
     throw new LedgerError("invalid_request", "metadata must not contain NUL characters", [{ path: "metadata", message: "must not contain NUL characters" }]);
+  }
+  if (input.ref !== undefined && isReservedRef(input.ref)) {
+    throw new LedgerError("invalid_request", `ref ${input.ref} is reserved for the service's own accounts (customer:, operator:, hold:, deposits:, payouts:, treasury:, expense:, protocol:, *:fees); choose another`,
+      [{ path: "ref", message: "is reserved for the service's own accounts" }]);
   }
   return inTransaction(db, async (tx) => {
     if (!(await getAsset(tx, input.assetId))) {

@@ -31,7 +31,12 @@ export function canSeeAccount(p: Principal, a: Pick<Account, "marketplaceId" | "
   }
 }
 
-/** Whether a key may move money on an account (debit or credit it in a transfer). */
-export function canUseAccount(p: Principal, a: Pick<Account, "marketplaceId">): boolean {
-  return p.role === "admin" || (p.role === "marketplace" && a.marketplaceId === p.scopeId);
+/**
+ * Whether a key may move money on an account (debit or credit it in a transfer). A marketplace moves
+ * money only between accounts of its own that it opened: the service's accounts (its customers',
+ * fee, hold and clearing accounts) move only through the service's own routes (usage, deposits,
+ * holds), so that no tenant can credit a customer or a fee account by hand.
+ */
+export function canUseAccount(p: Principal, a: Pick<Account, "marketplaceId" | "openedByService">): boolean {
+  return p.role === "admin" || (p.role === "marketplace" && a.marketplaceId === p.scopeId && !a.openedByService);
 }

@@ -130,6 +130,12 @@ export async function listItems(db: Queryable, runId: string, f: { status?: Item
 /**
  * Resolves an item with a note, and optionally an adjusting transfer (recorded in the ledger with
  * the reconciliation in its metadata), in one transaction. An item is resolved once.
+ *
+ * An adjustment corrects the discrepancy the item shows, and nothing else: only an item that has
+ * one (not `matched`), between the run's treasury account (the service's `treasury:{chain}` of the
+ * run's asset) and an account that is not one of the service's (an equity, suspense or loss account
+ * an admin opened), for at most the discrepancy's amount. So no adjustment can credit an operator,
+ * a customer or a fee account.
  */
 export async function resolveItem(
   db: Database, runId: string, itemId: bigint,
@@ -139,6 +145,7 @@ export async function resolveItem(
   if (!item) throw new LedgerError("reconciliation_item_not_found", `item ${itemId} of reconciliation ${runId} does not exist`);
   if (item.resolved_at !== null) throw new LedgerError("item_already_resolved", `item ${itemId} was resolved already`);
   const a = input.adjustment;
+  if (a) await checkAdjustment(db, runId, itemId, a);
   const inputs = a ? [{
     kind: "standard" as const, idempotencyKey: `reconciliation-item:${itemId}:adjustment`,
     metadata: { reconciliation: { id: runId, item_id: itemId.toString(), note: input.note, resolved_by: input.resolvedBy } },
@@ -164,6 +171,39 @@ export async function resolveItem(
             chain_amount::text as chain_amount, ledger_address, chain_address, detail, resolved_at, resolved_by, resolution_note, adjustment_transfer_id
        from reconciliation_items where id = $1`, [itemId.toString()]);
   return row!;
+}
+
+async function checkAdjustment(db: Queryable, runId: string, itemId: bigint, a: { debitAccountId: string; creditAccountId: string; amount: bigint }): Promise<void> {
+  const [item] = await db.query<{ status: ItemStatus; ledger_amount: string | null; chain_amount: string | null; chain_id: string; asset_id: string }>(
+    `select i.status, i.ledger_amount::text as ledger_amount, i.chain_amount::text as chain_amount, r.chain_id::text as chain_id, r.asset_id
+       from reconciliation_items i join reconciliations r on r.id = i.reconciliation_id where i.id = $1 and i.reconciliation_id = $2`, [itemId.toString(), runId]);
+  const refuse = (message: string, path: string) => {
+    throw new LedgerError("invalid_request", message, [{ path: `adjustment.${path}`, message }]);
+  };
+  if (item!.status === "matched") refuse(`item ${itemId} is matched: there is no discrepancy to adjust`, "amount");
+  const ledger = BigInt(item!.ledger_amount ?? "0");
+  const chain = BigInt(item!.chain_amount ?? "0");
+  const discrepancy = item!.status === "amount_mismatch" ? (chain > ledger ? chain - ledger : ledger - chain)
+    : item!.status === "unexpected_on_chain" ? chain : ledger;
+  if (a.amount > discrepancy) refuse(`the adjustment of ${a.amount} exceeds the item's discrepancy of ${discrepancy}`, "amount");
+  const accounts = await db.query<{ id: string; asset_id: string; ref: string | null; marketplace_id: string | null; opened_by_service: boolean }>(
+    "select id, asset_id, ref, marketplace_id, opened_by_service from accounts where id = any($1::uuid[])", [pgArray([a.debitAccountId, a.creditAccountId])]);
+  const byId = new Map(accounts.map((x) => [x.id, x]));
+  const isTreasury = (id: string) => {
+    const x = byId.get(id);
+    return x !== undefined && x.opened_by_service && x.marketplace_id === null && x.asset_id === item!.asset_id && x.ref === `treasury:${item!.chain_id}`;
+  };
+  const debitTreasury = isTreasury(a.debitAccountId);
+  const creditTreasury = isTreasury(a.creditAccountId);
+  if (debitTreasury === creditTreasury) {
+    refuse(`an adjustment moves money between the run's treasury account (treasury:${item!.chain_id}) and an account of the platform's books, not of the service's chart`, debitTreasury ? "credit_account_id" : "debit_account_id");
+  }
+  const other = debitTreasury ? "credit_account_id" : "debit_account_id";
+  const counter = byId.get(debitTreasury ? a.creditAccountId : a.debitAccountId);
+  if (!counter) refuse("the account does not exist", other);
+  if (counter!.opened_by_service || counter!.marketplace_id !== null) {
+    refuse(`account ${counter!.ref ?? counter!.id} is not an account of the platform's books (an equity, suspense or loss account an admin opened): adjustments cannot credit or debit operators, customers, marketplaces or fees`, other);
+  }
 }
 
 /**

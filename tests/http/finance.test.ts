@@ -138,6 +138,24 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
     const equity = expectStatus(await api.call("POST", "/v1/accounts", { body: { asset_id: asset.id, code: "equity", normal_side: "credit", ref: "equity:treasury_funding" } }), 201).body;
     const tb = (await api.call("GET", "/v1/reports/trial-balance", { key: finance })).body;
     const treasury = tb.accounts.find((a: { ref: string; asset: string }) => a.ref === "treasury:31337" && a.asset === TOKEN);
+    // Finance cannot create an operator's balance through a resolution: not on a matched item, not
+    // into an operator's payable, not for more than the discrepancy (each refused, nothing written).
+    const protocolFees = tb.accounts.find((a: { ref: string; asset: string }) => a.ref === "protocol:fees" && a.asset === TOKEN)
+      ?? tb.accounts.find((a: { ref: string }) => a.ref === "treasury:31337");
+    const payable = tb.accounts.find((a: { ref: string }) => a.ref === `operator:${op.id}:payable`);
+    const matched = expectStatus(await api.call("GET", `/v1/reconciliations/${run.id}?status=matched`, { key: finance }), 200).body.items[0];
+    const available = async () => (await api.call("GET", `/v1/operators/${op.id}/balances`)).body.data.find((b: { asset: string }) => b.asset === TOKEN).available;
+    const before = await available();
+    for (const [item, adjustment] of [
+      [matched.id, { debit_account_id: protocolFees.account_id, credit_account_id: payable.account_id, amount: "5000000" }],
+      [unexpected[0].id, { debit_account_id: protocolFees.account_id, credit_account_id: payable.account_id, amount: "5000000" }],
+      [unexpected[0].id, { debit_account_id: treasury.account_id, credit_account_id: payable.account_id, amount: "5000000" }],
+      [unexpected[0].id, { debit_account_id: treasury.account_id, credit_account_id: equity.id, amount: "1000000000001" }],
+    ] as const) {
+      const res = await api.call("POST", `/v1/reconciliations/${run.id}/items/${item}/resolve`, { key: finance, body: { note: "make money", adjustment } });
+      expect(res.body, JSON.stringify(adjustment)).toMatchObject({ status: 400, code: "invalid_request" });
+    }
+    expect(await available()).toBe(before);
     const resolved = expectStatus(await api.call("POST", `/v1/reconciliations/${run.id}/items/${unexpected[0].id}/resolve`, {
       key: finance, body: { note: "opening treasury funding", adjustment: { debit_account_id: treasury.account_id, credit_account_id: equity.id, amount: "1000000000000" } },
     }), 200).body;

@@ -86,7 +86,7 @@ describe("bad requests elsewhere", () => {
   it("the same asset code with another scale", () => refused(() => api.call("POST", "/v1/assets", { body: { code: "USDC", scale: 18, settlement: { kind: "offchain" } } }), 409, "asset_exists"));
   it("an account of an unknown asset", () => refused(() => api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e", code: "x", normal_side: "credit" } }), 404, "asset_not_found"));
   it("an account with both limits", () => refused(() => api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: w.asset.id, code: "x", normal_side: "credit", debits_must_not_exceed_credits: true, credits_must_not_exceed_debits: true } }), 400, "invalid_request", "credits_must_not_exceed_debits"));
-  it("an account ref reused with other attributes", () => refused(() => api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: w.asset.id, code: "other", normal_side: "credit", ref: "customer:c1" } }), 409, "account_exists"));
+  it("an account ref reused with other attributes", () => refused(() => api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: w.asset.id, code: "other", normal_side: "credit", ref: "wallet:c1" } }), 409, "account_exists"));
   it("a balance as of a bad date", () => refused(() => api.call("GET", `/v1/accounts/${w.m1Customer.id}/balance?as_of=tomorrow`), 400, "invalid_request", "as_of"));
   it("a bad cursor or limit", async () => {
     await refused(() => api.call("GET", `/v1/accounts/${w.m1Customer.id}/entries?cursor=zzz`), 400, "invalid_request", "cursor");

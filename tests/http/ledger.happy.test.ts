@@ -87,9 +87,9 @@ describe("transfers over HTTP", () => {
 
 describe("accounts, assets and keys over HTTP", () => {
   it("opens an account idempotently by ref, scoped to the marketplace", async () => {
-    const body = { asset_id: w.asset.id, code: "customer_prepaid", normal_side: "credit", ref: "customer:c77", debits_must_not_exceed_credits: true };
+    const body = { asset_id: w.asset.id, code: "customer_wallet", normal_side: "credit", ref: "wallet:c77", debits_must_not_exceed_credits: true };
     const a = expectStatus(await api.call("POST", "/v1/accounts", { key: w.keys.m1, body }), 201).body;
-    expect(a).toMatchObject({ marketplace_id: "m1", ref: "customer:c77" });
+    expect(a).toMatchObject({ marketplace_id: "m1", ref: "wallet:c77", opened_by_service: false });
     // Same ref, new request key: the same account. Same ref in m2: a different account.
     expect(expectStatus(await api.call("POST", "/v1/accounts", { key: w.keys.m1, body }), 201).body.id).toBe(a.id);
     expect(expectStatus(await api.call("POST", "/v1/accounts", { key: w.keys.m2, body }), 201).body.id).not.toBe(a.id);

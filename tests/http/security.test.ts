@@ -60,7 +60,7 @@ const routes: RouteSecurity[] = [
   { method: "GET", route: "/v1/assets", allowed: [...everyone], request: () => ({ path: "/v1/assets" }) },
   {
     method: "POST", route: "/v1/accounts", allowed: ["admin", "marketplace"],
-    request: (w) => ({ path: "/v1/accounts", body: { asset_id: w.asset.id, code: "customer_prepaid", normal_side: "credit", ref: "customer:c9" } }),
+    request: (w) => ({ path: "/v1/accounts", body: { asset_id: w.asset.id, code: "customer_wallet", normal_side: "credit", ref: "wallet:c9" } }),
   },
   ...(["", "/balance", "/entries"] as const).map((suffix): RouteSecurity => ({
     method: "GET", route: `/v1/accounts/{id}${suffix}`, allowed: [...everyone],

@@ -62,10 +62,14 @@ describe("assets and accounts", () => {
 
   it("opens accounts idempotently by ref and refuses unknown assets", async () => {
     const asset = await anAsset(db);
-    const a = await createAccount(db, { assetId: asset.id, ref: "operator:op1:payable", code: "operator_payable", normalSide: "credit", ownerType: "operator", ownerId: "op1" });
-    const again = await createAccount(db, { assetId: asset.id, ref: "operator:op1:payable", code: "operator_payable", normalSide: "credit", ownerType: "operator", ownerId: "op1" });
+    const a = await createAccount(db, { assetId: asset.id, ref: "savings:op1", code: "savings", normalSide: "credit", ownerType: "operator", ownerId: "op1" });
+    const again = await createAccount(db, { assetId: asset.id, ref: "savings:op1", code: "savings", normalSide: "credit", ownerType: "operator", ownerId: "op1" });
     expect(again.id).toBe(a.id);
-    await expect(createAccount(db, { assetId: asset.id, ref: "operator:op1:payable", code: "operator_payable", normalSide: "debit", ownerType: "operator", ownerId: "op1" })).rejects.toMatchObject({ code: "account_exists" });
+    await expect(createAccount(db, { assetId: asset.id, ref: "savings:op1", code: "savings", normalSide: "debit", ownerType: "operator", ownerId: "op1" })).rejects.toMatchObject({ code: "account_exists" });
+    // The service's own refs are not for accounts opened by hand.
+    for (const ref of ["operator:op1:payable", "customer:c1", "protocol:fees", "marketplace:fees", "treasury:31337", "payouts:in_transit:offchain", "hold:x", "deposits:clearing", "expense:gas:1"]) {
+      await expect(createAccount(db, { assetId: asset.id, ref, code: "x", normalSide: "credit" }), ref).rejects.toMatchObject({ code: "invalid_request", issues: [{ path: "ref" }] });
+    }
     await expect(createAccount(db, { assetId: uuidv7(), code: "x", normalSide: "credit" })).rejects.toMatchObject({ code: "asset_not_found" });
     await expect(createAccount(db, { assetId: asset.id, code: "x", normalSide: "credit", debitsMustNotExceedCredits: true, creditsMustNotExceedDebits: true })).rejects.toMatchObject({ code: "invalid_request" });
     expect(await getBalance(db, a.id)).toMatchObject({ debitsPosted: 0n, creditsPosted: 0n, available: 0n });

@@ -1,5 +1,6 @@
 import { encodeFunctionData, parseEther } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
+import { createAccount } from "../../src/services/create-account.js";
 import { PayoutVault, TestStablecoin } from "../../contracts/artifacts.js";
 import { ensureAccounts, specKey } from "../../src/db/ensure-accounts.js";
 import { getAssetByCode } from "../../src/db/queries/assets.js";
@@ -110,11 +111,21 @@ describe("reconciling ledger payouts with the chain", () => {
     // Before: the ledger knows the deposit, not the funding.
     let check = await treasuryCheck(w.db, w.settlements, 31337n, TOKEN);
     expect(check.unexplained).toBe(1_000_000_000_000n);
-    const spec = { assetId: asset.id, marketplaceId: null, ref: "equity:treasury_funding", code: "equity", ownerType: "platform", ownerId: "treasury", normalSide: "credit" as const };
+    // Equity is an account of the platform's books that an admin opens; the treasury is the service's.
+    const equity = await createAccount(w.db, { assetId: asset.id, ref: "equity:treasury_funding", code: "equity", ownerType: "platform", ownerId: "treasury", normalSide: "credit" });
     const treasury = { assetId: asset.id, marketplaceId: null, ref: "treasury:31337", code: "treasury", ownerType: "platform", ownerId: "treasury", normalSide: "debit" as const };
-    const acc = await ensureAccounts(w.db, [spec, treasury]);
+    const acc = await ensureAccounts(w.db, [treasury]);
+    const adjust = (itemId: string, debitAccountId: string, creditAccountId: string, amount: bigint) =>
+      resolveItem(w!.db, r.id, BigInt(itemId), { note: "try", resolvedBy: "finance-key", adjustment: { debitAccountId, creditAccountId, amount } });
+    // An adjustment corrects the item's discrepancy and nothing else (each refusal writes nothing).
+    const payable = (await w.db.query<{ id: string }>("select id from accounts where ref = 'customer:buyer' and opened_by_service"))[0]!.id; // one of the service's
+    const matched = items.find((i) => i.status === "matched");
+    if (matched) await expect(adjust(matched.id, acc.get(specKey(treasury))!, equity.id, 1n)).rejects.toMatchObject({ code: "invalid_request", message: expect.stringMatching(/matched/) });
+    await expect(adjust(funding.id, acc.get(specKey(treasury))!, payable, 5n)).rejects.toMatchObject({ code: "invalid_request", issues: [{ path: "adjustment.credit_account_id" }] });
+    await expect(adjust(funding.id, equity.id, payable, 5n)).rejects.toMatchObject({ code: "invalid_request" });
+    await expect(adjust(funding.id, acc.get(specKey(treasury))!, equity.id, 1_000_000_000_001n)).rejects.toMatchObject({ code: "invalid_request", issues: [{ path: "adjustment.amount" }] });
     const resolved = await resolveItem(w.db, r.id, BigInt(funding.id), {
-      note: "initial treasury funding", resolvedBy: "finance-key", adjustment: { debitAccountId: acc.get(specKey(treasury))!, creditAccountId: acc.get(specKey(spec))!, amount: 1_000_000_000_000n },
+      note: "initial treasury funding", resolvedBy: "finance-key", adjustment: { debitAccountId: acc.get(specKey(treasury))!, creditAccountId: equity.id, amount: 1_000_000_000_000n },
     });
     expect(resolved).toMatchObject({ resolution_note: "initial treasury funding", resolved_by: "finance-key", adjustment_transfer_id: expect.any(String) });
     await expect(resolveItem(w.db, r.id, BigInt(funding.id), { note: "again", resolvedBy: "x" })).rejects.toMatchObject({ code: "item_already_resolved" });

@@ -114,10 +114,10 @@ export async function world(api: TestApi) {
   const account = async (key: string, body: Record<string, unknown>) =>
     expectStatus(await api.call("POST", "/v1/accounts", { key, body: { asset_id: asset.id, normal_side: "credit", ...body } }), 201).body;
   const m1Funding = await account(keys.m1, { code: "funding", normal_side: "debit", ref: "funding" });
-  const m1Customer = await account(keys.m1, { code: "customer_prepaid", ref: "customer:c1", debits_must_not_exceed_credits: true });
+  // Accounts a marketplace opens for itself (the service's own refs, customer:… and the like, are reserved).
+  const m1Customer = await account(keys.m1, { code: "customer_wallet", ref: "wallet:c1", debits_must_not_exceed_credits: true });
   const m1Fees = await account(keys.m1, { code: "marketplace_fees", ref: "fees" });
-  const m2Customer = await account(keys.m2, { code: "customer_prepaid", ref: "customer:c1", debits_must_not_exceed_credits: true });
-  const o1Payable = await account(keys.admin, { code: "operator_payable", owner_type: "operator", owner_id: "o1", ref: "operator:o1:payable", debits_must_not_exceed_credits: true });
+  const m2Customer = await account(keys.m2, { code: "customer_wallet", ref: "wallet:c1", debits_must_not_exceed_credits: true });
   const fund = expectStatus(await api.call("POST", "/v1/transfers", {
     key: keys.m1, body: { legs: [{ debit_account_id: m1Funding.id, credit_account_id: m1Customer.id, amount: "1000000" }] },
   }), 201).body;
@@ -137,6 +137,9 @@ export async function world(api: TestApi) {
     quantity: "3600", unit_price: "0.000694", asset: "USDC", period_start: usageMonth.day(10).toISOString(), period_end: usageMonth.day(11).toISOString(), ...extra,
   });
   const m1Usage = expectStatus(await api.call("POST", "/v1/usage", { key: keys.m1, body: usage("world-1") }), 201).body;
+  // o1's payable is the service's: opened by its first usage.
+  const [payable] = await api.db.query<{ id: string }>("select id from accounts where marketplace_id is null and ref = 'operator:o1:payable' and opened_by_service");
+  const o1Payable = expectStatus(await api.call("GET", `/v1/accounts/${payable!.id}`), 200).body;
   return { keys, asset, m1Funding, m1Customer, m1Fees, m2Customer, o1Payable, fund, usage, m1Usage };
 }
 

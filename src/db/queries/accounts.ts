@@ -14,6 +14,8 @@ export interface Account {
   debitsMustNotExceedCredits: boolean;
   creditsMustNotExceedDebits: boolean;
   metadata: Record<string, unknown>;
+  /** Part of the service's chart of accounts (opened by the service, not through the API). */
+  openedByService: boolean;
   createdAt: Date;
 }
 
@@ -26,19 +28,20 @@ export interface AccountBalance extends Balances {
 }
 
 const ACCOUNT_COLUMNS = `a.id, a.asset_id, a.ref, a.code, a.marketplace_id, a.owner_type, a.owner_id, a.normal_side,
-  a.debits_must_not_exceed_credits, a.credits_must_not_exceed_debits, a.metadata, a.created_at`;
+  a.debits_must_not_exceed_credits, a.credits_must_not_exceed_debits, a.metadata, a.opened_by_service, a.created_at`;
 
 interface AccountRow {
   id: string; asset_id: string; ref: string | null; code: string; marketplace_id: string | null; owner_type: string | null; owner_id: string | null;
   normal_side: Side; debits_must_not_exceed_credits: boolean; credits_must_not_exceed_debits: boolean;
-  metadata: Record<string, unknown>; created_at: Date | string;
+  metadata: Record<string, unknown>; opened_by_service: boolean; created_at: Date | string;
 }
 
 export function toAccount(r: AccountRow): Account {
   return {
     id: r.id, assetId: r.asset_id, ref: r.ref, code: r.code, marketplaceId: r.marketplace_id, ownerType: r.owner_type, ownerId: r.owner_id,
     normalSide: r.normal_side, debitsMustNotExceedCredits: r.debits_must_not_exceed_credits,
-    creditsMustNotExceedDebits: r.credits_must_not_exceed_debits, metadata: r.metadata, createdAt: new Date(r.created_at),
+    creditsMustNotExceedDebits: r.credits_must_not_exceed_debits, metadata: r.metadata, openedByService: r.opened_by_service,
+    createdAt: new Date(r.created_at),
   };
 }
 

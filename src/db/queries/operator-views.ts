@@ -18,7 +18,7 @@ export async function operatorBalances(db: Queryable, operatorId: string) {
             coalesce((select sum(p.amount) from payouts p where p.operator_id = $1 and p.asset_id = s.id and p.status in ('signed', 'submitted')), 0)::text as in_transit,
             coalesce((select sum(p.amount) from payouts p where p.operator_id = $1 and p.asset_id = s.id and p.status = 'confirmed'), 0)::text as paid_out
        from accounts a join account_balances b on b.account_id = a.id join assets s on s.id = a.asset_id
-      where a.marketplace_id is null and a.ref = 'operator:' || $1 || ':payable'
+      where a.opened_by_service and a.marketplace_id is null and a.ref = 'operator:' || $1 || ':payable'
       order by s.code`,
     [operatorId],
   );
@@ -37,7 +37,7 @@ export async function operatorStatement(db: Queryable, operatorId: string, from:
     balance_after: string; effective_at: Date | string; created_at: Date | string; description: string | null;
   }>(
     `with acct as (select a.id, a.asset_id from accounts a
-                    where a.marketplace_id is null and a.ref = 'operator:' || $1 || ':payable' and ($4::uuid is null or a.asset_id = $4)),
+                    where a.opened_by_service and a.marketplace_id is null and a.ref = 'operator:' || $1 || ':payable' and ($4::uuid is null or a.asset_id = $4)),
           opening as (select acct.id, coalesce((select sum(case when e.side = 'credit' then e.posted_amount else -e.posted_amount end)
                                                   from entries e where e.account_id = acct.id and e.effective_at < $2), 0) as balance from acct)
      select e.id::text as id, e.asset_id, s.code as asset_code, e.transfer_id, e.side, e.posted_amount::text,
@@ -60,7 +60,7 @@ export async function operatorOpeningBalances(db: Queryable, operatorId: string,
     `select a.asset_id,
             coalesce((select sum(case when e.side = 'credit' then e.posted_amount else -e.posted_amount end)
                         from entries e where e.account_id = a.id and e.effective_at < $2), 0)::text as balance
-       from accounts a where a.marketplace_id is null and a.ref = 'operator:' || $1 || ':payable'`,
+       from accounts a where a.opened_by_service and a.marketplace_id is null and a.ref = 'operator:' || $1 || ':payable'`,
     [operatorId, at.toISOString()],
   );
 }

@@ -39,7 +39,7 @@ export async function feeRevenue(db: Queryable, from: Date, to: Date, granularit
             split_part(a.ref, ':', 1) as party,
             sum(case when e.side = 'credit' then e.posted_amount else -e.posted_amount end)::text as revenue, count(*)::text as entries
        from entries e join accounts a on a.id = e.account_id join assets s on s.id = e.asset_id
-      where a.ref like '%:fees' and e.effective_at >= $1 and e.effective_at < $2 and e.posted_amount > 0
+      where a.opened_by_service and a.ref like '%:fees' and e.effective_at >= $1 and e.effective_at < $2 and e.posted_amount > 0
       group by 1, 2, 3, 4
       order by 1, 2, 3 nulls first, 4`,
     [from.toISOString(), to.toISOString(), granularity, granularity === "day" ? "YYYY-MM-DD" : "YYYY-MM"]);
@@ -75,7 +75,7 @@ export async function operatorStatements(db: Queryable, from: Date, to: Date, as
        left join lateral (select sum(e.posted_amount) filter (where e.side = 'credit') as credits, sum(e.posted_amount) filter (where e.side = 'debit') as debits,
                                  count(*) filter (where e.posted_amount > 0) as n
                             from entries e where e.account_id = a.id and e.effective_at >= $1 and e.effective_at < $2) p on true
-      where a.marketplace_id is null and a.code = 'operator_payable' and ($3::uuid is null or a.asset_id = $3)
+      where a.opened_by_service and a.marketplace_id is null and a.code = 'operator_payable' and ($3::uuid is null or a.asset_id = $3)
       order by a.owner_id, s.code
       limit 100001`,
     [from.toISOString(), to.toISOString(), assetId ?? null]);

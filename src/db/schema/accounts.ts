@@ -23,6 +23,12 @@ export const accounts = pgTable(
     debitsMustNotExceedCredits: boolean("debits_must_not_exceed_credits").notNull().default(false),
     creditsMustNotExceedDebits: boolean("credits_must_not_exceed_debits").notNull().default(false),
     metadata: jsonb("metadata").notNull().default({}),
+    /**
+     * Opened by the service itself (ensureAccounts: the chart of accounts — customers', operators',
+     * fee, hold, clearing, treasury, in-transit and expense accounts), never through the API. Reports
+     * count these by this flag, not by a ref a tenant could type, and tenant keys cannot post to them.
+     */
+    openedByService: boolean("opened_by_service").notNull().default(false),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [

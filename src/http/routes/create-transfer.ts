@@ -5,7 +5,7 @@ import type { AppEnv } from "../env.js";
 import { ApiError } from "../problem.js";
 import { Transfer } from "../schemas.js";
 import { submitTransfer, submitTransferBatch } from "../submit-transfers.js";
-import { unusableAccounts } from "../visibility.js";
+import { unusableAccountsWithReason } from "../visibility.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 import { TransferBatchIn, TransferBatchOut, TransferIn } from "./transfer-schemas.js";
 
@@ -34,10 +34,14 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
     const list = "transfers" in body ? body.transfers : [body];
-    const unusable = await unusableAccounts(c, list.flatMap((t) => t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id])));
+    const unusable = await unusableAccountsWithReason(c, list.flatMap((t) => t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id])));
     const checked = list.map((t) => {
       const bad = t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id]).find((id) => unusable.has(id));
-      return bad ? new ApiError("account_not_found", `account ${bad} does not exist`) : toInput(t);
+      if (bad === undefined) return toInput(t);
+      const why = unusable.get(bad)!;
+      return why.reason === "reserved"
+        ? new ApiError("forbidden", `account ${bad} (${why.account.ref}) is one of the service's own accounts: money moves on it only through the service's routes (deposits, usage, holds, payouts)`)
+        : new ApiError("account_not_found", `account ${bad} does not exist`);
     });
     if ("transfers" in body) return submitTransferBatch(c, body, checked) as never;
     if (checked[0] instanceof ApiError) throw checked[0];
