@@ -24,7 +24,7 @@ const ledger = createLedgerContext(db, {
 const stopWorkers = config.RUN_WORKERS === "true" ? startWorkers(db, config, log, settlements) : async () => {};
 const adminKey = resolveAdminKey(config);
 const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST);
-const app = createApp({ ledger, settlements, rateLimiter, config: { ...config, ADMIN_API_KEY: adminKey.key }, log, metrics: createMetrics() });
+const app = createApp({ ledger, settlements, rateLimiter, config: { ...config, ADMIN_API_KEY: adminKey.key }, log, metrics: createMetrics(db) });
 const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
   log.info(
     { address: info.address, port: info.port, database: config.DATABASE_URL ? "postgres" : `pglite:${config.PGLITE_DATA_DIR}`, admin_key_from: adminKey.source,

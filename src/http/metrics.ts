@@ -1,9 +1,28 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { Queryable } from "../db/client.js";
 
-/** Prometheus metrics of one process, served at /metrics. */
-export function createMetrics() {
+/**
+ * Prometheus metrics of one process, served at /metrics. With the database, also the payouts that
+ * wait because the vault is short (read at each scrape; the exact shortfall is in GET /v1/treasury).
+ */
+export function createMetrics(db?: Queryable) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  if (db) {
+    new Gauge({
+      name: "payouts_waiting_for_funds",
+      help: "Pending payouts the vault cannot pay yet, by chain and asset: fund the vault (GET /v1/treasury gives the shortfall)",
+      labelNames: ["chain_id", "asset"] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const rows = await db.query<{ chain_id: string; asset: string; n: string }>(
+          `select p.chain_id::text as chain_id, s.code as asset, count(*)::text as n from payouts p join assets s on s.id = p.asset_id
+            where p.status = 'pending' and p.note like 'waiting for funds%' group by 1, 2`);
+        for (const r of rows) this.set({ chain_id: r.chain_id, asset: r.asset }, Number(r.n));
+      },
+    });
+  }
   return {
     registry,
     httpRequests: new Counter({

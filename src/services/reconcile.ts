@@ -238,6 +238,16 @@ export async function treasuryCheck(db: Database, settlements: Settlements, chai
   }
   const total = onChain.vault + onChain.signer;
   const expected = ledger - minedAmount - minedGas;
+  // Payouts not yet batched, against what the vault can pay once the ones in flight have left it.
+  const [queued] = await db.query<{ amount: string; payouts: string }>(
+    `select coalesce(sum(amount), 0)::text as amount, count(*)::text as payouts from payouts
+      where settlement = 'evm' and chain_id = $1 and asset_id = $2 and status = 'pending'`, [route, asset.id]);
+  const [batched] = await db.query<{ amount: string }>(
+    `select coalesce(sum(amount), 0)::text as amount from payouts
+      where settlement = 'evm' and chain_id = $1 and asset_id = $2 and status = 'batched'`, [route, asset.id]);
+  const inFlightAmount = flying.reduce((n, f) => n + BigInt(f.amount), 0n);
+  const stillToLeave = BigInt(batched!.amount) + inFlightAmount - minedAmount;
+  const shortfall = BigInt(queued!.amount) + stillToLeave - onChain.vault;
   return {
     chainId, asset: asset.code, onChain: { vault: onChain.vault, signer: onChain.signer, total }, ledger,
     inFlight: {
@@ -245,6 +255,7 @@ export async function treasuryCheck(db: Database, settlements: Settlements, chai
       minedAmount, minedGas,
     },
     expectedOnChain: expected, unexplained: total - expected,
+    pending: { payouts: Number(queued!.payouts), amount: BigInt(queued!.amount), shortfall: shortfall > 0n ? shortfall : 0n },
   };
 }
 

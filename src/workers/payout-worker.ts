@@ -176,6 +176,21 @@ export class PayoutWorker {
     if (firstError !== undefined) throw firstError;
   }
 
+  /**
+   * What the vault can still pay of an asset: its balance on chain less the payouts already batched,
+   * signed or submitted (a submitted one that is mined is counted twice until it is confirmed, so
+   * this errs on the side of waiting).
+   */
+  private async vaultRoom(chain: EvmChain, asset: Asset): Promise<bigint> {
+    const { vault } = await chain.treasuryBalance(this.tokenOf(asset));
+    const [flight] = await this.db.query<{ amount: string }>(
+      `select coalesce(sum(amount), 0)::text as amount from payouts
+        where settlement = 'evm' and chain_id = $1 and asset_id = $2 and status in ('batched', 'signed', 'submitted')`,
+      [chain.chainId.toString(), asset.id]);
+    const room = vault - BigInt(flight!.amount);
+    return room > 0n ? room : 0n;
+  }
+
   private async batchAsset(chain: EvmChain, assetId: string, rows: Array<{ id: string; asset_id: string; amount: string; to_address: string }>): Promise<void> {
     const asset = (await getAsset(this.db, assetId))!;
     const mismatch = await this.decimalsMismatch(chain, asset);
@@ -183,6 +198,17 @@ export class PayoutWorker {
       await this.note(rows.map((r) => r.id), `waiting: ${mismatch}`);
       this.log.error({ worker: "payouts", chain: chain.settings.name, asset: asset.code }, mismatch);
       return;
+    }
+    // A vault short of the asset is not a reason to fail a payout: what it cannot cover waits, in
+    // the order the payouts were asked for, and is batched once the vault is funded.
+    const room = await this.vaultRoom(chain, asset);
+    let covered = 0n;
+    const firstShort = rows.findIndex((r) => (covered += BigInt(r.amount)) > room);
+    if (firstShort !== -1) {
+      const waiting = rows.slice(firstShort);
+      await this.note(waiting.map((r) => r.id), `waiting for funds: the vault can pay ${room} ${asset.code} on chain ${chain.chainId} after the payouts in flight, less than the payouts waiting; they are paid once it is funded`);
+      this.log.warn({ worker: "payouts", chain: chain.settings.name, asset: asset.code, waiting: waiting.length, available: room.toString() }, "vault short: payouts wait for funds");
+      rows = rows.slice(0, firstShort);
     }
     const policy = await getPayoutPolicy(this.db, assetId);
     for (let i = 0; i < rows.length; i += chain.settings.max_batch_size) {
@@ -279,6 +305,17 @@ export class PayoutWorker {
       const call = chain.batchCall(this.tokenOf(asset), items);
       const sim = await chain.simulate(call);
       if (!sim.ok && sim.failedIndex !== undefined && items[sim.failedIndex]) {
+        // The vault went short since the batch was made (another signer's payouts, a withdrawal):
+        // nobody's payout fails for that; all go back to wait for funds.
+        const { vault } = await chain.treasuryBalance(this.tokenOf(asset));
+        if (vault < items.reduce((s, x) => s + x.amount, 0n)) {
+          await inTransaction(this.db, async (tx) => {
+            await this.requeue(tx, b.id, ["batched"], false, "the vault is short of funds");
+            await tx.query("update chain_transactions set status = 'failed', failure_reason = $2, updated_at = now() where id = $1 and status = 'batched'",
+              [b.id, "the vault is short of funds; the payouts were queued again"]);
+          });
+          continue;
+        }
         // Isolate: the bad item fails, the others go back to the queue; this batch ends before it had a nonce.
         const bad = items[sim.failedIndex]!;
         await failPayouts(this.db, [bad.payoutId], `cannot be paid: ${sim.reason}`, ["batched"], async (tx) => {

@@ -15,6 +15,10 @@ const Out = z.object({
     mined_gas: z.string().openapi({ description: "gas those transactions cost (native asset only)" }),
   }),
   expected_on_chain: z.string(), unexplained: z.string().openapi({ description: "on chain less expected: funding or outflows the ledger has not recorded" }),
+  pending: z.object({
+    payouts: z.number().int(), amount: z.string(),
+    shortfall: z.string().openapi({ description: "what the vault lacks to pay every pending payout after those in flight: fund it by this much (0: nothing waits for funds)" }),
+  }),
 }).openapi("TreasuryCheck");
 
 const route = createRoute({
@@ -34,6 +38,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       on_chain: { vault: t.onChain.vault.toString(), signer: t.onChain.signer.toString(), total: t.onChain.total.toString() }, ledger: t.ledger.toString(),
       in_flight: { payouts: t.inFlight.payouts, amount: t.inFlight.amount.toString(), mined_amount: t.inFlight.minedAmount.toString(), mined_gas: t.inFlight.minedGas.toString() },
       expected_on_chain: t.expectedOnChain.toString(), unexplained: t.unexplained.toString(),
+      pending: { payouts: t.pending.payouts, amount: t.pending.amount.toString(), shortfall: t.pending.shortfall.toString() },
     }, 200);
   });
 }
