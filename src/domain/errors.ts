@@ -44,6 +44,7 @@ export const ledgerErrorCodes = [
   "fee_schedule_exists",
   /** The record's period ends too far in the future. */
   "usage_in_future",
+  "usage_limit_exceeded",
   /** Quantity × price is less than one smallest unit of the asset. */
   "rates_to_zero",
   /** The same external_id was posted before with different content. */

@@ -53,6 +53,7 @@ const statusOf = {
   usage_conflict: 409,
   no_fee_schedule: 422,
   usage_in_future: 422,
+  usage_limit_exceeded: 422,
   rates_to_zero: 422,
   atomic_batch_aborted: 422,
   // payouts

@@ -3,6 +3,8 @@ import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
 import { parseUnits } from "../domain/money.js";
 import { grossFromPrice, parseDecimal, resolveRule, splitGross, type Split } from "../domain/rating.js";
+import { checkUsageLimits } from "../domain/usage-limits.js";
+import { limitsOf } from "./usage-limits.js";
 import type { TransferInput } from "../domain/transfers.js";
 import type { Database, Queryable } from "../db/client.js";
 import { chart, ensureAccounts, specKey, type AccountSpec } from "../db/ensure-accounts.js";
@@ -217,6 +219,8 @@ function plan(index: number, item: UsageItem, hash: string, facts: MarketplaceFa
   }
   const gross = grossOf(input, asset.scale);
   if (gross === 0n) throw new LedgerError("rates_to_zero", "quantity × unit_price is less than one smallest unit of the asset");
+  checkUsageLimits({ quantity: parseDecimal(input.quantity)!, unit: input.unit, periodStart: input.periodStart, periodEnd: input.periodEnd, gross },
+    limitsOf(facts.limits.get(`${m}|${asset.id}`), asset.scale), input.asset);
   const schedule = facts.schedules.get(m)?.find((s) => s.effectiveFrom.getTime() <= input.periodEnd.getTime());
   if (!schedule) throw new LedgerError("no_fee_schedule", `marketplace ${m} has no fee schedule in force at ${input.periodEnd.toISOString()}`);
   const rules = schedule.rules.map((r) => resolveRule(r, { resource: input.resource, operatorId: input.operatorId, assetCode: input.asset }));

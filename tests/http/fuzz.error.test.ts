@@ -118,6 +118,12 @@ const routes: PostRoute[] = [
     valid: () => ({ chain_id: 31337, address: `0x${"ab".repeat(20)}`, signature: `0x${"1b".repeat(65)}` }), fields: { chain_id: "int", address: "code", signature: "code", marketplace_id: "int" },
   },
   {
+    name: "PUT /v1/marketplaces/{id}/usage-limits/{asset}", method: "PUT", path: () => "/v1/marketplaces/m1/usage-limits/USDC", key: () => w.keys.admin,
+    valid: () => ({ max_gross_per_record: "1000000000", max_quantity_per_second: { gpu_hour: "30" } }),
+    // Both fields are nullable (back to the default), so null is not a bad value of theirs.
+    fields: { max_quantity_per_second: "metadata" },
+  },
+  {
     name: "PUT /v1/payout-policies/{asset}", method: "PUT", path: () => "/v1/payout-policies/USDC", key: () => w.keys.admin,
     valid: () => ({ min_amount: "1", schedule: "interval", interval_seconds: 3600, max_gas_share_bps: 100 }),
     // max_gas_share_bps is nullable (no cap): its bad values are in payouts.error.test.ts.

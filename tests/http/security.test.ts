@@ -113,6 +113,15 @@ const routes: RouteSecurity[] = [
     otherTenant: () => [{ as: "m2", path: "/v1/marketplaces/m1/fee-schedules" }],
   },
   {
+    method: "PUT", route: "/v1/marketplaces/{id}/usage-limits/{asset}", allowed: ["admin"],
+    request: () => ({ path: "/v1/marketplaces/m1/usage-limits/USDC", body: { max_quantity_per_second: { gpu_hour: "30" } } }),
+  },
+  {
+    method: "GET", route: "/v1/marketplaces/{id}/usage-limits/{asset}", allowed: ["admin", "finance", "marketplace"],
+    request: () => ({ path: "/v1/marketplaces/m1/usage-limits/USDC" }),
+    otherTenant: () => [{ as: "m2", path: "/v1/marketplaces/m1/usage-limits/USDC" }],
+  },
+  {
     method: "POST", route: "/v1/operators", allowed: ["admin", "marketplace"],
     request: (_w, as) => ({ path: "/v1/operators", body: { id: "o1", name: "operator o1", ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
   },

@@ -62,7 +62,7 @@ describe("usage ingestion", () => {
       { marketplaceId: w.m, input: w.record("e", { quantity: "1", unitPrice: "0.0000001" }) },
       { marketplaceId: w.m, input: w.record("f") }, // 2.4984 USDC from a prepaid balance of 0.001
       { marketplaceId: w.m, input: w.record("g", { unitPrice: undefined }) },
-      { marketplaceId: w.m, input: w.record("h", { periodEnd: new Date("2019-01-01T00:00:00Z"), periodStart: new Date("2019-01-01T00:00:00Z") }) },
+      { marketplaceId: w.m, input: w.record("h", { periodEnd: new Date("2019-01-01T00:00:00Z"), periodStart: new Date("2018-12-31T23:00:00Z") }) },
       { marketplaceId: w.m, input: w.record("i", { customerId: "postpaid" }) }, // a receivable may go negative
     ]);
     expect(statuses(results)).toEqual([
@@ -77,7 +77,7 @@ describe("usage ingestion", () => {
     await publishFeeSchedule(db, { marketplaceId: w.m, effectiveFrom: new Date("2026-06-01T00:00:00Z"), rules: [{ party: "marketplace", bps: 500 }] });
     const [before, after] = await ingestUsage(db, [
       { marketplaceId: w.m, input: w.record("old", { amount: "1000000", unitPrice: undefined, periodStart: new Date("2026-05-31T00:00:00Z"), periodEnd: new Date("2026-05-31T23:59:59Z") }) },
-      { marketplaceId: w.m, input: w.record("new", { amount: "1000000", unitPrice: undefined, periodStart: new Date("2026-06-01T00:00:00Z"), periodEnd: new Date("2026-06-01T00:00:00Z") }) },
+      { marketplaceId: w.m, input: w.record("new", { amount: "1000000", unitPrice: undefined, periodStart: new Date("2026-05-31T23:00:00Z"), periodEnd: new Date("2026-06-01T00:00:00Z") }) },
     ]);
     expect(before!.status === "accepted" && [before!.record.feeScheduleVersion, before!.record.net]).toEqual([1, 890_000n]);
     expect(after!.status === "accepted" && [after!.record.feeScheduleVersion, after!.record.net]).toEqual([2, 950_000n]);

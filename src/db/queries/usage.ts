@@ -93,6 +93,16 @@ export async function listUsage(db: Queryable, f: UsageFilter): Promise<UsageRec
   return rows.map(toUsage);
 }
 
+export type UsageLimitRow = { marketplace_id: string; asset_id: string; max_gross_per_record: string | null; max_quantity_per_second: Record<string, string> };
+
+/** The usage limits an admin set for these marketplaces (src/domain/usage-limits.ts). */
+export async function loadUsageLimitRows(db: Queryable, marketplaceIds: string[]): Promise<UsageLimitRow[]> {
+  if (marketplaceIds.length === 0) return [];
+  return db.query<UsageLimitRow>(
+    "select marketplace_id, asset_id, max_gross_per_record::text as max_gross_per_record, max_quantity_per_second from usage_limits where marketplace_id = any($1::text[])",
+    [pgArray(marketplaceIds)]);
+}
+
 /** What rating needs to know about the marketplaces of a batch. */
 export interface MarketplaceFacts {
   customers: Map<string, "prepaid" | "postpaid">; // `${m}|${c}`
@@ -100,6 +110,8 @@ export interface MarketplaceFacts {
   schedules: Map<string, { version: number; effectiveFrom: Date; rules: ConfiguredRule[] }[]>; // by marketplace, newest first
   assets: Map<string, { id: string; scale: number }>; // by code
   holds: Map<string, { marketplaceId: string; customerId: string; assetId: string; escrowAccountId: string; status: string; expired: boolean }>;
+  /** Usage limits set by an admin, by `${marketplace}|${asset id}`; absent: the defaults. */
+  limits: Map<string, { max_gross_per_record: string | null; max_quantity_per_second: Record<string, string> }>;
 }
 
 export async function loadMarketplaceFacts(
@@ -108,7 +120,7 @@ export async function loadMarketplaceFacts(
   /** The service clock's instant that hold expiry is judged at. */
   now: Date,
 ): Promise<MarketplaceFacts> {
-  const [customers, operators, schedules, assets, holds] = await Promise.all([
+  const [customers, operators, schedules, assets, holds, limits] = await Promise.all([
     db.query<{ m: string; c: string; billing: "prepaid" | "postpaid" }>(
       `select c.marketplace_id as m, c.id as c, c.billing from unnest($1::text[], $2::text[]) as w(m, c)
          join customers c on c.marketplace_id = w.m and c.id = w.c`,
@@ -125,8 +137,10 @@ export async function loadMarketplaceFacts(
     wanted.holdIds.length === 0 ? Promise.resolve([]) : db.query<{ id: string; marketplace_id: string; customer_id: string; asset_id: string; escrow_account_id: string; status: string; expired: boolean }>(
       `select id, marketplace_id, customer_id, asset_id, escrow_account_id, status, coalesce(expires_at <= $2::timestamptz, false) as expired
          from holds where id = any($1::uuid[])`, [pgArray(wanted.holdIds), now.toISOString()]),
+    loadUsageLimitRows(db, wanted.marketplaces),
   ]);
-  const facts: MarketplaceFacts = { customers: new Map(), operators: new Set(), schedules: new Map(), assets: new Map(), holds: new Map() };
+  const facts: MarketplaceFacts = { customers: new Map(), operators: new Set(), schedules: new Map(), assets: new Map(), holds: new Map(), limits: new Map() };
+  for (const l of limits) facts.limits.set(`${l.marketplace_id}|${l.asset_id}`, l);
   for (const h of holds) facts.holds.set(h.id, { marketplaceId: h.marketplace_id, customerId: h.customer_id, assetId: h.asset_id, escrowAccountId: h.escrow_account_id, status: h.status, expired: h.expired });
   for (const c of customers) facts.customers.set(`${c.m}|${c.c}`, c.billing);
   for (const o of operators) facts.operators.add(`${o.m}|${o.o}`);

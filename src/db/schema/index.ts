@@ -16,3 +16,4 @@ export { payoutAddressChallenges, payoutAddresses, payoutAddressEvents } from ".
 export { chainSenders, chainTransactions, chainTxAttempts } from "./chain-transactions.js";
 export { payouts, payoutEvents } from "./payouts.js";
 export { reconciliations, reconciliationItems, depositAddresses, chainDeposits, auditLog, chainCursors } from "./reconciliations.js";
+export { usageLimits } from "./usage-limits.js";

@@ -54,6 +54,8 @@ import * as reportPayouts from "./report-payouts.js";
 import * as reportTrialBalance from "./report-trial-balance.js";
 import * as resolveReconciliationItem from "./resolve-reconciliation-item.js";
 import * as treasuryCheck from "./treasury-check.js";
+import * as getUsageLimits from "./get-usage-limits.js";
+import * as setUsageLimits from "./set-usage-limits.js";
 
 /** Every route of the API. Everything under /v1 needs an API key. */
 export function registerRoutes(app: OpenAPIHono<AppEnv>): void {
@@ -64,7 +66,7 @@ export function registerRoutes(app: OpenAPIHono<AppEnv>): void {
     createAsset, listAssets,
     createAccount, getAccount, getBalance, listEntries,
     createTransfer, getTransfer, postPending, voidPending, reverseTransfer,
-    createMarketplace, publishFeeSchedule, listFeeSchedules, registerOperator, createCustomer, createDeposit,
+    createMarketplace, publishFeeSchedule, listFeeSchedules, getUsageLimits, setUsageLimits, registerOperator, createCustomer, createDeposit,
     createUsage, createUsageBatch, getUsage, listUsage, reverseUsage, openHold, getHold, closeHold,
     operatorBalances, operatorStatement, operatorEarnings,
     createAddressChallenge, setPayoutAddress, listPayoutAddresses,
