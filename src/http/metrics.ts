@@ -22,6 +22,19 @@ export function createMetrics(db?: Queryable) {
         for (const r of rows) this.set({ chain_id: r.chain_id, asset: r.asset }, Number(r.n));
       },
     });
+    new Gauge({
+      name: "chain_transactions_stuck",
+      help: "Payout transactions signed or submitted whose last step failed (e.g. paid on chain but not yet settled in the ledger), by chain and status: the worker retries them; a value that stays above 0 needs a look",
+      labelNames: ["chain_id", "status"] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const rows = await db.query<{ chain_id: string; status: string; n: string }>(
+          `select chain_id::text as chain_id, status, count(*)::text as n from chain_transactions
+            where status in ('signed', 'submitted') and last_error is not null group by 1, 2`);
+        for (const r of rows) this.set({ chain_id: r.chain_id, status: r.status }, Number(r.n));
+      },
+    });
   }
   return {
     registry,

@@ -1,7 +1,9 @@
 import { encodeFunctionData, parseEther } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { TestStablecoin } from "../../contracts/artifacts.js";
+import { createMetrics } from "../../src/http/metrics.js";
 import { createPayout, getPayout } from "../../src/services/payouts.js";
+import { treasuryCheck } from "../../src/services/reconcile.js";
 import { NATIVE, payoutWorld, TOKEN, type PayoutWorld } from "../support/payout-world.js";
 
 let w: PayoutWorld | undefined;
@@ -40,6 +42,11 @@ describe("a short vault: payouts wait for funds, never fail for it", () => {
     const [still] = await tickUntil(w, [pb.id], () => false, 3);
     expect(still!.status).toBe("pending");
     expect(await w.chain.tokenBalance(b.address)).toBe(0n);
+    // Whoever runs the service sees it: /metrics counts it, the treasury check says by how much to fund.
+    const metrics = createMetrics(w.db);
+    expect(await metrics.registry.metrics()).toMatch(/payouts_waiting_for_funds\{chain_id="31337",asset="TUSD"\} 1/);
+    const check = await treasuryCheck(w.db, w.settlements, 31337n, TOKEN);
+    expect(check.pending).toEqual({ payouts: 1, amount: 650_000_000_000n, shortfall: 300_000_000_000n });
 
     // The vault is funded: the waiting payout is paid.
     await w.chain.send({ to: w.chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [w.chain.vault, 500_000_000_000n] }) });

@@ -48,7 +48,7 @@ export async function testApi(options: { db?: TestDatabase; settlements?: Settle
     rateLimiter: options.rateLimiter,
     config: { ADMIN_API_KEY: ADMIN_KEY, MAX_BODY_BYTES: 1_048_576, MAX_BATCH_BODY_BYTES: 16_777_216 },
     log: createLogger("silent"),
-    metrics: createMetrics(),
+    metrics: createMetrics(db),
   });
   return {
     app, db, ledger,
