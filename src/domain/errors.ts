@@ -63,6 +63,7 @@ export const ledgerErrorCodes = [
   "payout_address_missing",
   /** Less than the asset's payout policy minimum. */
   "payout_below_minimum",
+  "payout_limit_exceeded",
   /** The asset settles on a chain this service has no settings for. */
   "chain_not_configured",
   "challenge_not_found",

@@ -62,6 +62,7 @@ const statusOf = {
   payout_not_pending: 409,
   payout_address_missing: 422,
   payout_below_minimum: 422,
+  payout_limit_exceeded: 422,
   chain_not_configured: 422,
   challenge_invalid: 422,
   signature_invalid: 422,

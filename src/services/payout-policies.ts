@@ -9,20 +9,26 @@ export interface PayoutPolicy {
   schedule: "manual" | "interval";
   intervalSeconds: number | null;
   maxGasShareBps: number | null;
+  maxPerPayout: bigint | null;
+  maxPerDay: bigint | null;
   updatedBy: string | null;
   updatedAt: Date | null;
 }
 
-type Row = { asset_id: string; code: string; min_amount: string; schedule: "manual" | "interval"; interval_seconds: number | null; max_gas_share_bps: number | null; updated_by: string | null; updated_at: Date | string | null };
+type Row = {
+  asset_id: string; code: string; min_amount: string; schedule: "manual" | "interval"; interval_seconds: number | null; max_gas_share_bps: number | null;
+  max_per_payout: string | null; max_per_day: string | null; updated_by: string | null; updated_at: Date | string | null;
+};
 
 const toPolicy = (r: Row): PayoutPolicy => ({
   assetId: r.asset_id, assetCode: r.code, minAmount: BigInt(r.min_amount), schedule: r.schedule, intervalSeconds: r.interval_seconds,
-  maxGasShareBps: r.max_gas_share_bps, updatedBy: r.updated_by, updatedAt: r.updated_at === null ? null : new Date(r.updated_at),
+  maxGasShareBps: r.max_gas_share_bps, maxPerPayout: r.max_per_payout === null ? null : BigInt(r.max_per_payout),
+  maxPerDay: r.max_per_day === null ? null : BigInt(r.max_per_day), updatedBy: r.updated_by, updatedAt: r.updated_at === null ? null : new Date(r.updated_at),
 });
 
 /** The default of an asset without a policy: pay on request, from one unit, no gas cap. */
 const SELECT = `select s.id as asset_id, s.code, coalesce(p.min_amount, 1)::text as min_amount, coalesce(p.schedule, 'manual') as schedule,
-  p.interval_seconds, p.max_gas_share_bps, p.updated_by, p.updated_at
+  p.interval_seconds, p.max_gas_share_bps, p.max_per_payout::text as max_per_payout, p.max_per_day::text as max_per_day, p.updated_by, p.updated_at
   from assets s left join payout_policies p on p.asset_id = s.id`;
 
 export async function getPayoutPolicy(db: Queryable, assetId: string): Promise<PayoutPolicy> {
@@ -41,7 +47,10 @@ export async function scheduledPolicies(db: Queryable): Promise<PayoutPolicy[]> 
 
 export async function setPayoutPolicy(
   db: Queryable,
-  input: { asset: string; minAmount: bigint; schedule: "manual" | "interval"; intervalSeconds?: number; maxGasShareBps?: number | null; updatedBy: string },
+  input: {
+    asset: string; minAmount: bigint; schedule: "manual" | "interval"; intervalSeconds?: number; maxGasShareBps?: number | null;
+    maxPerPayout?: bigint | null; maxPerDay?: bigint | null; updatedBy: string; now: Date;
+  },
 ): Promise<PayoutPolicy> {
   const asset = await getAssetByCode(db, input.asset);
   if (!asset) throw new LedgerError("asset_not_found", `asset ${input.asset} does not exist`);
@@ -50,11 +59,18 @@ export async function setPayoutPolicy(
       { path: "intervalSeconds", message: input.schedule === "interval" ? "is required" : "is only for schedule 'interval'" },
     ]);
   }
+  for (const [field, cap] of [["maxPerPayout", input.maxPerPayout], ["maxPerDay", input.maxPerDay]] as const) {
+    if (cap != null && cap < input.minAmount) {
+      throw new LedgerError("invalid_request", `${field === "maxPerPayout" ? "max_per_payout" : "max_per_day"} must be at least min_amount (${input.minAmount})`, [{ path: field, message: "is below min_amount" }]);
+    }
+  }
   await db.query(
-    `insert into payout_policies (asset_id, min_amount, schedule, interval_seconds, max_gas_share_bps, updated_by, updated_at)
-     values ($1, $2, $3, $4, $5, $6, now())
+    `insert into payout_policies (asset_id, min_amount, schedule, interval_seconds, max_gas_share_bps, max_per_payout, max_per_day, updated_by, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
      on conflict (asset_id) do update set min_amount = excluded.min_amount, schedule = excluded.schedule, interval_seconds = excluded.interval_seconds,
-       max_gas_share_bps = excluded.max_gas_share_bps, updated_by = excluded.updated_by, updated_at = now()`,
-    [asset.id, input.minAmount.toString(), input.schedule, input.intervalSeconds ?? null, input.maxGasShareBps ?? null, input.updatedBy]);
+       max_gas_share_bps = excluded.max_gas_share_bps, max_per_payout = excluded.max_per_payout, max_per_day = excluded.max_per_day,
+       updated_by = excluded.updated_by, updated_at = excluded.updated_at`,
+    [asset.id, input.minAmount.toString(), input.schedule, input.intervalSeconds ?? null, input.maxGasShareBps ?? null,
+      input.maxPerPayout?.toString() ?? null, input.maxPerDay?.toString() ?? null, input.updatedBy, input.now.toISOString()]);
   return getPayoutPolicy(db, asset.id);
 }

@@ -136,6 +136,10 @@ export async function createPayout(db: Database, settlements: Settlements, input
       { path: "amount", message: `must be at least ${policy.minAmount}` },
     ]);
   }
+  if (policy.maxPerPayout !== null && input.amount > policy.maxPerPayout) {
+    const message = `the largest payout of ${asset.code} is ${policy.maxPerPayout} (in its smallest units; the payout policy's max_per_payout)`;
+    throw new LedgerError("payout_limit_exceeded", message, [{ path: "amount", message }]);
+  }
   let toAddress: string | null = null;
   let chainId: bigint | null = null;
   if (route.kind === "evm") {
@@ -153,6 +157,7 @@ export async function createPayout(db: Database, settlements: Settlements, input
   const payable = chart.operatorPayable(asset.id, input.operatorId);
   const inTransit = chart.payoutsInTransit(asset.id, routeOf({ settlement, chainId }));
   const [result] = await writeTransfers(db, async (tx) => {
+    if (policy.maxPerDay !== null) await checkDailyCap(tx, db.clock.now(), input, asset.id, asset.code, policy.maxPerDay);
     const accounts = await ensureAccounts(tx, [payable, inTransit]);
     // The hold relies on the payable's no-overdraft limit; an account opened by hand without it
     // (POST /v1/accounts) must not be paid out from.
@@ -184,6 +189,32 @@ export async function createPayout(db: Database, settlements: Settlements, input
   if (!result!.ok) throw result!.error;
   const rows = await db.query<{ id: string }>("select id from payouts where hold_transfer_id = $1", [result!.transfer.id]);
   return { payout: (await getPayout(db, rows[0]!.id))!, replayed: result!.replayed };
+}
+
+/** The UTC day of `now`: [start, end). */
+export function utcDay(now: Date): { start: Date; end: Date } {
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  return { start, end: new Date(start.getTime() + 86_400_000) };
+}
+
+/**
+ * What an operator may still be paid of an asset today under a daily cap: the cap less the payouts
+ * asked for since the start of the UTC day that did not fail (a retry of the same request is not
+ * counted twice: it replays). Taken under a transaction-scoped lock per operator and asset, so that
+ * concurrent requests are counted one after the other.
+ */
+async function checkDailyCap(tx: Queryable, now: Date, input: CreatePayoutInput, assetId: string, assetCode: string, cap: bigint): Promise<void> {
+  await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`payout-day:${input.operatorId}:${assetId}`]);
+  const { start, end } = utcDay(now);
+  const [row] = await tx.query<{ sum: string }>(
+    `select coalesce(sum(amount), 0)::text as sum from payouts
+      where operator_id = $1 and asset_id = $2 and status <> 'failed' and created_at >= $3 and created_at < $4 and id <> $5`,
+    [input.operatorId, assetId, start.toISOString(), end.toISOString(), uuidFromKey(input.idempotencyKey)]);
+  const left = cap - BigInt(row!.sum);
+  if (input.amount > left) {
+    const message = `operator ${input.operatorId} may be paid at most ${cap} ${assetCode} a day (the payout policy's max_per_day); ${left > 0n ? left : 0n} is left today (UTC)`;
+    throw new LedgerError("payout_limit_exceeded", message, [{ path: "amount", message }]);
+  }
 }
 
 /**

@@ -219,7 +219,7 @@ export async function treasuryCheck(db: Database, settlements: Settlements, chai
   const onChain = await chain.treasuryBalance(token);
   const [acct] = await db.query<{ d: string; c: string }>(
     `select b.debits_posted::text as d, b.credits_posted::text as c from accounts a join account_balances b on b.account_id = a.id
-      where a.asset_id = $1 and a.marketplace_id is null and a.ref = $2`, [asset.id, chart.treasury(asset.id, route).ref]);
+      where a.asset_id = $1 and a.opened_by_service and a.marketplace_id is null and a.ref = $2`, [asset.id, chart.treasury(asset.id, route).ref]);
   const ledger = acct ? BigInt(acct.d) - BigInt(acct.c) : 0n;
   const flying = await db.query<{ chain_tx_id: string; amount: string; payouts: string }>(
     `select chain_tx_id, sum(amount)::text as amount, count(*)::text as payouts from payouts

@@ -113,14 +113,16 @@ export class PayoutWorker {
       const due = await this.db.query<{ operator_id: string; available: string }>(
         `select a.owner_id as operator_id, (b.credits_posted - b.debits_posted - b.debits_pending)::text as available
            from accounts a join account_balances b on b.account_id = a.id
-          where a.asset_id = $1 and a.marketplace_id is null and a.code = 'operator_payable'
+          where a.asset_id = $1 and a.opened_by_service and a.marketplace_id is null and a.code = 'operator_payable'
             and b.credits_posted - b.debits_posted - b.debits_pending >= $2
           order by a.owner_id`,
         [policy.assetId, policy.minAmount.toString()]);
       for (const d of due) {
         try {
           const { replayed } = await createPayout(this.db, this.settlements, {
-            operatorId: d.operator_id, asset: policy.assetCode, amount: BigInt(d.available), trigger: "schedule", requestedBy: "scheduler",
+            // At most the policy's largest payout; a daily cap that is reached refuses it until the next window.
+            operatorId: d.operator_id, asset: policy.assetCode, trigger: "schedule", requestedBy: "scheduler",
+            amount: policy.maxPerPayout !== null && policy.maxPerPayout < BigInt(d.available) ? policy.maxPerPayout : BigInt(d.available),
             idempotencyKey: `payout-schedule:${policy.assetId}:${d.operator_id}:${window}`,
           });
           if (!replayed) created++;
@@ -181,12 +183,13 @@ export class PayoutWorker {
    * signed or submitted (a submitted one that is mined is counted twice until it is confirmed, so
    * this errs on the side of waiting).
    */
-  private async vaultRoom(chain: EvmChain, asset: Asset): Promise<bigint> {
+  private async vaultRoom(chain: EvmChain, asset: Asset, exceptChainTx?: string): Promise<bigint> {
     const { vault } = await chain.treasuryBalance(this.tokenOf(asset));
     const [flight] = await this.db.query<{ amount: string }>(
       `select coalesce(sum(amount), 0)::text as amount from payouts
-        where settlement = 'evm' and chain_id = $1 and asset_id = $2 and status in ('batched', 'signed', 'submitted')`,
-      [chain.chainId.toString(), asset.id]);
+        where settlement = 'evm' and chain_id = $1 and asset_id = $2 and status in ('batched', 'signed', 'submitted')
+          and ($3::uuid is null or chain_tx_id is distinct from $3)`,
+      [chain.chainId.toString(), asset.id, exceptChainTx ?? null]);
     const room = vault - BigInt(flight!.amount);
     return room > 0n ? room : 0n;
   }
@@ -201,14 +204,22 @@ export class PayoutWorker {
     }
     // A vault short of the asset is not a reason to fail a payout: what it cannot cover waits, in
     // the order the payouts were asked for, and is batched once the vault is funded.
+    // First fit, oldest first: a payout larger than what is left waits without holding back the
+    // smaller ones behind it.
     const room = await this.vaultRoom(chain, asset);
-    let covered = 0n;
-    const firstShort = rows.findIndex((r) => (covered += BigInt(r.amount)) > room);
-    if (firstShort !== -1) {
-      const waiting = rows.slice(firstShort);
-      await this.note(waiting.map((r) => r.id), `waiting for funds: the vault can pay ${room} ${asset.code} on chain ${chain.chainId} after the payouts in flight, less than the payouts waiting; they are paid once it is funded`);
+    let left = room;
+    const fits: typeof rows = [];
+    const waiting: typeof rows = [];
+    for (const r of rows) {
+      if (BigInt(r.amount) <= left) {
+        fits.push(r);
+        left -= BigInt(r.amount);
+      } else waiting.push(r);
+    }
+    if (waiting.length > 0) {
+      await this.note(waiting.map((r) => r.id), `waiting for funds: the vault can pay ${room} ${asset.code} on chain ${chain.chainId} after the payouts in flight, not this one too; it is paid once the vault is funded`);
       this.log.warn({ worker: "payouts", chain: chain.settings.name, asset: asset.code, waiting: waiting.length, available: room.toString() }, "vault short: payouts wait for funds");
-      rows = rows.slice(0, firstShort);
+      rows = fits;
     }
     const policy = await getPayoutPolicy(this.db, assetId);
     for (let i = 0; i < rows.length; i += chain.settings.max_batch_size) {
@@ -216,6 +227,12 @@ export class PayoutWorker {
       for (let round = 0; items.length > 0 && round < 8; round++) {
         const sim = await chain.simulate(chain.batchCall(this.tokenOf(asset), items));
         if (!sim.ok && sim.failedIndex !== undefined && items[sim.failedIndex]) {
+          if ((await this.vaultRoom(chain, asset)) < items.reduce((n, x) => n + x.amount, 0n)) {
+            // The vault went short since it was read: wait, fail nobody.
+            await this.note(items.map((x) => x.payoutId), `waiting for funds: the vault can no longer pay this batch of ${asset.code} on chain ${chain.chainId}; it is paid once the vault is funded`);
+            items = [];
+            break;
+          }
           const bad = items[sim.failedIndex]!;
           await failPayouts(this.db, [bad.payoutId], `cannot be paid: ${sim.reason}`, ["pending"]);
           this.log.warn({ worker: "payouts", payout: bad.payoutId, reason: sim.reason }, "payout failed in simulation; left out of the batch");
@@ -307,8 +324,7 @@ export class PayoutWorker {
       if (!sim.ok && sim.failedIndex !== undefined && items[sim.failedIndex]) {
         // The vault went short since the batch was made (another signer's payouts, a withdrawal):
         // nobody's payout fails for that; all go back to wait for funds.
-        const { vault } = await chain.treasuryBalance(this.tokenOf(asset));
-        if (vault < items.reduce((s, x) => s + x.amount, 0n)) {
+        if ((await this.vaultRoom(chain, asset, b.id)) < items.reduce((s, x) => s + x.amount, 0n)) {
           await inTransaction(this.db, async (tx) => {
             await this.requeue(tx, b.id, ["batched"], false, "the vault is short of funds");
             await tx.query("update chain_transactions set status = 'failed', failure_reason = $2, updated_at = now() where id = $1 and status = 'batched'",
@@ -593,10 +609,15 @@ export class PayoutWorker {
    * fail once they have ridden MAX_UNPAID_ATTEMPTS such transactions. Gas spent is booked.
    */
   private async endUnpaid(chain: EvmChain, b: BatchRow, reason: string, mined: { receipt: NonNullable<Awaited<ReturnType<EvmChain["receipt"]>>>; fee: bigint; native: Asset } | null) {
-    const rows = await this.db.query<{ id: string; unpaid_attempts: number }>(
-      "select id, unpaid_attempts from payouts where chain_tx_id = $1 and status in ('signed', 'submitted')", [b.id]);
-    const alone = rows.length === 1 && mined !== null;
-    const toFail = rows.filter((r) => alone || r.unpaid_attempts + 1 >= MAX_UNPAID_ATTEMPTS).map((r) => r.id);
+    const rows = await this.db.query<{ id: string; unpaid_attempts: number; amount: string }>(
+      "select id, unpaid_attempts, amount::text as amount from payouts where chain_tx_id = $1 and status in ('signed', 'submitted')", [b.id]);
+    // A batch that reverted because the vault was short (the vault paid out by other means
+    // meanwhile) fails nobody's payout: all wait for funds, and the attempt is not counted.
+    const asset = (await getAsset(this.db, b.asset_id))!;
+    const short = mined !== null && (await this.vaultRoom(chain, asset, b.id)) < rows.reduce((n, r) => n + BigInt(r.amount), 0n);
+    const alone = rows.length === 1 && mined !== null && !short;
+    const toFail = short ? [] : rows.filter((r) => alone || r.unpaid_attempts + 1 >= MAX_UNPAID_ATTEMPTS).map((r) => r.id);
+    if (short) reason = `${reason}: the vault is short of funds`;
     const accounts = mined ? await this.gasAccounts(chain, mined.native) : new Map<string, string>();
     let moved = false;
     await writeTransfers(this.db, async (tx) => {
@@ -618,7 +639,7 @@ export class PayoutWorker {
             [pgArray(toFail), reason]);
           await recordPayoutEvents(tx, toFail, "failed", this.now(), { reason, chain_tx_id: b.id });
         }
-        await this.requeue(tx, b.id, ["signed", "submitted"], true, reason);
+        await this.requeue(tx, b.id, ["signed", "submitted"], !short, reason);
         await tx.query(
           `update chain_transactions set status = 'failed', failure_reason = $2, tx_hash = $3, block_number = $4, block_hash = $5, gas_used = $6, fee = $7, updated_at = now()
             where id = $1`,

@@ -33,6 +33,30 @@ describe("payout requests that are refused, with nothing written", () => {
     }
   });
 
+  it("caps per payout and per day (UTC) set by the platform: beyond them refused, naming what is left", async () => {
+    const policy = (extra: Record<string, unknown>) => api.call("PUT", "/v1/payout-policies/USDC", { body: { min_amount: "1", schedule: "manual", ...extra } });
+    await expectRefused(api, () => policy({ min_amount: "1000", max_per_payout: "999" }), 400, "invalid_request", "max_per_payout");
+    expect(expectStatus(await policy({ max_per_payout: "1000000", max_per_day: "1500000" }), 200).body).toMatchObject({ max_per_payout: "1000000", max_per_day: "1500000" });
+    const made: string[] = [];
+    const pay = (amount: string) => api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount } });
+    try {
+      const over = await expectRefused(api, () => pay("1000001"), 422, "payout_limit_exceeded", "amount");
+      expect(over.body.detail).toMatch(/largest payout of USDC is 1000000/);
+      made.push(expectStatus(await pay("1000000"), 201).body.id);
+      const day = await expectRefused(api, () => pay("600000"), 422, "payout_limit_exceeded", "amount");
+      expect(day.body.detail).toMatch(/at most 1500000 USDC a day .* 500000 is left today/);
+      const half = expectStatus(await pay("500000"), 201).body.id;
+      made.push(half);
+      await expectRefused(api, () => pay("1"), 422, "payout_limit_exceeded", "amount");
+      // A payout that did not happen does not count.
+      expectStatus(await api.call("POST", `/v1/payouts/${half}/cancel`, { key: w.keys.finance, body: {} }), 200);
+      made.push(expectStatus(await pay("400000"), 201).body.id);
+    } finally {
+      for (const id of made) await api.call("POST", `/v1/payouts/${id}/cancel`, { key: w.keys.finance, body: {} });
+      expectStatus(await policy({}), 200);
+    }
+  });
+
   it("unknown asset, unknown or other operator, unknown fields, missing operator for finance", async () => {
     await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "NOPE", amount: "1" } }), 404, "asset_not_found", "asset");
     await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.o2, body: { operator_id: "o1", asset: "USDC", amount: "1" } }), 404, "operator_not_found");

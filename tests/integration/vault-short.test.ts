@@ -57,6 +57,17 @@ describe("a short vault: payouts wait for funds, never fail for it", () => {
     expect(events.map((e) => e.status)).not.toContain("failed");
   });
 
+  it("a payout larger than the vault waits without holding back smaller ones asked for after it", async () => {
+    w = await payoutWorld(); // 1,000,000 TUSD
+    const big = await w.operator("big", { [TOKEN]: 2_000_000_000_000n });
+    const small = await w.operator("small", { [TOKEN]: 10_000_000n });
+    const pBig = await request(w, big.id, TOKEN, 1_500_000_000_000n);
+    const pSmall = await request(w, small.id, TOKEN, 10_000_000n);
+    const [b, s] = await tickUntil(w, [pBig.id, pSmall.id], ([, x]) => x === "confirmed");
+    expect(s!.status).toBe("confirmed");
+    expect(b).toMatchObject({ status: "pending", note: expect.stringMatching(/^waiting for funds/) });
+  });
+
   it("native payouts beyond the vault's balance wait too", async () => {
     w = await payoutWorld(); // 100 ETH in the vault
     const op = await w.operator("short-n", { [NATIVE]: parseEther("150") });

@@ -17,6 +17,10 @@ export const payoutPolicies = pgTable(
     intervalSeconds: integer("interval_seconds"),
     /** Gas may cost at most this many basis points of a payout; null: no cap. */
     maxGasShareBps: integer("max_gas_share_bps"),
+    /** The largest payout of one operator in this asset; null: no cap. */
+    maxPerPayout: numeric("max_per_payout", { precision: 78, scale: 0 }),
+    /** The most one operator may be paid of this asset per UTC day (payouts asked for that day, failed ones aside); null: no cap. */
+    maxPerDay: numeric("max_per_day", { precision: 78, scale: 0 }),
     updatedBy: text("updated_by").notNull(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },

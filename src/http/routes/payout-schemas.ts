@@ -34,11 +34,12 @@ export const PayoutPolicyOut = z
   .object({
     asset: z.string(), asset_id: Uuid, min_amount: z.string(), schedule: z.enum(["manual", "interval"]),
     interval_seconds: z.number().int().nullable(), max_gas_share_bps: z.number().int().nullable(),
+    max_per_payout: z.string().nullable(), max_per_day: z.string().nullable(),
     updated_by: z.string().nullable(), updated_at: Timestamp.nullable(),
   })
   .openapi("PayoutPolicy");
 
 export const policyOut = (p: PayoutPolicy) => ({
   asset: p.assetCode, asset_id: p.assetId, min_amount: p.minAmount.toString(), schedule: p.schedule, interval_seconds: p.intervalSeconds,
-  max_gas_share_bps: p.maxGasShareBps, updated_by: p.updatedBy, updated_at: p.updatedAt?.toISOString() ?? null,
+  max_gas_share_bps: p.maxGasShareBps, max_per_payout: p.maxPerPayout?.toString() ?? null, max_per_day: p.maxPerDay?.toString() ?? null, updated_by: p.updatedBy, updated_at: p.updatedAt?.toISOString() ?? null,
 });

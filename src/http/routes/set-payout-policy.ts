@@ -14,6 +14,8 @@ const Body = z
     schedule: z.enum(["manual", "interval"]).openapi({ description: "manual: on request only; interval: the worker also pays every operator's available balance each interval" }),
     interval_seconds: z.number().int().min(60).max(366 * 24 * 3600).optional(),
     max_gas_share_bps: z.number().int().min(1).max(10_000).nullable().optional().openapi({ description: "gas may cost at most this share of a payout (basis points); payouts above it wait" }),
+    max_per_payout: Amount.nullable().optional().openapi({ description: "the largest payout of one operator in this asset (smallest units); absent or null: no cap" }),
+    max_per_day: Amount.nullable().optional().openapi({ description: "the most one operator may be paid of this asset per UTC day, counting the payouts asked for that day that did not fail; absent or null: no cap" }),
   })
   .openapi("PayoutPolicySet");
 
@@ -28,9 +30,11 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { asset } = c.req.valid("param");
     const b = c.req.valid("json");
-    const policy = await setPayoutPolicy(c.get("deps").ledger.db, {
+    const db = c.get("deps").ledger.db;
+    const policy = await setPayoutPolicy(db, {
       asset, minAmount: BigInt(b.min_amount), schedule: b.schedule, intervalSeconds: b.interval_seconds, maxGasShareBps: b.max_gas_share_bps ?? null,
-      updatedBy: c.get("principal").keyId,
+      maxPerPayout: b.max_per_payout == null ? null : BigInt(b.max_per_payout), maxPerDay: b.max_per_day == null ? null : BigInt(b.max_per_day),
+      updatedBy: c.get("principal").keyId, now: db.clock.now(),
     });
     return c.json(policyOut(policy), 200);
   });
