@@ -27,12 +27,14 @@ export interface Rate {
 
 /** The default rate of a time unit (`*_second`, `*_minute`, `*_hour`), or undefined for other units. */
 export function defaultRate(unit: string): Rate | undefined {
-  const per = /_second$/.test(unit) ? 1n : /_minute$/.test(unit) ? 60n : /_hour$/.test(unit) ? 3600n : undefined;
+  const per = /(^|_)seconds?$/.test(unit) ? 1n : /(^|_)minutes?$/.test(unit) ? 60n : /(^|_)hours?$/.test(unit) ? 3600n : undefined;
   return per === undefined ? undefined : { num: DEFAULT_MAX_PARALLEL, den: per };
 }
 
 /** A rate as text: a decimal when it is one, else "num/den". */
 export function formatRate(r: Rate): string {
+  const g = gcd(r.num, r.den);
+  r = { num: r.num / g, den: r.den / g };
   for (let exp = 0; exp <= 18; exp++) {
     const scaled = r.num * 10n ** BigInt(exp);
     if (scaled % r.den === 0n) return formatDecimal({ digits: scaled / r.den, exp });
@@ -52,13 +54,13 @@ export function rateFor(limits: UsageLimits, unit: string): Rate | undefined {
 
 /** Refuses a record beyond its limits with usage_limit_exceeded, naming the limit and what was asked. */
 export function checkUsageLimits(
-  record: { quantity: Decimal; unit: string; periodStart: Date; periodEnd: Date; gross: bigint },
+  record: { quantity: Decimal; unit: string; periodStart: Date; periodEnd: Date; gross: bigint; pricedBy?: "unitPrice" | "amount" },
   limits: UsageLimits,
   assetCode: string,
 ): void {
   if (record.gross > limits.maxGrossPerRecord) {
     const message = `the record's gross ${record.gross} exceeds the limit of ${limits.maxGrossPerRecord} ${assetCode} (smallest units) per record for this marketplace (max_gross_per_record)`;
-    throw new LedgerError("usage_limit_exceeded", message, [{ path: "quantity", message }]);
+    throw new LedgerError("usage_limit_exceeded", message, [{ path: record.pricedBy === "amount" ? "amount" : "quantity", message }]);
   }
   const rate = rateFor(limits, record.unit);
   if (rate === undefined) return;
@@ -72,6 +74,11 @@ export function checkUsageLimits(
     const message = `${formatDecimal(record.quantity)} ${record.unit} in a period of ${seconds} s is more than the limit of ${formatRate(rate)} ${record.unit} per second (max_quantity_per_second) allows: at most ${most}`;
     throw new LedgerError("usage_limit_exceeded", message, [{ path: "quantity", message }]);
   }
+}
+
+function gcd(a: bigint, b: bigint): bigint {
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a === 0n ? 1n : a;
 }
 
 /** A decimal as text, without trailing zeros. */

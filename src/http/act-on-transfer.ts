@@ -21,10 +21,13 @@ export async function actOnTransfer(c: Context<AppEnv>, id: string, body: unknow
     throw new ApiError("invalid_request", `transfer ${id} belongs to a ${owner.replace("_", " ")}; act on it through its own routes (e.g. POST /v1/payouts/{id}/cancel)`);
   }
   const unusable = await unusableAccounts(c, target.legs.flatMap((l) => [l.debitAccountId, l.creditAccountId]));
-  // Visible but touching accounts this key may not move money on (e.g. an operator's payable):
-  // saying so leaks nothing, since the key can read the transfer.
+  // Visible but touching accounts this key may not move money on (e.g. an operator's payable, or
+  // the service's own accounts of its marketplace): saying so leaks nothing, since the key can read the transfer.
   if (unusable.size > 0) {
-    throw new ApiError("forbidden", `transfer ${id} touches accounts outside your marketplace; correct usage with POST /v1/usage/{id}/reverse`);
+    const reserved = [...unusable.values()].flatMap((u) => (u.reason === "reserved" ? [u.account.ref] : []));
+    throw new ApiError("forbidden", [...unusable.values()].every((u) => u.reason === "reserved")
+      ? `transfer ${id} moves money on the service's own accounts (${reserved.join(", ")}), which only the service's routes move; correct usage with POST /v1/usage/{id}/reverse`
+      : `transfer ${id} touches accounts outside your marketplace; correct usage with POST /v1/usage/{id}/reverse`);
   }
   // Usage owns its transfer too: its reversal refunds a closed hold into the customer's balance.
   if (target.metadata && "usage" in target.metadata) {

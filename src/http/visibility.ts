@@ -29,18 +29,12 @@ export async function visibleTransfer(c: Context<AppEnv>, id: string): Promise<T
 }
 
 /**
- * The ids among `ids` that this key may not move money on (unknown ones included). Admin keys may
- * use any account: the ledger itself reports unknown ones.
+ * The ids among `ids` that this key may not move money on (unknown ones included), with what the key
+ * may be told of each: `hidden` (it may not see the account: answer as for a missing one) or
+ * `reserved` (it sees the account, which is one of the service's own). Admin keys may use any
+ * account: the ledger itself reports unknown ones.
  */
-export async function unusableAccounts(c: Context<AppEnv>, ids: string[]): Promise<Set<string>> {
-  return new Set((await unusableAccountsWithReason(c, ids)).keys());
-}
-
-/**
- * Like unusableAccounts, with what the key may be told of each: `hidden` (it may not see the account:
- * answer as for a missing one) or `reserved` (it sees the account, which is one of the service's own).
- */
-export async function unusableAccountsWithReason(c: Context<AppEnv>, ids: string[]): Promise<Map<string, { reason: "hidden" } | { reason: "reserved"; account: Account }>> {
+export async function unusableAccounts(c: Context<AppEnv>, ids: string[]): Promise<Map<string, { reason: "hidden" } | { reason: "reserved"; account: Account }>> {
   const principal = c.get("principal");
   const out = new Map<string, { reason: "hidden" } | { reason: "reserved"; account: Account }>();
   if (principal.role === "admin") return out;

@@ -219,7 +219,8 @@ function plan(index: number, item: UsageItem, hash: string, facts: MarketplaceFa
   }
   const gross = grossOf(input, asset.scale);
   if (gross === 0n) throw new LedgerError("rates_to_zero", "quantity × unit_price is less than one smallest unit of the asset");
-  checkUsageLimits({ quantity: parseDecimal(input.quantity)!, unit: input.unit, periodStart: input.periodStart, periodEnd: input.periodEnd, gross },
+  checkUsageLimits({ quantity: parseDecimal(input.quantity)!, unit: input.unit, periodStart: input.periodStart, periodEnd: input.periodEnd, gross,
+    pricedBy: input.amount !== undefined ? "amount" : "unitPrice" },
     limitsOf(facts.limits.get(`${m}|${asset.id}`), asset.scale), input.asset);
   const schedule = facts.schedules.get(m)?.find((s) => s.effectiveFrom.getTime() <= input.periodEnd.getTime());
   if (!schedule) throw new LedgerError("no_fee_schedule", `marketplace ${m} has no fee schedule in force at ${input.periodEnd.toISOString()}`);

@@ -5,6 +5,7 @@ import { LedgerError } from "../domain/errors.js";
 import { defaultLimits, defaultRate, formatDecimal, formatRate, parseRate, type UsageLimits } from "../domain/usage-limits.js";
 import type { Decimal } from "../domain/rating.js";
 import { getMarketplace } from "./marketplaces.js";
+import { inTransaction } from "./transaction.js";
 
 export interface UsageLimitsView {
   marketplaceId: string;
@@ -62,24 +63,28 @@ export async function setUsageLimits(
   if (!(await getMarketplace(db, input.marketplaceId))) throw new LedgerError("marketplace_not_found", `marketplace ${input.marketplaceId} does not exist`);
   const asset = await getAssetByCode(db, input.asset);
   if (!asset) throw new LedgerError("asset_not_found", `asset ${input.asset} does not exist`, [{ path: "asset", message: "does not exist" }]);
-  const [current] = await db.query<Row>(
-    "select marketplace_id, asset_id, max_gross_per_record::text as max_gross_per_record, max_quantity_per_second from usage_limits where marketplace_id = $1 and asset_id = $2",
-    [input.marketplaceId, asset.id]);
-  const rates: Record<string, string> = { ...(current?.max_quantity_per_second ?? {}) };
-  for (const [unit, rate] of Object.entries(input.maxQuantityPerSecond ?? {})) {
-    if (rate === null) delete rates[unit];
-    else {
-      const d: Decimal | undefined = parseRate(rate);
-      if (!d) throw new LedgerError("invalid_request", `the rate for ${unit} must be a positive decimal`, [{ path: `maxQuantityPerSecond.${unit}`, message: "must be a positive decimal" }]);
-      rates[unit] = formatDecimal(d);
+  return inTransaction(db, async (tx) => {
+    // The row is locked while it is merged, so that concurrent changes of different units both hold.
+    await tx.query(
+      `insert into usage_limits (marketplace_id, asset_id, updated_by, updated_at) values ($1, $2, $3, $4) on conflict do nothing`,
+      [input.marketplaceId, asset.id, input.updatedBy, now.toISOString()]);
+    const [current] = await tx.query<Row>(
+      "select marketplace_id, asset_id, max_gross_per_record::text as max_gross_per_record, max_quantity_per_second from usage_limits where marketplace_id = $1 and asset_id = $2 for update",
+      [input.marketplaceId, asset.id]);
+    const rates: Record<string, string> = { ...(current?.max_quantity_per_second ?? {}) };
+    for (const [unit, rate] of Object.entries(input.maxQuantityPerSecond ?? {})) {
+      if (rate === null) delete rates[unit];
+      else {
+        const d: Decimal | undefined = parseRate(rate);
+        if (!d) throw new LedgerError("invalid_request", `the rate for ${unit} must be a positive decimal`, [{ path: `maxQuantityPerSecond.${unit}`, message: "must be a positive decimal" }]);
+        rates[unit] = formatDecimal(d);
+      }
     }
-  }
-  const gross = input.maxGrossPerRecord === undefined ? current?.max_gross_per_record ?? null : input.maxGrossPerRecord?.toString() ?? null;
-  await db.query(
-    `insert into usage_limits (marketplace_id, asset_id, max_gross_per_record, max_quantity_per_second, updated_by, updated_at)
-     values ($1, $2, $3, $4::text::jsonb, $5, $6)
-     on conflict (marketplace_id, asset_id) do update set max_gross_per_record = excluded.max_gross_per_record,
-       max_quantity_per_second = excluded.max_quantity_per_second, updated_by = excluded.updated_by, updated_at = excluded.updated_at`,
-    [input.marketplaceId, asset.id, gross, JSON.stringify(rates), input.updatedBy, now.toISOString()]);
-  return getUsageLimits(db, input.marketplaceId, asset.code);
+    const gross = input.maxGrossPerRecord === undefined ? current?.max_gross_per_record ?? null : input.maxGrossPerRecord?.toString() ?? null;
+    await tx.query(
+      `update usage_limits set max_gross_per_record = $3, max_quantity_per_second = $4::text::jsonb, updated_by = $5, updated_at = $6
+        where marketplace_id = $1 and asset_id = $2`,
+      [input.marketplaceId, asset.id, gross, JSON.stringify(rates), input.updatedBy, now.toISOString()]);
+    return getUsageLimits(tx, input.marketplaceId, asset.code);
+  });
 }

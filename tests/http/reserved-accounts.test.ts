@@ -34,6 +34,15 @@ describe("reserved accounts", () => {
     const forged = expectStatus(await api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: w.asset.id, code: "protocol_fees", normal_side: "credit", ref: "my-protocol-fees" } }), 201).body;
     expectStatus(await api.call("POST", "/v1/transfers", { key: w.keys.m1, body: { effective_at: usageMonth.day().toISOString(), legs: [{ debit_account_id: w.m1Funding.id, credit_account_id: forged.id, amount: "777777" }] } }), 201);
     expect(await feeRevenue()).toEqual(before);
+    // Even an account with a fee ref, if it is not the service's (as a row from before the refs were
+    // reserved would be), counts for nothing: reports go by the flag, not by the ref.
+    await api.db.query(
+      `insert into accounts (id, asset_id, marketplace_id, ref, code, owner_type, owner_id, normal_side)
+       values (gen_random_uuid(), $1, 'm1', 'referrer:fees', 'referrer_fees', 'fee_party', 'referrer', 'credit')`, [w.asset.id]);
+    const [legacy] = await api.db.query<{ id: string }>("select id from accounts where ref = 'referrer:fees' and marketplace_id = 'm1'");
+    await api.db.query("insert into account_balances (account_id) values ($1)", [legacy!.id]);
+    expectStatus(await api.call("POST", "/v1/transfers", { body: { effective_at: usageMonth.day().toISOString(), legs: [{ debit_account_id: w.m1Funding.id, credit_account_id: legacy!.id, amount: "555555" }] } }), 201);
+    expect(await feeRevenue()).toEqual(before);
   });
 
   it("a marketplace cannot post to the service's accounts, not even its own marketplace's fee account or its customers' balances", async () => {

@@ -5,7 +5,7 @@ import type { AppEnv } from "../env.js";
 import { ApiError } from "../problem.js";
 import { Transfer } from "../schemas.js";
 import { submitTransfer, submitTransferBatch } from "../submit-transfers.js";
-import { unusableAccountsWithReason } from "../visibility.js";
+import { unusableAccounts } from "../visibility.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 import { TransferBatchIn, TransferBatchOut, TransferIn } from "./transfer-schemas.js";
 
@@ -34,7 +34,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
     const list = "transfers" in body ? body.transfers : [body];
-    const unusable = await unusableAccountsWithReason(c, list.flatMap((t) => t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id])));
+    const unusable = await unusableAccounts(c, list.flatMap((t) => t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id])));
     const checked = list.map((t) => {
       const bad = t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id]).find((id) => unusable.has(id));
       if (bad === undefined) return toInput(t);
