@@ -174,13 +174,15 @@ export async function resolveItem(
 }
 
 async function checkAdjustment(db: Queryable, runId: string, itemId: bigint, a: { debitAccountId: string; creditAccountId: string; amount: bigint }): Promise<void> {
-  const [item] = await db.query<{ status: ItemStatus; ledger_amount: string | null; chain_amount: string | null; chain_id: string; asset_id: string }>(
-    `select i.status, i.ledger_amount::text as ledger_amount, i.chain_amount::text as chain_amount, r.chain_id::text as chain_id, r.asset_id
+  const [item] = await db.query<{ status: ItemStatus; direction: "in" | "out"; ledger_amount: string | null; chain_amount: string | null; chain_id: string; asset_id: string }>(
+    `select i.status, i.direction, i.ledger_amount::text as ledger_amount, i.chain_amount::text as chain_amount, r.chain_id::text as chain_id, r.asset_id
        from reconciliation_items i join reconciliations r on r.id = i.reconciliation_id where i.id = $1 and i.reconciliation_id = $2`, [itemId.toString(), runId]);
   const refuse = (message: string, path: string) => {
     throw new LedgerError("invalid_request", message, [{ path: `adjustment.${path}`, message }]);
   };
   if (item!.status === "matched") refuse(`item ${itemId} is matched: there is no discrepancy to adjust`, "amount");
+  // A payment to the wrong recipient leaves the treasury right: what is owed is the operator's, not a treasury adjustment.
+  if (item!.status === "recipient_mismatch") refuse(`item ${itemId} is a payment to another recipient: the treasury is right, so there is nothing to adjust here; resolve it with a note`, "amount");
   const ledger = BigInt(item!.ledger_amount ?? "0");
   const chain = BigInt(item!.chain_amount ?? "0");
   const discrepancy = item!.status === "amount_mismatch" ? (chain > ledger ? chain - ledger : ledger - chain)
@@ -197,6 +199,15 @@ async function checkAdjustment(db: Queryable, runId: string, itemId: bigint, a: 
   const creditTreasury = isTreasury(a.creditAccountId);
   if (debitTreasury === creditTreasury) {
     refuse(`an adjustment moves money between the run's treasury account (treasury:${item!.chain_id}) and an account of the platform's books, not of the service's chart`, debitTreasury ? "credit_account_id" : "debit_account_id");
+  }
+  // The side of the treasury follows the discrepancy: more on chain than booked (an inflow the ledger
+  // does not know, a payout booked but never sent, one sent for less) debits it; less on chain
+  // (an outflow the ledger does not know, a payout sent for more) credits it.
+  const onChainMore = item!.status === "unexpected_on_chain" ? item!.direction === "in"
+    : item!.status === "missing_on_chain" ? true
+    : chain < ledger;
+  if (debitTreasury !== onChainMore) {
+    refuse(`the chain holds ${onChainMore ? "more" : "less"} than the ledger for this item: the adjustment ${onChainMore ? "debits" : "credits"} the treasury`, onChainMore ? "debit_account_id" : "credit_account_id");
   }
   const other = debitTreasury ? "credit_account_id" : "debit_account_id";
   const counter = byId.get(debitTreasury ? a.creditAccountId : a.debitAccountId);

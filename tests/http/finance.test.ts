@@ -151,6 +151,7 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
       [unexpected[0].id, { debit_account_id: protocolFees.account_id, credit_account_id: payable.account_id, amount: "5000000" }],
       [unexpected[0].id, { debit_account_id: treasury.account_id, credit_account_id: payable.account_id, amount: "5000000" }],
       [unexpected[0].id, { debit_account_id: treasury.account_id, credit_account_id: equity.id, amount: "1000000000001" }],
+      [unexpected[0].id, { debit_account_id: equity.id, credit_account_id: treasury.account_id, amount: "1000" }], // the wrong way round
     ] as const) {
       const res = await api.call("POST", `/v1/reconciliations/${run.id}/items/${item}/resolve`, { key: finance, body: { note: "make money", adjustment } });
       expect(res.body, JSON.stringify(adjustment)).toMatchObject({ status: 400, code: "invalid_request" });
