@@ -100,11 +100,18 @@ describe("the reports agree on where a correction lands", () => {
           earnedFees += sum(theirs.map((e) => BigInt(e.fees)));
 
           const statement = expectStatus(await api.call("GET", `/v1/operators/${o}/statement?${q}&asset_id=${assetId}`), 200).body;
-          const lines = statement.lines as { amount: string; balance_after: string }[];
+          const lines = statement.lines as { amount: string; balance_after: string; effective_at: string }[];
+          expect(lines.map((l) => l.effective_at), `${context}: ${o} effective order`).toEqual([...lines.map((l) => l.effective_at)].sort());
           const opening = BigInt((statement.opening as { asset_id: string; balance: string }[]).find((x) => x.asset_id === assetId)?.balance ?? "0");
           expect(opening, `${context}: ${o} statement opening`).toBe(before);
           expect(sum(lines.map((l) => BigInt(l.amount))), `${context}: ${o} statement`).toBe(net);
-          if (lines.length > 0) expect(BigInt(lines[lines.length - 1]!.balance_after), `${context}: ${o} running balance`).toBe(upTo);
+          // Every line's running balance is the opening plus the lines up to it, in effective order.
+          let running = opening;
+          for (const l of lines) {
+            running += BigInt(l.amount);
+            expect(BigInt(l.balance_after), `${context}: ${o} running balance`).toBe(running);
+          }
+          expect(running, `${context}: ${o} closing`).toBe(upTo);
 
           // An operator without usage in this asset has no payable in it, and no row.
           const row = report.find((r) => r.operator_id === o) ?? { opening: "0", credits: "0", debits: "0", closing: "0" };
