@@ -14,7 +14,7 @@ const Body = z
     asset_id: Uuid,
     code: z.string().openapi({ description: "account type in the chart of accounts", example: "customer_prepaid" }),
     normal_side: z.enum(["debit", "credit"]),
-    ref: Identifier.optional().openapi({ description: "your key for the account, unique per asset and marketplace; makes creation idempotent", example: "customer:c42" }),
+    ref: Identifier.optional().openapi({ description: "your key for the account, unique per asset and marketplace; makes creation idempotent. The refs of the service's own chart (customer:, operator:, hold:, deposits:, payouts:, treasury:, expense:, protocol:, *:fees) are reserved", example: "wallet:c42" }),
     marketplace_id: Identifier.optional().openapi({ description: "the marketplace the account belongs to (marketplace keys: always their own)" }),
     owner_type: Identifier.optional().openapi({ example: "customer" }),
     owner_id: Identifier.optional().openapi({ example: "c42" }),
