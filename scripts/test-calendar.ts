@@ -1,7 +1,7 @@
 /**
  * `npm run test:calendar`: the date-sensitive test files (finance, usage, statements, holds, payout
  * schedules, the reports' agreement) run again with the service's clock started at calendar edges —
- * the last second of this month, of a 30-day month, of a leap February and of a year — so that a
+ * the last second of this month, of a leap February and of a year — so that a
  * test or a rule that holds only on some days fails here before the calendar finds it.
  *
  *   npm run test:calendar                       # every instant, on PGlite or TEST_DATABASE_URL
@@ -40,7 +40,7 @@ const flag = (name: string) => {
 };
 const at = flag("--at");
 const outDir = flag("--out-dir");
-const instants = at ? [at] : [endOfThisMonth(), "2027-04-30T23:59:59Z", "2028-02-29T23:59:59Z", "2027-12-31T23:59:59Z"];
+const instants = at ? [at] : [endOfThisMonth(), "2028-02-29T23:59:59Z", "2027-12-31T23:59:59Z"];
 if (outDir) mkdirSync(outDir, { recursive: true });
 
 const failed: string[] = [];
