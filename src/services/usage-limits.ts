@@ -1,6 +1,6 @@
 import type { Database, Queryable } from "../db/client.js";
 import { getAssetByCode } from "../db/queries/assets.js";
-import type { UsageLimitRow } from "../db/queries/usage.js";
+import { getUsageLimitRow, type UsageLimitRow } from "../db/queries/usage.js";
 import { LedgerError } from "../domain/errors.js";
 import { defaultLimits, defaultRate, formatDecimal, formatRate, parseRate, type UsageLimits } from "../domain/usage-limits.js";
 import type { Decimal } from "../domain/rating.js";
@@ -19,10 +19,8 @@ export interface UsageLimitsView {
   updatedAt: Date | null;
 }
 
-type Row = UsageLimitRow;
-
 /** The limits of a stored row (or none) for an asset of this scale. */
-export function limitsOf(row: Pick<Row, "max_gross_per_record" | "max_quantity_per_second"> | undefined, scale: number): UsageLimits {
+export function limitsOf(row: Pick<UsageLimitRow, "max_gross_per_record" | "max_quantity_per_second"> | undefined, scale: number): UsageLimits {
   const limits = defaultLimits(scale);
   if (!row) return limits;
   if (row.max_gross_per_record !== null) limits.maxGrossPerRecord = BigInt(row.max_gross_per_record);
@@ -36,9 +34,7 @@ export async function getUsageLimits(db: Queryable, marketplaceId: string, asset
   if (!(await getMarketplace(db, marketplaceId))) throw new LedgerError("marketplace_not_found", `marketplace ${marketplaceId} does not exist`);
   const asset = await getAssetByCode(db, assetCode);
   if (!asset) throw new LedgerError("asset_not_found", `asset ${assetCode} does not exist`);
-  const [row] = await db.query<Row & { updated_by: string; updated_at: Date | string }>(
-    `select marketplace_id, asset_id, max_gross_per_record::text as max_gross_per_record, max_quantity_per_second, updated_by, updated_at
-       from usage_limits where marketplace_id = $1 and asset_id = $2`, [marketplaceId, asset.id]);
+  const row = await getUsageLimitRow(db, marketplaceId, asset.id);
   const limits = limitsOf(row, asset.scale);
   const defaults = defaultLimits(asset.scale);
   return {
@@ -68,9 +64,7 @@ export async function setUsageLimits(
     await tx.query(
       `insert into usage_limits (marketplace_id, asset_id, updated_by, updated_at) values ($1, $2, $3, $4) on conflict do nothing`,
       [input.marketplaceId, asset.id, input.updatedBy, now.toISOString()]);
-    const [current] = await tx.query<Row>(
-      "select marketplace_id, asset_id, max_gross_per_record::text as max_gross_per_record, max_quantity_per_second from usage_limits where marketplace_id = $1 and asset_id = $2 for update",
-      [input.marketplaceId, asset.id]);
+    const current = await getUsageLimitRow(tx, input.marketplaceId, asset.id, true);
     const rates: Record<string, string> = { ...(current?.max_quantity_per_second ?? {}) };
     for (const [unit, rate] of Object.entries(input.maxQuantityPerSecond ?? {})) {
       if (rate === null) delete rates[unit];

@@ -93,14 +93,24 @@ export async function listUsage(db: Queryable, f: UsageFilter): Promise<UsageRec
   return rows.map(toUsage);
 }
 
-export type UsageLimitRow = { marketplace_id: string; asset_id: string; max_gross_per_record: string | null; max_quantity_per_second: Record<string, string> };
+export type UsageLimitRow = {
+  marketplace_id: string; asset_id: string; max_gross_per_record: string | null; max_quantity_per_second: Record<string, string>;
+  updated_by: string; updated_at: Date | string;
+};
+
+const USAGE_LIMIT_COLUMNS = `marketplace_id, asset_id, max_gross_per_record::text as max_gross_per_record, max_quantity_per_second, updated_by, updated_at`;
 
 /** The usage limits an admin set for these marketplaces (src/domain/usage-limits.ts). */
 export async function loadUsageLimitRows(db: Queryable, marketplaceIds: string[]): Promise<UsageLimitRow[]> {
   if (marketplaceIds.length === 0) return [];
-  return db.query<UsageLimitRow>(
-    "select marketplace_id, asset_id, max_gross_per_record::text as max_gross_per_record, max_quantity_per_second from usage_limits where marketplace_id = any($1::text[])",
-    [pgArray(marketplaceIds)]);
+  return db.query<UsageLimitRow>(`select ${USAGE_LIMIT_COLUMNS} from usage_limits where marketplace_id = any($1::text[])`, [pgArray(marketplaceIds)]);
+}
+
+/** One marketplace's limits for an asset, if an admin set any; `forUpdate` locks the row. */
+export async function getUsageLimitRow(db: Queryable, marketplaceId: string, assetId: string, forUpdate = false): Promise<UsageLimitRow | undefined> {
+  const [row] = await db.query<UsageLimitRow>(
+    `select ${USAGE_LIMIT_COLUMNS} from usage_limits where marketplace_id = $1 and asset_id = $2${forUpdate ? " for update" : ""}`, [marketplaceId, assetId]);
+  return row;
 }
 
 /** What rating needs to know about the marketplaces of a batch. */
@@ -111,7 +121,7 @@ export interface MarketplaceFacts {
   assets: Map<string, { id: string; scale: number }>; // by code
   holds: Map<string, { marketplaceId: string; customerId: string; assetId: string; escrowAccountId: string; status: string; expired: boolean }>;
   /** Usage limits set by an admin, by `${marketplace}|${asset id}`; absent: the defaults. */
-  limits: Map<string, { max_gross_per_record: string | null; max_quantity_per_second: Record<string, string> }>;
+  limits: Map<string, UsageLimitRow>;
 }
 
 export async function loadMarketplaceFacts(
