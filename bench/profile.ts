@@ -13,7 +13,7 @@ import { join } from "node:path";
 import postgres from "postgres";
 import { Cluster } from "../chaos/cluster.js";
 import { apiProcess, must, newStats, root, seedMarket, usageRecord } from "../chaos/harness.js";
-import { freePort } from "../scripts/local-chain.js";
+import { freePort } from "../scripts/anvil-chain.js";
 import { client } from "./load.js";
 
 const mode = process.argv[2] === "single" ? "single" : "batch";

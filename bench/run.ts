@@ -13,8 +13,9 @@ import postgres from "postgres";
 import { encodeFunctionData, parseEther } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { TestStablecoin } from "../contracts/artifacts.js";
-import { chainSettingsFor, CHAIN_ID, freePort, startLocalChain } from "../scripts/local-chain.js";
+import { chainSettingsFor, CHAIN_ID, freePort, startLocalChain } from "../scripts/anvil-chain.js";
 import { naive, raw } from "./baselines.js";
+import { freshBenchDatabase } from "./database.js";
 import { client, percentile, pool, timed } from "./load.js";
 
 const quick = process.argv.includes("--quick");
@@ -22,20 +23,8 @@ const SECONDS = quick ? 8 : 30;
 const OPERATORS = 1000;
 const CUSTOMERS = 1000;
 const root = join(import.meta.dirname, "..");
-const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const dbName = "ledger_bench";
-const dbUrl = (() => { const u = new URL(serverUrl); u.pathname = `/${dbName}`; return u.toString(); })();
 const log = (s: string) => process.stdout.write(`${s}\n`);
-
-const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
-const [settings] = await admin`select current_setting('fsync') as fsync, current_setting('synchronous_commit') as sync, version() as version`;
-if (settings!.fsync !== "on" || settings!.sync !== "on") {
-  console.error(`durable commits required: fsync=${settings!.fsync} synchronous_commit=${settings!.sync}`);
-  process.exit(1);
-}
-await admin.unsafe(`drop database if exists ${dbName} with (force)`);
-await admin.unsafe(`create database ${dbName}`);
-await admin.end();
+const { url: dbUrl, settings } = await freshBenchDatabase("ledger_bench");
 
 const chain = await startLocalChain();
 await chain.send({ to: chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [chain.vault, 10n ** 15n] }) });
@@ -77,6 +66,11 @@ await pool(Array.from({ length: CUSTOMERS }, (_, i) => i), 16, async (i) => {
   await must(api.call("POST", "/v1/customers", { id: `c-${i}`, billing: "prepaid" }, market), "customer");
   await must(api.call("POST", `/v1/customers/c-${i}/deposits`, { asset: "TUSD", amount: "1000000000000000" }, market), "deposit");
 });
+// The marketplace hands over the deposits it claimed: finance records the receipt, a second person's key approves it.
+const finance = (await must(api.call("POST", "/v1/api-keys", { name: "bench finance", role: "finance" }), "finance key")).secret as string;
+const receipt = await must(api.call("POST", "/v1/marketplaces/bench/receipts", { asset: "TUSD", amount: (1_000_000_000_000_000n * BigInt(CUSTOMERS)).toString(), reference: "bench settlement" }, finance), "receipt");
+const controller = (await must(api.call("POST", "/v1/api-keys", { name: "bench controller", role: "finance" }), "controller key")).secret as string;
+await must(api.call("POST", `/v1/proposals/${receipt.id}/approve`, {}, controller), "approve receipt");
 log(`seeded ${OPERATORS} operators and ${CUSTOMERS} prepaid customers in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
 let ext = 0;
@@ -186,7 +180,7 @@ t0 = performance.now();
 const payoutIds: string[] = [];
 await pool(payees, 8, async (id) => {
   const b = (await must(api.call("GET", `/v1/operators/${id}/balances`), "balance")).data[0];
-  payoutIds.push((await must(api.call("POST", "/v1/payouts", { operator_id: id, asset: "TUSD", amount: b.available }), "payout")).id);
+  payoutIds.push((await must(api.call("POST", "/v1/payouts", { operator_id: id, asset: "TUSD", amount: b.payable_now }), "payout")).id);
 });
 for (;;) {
   const [{ open }] = (await sql`select count(*)::int as open from payouts where status not in ('confirmed', 'failed')`) as unknown as [{ open: number }];

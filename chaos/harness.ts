@@ -231,7 +231,7 @@ export interface Market {
   customers: string[];
 }
 
-/** One marketplace (fees 8% + 2%), operators, prepaid customers with deposits of `asset`. */
+/** One marketplace (fees 8% + 2%), operators, prepaid customers with deposits of `asset`, settled by the marketplace. */
 export async function seedMarket(stats: ClientStats, bases: string[], adminKey: string, o: { asset: string; operators: number; customers: number; deposit: string }): Promise<Market> {
   await must(stats, bases, "POST", "/v1/marketplaces", adminKey, { id: "chaos", name: "chaos" });
   await must(stats, bases, "POST", "/v1/marketplaces/chaos/fee-schedules", adminKey, {
@@ -245,6 +245,14 @@ export async function seedMarket(stats: ClientStats, bases: string[], adminKey: 
     await must(stats, bases, "POST", "/v1/customers", key, { id, billing: "prepaid" });
     await must(stats, bases, "POST", `/v1/customers/${id}/deposits`, key, { asset: o.asset, amount: o.deposit });
   });
+  // The marketplace hands over the deposits it claimed (their usage is then paid out from money
+  // received): finance records the receipt, a second person's finance key approves it.
+  const finance = (await must(stats, bases, "POST", "/v1/api-keys", adminKey, { name: "chaos finance", role: "finance" }, "seed-finance-key")).secret as string;
+  const receipt = await must(stats, bases, "POST", "/v1/marketplaces/chaos/receipts", finance, {
+    asset: o.asset, amount: (BigInt(o.deposit) * BigInt(o.customers)).toString(), reference: `chaos settlement ${o.asset}`,
+  }, `seed-receipt-${o.asset}`);
+  const controller = (await must(stats, bases, "POST", "/v1/api-keys", adminKey, { name: "chaos controller", role: "finance" }, "seed-controller-key")).secret as string;
+  await must(stats, bases, "POST", `/v1/proposals/${receipt.id}/approve`, controller, {}, `seed-approve-${o.asset}`);
   return { key, operators, customers };
 }
 
@@ -281,9 +289,9 @@ export async function ingest(stats: ClientStats, bases: string[], m: Market, ass
         sent.push(...ids);
         const r = await send(stats, bases, "POST", "/v1/usage/batch", m.key, { records: ids.map((id) => usageRecord(m, asset, id)) }, `${tag}-batch-${b}`);
         if (r.status !== 200) { failures.push(`batch ${b}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`); continue; }
-        r.body.results.forEach((item: { status: string; record?: { external_id: string } }, k: number) => {
+        r.body.results.forEach((item: { status: string; external_id?: string }, k: number) => {
           if (item.status !== "accepted" && item.status !== "duplicate") failures.push(`batch ${b}: ${JSON.stringify(item).slice(0, 200)}`);
-          else if (item.record?.external_id !== ids[k]) failures.push(`batch ${b}: result ${k} is ${item.record?.external_id}, sent ${ids[k]}`);
+          else if (item.external_id !== ids[k]) failures.push(`batch ${b}: result ${k} is ${item.external_id}, sent ${ids[k]}`);
           else acknowledged.add(ids[k]!);
         });
         if (r.body.results.length !== ids.length) failures.push(`batch ${b}: ${r.body.results.length} results for ${ids.length} records`);

@@ -11,7 +11,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../scripts/local-chain.js";
+import { freePort } from "../scripts/anvil-chain.js";
 import { Cluster } from "./cluster.js";
 import { root, running } from "./harness.js";
 import { scenarios, type Outcome } from "./scenarios.js";

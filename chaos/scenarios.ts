@@ -7,9 +7,8 @@ import { encodeFunctionData, parseAbiItem, parseEther } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import postgres from "postgres";
 import { TestStablecoin } from "../contracts/artifacts.js";
-import { chainSettingsFor, CHAIN_ID, freePort, startLocalChain, type LocalChain } from "../scripts/local-chain.js";
-import { bytes32ToPayoutId } from "../src/domain/payouts.js";
-import { faultPoints } from "../src/workers/faults.js";
+import { chainSettingsFor, CHAIN_ID, freePort, startLocalChain, type LocalChain } from "../scripts/anvil-chain.js";
+import { bytes32ToPayoutId, faultPoints } from "../src/domain/payouts.js";
 import { TcpProxy } from "../tests/support/tcp-proxy.js";
 import type { Cluster } from "./cluster.js";
 import {
@@ -443,12 +442,12 @@ const twoOfEach: Scenario = {
         const answers = await Promise.all([a, b].map((base) => send(s.stats, [base], "POST", "/v1/usage/batch", s.market.key, body, `two-batch-${round}`)));
         for (const r of answers) {
           if (r.status !== 200) { disagreements.push(`batch ${round}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`); continue; }
-          r.body.results.forEach((item: { status: string; record?: { id: string; external_id: string } }, k: number) => {
-            if ((item.status === "accepted" || item.status === "duplicate") && item.record?.external_id === ids[k]) acknowledged.add(ids[k]!);
+          r.body.results.forEach((item: { status: string; id?: string; external_id?: string }, k: number) => {
+            if ((item.status === "accepted" || item.status === "duplicate") && item.external_id === ids[k]) acknowledged.add(ids[k]!);
             else disagreements.push(`batch ${round} result ${k}: ${JSON.stringify(item).slice(0, 160)}`);
           });
         }
-        const recordIds = answers.map((r) => JSON.stringify(r.body?.results?.map((x: { record?: { id: string } }) => x.record?.id)));
+        const recordIds = answers.map((r) => JSON.stringify(r.body?.results?.map((x: { id?: string }) => x.id)));
         if (recordIds[0] !== recordIds[1]) disagreements.push(`batch ${round}: the two processes answered different records`);
         // Singles, each to both at once.
         await pool(Array.from({ length: 20 }, (_, i) => `two-${round}-s${i}`), 10, async (id) => {

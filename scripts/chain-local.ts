@@ -7,7 +7,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { encodeFunctionData, parseEther } from "viem";
 import { TestStablecoin } from "../contracts/artifacts.js";
-import { chainSettingsFor, CHAIN_ID, startLocalChain } from "./local-chain.js";
+import { chainSettingsFor, CHAIN_ID, startLocalChain } from "./anvil-chain.js";
 
 const port = Number(process.env.CHAIN_PORT ?? 8545);
 const chain = await startLocalChain({ port, blockTime: 1 });

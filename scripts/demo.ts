@@ -4,7 +4,8 @@
  * Starts a local chain (anvil from the npm package) with the payout vault and the test stablecoin,
  * starts the service on a fresh embedded PGlite database, and then, over the HTTP API: creates a
  * marketplace with its fee schedule, three operators (each proving its payout address by signing
- * a message), three customers, posts a day of GPU usage, pays every operator out on chain,
+ * a message), three customers who pay into the treasury on chain, posts a day of GPU usage, pays
+ * every operator out on chain,
  * reconciles the chain with the ledger, and prints a report. Stops everything it started.
  * `--json FILE` also writes the report as JSON.
  */
@@ -15,7 +16,8 @@ import { join } from "node:path";
 import { encodeFunctionData, parseEther } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { TestStablecoin } from "../contracts/artifacts.js";
-import { chainSettingsFor, CHAIN_ID, freePort, startLocalChain } from "./local-chain.js";
+import { depositAddressMessage } from "../src/domain/payouts.js";
+import { chainSettingsFor, CHAIN_ID, freePort, startLocalChain } from "./anvil-chain.js";
 
 const jsonOut = process.argv.includes("--json") ? process.argv[process.argv.indexOf("--json") + 1] : undefined;
 const root = join(import.meta.dirname, "..");
@@ -96,10 +98,26 @@ try {
     const ch = await call("POST", `/v1/operators/${o.id}/payout-address-challenges`, { chain_id: CHAIN_ID, address: wallet.address }, key);
     await call("PUT", `/v1/operators/${o.id}/payout-address`, { chain_id: CHAIN_ID, address: wallet.address, challenge_id: ch.id, signature: await wallet.signMessage({ message: ch.message }) }, key);
   }
+  // The customers pay 5,000 TUSD each into the treasury on chain, from addresses they registered
+  // (signing the registration message): money received, which the deposit scanner credits to them
+  // and which funds their usage, so that the operators can be paid from it.
   const customers = ["acme-labs", "orbit-ml", "pixel-forge"];
+  const deposit = 5_000_000_000n;
   for (const c of customers) {
     await call("POST", "/v1/customers", { id: c, billing: "prepaid" }, market);
-    await call("POST", `/v1/customers/${c}/deposits`, { asset: "TUSD", amount: "5000000000" }, market);
+    const payer = privateKeyToAccount(generatePrivateKey());
+    const signature = await payer.signMessage({ message: depositAddressMessage({ marketplaceId: "gpu-cloud", customerId: c, chainId: BigInt(CHAIN_ID), address: payer.address }) });
+    await call("POST", `/v1/customers/${c}/deposit-addresses`, { chain_id: CHAIN_ID, address: payer.address, signature }, market);
+    await chain.test.setBalance({ address: payer.address, value: parseEther("1") });
+    await chain.send({ to: chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [payer.address, deposit] }) });
+    await chain.wallet(payer).writeContract({ address: chain.token, abi: TestStablecoin.abi, functionName: "transfer", args: [chain.vault, deposit], chain: chain.deployerWallet.chain, account: payer });
+  }
+  say("the customers paid 3 × 5,000 TUSD into the treasury on chain; waiting for the deposit scanner to credit them …");
+  for (let i = 0; ; i++) {
+    const funding = await call("GET", "/v1/marketplaces/gpu-cloud/funding/TUSD");
+    if (BigInt(funding.customers_received) === deposit * BigInt(customers.length)) break;
+    if (i > 120) throw new Error(`deposits not credited: ${JSON.stringify(funding)}`);
+    await new Promise((r) => setTimeout(r, 500));
   }
 
   // --- a day of usage ------------------------------------------------------------------------------
@@ -131,12 +149,13 @@ try {
   say(`posted a day of GPU usage: ${accepted} records on ${Object.keys(prices).length} GPU types`);
 
   // --- payouts -------------------------------------------------------------------------------------
-  say("paying every operator its available balance on chain …");
+  say("paying every operator what is payable now (all of it: its customers' money was received) on chain …");
   const payoutIds: string[] = [];
   for (const o of operators) {
     const key = operatorKeys.get(o.id)!;
     const balance = (await call("GET", `/v1/operators/${o.id}/balances`, undefined, key)).data.find((b: { asset: string }) => b.asset === "TUSD");
-    payoutIds.push((await call("POST", "/v1/payouts", { asset: "TUSD", amount: balance.available }, key)).id);
+    if (balance.payable_now !== balance.available) throw new Error(`${o.id}: ${balance.awaiting_funds} TUSD awaiting funds`);
+    payoutIds.push((await call("POST", "/v1/payouts", { asset: "TUSD", amount: balance.payable_now }, key)).id);
   }
   const deadline = Date.now() + 60_000;
   let payouts: Array<{ id: string; operator_id: string; amount: string; status: string; tx_hash: string | null; block_number: string | null }> = [];

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { loadChains, type ChainSettings } from "./chain/config.js";
 import { clockStartingAt, systemClock, type Clock } from "./domain/clock.js";
-import { faultPoints } from "./workers/faults.js";
+import { faultPoints } from "./domain/payouts.js";
 
 const intFrom = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
 
@@ -16,6 +16,9 @@ export const Config = z.object({
   DB_POOL_SIZE: intFrom(10, 1, 200),
   PORT: intFrom(8080, 0, 65535),
   HOST: z.string().min(1).default("127.0.0.1").describe("interface to listen on; 0.0.0.0 for all"),
+  MANAGEMENT_PORT: z.coerce.number().int().min(0).max(65535).optional()
+    .describe("a second listener for the management surface (platform keys, /metrics, /docs); the public one then serves tenants only"),
+  MANAGEMENT_HOST: z.string().min(1).default("127.0.0.1").describe("interface of the management listener (loopback unless you mean it)"),
   ADMIN_API_KEY: z
     .string()
     .min(24, "must be at least 24 characters (use a long random string)")

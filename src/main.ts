@@ -1,4 +1,5 @@
 import type { Server } from "node:http";
+import { exitOnSettingsConflicts } from "./services/chain-settings.js";
 import { serve } from "@hono/node-server";
 import { resolveAdminKey } from "./admin-key.js";
 import { Settlements } from "./chain/settlement.js";
@@ -16,6 +17,7 @@ const log = createLogger(config.LOG_LEVEL);
 if (config.CLOCK_START) log.warn({ clock_start: config.CLOCK_START }, "CLOCK_START is set: the service's clock started at that instant, not at the machine's time");
 const settlements = new Settlements(loadChainsOrExit(config));
 const db = await openConfiguredDatabase(config);
+await exitOnSettingsConflicts(db, settlements);
 const ledger = createLedgerContext(db, {
   maxItems: config.GROUP_COMMIT_MAX_ITEMS,
   maxConcurrent: config.GROUP_COMMIT_MAX_CONCURRENT,
@@ -24,15 +26,29 @@ const ledger = createLedgerContext(db, {
 const stopWorkers = config.RUN_WORKERS === "true" ? startWorkers(db, config, log, settlements) : async () => {};
 const adminKey = resolveAdminKey(config);
 const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST);
-const app = createApp({ ledger, settlements, rateLimiter, config: { ...config, ADMIN_API_KEY: adminKey.key }, log, metrics: createMetrics(db) });
+const metrics = createMetrics(db);
+const deps = { ledger, settlements, rateLimiter, config: { ...config, ADMIN_API_KEY: adminKey.key }, log, metrics };
+// With MANAGEMENT_PORT, two listeners: the public one for tenants, the management one (loopback
+// by default) for platform keys, metrics and docs. Without it, one listener serves both.
+const separate = config.MANAGEMENT_PORT !== undefined;
+const app = createApp({ ...deps, surface: separate ? "public" : "all" });
 const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
   log.info(
     { address: info.address, port: info.port, database: config.DATABASE_URL ? "postgres" : `pglite:${config.PGLITE_DATA_DIR}`, admin_key_from: adminKey.source,
-      chains: settlements.chains.map((c) => c.settings.name), workers: config.RUN_WORKERS === "true",
+      chains: settlements.chains.map((c) => c.settings.name), workers: config.RUN_WORKERS === "true", surface: separate ? "public" : "all",
       ...(config.CLOCK_START ? { clock_start: config.CLOCK_START } : {}) },
     `listening on http://${info.address}:${info.port}`,
   );
 }) as Server;
+const servers: Server[] = [server];
+if (separate) {
+  const management = createApp({ ...deps, surface: "management" });
+  servers.push(serve({ fetch: management.fetch, port: config.MANAGEMENT_PORT!, hostname: config.MANAGEMENT_HOST }, (info) => {
+    log.info({ address: info.address, port: info.port, surface: "management" }, `management listening on http://${info.address}:${info.port}`);
+  }) as Server);
+} else if (config.HOST !== "127.0.0.1" && config.HOST !== "::1" && config.HOST !== "localhost") {
+  log.warn({ host: config.HOST }, "one listener serves the public API and the management surface (platform keys, /metrics, /docs) on a non-loopback interface: set MANAGEMENT_PORT to keep the management surface apart");
+}
 
 let stopping = false;
 /** Stop accepting, let requests in flight finish, flush the group committer, stop workers, close the pool. */
@@ -40,9 +56,9 @@ async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
   log.info({ signal }, "shutting down");
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
-  const forced = setTimeout(() => server.closeAllConnections(), 10_000);
+  const closed = Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  for (const s of servers) s.closeIdleConnections();
+  const forced = setTimeout(() => { for (const s of servers) s.closeAllConnections(); }, 10_000);
   await closed;
   clearTimeout(forced);
   await closeLedgerContext(ledger);

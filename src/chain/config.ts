@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { z } from "zod";
-import { parseDecimal } from "../domain/payouts.js";
+import { parseFraction } from "../domain/payouts.js";
 
 const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 20-byte hex address");
 
@@ -100,7 +100,7 @@ export function loadChains(source: { CHAINS?: string; CHAINS_FILE?: string }, en
       chainId: BigInt(c.chain_id),
       vault: vault.toLowerCase() as `0x${string}`,
       signer: privateKeyToAccount(key as `0x${string}`),
-      nativePrices: new Map(Object.entries(native_prices).map(([k, v]) => [k, parseDecimal(v)])),
+      nativePrices: new Map(Object.entries(native_prices).map(([k, v]) => [k, parseFraction(v)])),
     };
   });
 }

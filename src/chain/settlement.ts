@@ -1,5 +1,5 @@
 import { isAddress } from "viem";
-import type { Asset } from "../db/queries/assets.js";
+import type { Asset } from "../domain/assets.js";
 import { LedgerError } from "../domain/errors.js";
 import type { ChainSettings } from "./config.js";
 import { EvmChain } from "./evm.js";

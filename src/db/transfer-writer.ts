@@ -2,11 +2,12 @@ import { brokenLimit, postedBalance, type Balances, type Side } from "../domain/
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
 import { UINT256_MAX } from "../domain/money.js";
-import { LedgerState, type EntryRecord, type TransferRecord } from "../domain/posting.js";
+import { type EntryRecord, LedgerState, statusOf, type Transfer, type TransferRecord } from "../domain/posting.js";
 import { requestHash, validateTransferInput, type TransferInput, type TransferKind } from "../domain/transfers.js";
 import type { Database, Queryable } from "./client.js";
-import { loadTransfers, statusOf, type Transfer } from "./queries/transfers.js";
-import { pgArray } from "./sql-arrays.js";
+import { loadTransfers } from "./queries/transfers.js";
+import { pgArray, pgColumns } from "./sql-arrays.js";
+import { maybeGiveWay } from "../give-way.js";
 
 /** The outcome of one request of a batch: its transfer (new or replayed), or why it was refused. */
 export type TransferResult =
@@ -112,7 +113,11 @@ async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOpti
     const inputs = typeof batch === "function" ? await batch(tx) : batch;
     // Validated and hashed now, before the account locks are taken, not while they are held.
     const checked = new Map<TransferInput, { hash: string }>();
-    for (const input of inputs) if (isValid(input)) checked.set(input, { hash: requestHash(input) });
+    // A large batch gives way to other requests every few hundred requests here and below.
+    for (const [k, input] of inputs.entries()) {
+      await maybeGiveWay(k);
+      if (isValid(input)) checked.set(input, { hash: requestHash(input) });
+    }
     const valid = inputs.filter((input) => checked.has(input));
     // Resolving a hold or reversing a transfer depends on what concurrent writers resolved, which
     // is read under the locks.
@@ -168,7 +173,9 @@ async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOpti
 
     const created: TransferRecord[] = [];
     const entries: EntryRecord[] = [];
-    for (const input of inputs) {
+    for (const [k, input] of inputs.entries()) {
+      // Only while no balance row is locked (the optimistic mode): a lock held longer makes others wait.
+      if (snapshot) await maybeGiveWay(k);
       try {
         const result = state.execute(input, uuidv7(now.getTime()), checked.get(input));
         if (result.status === "replayed") outcomes.push({ kind: "replayed", id: result.transferId });
@@ -188,7 +195,7 @@ async function attemptBatch(db: Database, batch: BatchInputs, options: WriteOpti
     if (snapshot) await options.afterWrite?.(tx, outcomes, now);
     if (created.length > 0) {
       if (snapshot) await lockRebaseAndInsert(tx, state, snapshot, entries, now);
-      else await insertEntries(tx, entries, now);
+      else await insertEntries(tx, entries, now, false);
       const touched = new Set(entries.map((e) => e.accountId));
       await updateBalances(tx, [...touched].map((id) => state.accounts.get(id)!));
     }
@@ -231,9 +238,9 @@ async function readAccounts(tx: Queryable, ids: string[], state: LedgerState, lo
   if (ids.length === 0) return;
   const rows = await tx.query<{
     id: string; asset_id: string; normal_side: Side; dmnec: boolean; cmned: boolean;
-    dp: string; cp: string; dpe: string; cpe: string;
+    dp: string; cp: string; dpe: string; cpe: string; od: string;
   }>(
-    `select a.id, a.asset_id, a.normal_side,
+    `select a.id, a.asset_id, a.normal_side, b.overdraft_limit::text as od,
             a.debits_must_not_exceed_credits as dmnec, a.credits_must_not_exceed_debits as cmned,
             b.debits_posted::text as dp, b.credits_posted::text as cp,
             b.debits_pending::text as dpe, b.credits_pending::text as cpe
@@ -245,7 +252,7 @@ async function readAccounts(tx: Queryable, ids: string[], state: LedgerState, lo
   for (const r of rows) {
     state.accounts.set(r.id, {
       id: r.id, assetId: r.asset_id, normalSide: r.normal_side,
-      debitsMustNotExceedCredits: r.dmnec, creditsMustNotExceedDebits: r.cmned,
+      debitsMustNotExceedCredits: r.dmnec, creditsMustNotExceedDebits: r.cmned, overdraftLimit: BigInt(r.od),
       balances: { debitsPosted: BigInt(r.dp), creditsPosted: BigInt(r.cp), debitsPending: BigInt(r.dpe), creditsPending: BigInt(r.cpe) },
     });
   }
@@ -274,7 +281,8 @@ async function lockRebaseAndInsert(tx: Queryable, state: LedgerState, snapshot: 
     const mine = entries.filter((e) => limited(e.accountId) === round);
     if (mine.length === 0) continue;
     await lockAndRebase(tx, state, snapshot, mine);
-    await insertEntries(tx, mine, bookedAt);
+    // The hot accounts' round holds locks every batch waits for: it does not give way.
+    await insertEntries(tx, mine, bookedAt, round);
   }
 }
 
@@ -285,9 +293,9 @@ async function lockAndRebase(tx: Queryable, state: LedgerState, snapshot: Map<st
     if (list) list.push(e);
     else byAccount.set(e.accountId, [e]);
   }
-  const rows = await tx.query<{ id: string; dp: string; cp: string; dpe: string; cpe: string }>(
+  const rows = await tx.query<{ id: string; dp: string; cp: string; dpe: string; cpe: string; od: string }>(
     `select account_id as id, debits_posted::text as dp, credits_posted::text as cp,
-            debits_pending::text as dpe, credits_pending::text as cpe
+            debits_pending::text as dpe, credits_pending::text as cpe, overdraft_limit::text as od
        from account_balances where account_id = any($1::uuid[])
       order by account_id for update`,
     [pgArray([...byAccount.keys()])],
@@ -295,8 +303,11 @@ async function lockAndRebase(tx: Queryable, state: LedgerState, snapshot: Map<st
   for (const r of rows) {
     const before = snapshot.get(r.id)!;
     const now: Balances = { debitsPosted: BigInt(r.dp), creditsPosted: BigInt(r.cp), debitsPending: BigInt(r.dpe), creditsPending: BigInt(r.cpe) };
-    if (sameBalances(now, before)) continue;
     const account = state.accounts.get(r.id)!;
+    // A credit limit changed since the read (under this row lock) is checked again as a move is.
+    const overdraftLimit = BigInt(r.od);
+    if (sameBalances(now, before) && overdraftLimit === (account.overdraftLimit ?? 0n)) continue;
+    account.overdraftLimit = overdraftLimit;
     const list = byAccount.get(r.id)!;
     const b = { ...now };
     list.forEach((e, k) => {
@@ -333,15 +344,10 @@ async function insertTransfers(tx: Queryable, created: TransferRecord[], created
      on conflict do nothing
      returning id`,
     [
-      pgArray(created.map((t) => t.id)),
-      pgArray(created.map((t) => t.idempotencyKey)),
-      pgArray(created.map((t) => t.requestHash)),
-      pgArray(created.map((t) => t.kind)),
-      pgArray(created.map((t) => t.pendingId)),
-      pgArray(created.map((t) => t.reversesId)),
-      pgArray(created.map((t) => t.timeoutAt?.toISOString() ?? null)),
-      pgArray(created.map((t) => t.effectiveAt.toISOString())),
-      pgArray(created.map((t) => JSON.stringify(t.metadata))),
+      ...(await pgColumns(created, [
+        (t) => t.id, (t) => t.idempotencyKey, (t) => t.requestHash, (t) => t.kind, (t) => t.pendingId, (t) => t.reversesId,
+        (t) => t.timeoutAt?.toISOString() ?? null, (t) => t.effectiveAt.toISOString(), (t) => JSON.stringify(t.metadata),
+      ])),
       createdAt.toISOString(),
     ],
   );
@@ -349,21 +355,16 @@ async function insertTransfers(tx: Queryable, created: TransferRecord[], created
 }
 
 /** Entries are booked at their transfer's instant (`createdAt`, one parameter for the whole batch). */
-async function insertEntries(tx: Queryable, entries: EntryRecord[], createdAt: Date): Promise<void> {
+async function insertEntries(tx: Queryable, entries: EntryRecord[], createdAt: Date, giveWay: boolean): Promise<void> {
   await tx.query(
     `insert into entries (transfer_id, leg, account_id, asset_id, side, posted_amount, pending_amount, balance_after, effective_at, created_at)
      select u.*, $10::timestamptz from unnest($1::uuid[], $2::int[], $3::uuid[], $4::uuid[], $5::text[], $6::numeric[], $7::numeric[],
                           $8::numeric[], $9::timestamptz[]) u`,
     [
-      pgArray(entries.map((e) => e.transferId)),
-      pgArray(entries.map((e) => e.leg)),
-      pgArray(entries.map((e) => e.accountId)),
-      pgArray(entries.map((e) => e.assetId)),
-      pgArray(entries.map((e) => e.side)),
-      pgArray(entries.map((e) => e.postedAmount)),
-      pgArray(entries.map((e) => e.pendingAmount)),
-      pgArray(entries.map((e) => e.balanceAfter)),
-      pgArray(entries.map((e) => e.effectiveAt.toISOString())),
+      ...(await pgColumns(entries, [
+        (e) => e.transferId, (e) => e.leg, (e) => e.accountId, (e) => e.assetId, (e) => e.side, (e) => e.postedAmount,
+        (e) => e.pendingAmount, (e) => e.balanceAfter, (e) => e.effectiveAt.toISOString(),
+      ], { giveWay })),
       createdAt.toISOString(),
     ],
   );

@@ -12,6 +12,8 @@ export interface AccountLimits {
   normalSide: Side;
   debitsMustNotExceedCredits: boolean;
   creditsMustNotExceedDebits: boolean;
+  /** With debitsMustNotExceedCredits: how far debits may exceed credits (a postpaid customer's credit limit); 0 when absent. */
+  overdraftLimit?: bigint;
 }
 
 export const zeroBalances = (): Balances => ({
@@ -39,7 +41,50 @@ export function availableBalance(side: Side, b: Balances): bigint {
 
 /** Which limit, if any, the balances break. Pending amounts count against the limit (holds reserve). */
 export function brokenLimit(a: AccountLimits, b: Balances): "exceeds_credits" | "exceeds_debits" | undefined {
-  if (a.debitsMustNotExceedCredits && b.debitsPosted + b.debitsPending > b.creditsPosted) return "exceeds_credits";
+  if (a.debitsMustNotExceedCredits && b.debitsPosted + b.debitsPending > b.creditsPosted + (a.overdraftLimit ?? 0n)) return "exceeds_credits";
   if (a.creditsMustNotExceedDebits && b.creditsPosted + b.creditsPending > b.debitsPosted) return "exceeds_debits";
   return undefined;
+}
+
+export interface Account {
+  id: string;
+  assetId: string;
+  ref: string | null;
+  code: string;
+  marketplaceId: string | null;
+  ownerType: string | null;
+  ownerId: string | null;
+  normalSide: Side;
+  debitsMustNotExceedCredits: boolean;
+  creditsMustNotExceedDebits: boolean;
+  metadata: Record<string, unknown>;
+  /** Part of the service's chart of accounts (opened by the service, not through the API). */
+  openedByService: boolean;
+  createdAt: Date;
+}
+
+export interface AccountBalance extends Balances {
+  accountId: string;
+  /** Posted balance on the normal side. */
+  posted: bigint;
+  /** Posted balance less outgoing holds: what the account may spend now. */
+  available: bigint;
+}
+
+export interface Entry {
+  id: string;
+  transferId: string;
+  leg: number;
+  side: Side;
+  postedAmount: bigint;
+  pendingAmount: bigint;
+  balanceAfter: bigint;
+  effectiveAt: Date;
+  createdAt: Date;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Pass back as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
 }

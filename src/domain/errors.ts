@@ -40,11 +40,17 @@ export const ledgerErrorCodes = [
   /** The operator does not exist or does not sell through this marketplace. */
   "operator_not_found",
   "operator_exists",
+  /** No invitation of the operator by that marketplace. */
+  "invitation_not_found",
   "no_fee_schedule",
   "fee_schedule_exists",
   /** The record's period ends too far in the future. */
   "usage_in_future",
   "usage_limit_exceeded",
+  /** A postpaid customer's usage would take what it owes beyond its credit limit in the asset. */
+  "credit_limit_exceeded",
+  /** A marketplace's credit limit cannot be lowered below the credit operators were already paid from. */
+  "credit_limit_in_use",
   /** Quantity × price is less than one smallest unit of the asset. */
   "rates_to_zero",
   /** The same external_id was posted before with different content. */
@@ -64,6 +70,10 @@ export const ledgerErrorCodes = [
   /** Less than the asset's payout policy minimum. */
   "payout_below_minimum",
   "payout_limit_exceeded",
+  /** The operator's earnings asked for wait for money not yet received (docs/ledger.md, "Funded earnings"). */
+  "payout_unfunded",
+  /** The payout is above its policy's approval threshold and no second key approved it yet. */
+  "payout_not_approved",
   /** The asset settles on a chain this service has no settings for. */
   "chain_not_configured",
   "challenge_not_found",
@@ -75,6 +85,16 @@ export const ledgerErrorCodes = [
   "reconciliation_not_found",
   "reconciliation_item_not_found",
   "item_already_resolved",
+  // four eyes
+  /** The caller's role may not do this (e.g. decide a kind of proposal it may not approve). */
+  "forbidden",
+  "proposal_not_found",
+  /** The proposal was approved or rejected already. */
+  "proposal_decided",
+  /** A proposal is decided by another key than the one that proposed it. */
+  "four_eyes",
+  /** Money with this reference was recorded (or proposed) already. */
+  "receipt_exists",
 ] as const;
 
 export type LedgerErrorCode = (typeof ledgerErrorCodes)[number];

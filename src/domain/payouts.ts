@@ -24,7 +24,7 @@ export function bytes32ToPayoutId(b: string): string | undefined {
 }
 
 /** An exact positive decimal ("3000", "0.25") as a fraction. */
-export function parseDecimal(s: string): { num: bigint; den: bigint } {
+export function parseFraction(s: string): { num: bigint; den: bigint } {
   const m = /^(\d{1,30})(?:\.(\d{1,30}))?$/.exec(s);
   if (!m) throw new Error(`not a decimal: ${s}`);
   const frac = m[2] ?? "";
@@ -93,3 +93,8 @@ export function depositAddressMessage(c: { marketplaceId: string; customerId: st
     `Address: ${c.address}`,
   ].join("\n");
 }
+
+/** Where a test may stop the payout worker dead (FAULT_KILL_AT), one point per step of the payout lifecycle. */
+export const faultPoints = ["after_batch", "after_sign", "after_broadcast", "before_settle", "after_settle"] as const;
+
+export type FaultPoint = (typeof faultPoints)[number];

@@ -124,3 +124,4 @@ function safeStringify(value: unknown): string | undefined {
     return undefined;
   }
 }
+

@@ -16,6 +16,14 @@ export interface UsageLimits {
 
 /** One million whole units of the asset per record. */
 export const DEFAULT_MAX_GROSS_WHOLE_UNITS = 1_000_000n;
+
+/**
+ * The most any one usage record may claim, whatever an admin sets: 2^128 - 1 smallest units. An
+ * account's running totals are bounded by 2^256 - 1, so no number of records that a tenant could
+ * ever post (2^128 of them) can make a total overflow and block another tenant's writes to an
+ * account they share (an operator's payable).
+ */
+export const MAX_GROSS_PER_RECORD_CEILING = (1n << 128n) - 1n;
 /** Time units default to at most this many of the resource in use at once (e.g. 100,000 GPUs). */
 export const DEFAULT_MAX_PARALLEL = 100_000n;
 

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { TransferInput } from "../domain/transfers.js";
-import type { AppEnv } from "./env.js";
+import type { AppEnv } from "./request-context.js";
 import { ApiError } from "./problem.js";
 import { submitTransfer } from "./submit-transfers.js";
 import { unusableAccounts, visibleTransfer } from "./visibility.js";
@@ -16,9 +16,15 @@ export async function actOnTransfer(c: Context<AppEnv>, id: string, body: unknow
   const target = await visibleTransfer(c, id);
   // Payouts and chain deposits own their transfers: voiding a payout's hold here while the worker
   // pays it on chain would let the operator be paid twice.
-  const owner = ["payout", "chain_deposit", "chain_tx"].find((k) => target.metadata && k in target.metadata);
+  const owner = ["payout", "chain_deposit", "chain_tx", "receipt", "reconciliation"].find((k) => target.metadata && k in target.metadata);
   if (owner !== undefined) {
     throw new ApiError("invalid_request", `transfer ${id} belongs to a ${owner.replace("_", " ")}; act on it through its own routes (e.g. POST /v1/payouts/{id}/cancel)`);
+  }
+  // Usage owns its transfer too: its reversal refunds a closed hold into the customer's balance.
+  // (A marketplace key is told first that the accounts are the service's; an admin, that the
+  // transfer is a usage record's.)
+  if (target.metadata && "usage" in target.metadata && c.get("principal").role === "admin") {
+    throw new ApiError("invalid_request", `transfer ${id} belongs to a usage record; correct it with POST /v1/usage/{id}/reverse`);
   }
   const unusable = await unusableAccounts(c, target.legs.flatMap((l) => [l.debitAccountId, l.creditAccountId]));
   // Visible but touching accounts this key may not move money on (e.g. an operator's payable, or
@@ -29,7 +35,6 @@ export async function actOnTransfer(c: Context<AppEnv>, id: string, body: unknow
       ? `transfer ${id} moves money on the service's own accounts (${reserved.join(", ")}), which only the service's routes move; correct usage with POST /v1/usage/{id}/reverse`
       : `transfer ${id} touches accounts outside your marketplace; correct usage with POST /v1/usage/{id}/reverse`);
   }
-  // Usage owns its transfer too: its reversal refunds a closed hold into the customer's balance.
   if (target.metadata && "usage" in target.metadata) {
     throw new ApiError("invalid_request", `transfer ${id} belongs to a usage record; correct it with POST /v1/usage/{id}/reverse`);
   }

@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { authenticate } from "../services/api-keys.js";
-import type { Role } from "../services/principal.js";
-import type { AppEnv } from "./env.js";
+import type { Role } from "../domain/access.js";
+import type { AppEnv } from "./request-context.js";
 import { ApiError } from "./problem.js";
 
 /** Resolves `Authorization: Bearer <key>` to the caller; 401 when missing or unknown. */
@@ -15,6 +15,9 @@ export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   const principal = await authenticate(deps.ledger.db, token, deps.config.ADMIN_API_KEY);
   if (!principal) throw new ApiError("unauthorized", "the API key is unknown or revoked", [], { "www-authenticate": "Bearer" });
   c.set("principal", principal);
+  if (deps.surface === "public" && (principal.role === "admin" || principal.role === "finance")) {
+    throw new ApiError("forbidden", `a ${principal.role} key is accepted on the management listener only, not on the public one`);
+  }
   const wait = deps.rateLimiter?.take(principal.keyId);
   if (wait !== undefined) {
     throw new ApiError("rate_limited", `this API key sends more than its rate limit allows; retry in ${wait} s`, [], { "retry-after": String(wait) });
@@ -23,7 +26,7 @@ export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
 };
 
 /** Route middleware: 403 unless the caller has one of the roles (checked before the body is read). */
-export function roles(...allowed: Role[]): MiddlewareHandler<AppEnv> {
+export function requireRole(...allowed: Role[]): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const { role } = c.get("principal");
     if (!allowed.includes(role)) throw new ApiError("forbidden", `a ${role} key may not do this; it needs one of: ${allowed.join(", ")}`);

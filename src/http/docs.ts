@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { getAbsoluteFSPath } from "swagger-ui-dist";
-import type { AppEnv } from "./env.js";
+import type { AppEnv } from "./request-context.js";
 
 const assets = getAbsoluteFSPath();
 const file = (name: string) => readFileSync(join(assets, name));

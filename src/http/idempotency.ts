@@ -1,10 +1,10 @@
 import type { Context } from "hono";
-import { canonicalJson, sha256Hex } from "../domain/canonical.js";
-import type { Database, Queryable } from "../db/client.js";
-import { batcherFor, type ReadBatcher } from "../db/read-batcher.js";
-import { pgArray } from "../db/sql-arrays.js";
-import { tenantOf } from "../services/principal.js";
-import type { AppEnv } from "./env.js";
+import { canonicalSha256 } from "../domain/canonical.js";
+import { batchTuning, giveWay } from "../give-way.js";
+import type { Database, Queryable } from "../services/context.js";
+import { findStoredResponse, storeResponse, type IdempotencyKeyRef } from "../services/response-store.js";
+import { tenantOf } from "../domain/access.js";
+import type { AppEnv } from "./request-context.js";
 import { ApiError } from "./problem.js";
 
 /**
@@ -13,44 +13,25 @@ import { ApiError } from "./problem.js";
  * body back (header `Idempotent-Replayed: true`), a different request with the same key gets 409.
  * Refusals (4xx) are not stored: a retry is evaluated afresh, like the ledger's own keys.
  */
-export interface IdempotentRequest {
-  scope: string;
-  key: string;
-  method: string;
-  path: string;
-  hash: string;
-}
+export type IdempotentRequest = IdempotencyKeyRef;
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
-export function idempotentRequest(c: Context<AppEnv>, body: unknown): IdempotentRequest {
+export async function idempotentRequest(c: Context<AppEnv>, body: unknown): Promise<IdempotentRequest> {
   const key = c.req.header("idempotency-key");
   if (key === undefined) throw new ApiError("idempotency_key_required", "POST requests need an 'Idempotency-Key' header (any unique string up to 255 printable characters, e.g. a UUID)");
   if (!KEY.test(key)) throw new ApiError("invalid_request", "the Idempotency-Key header must be 1-255 printable ASCII characters without spaces", [{ path: "Idempotency-Key", message: "invalid" }]);
   const method = c.req.method;
   const path = c.req.path;
-  return { scope: tenantOf(c.get("principal")), key, method, path, hash: sha256Hex(canonicalJson({ method, path, body })) };
+  return { scope: tenantOf(c.get("principal")), key, method, path, hash: await canonicalSha256({ method, path, body }, giveWay, batchTuning.yieldEvery) };
 }
-
-type Stored = { request_hash: string; status: number; body: unknown };
-const stored = new WeakMap<Queryable, ReadBatcher<{ scope: string; key: string }, Stored | undefined>>();
 
 /**
  * The stored response for this request, or undefined; throws 409 when the key was used for another
  * request. Outside a transaction, concurrent requests' lookups share one query (ReadBatcher).
  */
 export async function storedResponse(db: Queryable, req: IdempotentRequest, options: { shared?: boolean } = {}): Promise<Response | undefined> {
-  const seen = options.shared
-    ? await batcherFor(stored, db, async (q, keys: { scope: string; key: string }[]) => {
-      const rows = await q.query<Stored & { scope: string; key: string }>(
-        `select h.scope, h.key, h.request_hash, h.status, h.body
-           from http_idempotency h join unnest($1::text[], $2::text[]) as k(s, k) on h.scope = k.s and h.key = k.k`,
-        [pgArray(keys.map((k) => k.scope)), pgArray(keys.map((k) => k.key))]);
-      const id = (k: { scope: string; key: string }) => `${k.scope.length}:${k.scope}:${k.key}`;
-      const found = new Map(rows.map((r) => [id(r), r]));
-      return keys.map((k) => found.get(id(k)));
-    }).get({ scope: req.scope, key: req.key })
-    : (await db.query<Stored>("select request_hash, status, body from http_idempotency where scope = $1 and key = $2", [req.scope, req.key]))[0];
+  const seen = await findStoredResponse(db, req, options);
   if (!seen) return undefined;
   if (seen.request_hash !== req.hash) {
     throw new ApiError("idempotency_key_reused", `Idempotency-Key "${req.key}" was already used for a different request; use a new key for a new request`);
@@ -59,15 +40,6 @@ export async function storedResponse(db: Queryable, req: IdempotentRequest, opti
     status: seen.status,
     headers: { "content-type": "application/json", "idempotent-replayed": "true" },
   });
-}
-
-/** Stores a response; returns false when another request stored one for the key first. */
-export async function storeResponse(db: Queryable, req: IdempotentRequest, status: number, body: unknown): Promise<boolean> {
-  const rows = await db.query(
-    `insert into http_idempotency (scope, key, method, path, request_hash, status, body) values ($1, $2, $3, $4, $5, $6, $7::text::jsonb)
-     on conflict do nothing returning 1`,
-    [req.scope, req.key, req.method, req.path, req.hash, status, JSON.stringify(body)]);
-  return rows.length === 1;
 }
 
 class Raced extends Error {}
@@ -80,9 +52,9 @@ class Raced extends Error {}
 export async function idempotently(
   c: Context<AppEnv>,
   body: unknown,
-  write: (tx: Queryable) => Promise<{ status: 200 | 201; body: unknown; stored?: unknown }>,
+  write: (tx: Queryable) => Promise<{ status: 200 | 201 | 202; body: unknown; stored?: unknown }>,
 ): Promise<Response> {
-  const req = idempotentRequest(c, body);
+  const req = await idempotentRequest(c, body);
   const db: Database = c.get("deps").ledger.db;
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
@@ -111,7 +83,7 @@ export async function replayOrRun(
   body: unknown,
   write: (ledgerKey: (prefix: string) => string) => Promise<{ status: 200 | 201; body: unknown; remember?: boolean }>,
 ): Promise<Response> {
-  const req = idempotentRequest(c, body);
+  const req = await idempotentRequest(c, body);
   const db = c.get("deps").ledger.db;
   const replay = await storedResponse(db, req, { shared: true });
   if (replay) return replay;

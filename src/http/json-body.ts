@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "./env.js";
+import type { AppEnv } from "./request-context.js";
 import { ApiError } from "./problem.js";
 
 const MAX_DEPTH = 32;
@@ -10,8 +10,8 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  * refuses, before anything else looks at the body: a media type other than JSON (415), a
  * content encoding (415), bytes that are not UTF-8, nesting deeper than 32 levels (which would
  * exhaust the stack of recursive code further on), strings that are not well-formed Unicode (lone
- * surrogates, which PostgreSQL cannot store), and `__proto__` keys (which JavaScript objects drop
- * silently). A request without a body passes: operations whose body is optional treat it as {}.
+ * surrogates, which PostgreSQL cannot store), NUL characters (which it cannot store either: a 400
+ * naming the field), and `__proto__` keys (which JavaScript objects drop silently). A request without a body passes: operations whose body is optional treat it as {}.
  */
 export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
   const type = c.req.header("content-type");
@@ -40,20 +40,67 @@ export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
     throw new ApiError("malformed_json", "the body is not valid UTF-8");
   }
   if (nestingDepth(text) > MAX_DEPTH) throw new ApiError("invalid_request", `the body nests more than ${MAX_DEPTH} levels deep`);
+  let parsed: unknown;
   try {
-    JSON.parse(text, (key, value) => {
-      if (key === "__proto__") throw new ApiError("invalid_request", "the field name __proto__ is not allowed", [{ path: "__proto__", message: "is not allowed" }]);
-      if ((typeof value === "string" && !value.isWellFormed()) || !key.isWellFormed()) {
-        throw new ApiError("invalid_request", "the body holds a string that is not well-formed Unicode (a lone surrogate escape such as \\ud800)");
-      }
-      return value;
-    });
-  } catch (err) {
-    if (err instanceof ApiError) throw err;
+    parsed = JSON.parse(text);
+  } catch {
     throw new ApiError("malformed_json", "the body is not valid JSON");
   }
+  // One walk over the parsed body (cheaper than a JSON.parse reviver, which V8 runs slowly).
+  const found = checkStrings(parsed, text.includes("\\u0000"));
+  if (found.problem !== undefined) throw found.problem;
+  // PostgreSQL stores no NUL character in text or jsonb: refused here, naming where it is.
+  if (found.nulAt !== undefined) {
+    const path = found.nulAt === "" ? "body" : found.nulAt;
+    throw new ApiError("invalid_request", `${path}: must not contain a NUL character (\\u0000)`, [{ path, message: "must not contain a NUL character (\\u0000)" }]);
+  }
+  // The route's validator reads the body through c.req.json(): it gets this parse instead of a second one.
+  c.req.json = (() => Promise.resolve(parsed)) as typeof c.req.json;
   return next();
 };
+
+/**
+ * Checks every string and field name of a parsed body: a `__proto__` key or a string that is not
+ * well-formed Unicode is a problem (the first found); with `nul`, also the path of the first
+ * string or field name holding a NUL character.
+ */
+function checkStrings(value: unknown, nul: boolean): { problem?: ApiError; nulAt?: string } {
+  const out: { problem?: ApiError; nulAt?: string } = {};
+  // Paths are only spelt out while a NUL is still being looked for (a large body has many).
+  const seeking = () => nul && out.nulAt === undefined;
+  const join = (at: string, k: string) => (!seeking() ? "" : at === "" ? k : `${at}.${k}`);
+  const visit = (v: unknown, at: string): void => {
+    if (out.problem) return;
+    if (typeof v === "string") {
+      if (!v.isWellFormed()) out.problem = notWellFormed();
+      else if (seeking() && v.includes("\u0000")) out.nulAt = at;
+      return;
+    }
+    if (v === null || typeof v !== "object") return;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) visit(v[i], join(at, String(i)));
+      return;
+    }
+    for (const k of Object.keys(v)) {
+      if (k === "__proto__") {
+        out.problem = new ApiError("invalid_request", "the field name __proto__ is not allowed", [{ path: "__proto__", message: "is not allowed" }]);
+        return;
+      }
+      if (!k.isWellFormed()) {
+        out.problem = notWellFormed();
+        return;
+      }
+      const here = join(at, k);
+      if (seeking() && k.includes("\u0000")) out.nulAt = here;
+      visit((v as Record<string, unknown>)[k], here);
+    }
+  };
+  visit(value, "");
+  return out;
+}
+
+const notWellFormed = () =>
+  new ApiError("invalid_request", "the body holds a string that is not well-formed Unicode (a lone surrogate escape such as \\ud800)");
 
 /** Deepest nesting of arrays and objects in JSON text, ignoring brackets inside strings. */
 function nestingDepth(text: string): number {

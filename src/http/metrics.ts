@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { Queryable } from "../db/client.js";
+import type { Queryable } from "../services/context.js";
 
 /**
  * Prometheus metrics of one process, served at /metrics. With the database, also the payouts that
@@ -21,6 +21,11 @@ export function createMetrics(db?: Queryable) {
   }
   return {
     registry,
+    auditRefusedDropped: new Counter({
+      name: "audit_refused_dropped_total",
+      help: "Refused requests (401, 403, 413, 429) left out of the audit log because their source passed its budget of rows a minute",
+      registers: [registry],
+    }),
     httpRequests: new Counter({
       name: "http_requests_total",
       help: "HTTP requests by method, route and status",

@@ -6,7 +6,7 @@ import { LedgerError, type FieldIssue, type LedgerErrorCode } from "../domain/er
  * Every error the API returns, as one closed set of stable codes, each with its HTTP status. The
  * problem's `type` is `/problems/<code>`; clients should branch on `code` (or `type`), not on `detail`.
  */
-const statusOf = {
+const httpStatusOf = {
   // request shape
   invalid_request: 400,
   malformed_json: 400,
@@ -49,11 +49,14 @@ const statusOf = {
   marketplace_exists: 409,
   customer_exists: 409,
   operator_exists: 409,
+  invitation_not_found: 404,
   fee_schedule_exists: 409,
   usage_conflict: 409,
   no_fee_schedule: 422,
   usage_in_future: 422,
   usage_limit_exceeded: 422,
+  credit_limit_exceeded: 422,
+  credit_limit_in_use: 409,
   rates_to_zero: 422,
   atomic_batch_aborted: 422,
   // payouts
@@ -63,6 +66,8 @@ const statusOf = {
   payout_address_missing: 422,
   payout_below_minimum: 422,
   payout_limit_exceeded: 422,
+  payout_unfunded: 422,
+  payout_not_approved: 409,
   chain_not_configured: 422,
   challenge_invalid: 422,
   signature_invalid: 422,
@@ -70,14 +75,19 @@ const statusOf = {
   reconciliation_not_found: 404,
   reconciliation_item_not_found: 404,
   item_already_resolved: 409,
+  // four eyes
+  proposal_not_found: 404,
+  proposal_decided: 409,
+  four_eyes: 403,
+  receipt_exists: 409,
   // the service
   unavailable: 503,
   chain_unavailable: 503,
   internal: 500,
 } as const satisfies Record<LedgerErrorCode | string, number>;
 
-export type ProblemCode = keyof typeof statusOf;
-export const problemCodes = Object.keys(statusOf) as [ProblemCode, ...ProblemCode[]];
+export type ProblemCode = keyof typeof httpStatusOf;
+export const problemCodes = Object.keys(httpStatusOf) as [ProblemCode, ...ProblemCode[]];
 
 const titles: Partial<Record<ProblemCode, string>> = {
   invalid_request: "The request is invalid",
@@ -129,7 +139,7 @@ export function problemBody(code: ProblemCode, detail: string, errors: FieldIssu
   return {
     type: `/problems/${code}`,
     title: titles[code] ?? code.replace(/_/g, " "),
-    status: statusOf[code],
+    status: httpStatusOf[code],
     code,
     detail,
     ...(errors.length > 0 ? { errors: errors.map((e) => ({ path: e.path, message: e.message })) } : {}),
@@ -151,4 +161,4 @@ export function problemResponse(c: Context, err: ApiError | LedgerError): Respon
   });
 }
 
-export const problemStatus = (code: ProblemCode) => statusOf[code];
+export const problemStatus = (code: ProblemCode) => httpStatusOf[code];

@@ -1,7 +1,7 @@
-import type { Account, AccountBalance, Entry } from "../db/queries/accounts.js";
-import type { ApiKey } from "../db/queries/api-keys.js";
-import type { Asset } from "../db/queries/assets.js";
-import type { Transfer } from "../db/queries/transfers.js";
+import type { Account, AccountBalance, Entry } from "../domain/accounts.js";
+import type { ApiKey } from "../domain/access.js";
+import type { Asset } from "../domain/assets.js";
+import type { Transfer } from "../domain/posting.js";
 
 /** Domain objects in the API's shape: snake_case fields, amounts as strings, times as RFC 3339. */
 

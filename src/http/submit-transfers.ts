@@ -1,9 +1,9 @@
 import type { Context } from "hono";
-import { statusOf, type Transfer } from "../db/queries/transfers.js";
-import type { TransferResult } from "../db/transfer-writer.js";
+import { statusOf, type Transfer } from "../domain/posting.js";
+import type { TransferResult } from "../services/context.js";
 import type { TransferInput } from "../domain/transfers.js";
 import { postTransfer, postTransfers } from "../services/post-transfers.js";
-import type { AppEnv } from "./env.js";
+import type { AppEnv } from "./request-context.js";
 import { replayOrRun } from "./idempotency.js";
 import { ApiError, problemBody } from "./problem.js";
 import { transferOut } from "./serialize.js";

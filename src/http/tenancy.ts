@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { getMarketplace } from "../services/marketplaces.js";
-import type { AppEnv } from "./env.js";
+import type { AppEnv } from "./request-context.js";
 import { ApiError } from "./problem.js";
 
 /**

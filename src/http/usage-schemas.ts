@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { UsageRecord } from "../db/queries/usage.js";
+import type { UsageRecord } from "../domain/usage.js";
 import { Amount, Metadata, Timestamp, Uuid } from "./schemas.js";
 
 export const PartyIdParam = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be 1-64 characters of a-z, 0-9, '_', '.' or '-'");

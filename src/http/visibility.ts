@@ -1,8 +1,9 @@
 import type { Context } from "hono";
-import { getAccount, getAccounts, type Account } from "../db/queries/accounts.js";
-import { getTransfer, type Transfer } from "../db/queries/transfers.js";
-import { canSeeAccount, canUseAccount } from "../services/principal.js";
-import type { AppEnv } from "./env.js";
+import { getAccount, getAccounts, getTransfer } from "../services/reads.js";
+import { type Account } from "../domain/accounts.js";
+import { type Transfer } from "../domain/posting.js";
+import { canSeeAccount, canUseAccount } from "../domain/access.js";
+import type { AppEnv } from "./request-context.js";
 import { ApiError } from "./problem.js";
 
 /**
@@ -32,16 +33,16 @@ export async function visibleTransfer(c: Context<AppEnv>, id: string): Promise<T
  * The ids among `ids` that this key may not move money on (unknown ones included), with what the key
  * may be told of each: `hidden` (it may not see the account: answer as for a missing one) or
  * `reserved` (it sees the account, which is one of the service's own). Admin keys may use any
- * account: the ledger itself reports unknown ones.
+ * account opened through the API, none of the service's own; the ledger itself reports unknown ones.
  */
 export async function unusableAccounts(c: Context<AppEnv>, ids: string[]): Promise<Map<string, { reason: "hidden" } | { reason: "reserved"; account: Account }>> {
   const principal = c.get("principal");
   const out = new Map<string, { reason: "hidden" } | { reason: "reserved"; account: Account }>();
-  if (principal.role === "admin") return out;
   const accounts = new Map((await getAccounts(c.get("deps").ledger.db, [...new Set(ids)])).map((a) => [a.id, a]));
   for (const id of ids) {
     const a = accounts.get(id);
     if (a && canUseAccount(principal, a)) continue;
+    if (!a && principal.role === "admin") continue; // the ledger reports unknown accounts to an admin
     out.set(id, a && canSeeAccount(principal, a) && a.openedByService ? { reason: "reserved", account: a } : { reason: "hidden" });
   }
   return out;

@@ -3,9 +3,9 @@ import { z } from "zod";
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
 import type { Queryable } from "../db/client.js";
-import { API_KEY_COLUMNS, findActiveKeyByPrefix, toApiKey, type ApiKey } from "../db/queries/api-keys.js";
+import { API_KEY_COLUMNS, findActiveKeyByPrefix, toApiKey } from "../db/queries/api-keys.js";
+import { type ApiKey, type Principal } from "../domain/access.js";
 import { getMarketplace, getOperator } from "./marketplaces.js";
-import type { Principal } from "./principal.js";
 import { parseInput } from "./validation.js";
 
 /**
@@ -29,7 +29,7 @@ export const ApiKeyInput = z
 export type ApiKeyInput = z.input<typeof ApiKeyInput>;
 
 /** Creates a key; the returned secret is shown once and cannot be recovered. */
-export async function createApiKey(db: Queryable, raw: ApiKeyInput): Promise<ApiKey & { secret: string }> {
+export async function createApiKey(db: Queryable, raw: ApiKeyInput, createdBy: string | null = null): Promise<ApiKey & { secret: string }> {
   const input = parseInput(ApiKeyInput, raw);
   // A key for a tenant that does not exist yet would gain its data the day someone creates it.
   if (input.role === "marketplace" && !(await getMarketplace(db, input.scopeId!))) {
@@ -41,8 +41,8 @@ export async function createApiKey(db: Queryable, raw: ApiKeyInput): Promise<Api
   const prefix = randomBytes(8).toString("hex");
   const secret = `lk_${prefix}_${randomBytes(32).toString("base64url")}`;
   const rows = await db.query<Parameters<typeof toApiKey>[0] & Record<string, unknown>>(
-    `insert into api_keys (id, prefix, secret_hash, name, role, scope_id) values ($1, $2, $3, $4, $5, $6) returning ${API_KEY_COLUMNS}`,
-    [uuidv7(), prefix, sha256(secret).toString("hex"), input.name, input.role, input.scopeId ?? null],
+    `insert into api_keys (id, prefix, secret_hash, name, role, scope_id, created_by) values ($1, $2, $3, $4, $5, $6, $7) returning ${API_KEY_COLUMNS}`,
+    [uuidv7(), prefix, sha256(secret).toString("hex"), input.name, input.role, input.scopeId ?? null, createdBy],
   );
   return { ...toApiKey(rows[0]!), secret };
 }

@@ -6,6 +6,11 @@ import { createAuditWriter, type AuditEntry } from "./audit-log.js";
 import { createResponseWriter, type StoredResponse } from "./response-store.js";
 import { ingestUsage, type UsageItem, type UsageResult } from "./ingest-usage.js";
 
+export type { Database, Queryable } from "../db/client.js";
+export { isDatabaseUnavailable } from "../db/client.js";
+export { pendingMigrations } from "../db/migrate.js";
+export type { TransferResult } from "../db/transfer-writer.js";
+
 /** What every use case runs against: the database and the group-commit batchers of its hot writes. */
 export interface LedgerContext {
   db: Database;

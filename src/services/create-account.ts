@@ -2,9 +2,10 @@ import { z } from "zod";
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
 import type { Database, Queryable } from "../db/client.js";
-import { findAccountByRef, toAccount, type Account } from "../db/queries/accounts.js";
+import { findAccountByRef, toAccount } from "../db/queries/accounts.js";
+import { type Account } from "../domain/accounts.js";
 import { getAsset } from "../db/queries/assets.js";
-import { isReservedRef } from "../db/ensure-accounts.js";
+import { isReservedRef } from "../domain/chart.js";
 import { inTransaction } from "./transaction.js";
 import { parseInput } from "./validation.js";
 

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
 import type { Queryable } from "../db/client.js";
-import { getAssetByCode, toAsset, ASSET_COLUMNS, type Asset, type AssetRow } from "../db/queries/assets.js";
+import { getAssetByCode, toAsset, ASSET_COLUMNS, type AssetRow } from "../db/queries/assets.js";
+import { type Asset } from "../domain/assets.js";
 import { parseInput } from "./validation.js";
 
 export const AssetInput = z.strictObject({

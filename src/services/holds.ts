@@ -1,7 +1,8 @@
 import { LedgerError } from "../domain/errors.js";
 import { uuidFromKey } from "../domain/ids.js";
 import type { Database, Queryable } from "../db/client.js";
-import { chart, ensureAccounts, specKey } from "../db/ensure-accounts.js";
+import { ensureAccounts } from "../db/ensure-accounts.js";
+import { chart, specKey } from "../domain/chart.js";
 import { getBalance } from "../db/queries/accounts.js";
 import { getAssetByCode } from "../db/queries/assets.js";
 import { writeTransfers } from "../db/transfer-writer.js";

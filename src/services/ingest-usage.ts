@@ -1,16 +1,21 @@
 import { canonicalJson, sha256Hex } from "../domain/canonical.js";
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
-import { parseUnits } from "../domain/money.js";
+import { parseUnits, unitsToDecimal } from "../domain/money.js";
 import { grossFromPrice, parseDecimal, resolveRule, splitGross, type Split } from "../domain/rating.js";
 import { checkUsageLimits } from "../domain/usage-limits.js";
 import { limitsOf } from "./usage-limits.js";
 import type { TransferInput } from "../domain/transfers.js";
 import type { Database, Queryable } from "../db/client.js";
-import { chart, ensureAccounts, specKey, type AccountSpec } from "../db/ensure-accounts.js";
-import { findUsageByExternalIds, loadMarketplaceFacts, type MarketplaceFacts, type UsageRecord } from "../db/queries/usage.js";
+import { ensureAccounts } from "../db/ensure-accounts.js";
+import { chart, specKey, type AccountSpec } from "../domain/chart.js";
+import { findUsageByExternalIds, loadMarketplaceFacts, type MarketplaceFacts } from "../db/queries/usage.js";
+import { type UsageRecord } from "../domain/usage.js";
 import { Contended, writeTransfers, type BatchOutcome } from "../db/transfer-writer.js";
+import { lockUsageFunding } from "./funding.js";
 import { insertUsageRecords } from "../db/usage-writer.js";
+import { pgArray } from "../db/sql-arrays.js";
+import { maybeGiveWay } from "../give-way.js";
 
 /** A usage record as a marketplace reports it (already checked for shape). */
 export interface UsageInput {
@@ -52,6 +57,7 @@ interface Planned {
   hash: string;
   usageId: string;
   assetId: string;
+  scale: number;
   split: Split;
   feeScheduleVersion: number;
   /** Who pays: the customer's account, or the escrow of a hold. */
@@ -79,7 +85,11 @@ const ledgerKey = (m: string, ext: string) => `usage:${m.length}:${m}:${ext}`;
  */
 export async function ingestUsage(db: Database, items: UsageItem[], options: { atomic?: boolean } = {}): Promise<UsageResult[]> {
   const results: (UsageResult | undefined)[] = new Array(items.length);
-  const hashes = items.map(hashOf);
+  const hashes: string[] = [];
+  for (const [i, item] of items.entries()) {
+    await maybeGiveWay(i);
+    hashes.push(hashOf(item));
+  }
   const existing = await findUsageByExternalIds(db, items.map((i) => ({ marketplaceId: i.marketplaceId, externalId: i.input.externalId })));
 
   // Repeats of records already stored, and repeats within the batch.
@@ -110,7 +120,9 @@ export async function ingestUsage(db: Database, items: UsageItem[], options: { a
     holdIds: [...new Set(fresh.flatMap((i) => (items[i]!.input.holdId === undefined ? [] : [items[i]!.input.holdId!])))],
   }, now);
   const planned: Planned[] = [];
-  for (const i of fresh) {
+  for (const [k, i] of fresh.entries()) {
+    // A large batch gives way to other requests every few hundred records while it rates them.
+    await maybeGiveWay(k);
     try {
       planned.push(plan(i, items[i]!, hashes[i]!, facts, now.getTime()));
     } catch (err) {
@@ -128,8 +140,14 @@ export async function ingestUsage(db: Database, items: UsageItem[], options: { a
     // Accounts are opened on first use inside the batch's transaction: a batch that writes nothing
     // (all refused, or an atomic abort) leaves no account behind.
     const prepare = async (tx: Queryable) => {
+      await lockUsageFunding(tx, planned.map((p) => p.item.marketplaceId));
       accounts = await ensureAccounts(tx, planned.flatMap((p) => ["accountId" in p.payer ? [] : [p.payer], p.operator, ...p.fees].flat()));
-      return planned.map((p) => toTransfer(p, accounts));
+      const transfers: TransferInput[] = [];
+      for (const [k, p] of planned.entries()) {
+        await maybeGiveWay(k);
+        transfers.push(toTransfer(p, accounts));
+      }
+      return transfers;
     };
     await writeTransfers(db, prepare, {
       optimistic: true,
@@ -146,23 +164,17 @@ export async function ingestUsage(db: Database, items: UsageItem[], options: { a
       },
     });
   } catch (err) {
-    if (err instanceof NothingWritten) {
-      planned.forEach((p, k) => {
-        const o = outcomes[k]!;
-        if (o.kind === "refused") results[p.index] = { status: "rejected", error: usageError(o.error, p.item.input.externalId) };
-      });
-      return finish(db, items, results, firstInBatch);
-    }
-    if (!(err instanceof AtomicAbort)) throw err;
+    if (!(err instanceof NothingWritten) && !(err instanceof AtomicAbort)) throw err;
+    const refusals = await explainRefusals(db, planned, outcomes, accounts);
     planned.forEach((p, k) => {
-      const o = outcomes[k]!;
-      if (o.kind === "refused") results[p.index] = { status: "rejected", error: usageError(o.error, p.item.input.externalId) };
+      if (refusals.has(k)) results[p.index] = { status: "rejected", error: refusals.get(k)! };
     });
-    return abortAll(results);
+    return err instanceof NothingWritten ? finish(db, items, results, firstInBatch) : abortAll(results);
   }
+  const refusals = await explainRefusals(db, planned, outcomes, accounts);
   planned.forEach((p, k) => {
     const o = outcomes[k]!;
-    if (o.kind === "refused") results[p.index] = { status: "rejected", error: usageError(o.error, p.item.input.externalId) };
+    if (o.kind === "refused") results[p.index] = { status: "rejected", error: refusals.get(k)! };
     else if (o.kind === "created") results[p.index] = { status: "accepted", record: records.get(k)! };
     // replayed: a concurrent request stored it first; answered from the database below
   });
@@ -172,6 +184,44 @@ export async function ingestUsage(db: Database, items: UsageItem[], options: { a
 /** A ledger key conflict on a usage transfer means another record took this external_id first. */
 function usageError(err: LedgerError, externalId: string): LedgerError {
   return err.code === "idempotency_conflict" ? conflict(externalId) : err;
+}
+
+/**
+ * The problems of the records the ledger refused, by their place in `planned`. A record refused by
+ * its customer's balance limit is told what the limit is and how much of it is left: a prepaid
+ * customer's available balance, or a postpaid customer's credit limit in the asset.
+ */
+async function explainRefusals(db: Queryable, planned: Planned[], outcomes: BatchOutcome[], accounts: Map<string, string>): Promise<Map<number, LedgerError>> {
+  const out = new Map<number, LedgerError>();
+  const byLimit: { k: number; p: Planned; accountId: string | undefined }[] = [];
+  planned.forEach((p, k) => {
+    const o = outcomes[k];
+    if (o?.kind !== "refused") return;
+    out.set(k, usageError(o.error, p.item.input.externalId));
+    if (o.error.code === "exceeds_credits" && !("accountId" in p.payer)) byLimit.push({ k, p, accountId: accounts.get(specKey(p.payer)) });
+  });
+  if (byLimit.length === 0) return out;
+  const ids = byLimit.flatMap((x) => (x.accountId ? [x.accountId] : []));
+  const rows = ids.length === 0 ? [] : await db.query<{ id: string; left: string; od: string }>(
+    `select account_id as id, (credits_posted + overdraft_limit - debits_posted - debits_pending)::text as left, overdraft_limit::text as od
+       from account_balances where account_id = any($1::uuid[])`, [pgArray(ids)]);
+  const found = new Map(rows.map((r) => [r.id, r]));
+  for (const { k, p, accountId } of byLimit) {
+    const row = accountId ? found.get(accountId) : undefined;
+    const left = row ? BigInt(row.left) : 0n;
+    const limit = row ? BigInt(row.od) : 0n;
+    const { customerId, asset } = p.item.input;
+    const d = (v: bigint) => unitsToDecimal(v < 0n ? 0n : v, p.scale);
+    const cost = `the ${d(p.split.gross)} ${asset} this record costs`;
+    const message = !("code" in p.payer) || p.payer.code === "customer_prepaid"
+      ? `customer ${customerId}'s available ${asset} balance is ${d(left)}, less than ${cost}`
+      : limit === 0n
+        ? `customer ${customerId} has no credit limit in ${asset}: its postpaid usage in ${asset} is refused until one is approved (PUT /v1/customers/${customerId}/credit-limits/${asset})`
+        : `customer ${customerId}'s credit limit in ${asset} is ${d(limit)}; ${d(left)} of it is left, less than ${cost}`;
+    const code = !("code" in p.payer) || p.payer.code === "customer_prepaid" ? "exceeds_credits" : "credit_limit_exceeded";
+    out.set(k, new LedgerError(code, message, [{ path: "customerId", message }]));
+  }
+  return out;
 }
 
 function conflict(externalId: string): LedgerError {
@@ -237,7 +287,7 @@ function plan(index: number, item: UsageItem, hash: string, facts: MarketplaceFa
     payer = { accountId: hold.escrowAccountId };
   }
   return {
-    index, item, hash, usageId: uuidv7(), assetId: asset.id,
+    index, item, hash, usageId: uuidv7(), assetId: asset.id, scale: asset.scale,
     split: splitGross(gross, rules),
     feeScheduleVersion: schedule.version,
     payer,

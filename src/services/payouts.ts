@@ -1,15 +1,23 @@
 import type { Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
-import { chart, ensureAccounts, specKey } from "../db/ensure-accounts.js";
+import { ensureAccounts } from "../db/ensure-accounts.js";
+import { chart, specKey } from "../domain/chart.js";
 import { getAssetByCode } from "../db/queries/assets.js";
+import { type Asset } from "../domain/assets.js";
 import { pgArray } from "../db/sql-arrays.js";
-import { writeTransfers, type BatchOutcome } from "../db/transfer-writer.js";
+import { writeTransfers } from "../db/transfer-writer.js";
 import { LedgerError } from "../domain/errors.js";
 import { uuidFromKey } from "../domain/ids.js";
+import { deploymentId } from "../db/queries/deployment.js";
 import type { PayoutStatus } from "../domain/payouts.js";
 import type { TransferInput } from "../domain/transfers.js";
+import { unitsToDecimal } from "../domain/money.js";
+import { awaitingFunds, describeAwaiting, lockOperatorFunds, payableNow } from "./funding.js";
 import { getOperator } from "./marketplaces.js";
-import { getPayoutPolicy } from "./payout-policies.js";
+import { proposePayoutApproval } from "./proposals.js";
+import { failPayouts, throwIfRefused } from "./fail-payouts.js";
+import { recordPayoutEvents } from "../db/queries/payouts.js";
+import { getOperatorPayoutLimits, getPayoutPolicy, lowerCap } from "./payout-policies.js";
 
 export interface Payout {
   id: string;
@@ -33,6 +41,8 @@ export interface Payout {
   unpaidAttempts: number;
   failureReason: string | null;
   note: string | null;
+  /** null: no approval needed; required: waits for a second key; approved. */
+  approval: "required" | "approved" | null;
   createdAt: Date;
   updatedAt: Date;
   confirmedAt: Date | null;
@@ -43,12 +53,12 @@ type Row = {
   to_address: string | null; amount: string; status: PayoutStatus; trigger: "request" | "schedule"; requested_by: string;
   hold_transfer_id: string; settle_transfer_id: string | null; chain_tx_id: string | null; tx_hash: string | null;
   block_number: string | null; log_index: number | null; external_reference: string | null; unpaid_attempts: number;
-  failure_reason: string | null; note: string | null; created_at: Date | string; updated_at: Date | string; confirmed_at: Date | string | null;
+  failure_reason: string | null; note: string | null; approval: "required" | "approved" | null; created_at: Date | string; updated_at: Date | string; confirmed_at: Date | string | null;
 };
 
 export const PAYOUT_SELECT = `select p.id, p.operator_id, p.asset_id, s.code as asset_code, p.settlement, p.chain_id::text as chain_id, p.to_address,
   p.amount::text as amount, p.status, p.trigger, p.requested_by, p.hold_transfer_id, p.settle_transfer_id, p.chain_tx_id, p.tx_hash,
-  p.block_number::text as block_number, p.log_index, p.external_reference, p.unpaid_attempts, p.failure_reason, p.note,
+  p.block_number::text as block_number, p.log_index, p.external_reference, p.unpaid_attempts, p.failure_reason, p.note, p.approval,
   p.created_at, p.updated_at, p.confirmed_at
   from payouts p join assets s on s.id = p.asset_id`;
 
@@ -58,7 +68,7 @@ export function toPayout(r: Row): Payout {
     chainId: r.chain_id === null ? null : BigInt(r.chain_id), toAddress: r.to_address, amount: BigInt(r.amount), status: r.status,
     trigger: r.trigger, requestedBy: r.requested_by, holdTransferId: r.hold_transfer_id, settleTransferId: r.settle_transfer_id,
     chainTxId: r.chain_tx_id, txHash: r.tx_hash, blockNumber: r.block_number === null ? null : BigInt(r.block_number), logIndex: r.log_index,
-    externalReference: r.external_reference, unpaidAttempts: r.unpaid_attempts, failureReason: r.failure_reason, note: r.note,
+    externalReference: r.external_reference, unpaidAttempts: r.unpaid_attempts, failureReason: r.failure_reason, note: r.note, approval: r.approval,
     createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at), confirmedAt: r.confirmed_at === null ? null : new Date(r.confirmed_at),
   };
 }
@@ -91,14 +101,6 @@ export async function listPayouts(db: Queryable, f: PayoutFilter): Promise<Payou
       f.to?.toISOString() ?? null, f.after ?? null, f.limit],
   );
   return rows.map(toPayout);
-}
-
-/** Appends one event per payout to their history. */
-export async function recordPayoutEvents(tx: Queryable, ids: string[], status: PayoutStatus, at: Date, detail: Record<string, unknown> = {}): Promise<void> {
-  if (ids.length === 0) return;
-  await tx.query(
-    "insert into payout_events (payout_id, status, detail, at) select unnest($1::uuid[]), $2, $3::text::jsonb, $4",
-    [pgArray(ids), status, JSON.stringify(detail), at.toISOString()]);
 }
 
 /** The settlement route of an asset's ledger accounts: the chain id, or "offchain". */
@@ -136,8 +138,14 @@ export async function createPayout(db: Database, settlements: Settlements, input
       { path: "amount", message: `must be at least ${policy.minAmount}` },
     ]);
   }
-  if (policy.maxPerPayout !== null && input.amount > policy.maxPerPayout) {
-    const message = `the largest payout of ${asset.code} is ${policy.maxPerPayout} (in its smallest units; the payout policy's max_per_payout)`;
+  // The operator's own caps and the asset's policy: the lower applies.
+  const own = await getOperatorPayoutLimits(db, input.operatorId, asset.id);
+  const maxPerPayout = lowerCap(policy.maxPerPayout, own.maxPerPayout);
+  const maxPerDay = lowerCap(policy.maxPerDay, own.maxPerDay);
+  const whose = (cap: bigint, mine: bigint | null, field: string) =>
+    mine === cap ? `operator ${input.operatorId}'s own ${field}` : `the payout policy's ${field}`;
+  if (maxPerPayout !== null && input.amount > maxPerPayout) {
+    const message = `the largest payout of ${asset.code} is ${maxPerPayout} (in its smallest units; ${whose(maxPerPayout, own.maxPerPayout, "max_per_payout")})`;
     throw new LedgerError("payout_limit_exceeded", message, [{ path: "amount", message }]);
   }
   let toAddress: string | null = null;
@@ -153,11 +161,13 @@ export async function createPayout(db: Database, settlements: Settlements, input
     toAddress = rows[0].address;
   }
   const settlement = route.kind === "evm" ? "evm" : "none";
-  const id = uuidFromKey(input.idempotencyKey);
+  // Derived from the request (a retry makes the same id) and this ledger's deployment id: two
+  // ledgers sharing a vault never pay under one id.
+  const id = await payoutIdFor(db, input.idempotencyKey);
   const payable = chart.operatorPayable(asset.id, input.operatorId);
   const inTransit = chart.payoutsInTransit(asset.id, routeOf({ settlement, chainId }));
   const [result] = await writeTransfers(db, async (tx) => {
-    if (policy.maxPerDay !== null) await checkDailyCap(tx, db.clock.now(), input, asset.id, asset.code, policy.maxPerDay);
+    if (maxPerDay !== null) await checkDailyCap(tx, db.clock.now(), input, asset.id, asset.code, maxPerDay, whose(maxPerDay, own.maxPerDay, "max_per_day"), id);
     const accounts = await ensureAccounts(tx, [payable, inTransit]);
     // The hold relies on the payable's no-overdraft limit; an account opened by hand without it
     // (POST /v1/accounts) must not be paid out from.
@@ -165,6 +175,7 @@ export async function createPayout(db: Database, settlements: Settlements, input
     if (!flags?.dmnec) {
       throw new LedgerError("invalid_request", `operator ${input.operatorId}'s ${asset.code} payable account was opened without the no-overdraft limit (debits_must_not_exceed_credits); payouts from it are refused`);
     }
+    await checkFunded(tx, input, asset, accounts.get(specKey(payable))!, id);
     return [{
       kind: "pending", idempotencyKey: input.idempotencyKey, metadata: { payout: { id, operator_id: input.operatorId } },
       legs: [{ debitAccountId: accounts.get(specKey(payable))!, creditAccountId: accounts.get(specKey(inTransit))!, amount: input.amount }],
@@ -179,16 +190,52 @@ export async function createPayout(db: Database, settlements: Settlements, input
         throw e;
       }
       if (outcome?.kind !== "created") return;
+      // Above the policy's approval threshold, a second key approves the payout before it is paid.
+      const needsApproval = policy.approvalThreshold !== null && input.amount > policy.approvalThreshold;
       await tx.query(
-        `insert into payouts (id, operator_id, asset_id, settlement, chain_id, to_address, amount, status, trigger, requested_by, hold_transfer_id, created_at, updated_at)
-         values ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $11)`,
-        [id, input.operatorId, asset.id, settlement, chainId?.toString() ?? null, toAddress, input.amount.toString(), input.trigger, input.requestedBy, outcome.transfer.id, bookedAt.toISOString()]);
+        `insert into payouts (id, operator_id, asset_id, settlement, chain_id, to_address, amount, status, trigger, requested_by, hold_transfer_id, created_at, updated_at, approval)
+         values ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $11, $12)`,
+        [id, input.operatorId, asset.id, settlement, chainId?.toString() ?? null, toAddress, input.amount.toString(), input.trigger, input.requestedBy, outcome.transfer.id,
+          bookedAt.toISOString(), needsApproval ? "required" : null]);
       await recordPayoutEvents(tx, [id], "pending", bookedAt, { trigger: input.trigger, requested_by: input.requestedBy });
+      if (needsApproval) {
+        const proposal = await proposePayoutApproval(tx, bookedAt, input.requestedBy, { payoutId: id, operatorId: input.operatorId, asset: asset.code, amount: input.amount });
+        await tx.query("update payouts set note = $2 where id = $1",
+          [id, `awaiting approval: above the policy's approval threshold of ${policy.approvalThreshold} (proposal ${proposal.id})`]);
+      }
     },
   });
   if (!result!.ok) throw result!.error;
   const rows = await db.query<{ id: string }>("select id from payouts where hold_transfer_id = $1", [result!.transfer.id]);
   return { payout: (await getPayout(db, rows[0]!.id))!, replayed: result!.replayed };
+}
+
+/**
+ * Only money that came in goes out: the payout may take at most the operator's payable-now, its
+ * available balance less the earnings whose money has not been received (src/services/funding.ts).
+ * Taken under a transaction-scoped lock per operator and asset, so that concurrent requests of one
+ * operator are judged one after the other.
+ */
+async function checkFunded(tx: Queryable, input: CreatePayoutInput, asset: Asset, payableId: string, payoutId: string): Promise<void> {
+  await lockOperatorFunds(tx, input.operatorId, asset.id);
+  // A retry of a payout that exists replays it: its own hold is already out of the balance.
+  if ((await tx.query("select 1 from payouts where id = $1", [payoutId])).length > 0) return;
+  const [b] = await tx.query<{ available: string }>(
+    "select (credits_posted - debits_posted - debits_pending)::text as available from account_balances where account_id = $1", [payableId]);
+  const available = BigInt(b!.available);
+  if (input.amount > available) return; // refused by the payable's no-overdraft limit, as before
+  const awaiting = await awaitingFunds(tx, input.operatorId, asset.id);
+  const now = payableNow(available, awaiting);
+  if (input.amount > now) {
+    const message = `operator ${input.operatorId} can be paid ${unitsToDecimal(now, asset.scale)} ${asset.code} now, less than the ${unitsToDecimal(input.amount, asset.scale)} asked for: `
+      + `the rest of its available ${unitsToDecimal(available, asset.scale)} is earnings whose money has not been received (${describeAwaiting(awaiting, asset)})`;
+    throw new LedgerError("payout_unfunded", message, [{ path: "amount", message }]);
+  }
+}
+
+/** The id of the payout a request makes: from its idempotency key and this ledger's deployment id. */
+export async function payoutIdFor(db: Queryable, idempotencyKey: string): Promise<string> {
+  return uuidFromKey(`payout:${await deploymentId(db)}:${idempotencyKey}`);
 }
 
 /** The UTC day of `now`: [start, end). */
@@ -203,50 +250,18 @@ export function utcDay(now: Date): { start: Date; end: Date } {
  * counted twice: it replays). Taken under a transaction-scoped lock per operator and asset, so that
  * concurrent requests are counted one after the other.
  */
-async function checkDailyCap(tx: Queryable, now: Date, input: CreatePayoutInput, assetId: string, assetCode: string, cap: bigint): Promise<void> {
+async function checkDailyCap(tx: Queryable, now: Date, input: CreatePayoutInput, assetId: string, assetCode: string, cap: bigint, whose: string, payoutId: string): Promise<void> {
   await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`payout-day:${input.operatorId}:${assetId}`]);
   const { start, end } = utcDay(now);
   const [row] = await tx.query<{ sum: string }>(
     `select coalesce(sum(amount), 0)::text as sum from payouts
       where operator_id = $1 and asset_id = $2 and status <> 'failed' and created_at >= $3 and created_at < $4 and id <> $5`,
-    [input.operatorId, assetId, start.toISOString(), end.toISOString(), uuidFromKey(input.idempotencyKey)]);
+    [input.operatorId, assetId, start.toISOString(), end.toISOString(), payoutId]);
   const left = cap - BigInt(row!.sum);
   if (input.amount > left) {
-    const message = `operator ${input.operatorId} may be paid at most ${cap} ${assetCode} a day (the payout policy's max_per_day); ${left > 0n ? left : 0n} is left today (UTC)`;
+    const message = `operator ${input.operatorId} may be paid at most ${cap} ${assetCode} a day (${whose}); ${left > 0n ? left : 0n} is left today (UTC)`;
     throw new LedgerError("payout_limit_exceeded", message, [{ path: "amount", message }]);
   }
-}
-
-/**
- * Ends payouts unpaid: voids their holds (the funds return to the operators' payables) and marks
- * them failed, in one transaction with `alsoInTx`. Only payouts still in one of `from` move.
- */
-export async function failPayouts(
-  db: Database, ids: string[], reason: string, from: PayoutStatus[], alsoInTx?: (tx: Queryable, failed: string[]) => Promise<void>,
-): Promise<string[]> {
-  let failed: string[] = [];
-  const [first] = await writeTransfers(db, async (tx) => {
-    const rows = await tx.query<{ id: string; hold_transfer_id: string }>(
-      "select id, hold_transfer_id from payouts where id = any($1::uuid[]) and status = any($2::text[]) order by id for update",
-      [pgArray(ids), pgArray(from)]);
-    failed = rows.map((r) => r.id);
-    return rows.map((r): TransferInput => ({ kind: "void_pending", pendingId: r.hold_transfer_id, idempotencyKey: `payout:${r.id}:void`, metadata: { payout: { id: r.id, reason } } }));
-  }, {
-    afterWrite: async (tx, outcomes, bookedAt) => {
-      throwIfRefused(outcomes);
-      if (failed.length > 0) {
-        await tx.query("update payouts set status = 'failed', failure_reason = $2, note = null, updated_at = $3 where id = any($1::uuid[])", [pgArray(failed), reason, bookedAt.toISOString()]);
-        await recordPayoutEvents(tx, failed, "failed", bookedAt, { reason });
-      }
-      await alsoInTx?.(tx, failed);
-    },
-  });
-  if (first && !first.ok) throw first.error;
-  return failed;
-}
-
-function throwIfRefused(outcomes: BatchOutcome[]): void {
-  for (const o of outcomes) if (o.kind === "refused") throw o.error;
 }
 
 /** Cancels a payout that no chain transaction has taken yet. */
@@ -329,6 +344,7 @@ export async function markPayoutPaid(db: Database, id: string, reference: string
     throw new LedgerError("invalid_request", `payout ${id} settles on chain ${p.chainId}: the payout worker confirms it from the chain`);
   }
   if (p.status === "confirmed" && p.externalReference === reference) return p;
+  if (p.approval === "required") throw new LedgerError("payout_not_approved", `payout ${id} waits for a second key's approval (${p.note}); it cannot be marked paid before`);
   const done = await confirmPayouts(db, [p], new Map([[id, { externalReference: reference }]]), ["pending"]);
   if (done.length === 0) throw new LedgerError("payout_not_pending", `payout ${id} is ${(await getPayout(db, id))!.status}`);
   return (await getPayout(db, id))!;

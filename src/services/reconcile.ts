@@ -1,13 +1,14 @@
 import type { Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
-import { chart } from "../db/ensure-accounts.js";
-import { getAssetByCode, type Asset } from "../db/queries/assets.js";
+import { chart } from "../domain/chart.js";
+import { getAssetByCode } from "../db/queries/assets.js";
+import { type Asset } from "../domain/assets.js";
 import { pgArray } from "../db/sql-arrays.js";
 import { writeTransfers } from "../db/transfer-writer.js";
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
 import { matchPayouts, summarize, type ItemStatus, type LedgerPayout, type ReconciliationItem } from "../domain/reconcile.js";
-import { creditDeposits } from "./deposits.js";
+import { creditDeposits } from "./chain-deposits.js";
 
 /** The widest block range one run may cover. */
 export const MAX_RANGE_BLOCKS = 5_000_000n;
@@ -66,10 +67,12 @@ export async function runReconciliation(
     for (const [i, t] of inbound.entries()) {
       const o = outcomes[i]!;
       items.push({
-        status: o.kind === "credited" ? "matched" : "unexpected_on_chain", direction: "in", payoutId: null, txHash: t.txHash.toLowerCase(), logIndex: t.logIndex,
-        blockNumber: t.blockNumber, ledgerAmount: o.kind === "credited" ? t.amount : null, chainAmount: t.amount,
+        status: o.kind === "credited" || (o.kind === "receipt" && o.approved) ? "matched" : "unexpected_on_chain", direction: "in", payoutId: null, txHash: t.txHash.toLowerCase(), logIndex: t.logIndex,
+        blockNumber: t.blockNumber, ledgerAmount: o.kind === "credited" || (o.kind === "receipt" && o.approved) ? t.amount : null, chainAmount: t.amount,
         ledgerAddress: o.kind === "credited" ? t.from : null, chainAddress: t.from,
-        detail: o.kind === "credited" ? `deposit of customer ${o.marketplaceId}/${o.customerId}` : "a transfer into the treasury from an address no customer registered",
+        detail: o.kind === "credited" ? `deposit of customer ${o.marketplaceId}/${o.customerId}`
+          : o.kind === "receipt" ? `recorded as a receipt (proposal ${o.proposalId}${o.approved ? "" : ", not yet approved"})`
+          : "a transfer into the treasury from an address no customer registered",
       });
     }
   }
@@ -139,7 +142,11 @@ export async function listItems(db: Queryable, runId: string, f: { status?: Item
  */
 export async function resolveItem(
   db: Database, runId: string, itemId: bigint,
-  input: { note: string; adjustment?: { debitAccountId: string; creditAccountId: string; amount: bigint }; resolvedBy: string },
+  input: {
+    note: string; adjustment?: { debitAccountId: string; creditAccountId: string; amount: bigint }; resolvedBy: string;
+    /** The second key that approved the adjustment, and what else to write in the same transaction (the proposal's decision). */
+    approvedBy?: string; alsoInTx?: (tx: Queryable, bookedAt: Date, transferId: string | null) => Promise<void>;
+  },
 ): Promise<ItemRow> {
   const [item] = await db.query<{ resolved_at: Date | null }>("select resolved_at from reconciliation_items where id = $1 and reconciliation_id = $2", [itemId.toString(), runId]);
   if (!item) throw new LedgerError("reconciliation_item_not_found", `item ${itemId} of reconciliation ${runId} does not exist`);
@@ -148,7 +155,7 @@ export async function resolveItem(
   if (a) await checkAdjustment(db, runId, itemId, a);
   const inputs = a ? [{
     kind: "standard" as const, idempotencyKey: `reconciliation-item:${itemId}:adjustment`,
-    metadata: { reconciliation: { id: runId, item_id: itemId.toString(), note: input.note, resolved_by: input.resolvedBy } },
+    metadata: { reconciliation: { id: runId, item_id: itemId.toString(), note: input.note, resolved_by: input.resolvedBy, ...(input.approvedBy ? { approved_by: input.approvedBy } : {}) } },
     legs: [{ debitAccountId: a.debitAccountId, creditAccountId: a.creditAccountId, amount: a.amount }],
   }] : [];
   let done = false;
@@ -161,19 +168,24 @@ export async function resolveItem(
           where id = $1 and reconciliation_id = $2 and resolved_at is null returning id`,
         [itemId.toString(), runId, input.resolvedBy, input.note, transferId, bookedAt.toISOString()]);
       if (updated.length === 0) throw new LedgerError("item_already_resolved", `item ${itemId} was resolved already`);
+      await input.alsoInTx?.(tx, bookedAt, transferId);
       done = true;
     },
   });
   if (result && !result.ok) throw result.error;
   if (!done) throw new LedgerError("item_already_resolved", `item ${itemId} was resolved already`);
+  return (await getItem(db, itemId))!;
+}
+
+export async function getItem(db: Queryable, itemId: bigint): Promise<ItemRow | undefined> {
   const [row] = await db.query<ItemRow>(
     `select id::text as id, status, direction, payout_id, tx_hash, log_index, block_number::text as block_number, ledger_amount::text as ledger_amount,
             chain_amount::text as chain_amount, ledger_address, chain_address, detail, resolved_at, resolved_by, resolution_note, adjustment_transfer_id
        from reconciliation_items where id = $1`, [itemId.toString()]);
-  return row!;
+  return row;
 }
 
-async function checkAdjustment(db: Queryable, runId: string, itemId: bigint, a: { debitAccountId: string; creditAccountId: string; amount: bigint }): Promise<void> {
+export async function checkAdjustment(db: Queryable, runId: string, itemId: bigint, a: { debitAccountId: string; creditAccountId: string; amount: bigint }): Promise<void> {
   const [item] = await db.query<{ status: ItemStatus; direction: "in" | "out"; ledger_amount: string | null; chain_amount: string | null; chain_id: string; asset_id: string }>(
     `select i.status, i.direction, i.ledger_amount::text as ledger_amount, i.chain_amount::text as chain_amount, r.chain_id::text as chain_id, r.asset_id
        from reconciliation_items i join reconciliations r on r.id = i.reconciliation_id where i.id = $1 and i.reconciliation_id = $2`, [itemId.toString(), runId]);

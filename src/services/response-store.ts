@@ -1,6 +1,8 @@
 import type { Database } from "../db/client.js";
 import { GroupCommitter } from "../db/group-commit.js";
 
+export { findStoredResponse, storeResponse, type IdempotencyKeyRef } from "../db/queries/http-idempotency.js";
+
 /** A response to remember for its Idempotency-Key (see src/http/idempotency.ts). */
 export interface StoredResponse {
   scope: string;

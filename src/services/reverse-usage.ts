@@ -1,8 +1,38 @@
 import { LedgerError } from "../domain/errors.js";
-import type { Database } from "../db/client.js";
-import { getUsage, type UsageRecord } from "../db/queries/usage.js";
+import type { Database, Queryable } from "../db/client.js";
+import { getUsage } from "../db/queries/usage.js";
+import { type UsageRecord } from "../domain/usage.js";
 import { writeTransfers } from "../db/transfer-writer.js";
+import { chart } from "../domain/chart.js";
+import { getAsset } from "../db/queries/assets.js";
+import { unitsToDecimal } from "../domain/money.js";
+import { awaitingFunds, lockOperatorFunds } from "./funding.js";
 import { closeHold, getHold } from "./holds.js";
+
+/**
+ * A reversal takes the record's net back from the operator. What the operator was paid out must
+ * stay covered by funded earnings: otherwise the record's money, returned to the customer, would
+ * fund new usage and be paid out a second time. So the operator's available balance after the
+ * reversal must still hold what waits for funds once the record is gone.
+ */
+async function keepsPaidOutFunded(tx: Queryable, usage: UsageRecord): Promise<void> {
+  if (usage.status === "reversed") return; // answered as already reversed by the ledger
+  await lockOperatorFunds(tx, usage.operatorId, usage.assetId);
+  const [b] = await tx.query<{ available: string }>(
+    `select (b.credits_posted - b.debits_posted - b.debits_pending)::text as available
+       from accounts a join account_balances b on b.account_id = a.id
+      where a.asset_id = $1 and a.marketplace_id is null and a.ref = $2 and a.opened_by_service`,
+    [usage.assetId, chart.operatorPayable(usage.assetId, usage.operatorId).ref]);
+  const after = BigInt(b?.available ?? "0") - usage.net;
+  if (after < 0n) return; // refused by the payable's no-overdraft limit, as before
+  const awaiting = await awaitingFunds(tx, usage.operatorId, usage.assetId, { withoutUsageId: usage.id });
+  if (after < awaiting.total) {
+    const asset = (await getAsset(tx, usage.assetId))!;
+    throw new LedgerError("exceeds_credits",
+      `reversing usage record ${usage.id} would take back ${unitsToDecimal(usage.net, asset.scale)} ${asset.code} of operator ${usage.operatorId}'s funded earnings, `
+      + `which it has already been paid out or is being paid: what is left (${unitsToDecimal(after, asset.scale)}) is less than its earnings still awaiting funds (${unitsToDecimal(awaiting.total, asset.scale)})`);
+  }
+}
 
 /**
  * Corrects a usage record by reversing its ledger transfer, once, with the reason recorded on the
@@ -11,12 +41,15 @@ import { closeHold, getHold } from "./holds.js";
  * out the net, it is refused (exceeds_credits) and must be recovered another way.
  */
 export async function reverseUsage(db: Database, usage: UsageRecord, reason: string, idempotencyKey: string): Promise<{ record: UsageRecord; reversalId: string }> {
-  const [r] = await writeTransfers(db, [{
-    kind: "reversal",
-    reversesId: usage.transferId,
-    idempotencyKey,
-    metadata: { usage_reversal: { usage_id: usage.id, external_id: usage.externalId, reason } },
-  }]);
+  const [r] = await writeTransfers(db, async (tx) => {
+    await keepsPaidOutFunded(tx, usage);
+    return [{
+      kind: "reversal",
+      reversesId: usage.transferId,
+      idempotencyKey,
+      metadata: { usage_reversal: { usage_id: usage.id, external_id: usage.externalId, reason } },
+    }];
+  });
   if (!r!.ok) {
     if (r!.error.code === "idempotency_conflict" || r!.error.code === "already_reversed") {
       throw new LedgerError("already_reversed", `usage record ${usage.id} was already reversed`);

@@ -1,6 +1,7 @@
+import { paidBeyondFunds } from "./funding.js";
 import type { Database } from "../db/client.js";
 import { sha256Hex } from "../domain/canonical.js";
-import { digestRange, type SealFormat } from "../workers/journal-sealer.js";
+import { digestRange, type SealFormat } from "../db/journal-seals.js";
 
 export interface Violation {
   /** Which invariant: balanced_assets, balanced_legs, balances_match_entries, running_balance, limits, references, transfers_have_entries, hash_chain */
@@ -59,7 +60,7 @@ export async function verifyLedger(db: Database): Promise<VerifyReport> {
   add("limits", await db.query(`
     select a.id, case when a.debits_must_not_exceed_credits then 'debits exceed credits' else 'credits exceed debits' end as what
       from accounts a join account_balances b on b.account_id = a.id
-     where (a.debits_must_not_exceed_credits and b.debits_posted + b.debits_pending > b.credits_posted)
+     where (a.debits_must_not_exceed_credits and b.debits_posted + b.debits_pending > b.credits_posted + b.overdraft_limit)
         or (a.credits_must_not_exceed_debits and b.credits_posted + b.credits_pending > b.debits_posted)`),
     (r) => `account ${r.id}: ${r.what}, which its flags forbid`);
 
@@ -77,6 +78,12 @@ export async function verifyLedger(db: Database): Promise<VerifyReport> {
   add("transfers_have_entries", await db.query(`
     select t.id from transfers t where not exists (select 1 from entries e where e.transfer_id = t.id)`),
     (r) => `transfer ${r.id} has no entries`);
+
+  // Only money that came in goes out: what an operator was paid (or is being paid) never takes
+  // earnings whose money has not been received, so its available balance always holds them.
+  const unfunded = (await paidBeyondFunds(db)).map((p) => ({ owner_id: p.operatorId, asset_id: p.assetId, available: p.available.toString(), awaiting: p.awaiting.toString() }));
+  add("funded_payouts", unfunded,
+    (r) => `operator ${r.owner_id} (asset ${r.asset_id}) was paid out of earnings whose money has not been received: available ${r.available} is less than its ${r.awaiting} awaiting funds`);
 
   violations.push(...(await verifyHashChain(db)));
 

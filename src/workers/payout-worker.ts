@@ -2,22 +2,26 @@ import type { Hex } from "viem";
 import { isRpcUnavailable, ZERO_ADDRESS, type EvmChain } from "../chain/evm.js";
 import type { Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
-import { chart, ensureAccounts, specKey } from "../db/ensure-accounts.js";
-import { getAsset, listAssets, type Asset } from "../db/queries/assets.js";
+import { ensureAccounts } from "../db/ensure-accounts.js";
+import { chart, specKey } from "../domain/chart.js";
+import { ASSET_COLUMNS, getAsset, listAssets, toAsset, type AssetRow } from "../db/queries/assets.js";
+import { type Asset } from "../domain/assets.js";
 import { pgArray } from "../db/sql-arrays.js";
 import { writeTransfers } from "../db/transfer-writer.js";
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
-import { bumpFees, gasCostInAsset, MAX_UNPAID_ATTEMPTS, scheduleWindow, withinGasCap } from "../domain/payouts.js";
+import { bumpFees, type FaultPoint, gasCostInAsset, MAX_UNPAID_ATTEMPTS, scheduleWindow, withinGasCap } from "../domain/payouts.js";
 import type { TransferInput } from "../domain/transfers.js";
 import type { Logger } from "../log.js";
 import { createAsset } from "../services/create-asset.js";
-import { scanDeposits } from "../services/deposits.js";
-import { getPayoutPolicy, scheduledPolicies } from "../services/payout-policies.js";
-import { confirmPayouts, createPayout, failPayouts, PAYOUT_SELECT, recordPayoutEvents, toPayout } from "../services/payouts.js";
+import { scanDeposits } from "../services/chain-deposits.js";
+import { awaitingFunds, payableNow } from "../services/funding.js";
+import { getOperatorPayoutLimits, getPayoutPolicy, lowerCap, scheduledPolicies } from "../services/payout-policies.js";
+import { confirmPayouts, createPayout, PAYOUT_SELECT, toPayout } from "../services/payouts.js";
+import { failPayouts } from "../services/fail-payouts.js";
+import { recordPayoutEvents } from "../db/queries/payouts.js";
 import { inTransaction } from "../services/transaction.js";
 
-import type { FaultPoint } from "./faults.js";
 
 export interface PayoutWorkerOptions {
   log: Logger;
@@ -118,11 +122,15 @@ export class PayoutWorker {
           order by a.owner_id`,
         [policy.assetId, policy.minAmount.toString()]);
       for (const d of due) {
+        // What is payable now: earnings whose money has not been received wait (src/services/funding.ts).
+        const payable = payableNow(BigInt(d.available), await awaitingFunds(this.db, d.operator_id, policy.assetId));
+        if (payable < policy.minAmount) continue;
+        const cap = lowerCap(policy.maxPerPayout, (await getOperatorPayoutLimits(this.db, d.operator_id, policy.assetId)).maxPerPayout);
         try {
           const { replayed } = await createPayout(this.db, this.settlements, {
-            // At most the policy's largest payout; a daily cap that is reached refuses it until the next window.
+            // At most the largest payout (the policy's or the operator's); a daily cap that is reached refuses it until the next window.
             operatorId: d.operator_id, asset: policy.assetCode, trigger: "schedule", requestedBy: "scheduler",
-            amount: policy.maxPerPayout !== null && policy.maxPerPayout < BigInt(d.available) ? policy.maxPerPayout : BigInt(d.available),
+            amount: cap !== null && cap < payable ? cap : payable,
             idempotencyKey: `payout-schedule:${policy.assetId}:${d.operator_id}:${window}`,
           });
           if (!replayed) created++;
@@ -139,8 +147,11 @@ export class PayoutWorker {
   private async nativeAsset(chain: EvmChain): Promise<Asset> {
     let asset = this.nativeAssets.get(chain.chainId);
     if (!asset) {
+      // By identity (the chain's native token), not by code: two chains may both call theirs "ETH".
+      const [row] = await this.db.query<AssetRow & Record<string, unknown>>(
+        `select ${ASSET_COLUMNS} from assets where settlement = 'native' and chain_id = $1`, [chain.chainId.toString()]);
       const n = chain.settings.native_asset;
-      asset = await createAsset(this.db, { code: n.code, scale: n.decimals, settlement: { kind: "native", chainId: Number(chain.chainId) } });
+      asset = row ? toAsset(row) : await createAsset(this.db, { code: n.code, scale: n.decimals, settlement: { kind: "native", chainId: Number(chain.chainId) } });
       this.nativeAssets.set(chain.chainId, asset);
     }
     return asset;
@@ -159,6 +170,7 @@ export class PayoutWorker {
          from (select distinct asset_id from payouts where status = 'pending' and settlement = 'evm' and chain_id = $1) a
          cross join lateral (select id, asset_id, amount, to_address, created_at from payouts
                               where status = 'pending' and settlement = 'evm' and chain_id = $1 and asset_id = a.asset_id
+                                and approval is distinct from 'required'
                               order by created_at, id limit $2) p
         order by p.created_at, p.id`,
       [chain.chainId.toString(), chain.settings.max_batch_size * 10]);
@@ -260,7 +272,7 @@ export class PayoutWorker {
       if (items.length === 0) continue;
       const batchId = await inTransaction(this.db, async (tx) => {
         const locked = await tx.query<{ id: string }>(
-          "select id from payouts where id = any($1::uuid[]) and status = 'pending' order by id for update skip locked",
+          "select id from payouts where id = any($1::uuid[]) and status = 'pending' and approval is distinct from 'required' order by id for update skip locked",
           [pgArray(items.map((x) => x.payoutId))]);
         if (locked.length === 0) return null;
         const id = uuidv7();

@@ -4,9 +4,9 @@ import type { Database } from "../db/client.js";
 import type { Logger } from "../log.js";
 import { expireUsageHolds } from "../services/holds.js";
 import { expireHolds } from "./hold-expirer.js";
-import { sealJournal } from "./journal-sealer.js";
+import { sealJournal } from "../db/journal-seals.js";
 import { startLoop } from "./loop.js";
-import type { FaultPoint } from "./faults.js";
+import type { FaultPoint } from "../domain/payouts.js";
 import { PayoutWorker } from "./payout-worker.js";
 
 /** Starts the background workers; the returned function stops them and waits for running ticks. */

@@ -71,9 +71,12 @@ describe("the service's clock", () => {
 
   it("times out pending transfers by its time", async () => {
     clock.set(new Date("2031-07-01T00:00:00Z"));
-    const accounts = expectStatus(await api.call("GET", "/v1/reports/trial-balance?asset=USDC"), 200).body.accounts as { id?: string; account_id: string; ref: string }[];
-    const from = accounts.find((a) => a.ref === "customer:pre")!.account_id;
-    const to = accounts.find((a) => a.ref === "fees")?.account_id ?? accounts.find((a) => a.ref !== "customer:pre")!.account_id;
+    // Accounts of the admin's own books (the service's accounts move only through its routes).
+    const assetId = (await api.db.query<{ id: string }>("select id from assets where code = 'USDC'"))[0]!.id;
+    const open = async (ref: string, normal_side: string) =>
+      expectStatus(await api.call("POST", "/v1/accounts", { body: { asset_id: assetId, code: ref, normal_side, ref } }), 201).body.id as string;
+    const from = await open("equity:clock", "debit");
+    const to = await open("suspense:clock", "credit");
     const pending = expectStatus(await api.call("POST", "/v1/transfers", { body: { type: "pending", timeout_seconds: 60, legs: [{ debit_account_id: from, credit_account_id: to, amount: "1" }] } }), 201).body;
     expect(pending.timeout_at).toBe("2031-07-01T00:01:00.000Z");
     clock.set(new Date("2031-07-01T00:00:59Z"));

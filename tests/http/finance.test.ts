@@ -3,7 +3,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterEach, describe, expect, it } from "vitest";
 import { TestStablecoin } from "../../contracts/artifacts.js";
 import { depositAddressMessage } from "../../src/domain/payouts.js";
-import { sealJournal } from "../../src/workers/journal-sealer.js";
+import { sealJournal } from "../../src/db/journal-seals.js";
 import { pastMonth, testClock } from "../support/clock.js";
 import { expectStatus, testApi, type TestApi } from "../support/http.js";
 import { payoutWorld, TOKEN, type PayoutWorld } from "../support/payout-world.js";
@@ -40,7 +40,7 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
     const mk = expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: "mkt", role: "marketplace", scope_id: "mkt" } }), 201).body.secret as string;
     for (const op of ["op-1", "op-2"]) expectStatus(await api.call("POST", "/v1/operators", { key: mk, body: { id: op, name: op } }), 201);
     expectStatus(await api.call("POST", "/v1/customers", { key: mk, body: { id: "pre", billing: "prepaid" } }), 201);
-    expectStatus(await api.call("POST", "/v1/customers", { key: mk, body: { id: "post", billing: "postpaid" } }), 201);
+    expectStatus(await api.call("POST", "/v1/customers", { key: mk, body: { id: "post", billing: "postpaid", credit_limits: [{ asset: TOKEN, credit_limit: "1000000000000000000000000" }] } }), 201);
     expectStatus(await api.call("POST", "/v1/customers/pre/deposits", { key: mk, body: { asset: TOKEN, amount: "50000000" } }), 201);
 
     // The prepaid customer also pays on chain, from its registered address.
@@ -53,12 +53,14 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
     expectStatus(await api.call("POST", "/v1/customers/pre/deposit-addresses", { key: mk, body: { chain_id: 31337, address: payer.address, signature } }), 201);
     await w.chain.wallet(payer).writeContract({ address: w.chain.token, abi: TestStablecoin.abi, functionName: "transfer", args: [w.chain.vault, 30_000_000n], chain: w.chain.deployerWallet.chain, account: payer });
     await w.chain.test.mine({ blocks: 3 });
+    const worker = w.worker();
+    await worker.tick(); // the deposit scanner credits it: the customer's own money, which funds its usage
 
     // Usage: a batch, one record reversed.
     const batch = expectStatus(await api.call("POST", "/v1/usage/batch", { key: mk, body: { records: [
       usage("j1", "op-1", "pre", "10", "2.5"), usage("j2", "op-2", "pre", "4", "3.25"), usage("j3", "op-1", "post", "7", "1.75"), usage("j4", "op-2", "post", "1", "9.99"),
     ] } }), 200).body;
-    const j4 = batch.results.find((r: { record?: { external_id: string } }) => r.record?.external_id === "j4").record;
+    const j4 = batch.results.find((r: { external_id: string }) => r.external_id === "j4");
     expectStatus(await api.call("POST", `/v1/usage/${j4.id}/reverse`, { key: mk, body: { reason: "meter fault" } }), 201);
 
     // Payouts: op-1 on chain (after proving an address), and an off-chain one in another asset.
@@ -66,9 +68,7 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
     const ch = expectStatus(await api.call("POST", "/v1/operators/op-1/payout-address-challenges", { body: { chain_id: 31337, address: acct.address } }), 201).body;
     expectStatus(await api.call("PUT", "/v1/operators/op-1/payout-address", { body: { chain_id: 31337, address: acct.address, challenge_id: ch.id, signature: await acct.signMessage({ message: ch.message }) } }), 200);
     const p1 = expectStatus(await api.call("POST", "/v1/payouts", { key: finance, body: { operator_id: "op-1", asset: TOKEN, amount: "20000000" } }), 201).body;
-    const worker = w.worker();
     await w.drive([p1.id], [worker]);
-    await worker.tick(); // and the deposit scanner
     expectStatus(await api.call("POST", "/v1/assets", { body: { code: "EUR", scale: 2, settlement: { kind: "offchain" } } }), 201);
     await w.credit("op-2", "EUR", 500_00n);
     const p2 = expectStatus(await api.call("POST", "/v1/payouts", { key: finance, body: { operator_id: "op-2", asset: "EUR", amount: "30000" } }), 201).body;
@@ -157,10 +157,26 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
       expect(res.body, JSON.stringify(adjustment)).toMatchObject({ status: 400, code: "invalid_request" });
     }
     expect(await available()).toBe(before);
-    const resolved = expectStatus(await api.call("POST", `/v1/reconciliations/${run.id}/items/${unexpected[0].id}/resolve`, {
+    // One finance key alone moves nothing: the adjustment is a proposal, and the item stays open.
+    const proposed = expectStatus(await api.call("POST", `/v1/reconciliations/${run.id}/items/${unexpected[0].id}/resolve`, {
       key: finance, body: { note: "opening treasury funding", adjustment: { debit_account_id: treasury.account_id, credit_account_id: equity.id, amount: "1000000000000" } },
     }), 200).body;
-    expect(resolved).toMatchObject({ resolution_note: "opening treasury funding", adjustment_transfer_id: expect.any(String) });
+    expect(proposed).toMatchObject({ resolved_at: null, adjustment_transfer_id: null, proposal_id: expect.any(String) });
+    const second = await api.call("POST", `/v1/reconciliations/${run.id}/items/${unexpected[0].id}/resolve`, {
+      key: finance, body: { note: "again", adjustment: { debit_account_id: treasury.account_id, credit_account_id: equity.id, amount: "1" } },
+    });
+    expect(second.status).toBe(409);
+    const self = await api.call("POST", `/v1/proposals/${proposed.proposal_id}/approve`, { key: finance, body: {} });
+    expect(self.body).toMatchObject({ status: 403, code: "four_eyes" });
+    expect(expectStatus(await api.call("GET", "/v1/treasury?chain_id=31337&asset=TUSD", { key: finance }), 200).body.ledger).toBe(String(-400_000));
+    // The bootstrap key takes part in no decision; a second person's key does.
+    expect((await api.call("POST", `/v1/proposals/${proposed.proposal_id}/approve`, { body: {} })).body).toMatchObject({ status: 403, code: "four_eyes" });
+    const controller = expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: "controller", role: "finance" } }), 201).body.secret as string;
+    const approved = expectStatus(await api.call("POST", `/v1/proposals/${proposed.proposal_id}/approve`, { key: controller, body: { reason: "matches the funding transaction" } }), 200).body;
+    expect(approved).toMatchObject({ kind: "reconciliation_adjustment", status: "approved", result: { transfer_id: expect.any(String) } });
+    const resolved = expectStatus(await api.call("GET", `/v1/reconciliations/${run.id}?status=unexpected_on_chain`, { key: finance }), 200).body.items
+      .find((i: { id: string }) => i.id === unexpected[0].id);
+    expect(resolved).toMatchObject({ resolution_note: "opening treasury funding", adjustment_transfer_id: approved.result.transfer_id });
     const again = await api.call("POST", `/v1/reconciliations/${run.id}/items/${unexpected[0].id}/resolve`, { key: finance, body: { note: "twice" } });
     expect(again.status).toBe(409);
     const check = expectStatus(await api.call("GET", "/v1/treasury?chain_id=31337&asset=TUSD", { key: finance }), 200).body;
@@ -168,8 +184,9 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
 
     // The audit log: who did what, with the request id; refused calls too.
     const log = expectStatus(await api.call("GET", "/v1/audit/log?limit=1000", { key: finance }), 200).body.data;
-    const recon = log.find((e: { request_id: string }) => e.request_id === "recon-1");
+    const recon = log.find((e: { client_request_id: string | null }) => e.client_request_id === "recon-1");
     expect(recon).toMatchObject({ method: "POST", path: "/v1/reconciliations", route: "/v1/reconciliations", status: 201, role: "finance", body_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(recon.request_id).not.toBe("recon-1");
     expect(log.some((e: { path: string; status: number }) => e.path.endsWith("/resolve") && e.status === 409)).toBe(true);
     expect(log.every((e: { method: string }) => e.method !== "GET")).toBe(true);
   });

@@ -23,7 +23,7 @@ beforeAll(async () => {
 });
 afterAll(async () => api.close());
 
-type Kind = "amount" | "uuid" | "text" | "code" | "int" | "bool" | "enum" | "metadata" | "timestamp" | "legs" | "decimal" | "records" | "rules" | "units";
+type Kind = "nullableAmount" | "amount" | "uuid" | "text" | "code" | "int" | "bool" | "enum" | "metadata" | "timestamp" | "legs" | "decimal" | "records" | "rules" | "units";
 
 const deep = (n: number): unknown => (n === 0 ? 1 : [deep(n - 1)]);
 const sql = ["'; drop table transfers; --", "1 or 1=1", "$1", "\\x00"];
@@ -32,6 +32,8 @@ const huge = (1n << 256n).toString();
 /** Values that are wrong for a field of this kind. */
 const badFor: Record<Kind, fc.Arbitrary<unknown>> = {
   amount: fc.oneof(fc.integer(), fc.double(), fc.constantFrom("1.5", "-1", "0", "", " 1", "1e3", "0x10", "01", huge, "١٢٣", "💸", ...sql), fc.constant(null), fc.array(fc.nat()), fc.string().filter((s) => !/^[1-9][0-9]*$/.test(s))),
+  // An amount where null means "none" (a cap).
+  nullableAmount: fc.oneof(fc.integer(), fc.double(), fc.constantFrom("1.5", "-1", "0", "", " 1", "1e3", "0x10", "01", huge, "١٢٣", "💸", ...sql), fc.array(fc.nat()), fc.string().filter((s) => !/^[1-9][0-9]*$/.test(s))),
   uuid: fc.oneof(fc.string().filter((s) => !/^[0-9a-f-]{36}$/.test(s)), fc.integer(), fc.constant(null), fc.constantFrom(...sql)),
   text: fc.oneof(fc.integer(), fc.constant(null), fc.array(fc.string()), fc.constant("x".repeat(5000)), fc.constant("a\u0000b")),
   code: fc.oneof(fc.constantFrom("", "💸", "UP PER", "x".repeat(200), ...sql), fc.integer(), fc.constant(null)),
@@ -84,6 +86,26 @@ const routes: PostRoute[] = [
   },
   { name: "POST /v1/operators", path: () => "/v1/operators", key: () => w.keys.m1, valid: () => ({ id: "fuzz-op", name: "x" }), fields: { id: "code", name: "text", marketplace_id: "code", metadata: "metadata" } },
   { name: "POST /v1/customers", path: () => "/v1/customers", key: () => w.keys.m1, valid: () => ({ id: "fuzz-cust", billing: "prepaid" }), fields: { id: "code", billing: "enum", metadata: "metadata" } },
+  {
+    name: "POST /v1/customers (postpaid)", path: () => "/v1/customers", key: () => w.keys.m1,
+    valid: () => ({ id: "fuzz-post", billing: "postpaid", credit_limits: [{ asset: "USDC", credit_limit: "1000" }] }),
+    fields: { id: "code", "credit_limits.0.asset": "code", "credit_limits.0.credit_limit": "amount", metadata: "metadata" },
+  },
+  {
+    name: "PUT /v1/customers/{id}/credit-limits/{asset}", method: "PUT", path: () => "/v1/customers/m1only/credit-limits/USDC", key: () => w.keys.m1,
+    valid: () => ({ credit_limit: "1000000000000000000000000" }), fields: { credit_limit: "code" },
+  },
+  {
+    name: "PUT /v1/operators/{id}/payout-limits/{asset}", method: "PUT", path: () => "/v1/operators/o1/payout-limits/USDC", key: () => w.keys.finance,
+    valid: () => ({ max_per_payout: "1000", max_per_day: "5000" }),
+    // Both are nullable (the policy's cap alone), so null is not a bad value of theirs.
+    fields: { max_per_payout: "nullableAmount", max_per_day: "nullableAmount" },
+  },
+  {
+    name: "POST /v1/holds", path: () => "/v1/holds", key: () => w.keys.m1,
+    valid: () => ({ customer_id: "c1", asset: "USDC", amount: "1", timeout_seconds: 600 }), fields: { customer_id: "code", asset: "code", amount: "amount", timeout_seconds: "int" },
+  },
+  { name: "POST /v1/usage/{id}/reverse", path: () => `/v1/usage/${w.m1Usage.id}/reverse`, key: () => w.keys.m1, valid: () => ({ reason: "meter fault" }), fields: { reason: "text" } },
   { name: "POST /v1/customers/{id}/deposits", path: () => "/v1/customers/c1/deposits", key: () => w.keys.m1, valid: () => ({ asset: "USDC", amount: "1" }), fields: { asset: "code", amount: "amount", metadata: "metadata" } },
   {
     name: "POST /v1/usage", path: () => "/v1/usage", key: () => w.keys.m1, valid: () => w.usage("fuzz-usage"),
@@ -122,6 +144,22 @@ const routes: PostRoute[] = [
     valid: () => ({ max_gross_per_record: "1000000000", max_quantity_per_second: { gpu_hour: "30" } }),
     // Both fields are nullable (back to the default), so null is not a bad value of theirs.
     fields: { max_quantity_per_second: "metadata" },
+  },
+  {
+    name: "POST /v1/marketplaces/{id}/receipts", path: () => "/v1/marketplaces/m1/receipts", key: () => w.keys.finance,
+    valid: () => ({ asset: "USDC", amount: "1", reference: "fuzz wire", customer_id: "c1" }), fields: { asset: "code", amount: "amount", reference: "text", customer_id: "code" },
+  },
+  {
+    name: "POST /v1/marketplaces/{id}/credit-limits", path: () => "/v1/marketplaces/m1/credit-limits", key: () => w.keys.admin,
+    valid: () => ({ asset: "USDC", credit_limit: "1" }), fields: { asset: "code", credit_limit: "code" },
+  },
+  {
+    name: "POST /v1/proposals/{id}/reject", path: () => "/v1/proposals/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e/reject", key: () => w.keys.finance,
+    valid: () => ({ reason: "no such wire" }), fields: { reason: "text" },
+  },
+  {
+    name: "POST /v1/proposals/{id}/approve", path: () => "/v1/proposals/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e/approve", key: () => w.keys.finance,
+    valid: () => ({ reason: "seen on the statement" }), fields: { reason: "text" },
   },
   {
     name: "PUT /v1/payout-policies/{asset}", method: "PUT", path: () => "/v1/payout-policies/USDC", key: () => w.keys.admin,
@@ -187,6 +225,38 @@ describe("hostile bodies on every POST and PUT route", () => {
         ),
         { numRuns: 5 },
       );
+    });
+  }
+});
+
+/** Every string in a body (field values and array items), by its dotted path. */
+function stringPaths(value: unknown, path = ""): string[] {
+  if (typeof value === "string") return [path];
+  if (Array.isArray(value)) return value.flatMap((v, i) => stringPaths(v, path === "" ? String(i) : `${path}.${i}`));
+  if (value !== null && typeof value === "object") return Object.entries(value).flatMap(([k, v]) => stringPaths(v, path === "" ? k : `${path}.${k}`));
+  return [];
+}
+
+describe("a NUL character in any string of any body", () => {
+  it("the table above covers every POST and PUT route of the OpenAPI document that takes a JSON body", async () => {
+    const doc = (await api.call("GET", "/openapi.json", { key: null })).body as { paths: Record<string, Record<string, { requestBody?: { content?: Record<string, unknown> } }>> };
+    const withBody = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops)
+      .filter(([method, op]) => ["post", "put"].includes(method) && op.requestBody?.content?.["application/json"] !== undefined)
+      .map(([method]) => `${method.toUpperCase()} ${path}`));
+    const covered = new Set(routes.map((r) => r.name.replace(/ \(.*\)$/, "")));
+    expect(withBody.filter((r) => !covered.has(r)).sort()).toEqual([]);
+  });
+
+  for (const route of routes) {
+    it(`${route.name}: is a 400 naming the field, and nothing is written`, async () => {
+      for (const path of stringPaths(route.valid())) {
+        const body = withField(route.valid(), path, `${String(path.split(".").reduce((n: any, p) => n[p], route.valid()))}\u0000x`); // eslint-disable-line @typescript-eslint/no-explicit-any
+        const before = await writeCounts(api.db);
+        const res = await api.call(route.method ?? "POST", route.path(), { key: route.key(), body });
+        expect(res.status, `${route.name} ${path}: ${JSON.stringify(res.body)}`).toBe(400);
+        expect(res.body.errors, `${route.name} ${path}`).toEqual([{ path, message: expect.stringContaining("NUL") }]);
+        expect(await writeCounts(api.db)).toEqual(before);
+      }
     });
   }
 });

@@ -1,6 +1,6 @@
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectRefused, expectStatus, offlineSettlements, testApi, world, type TestApi } from "../support/http.js";
+import { expectRefused, expectStatus, offlineSettlements, testApi, world, type TestApi, proposeAndApprove, fourEyes } from "../support/http.js";
 import type { World } from "../support/security.js";
 
 let api: TestApi;
@@ -24,19 +24,22 @@ describe("payout requests that are refused, with nothing written", () => {
   });
 
   it("the policy minimum", async () => {
-    expectStatus(await api.call("PUT", "/v1/payout-policies/USDC", { body: { min_amount: "1000", schedule: "manual" } }), 200);
+    await proposeAndApprove(api, "PUT", "/v1/payout-policies/USDC", { min_amount: "1000", schedule: "manual" });
     try {
       const res = await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount: "999" } }), 422, "payout_below_minimum", "amount");
       expect(res.body.detail).toMatch(/1000/);
     } finally {
-      expectStatus(await api.call("PUT", "/v1/payout-policies/USDC", { body: { min_amount: "1", schedule: "manual" } }), 200);
+      await proposeAndApprove(api, "PUT", "/v1/payout-policies/USDC", { min_amount: "1", schedule: "manual" });
     }
   });
 
   it("caps per payout and per day (UTC) set by the platform: beyond them refused, naming what is left", async () => {
     const policy = (extra: Record<string, unknown>) => api.call("PUT", "/v1/payout-policies/USDC", { body: { min_amount: "1", schedule: "manual", ...extra } });
+    const setPolicy = (extra: Record<string, unknown>) => proposeAndApprove(api, "PUT", "/v1/payout-policies/USDC", { min_amount: "1", schedule: "manual", ...extra });
     await expectRefused(api, () => policy({ min_amount: "1000", max_per_payout: "999" }), 400, "invalid_request", "max_per_payout");
-    expect(expectStatus(await policy({ max_per_payout: "1000000", max_per_day: "1500000" }), 200).body).toMatchObject({ max_per_payout: "1000000", max_per_day: "1500000" });
+    await setPolicy({ max_per_payout: "1000000", max_per_day: "1500000" });
+    const usdc = expectStatus(await api.call("GET", "/v1/payout-policies"), 200).body.data.find((p: { asset: string }) => p.asset === "USDC");
+    expect(usdc).toMatchObject({ max_per_payout: "1000000", max_per_day: "1500000" });
     const made: string[] = [];
     const pay = (amount: string) => api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount } });
     try {
@@ -53,7 +56,60 @@ describe("payout requests that are refused, with nothing written", () => {
       made.push(expectStatus(await pay("400000"), 201).body.id);
     } finally {
       for (const id of made) await api.call("POST", `/v1/payouts/${id}/cancel`, { key: w.keys.finance, body: {} });
-      expectStatus(await policy({}), 200);
+      await setPolicy({});
+    }
+  });
+
+  it("a policy change is a proposal: one admin's change does nothing until an independent key approves it", async () => {
+    const { proposer, approver } = await fourEyes(api);
+    // An admin alone tries to lift every cap and the approval threshold.
+    const proposal = expectStatus(await api.call("PUT", "/v1/payout-policies/USDC", { key: proposer, body: { min_amount: "1", schedule: "manual", max_per_payout: "1" } }), 202).body;
+    expect(proposal).toMatchObject({ kind: "payout_policy", status: "proposed", payload: { asset: "USDC", max_per_payout: "1" } });
+    const before = expectStatus(await api.call("GET", "/v1/payout-policies"), 200).body.data.find((p: { asset: string }) => p.asset === "USDC");
+    expect(before.max_per_payout).toBeNull();
+    await expectRefused(api, () => api.call("POST", `/v1/proposals/${proposal.id}/approve`, { key: proposer, body: {} }), 403, "four_eyes");
+    await expectRefused(api, () => api.call("POST", `/v1/proposals/${proposal.id}/approve`, { body: {} }), 403, "four_eyes");
+    await expectRefused(api, () => api.call("POST", `/v1/proposals/${proposal.id}/approve`, { key: w.keys.o1, body: {} }), 403, "forbidden");
+    // Asked again, the same change answers the open proposal.
+    expect(expectStatus(await api.call("PUT", "/v1/payout-policies/USDC", { key: proposer, body: { min_amount: "1", schedule: "manual", max_per_payout: "1" } }), 202).body.id).toBe(proposal.id);
+    expectStatus(await api.call("POST", `/v1/proposals/${proposal.id}/reject`, { key: approver, body: { reason: "no" } }), 200);
+    const after = expectStatus(await api.call("GET", "/v1/payout-policies"), 200).body.data.find((p: { asset: string }) => p.asset === "USDC");
+    expect(after.max_per_payout).toBeNull();
+  });
+
+  it("an operator's own caps: the lower of its caps and the policy's applies, set only through an approved proposal", async () => {
+    const pay = (amount: string) => api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount } });
+    const path = "/v1/operators/o1/payout-limits/USDC";
+    // Not by the operator itself, nor by a marketplace; nothing changes while the proposal is open.
+    await expectRefused(api, () => api.call("PUT", path, { key: w.keys.o1, body: { max_per_payout: "1000000000", max_per_day: null } }), 403, "forbidden");
+    await expectRefused(api, () => api.call("PUT", path, { key: w.keys.m1, body: { max_per_payout: "1000000000", max_per_day: null } }), 403, "forbidden");
+    await expectRefused(api, () => api.call("PUT", path, { body: { max_per_payout: "0", max_per_day: null } }), 400, "invalid_request", "max_per_payout");
+    await expectRefused(api, () => api.call("PUT", path, { body: { max_per_payout: "5" } }), 400, "invalid_request", "max_per_day");
+    await expectRefused(api, () => api.call("PUT", "/v1/operators/nobody/payout-limits/USDC", { body: { max_per_payout: "5", max_per_day: null } }), 404, "operator_not_found");
+    const open = expectStatus(await api.call("PUT", path, { key: w.keys.finance, body: { max_per_payout: "300000", max_per_day: "500000" } }), 202).body;
+    const made: string[] = [];
+    try {
+      made.push(expectStatus(await pay("400000"), 201).body.id); // not in force yet
+      await proposeAndApprove(api, "PUT", path, { max_per_payout: "300000", max_per_day: "500000" });
+      // The operator sees its caps in force.
+      expect(expectStatus(await api.call("GET", path, { key: w.keys.o1 }), 200).body).toMatchObject({
+        operator_id: "o1", asset: "USDC", max_per_payout: "300000", max_per_day: "500000", own: { max_per_payout: "300000", max_per_day: "500000" }, policy: { max_per_payout: null },
+      });
+      const over = await expectRefused(api, () => pay("300001"), 422, "payout_limit_exceeded", "amount");
+      expect(over.body.detail).toMatch(/largest payout of USDC is 300000 .*operator o1's own max_per_payout/);
+      // 400000 asked for today already: 100000 left of the operator's 500000 a day.
+      const day = await expectRefused(api, () => pay("200000"), 422, "payout_limit_exceeded", "amount");
+      expect(day.body.detail).toMatch(/at most 500000 USDC a day \(operator o1's own max_per_day\); 100000 is left today/);
+      made.push(expectStatus(await pay("100000"), 201).body.id);
+      // The policy's cap, when lower, wins.
+      await proposeAndApprove(api, "PUT", "/v1/payout-policies/USDC", { min_amount: "1", schedule: "manual", max_per_payout: "1000" });
+      const policyCap = await expectRefused(api, () => pay("1001"), 422, "payout_limit_exceeded", "amount");
+      expect(policyCap.body.detail).toMatch(/largest payout of USDC is 1000 .*the payout policy's max_per_payout/);
+    } finally {
+      for (const id of made) await api.call("POST", `/v1/payouts/${id}/cancel`, { key: w.keys.finance, body: {} });
+      await proposeAndApprove(api, "PUT", "/v1/payout-policies/USDC", { min_amount: "1", schedule: "manual" });
+      await proposeAndApprove(api, "PUT", path, { max_per_payout: null, max_per_day: null });
+      expect(open.status).toBe("proposed");
     }
   });
 

@@ -1,6 +1,6 @@
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterEach, describe, expect, it } from "vitest";
-import { expectStatus, testApi, type TestApi } from "../support/http.js";
+import { expectStatus, testApi, type TestApi, proposeAndApprove } from "../support/http.js";
 import { payoutWorld, TOKEN, type PayoutWorld } from "../support/payout-world.js";
 
 let w: PayoutWorld | undefined;
@@ -116,7 +116,7 @@ describe("payouts over HTTP", () => {
     const a = await w.operator("sched-a", { [TOKEN]: 5_000_000n });
     const b = await w.operator("sched-b", { [TOKEN]: 10n });
     await w.operator("sched-c", {});
-    expectStatus(await api.call("PUT", `/v1/payout-policies/${TOKEN}`, { body: { min_amount: "1000", schedule: "interval", interval_seconds: 3600 } }), 200);
+    await proposeAndApprove(api, "PUT", `/v1/payout-policies/${TOKEN}`, { min_amount: "1000", schedule: "interval", interval_seconds: 3600 });
     const worker = w.worker();
     expect(await worker.schedule()).toBe(1); // sched-b is below the minimum, sched-c has nothing
     expect(await worker.schedule()).toBe(0); // same window: nothing new
@@ -128,7 +128,7 @@ describe("payouts over HTTP", () => {
 
     // Native token, gas capped at 0.01%: a tiny payout waits, with the reason on it.
     const n = await w.operator("native-op", { ETH: 10n ** 18n });
-    expectStatus(await api.call("PUT", "/v1/payout-policies/ETH", { body: { min_amount: "1", schedule: "manual", max_gas_share_bps: 1 } }), 200);
+    await proposeAndApprove(api, "PUT", "/v1/payout-policies/ETH", { min_amount: "1", schedule: "manual", max_gas_share_bps: 1 });
     const small = expectStatus(await api.call("POST", "/v1/payouts", { body: { operator_id: n.id, asset: "ETH", amount: "1000000" } }), 201).body;
     const big = expectStatus(await api.call("POST", "/v1/payouts", { body: { operator_id: n.id, asset: "ETH", amount: String(10n ** 17n * 9n) } }), 201).body;
     await worker.tick();
@@ -138,7 +138,7 @@ describe("payouts over HTTP", () => {
     expect(bigDone!.status).toBe("confirmed");
     expect((await api.call("GET", `/v1/payouts/${small.id}`)).body.status).toBe("pending");
     // Lifting the cap lets it go.
-    expectStatus(await api.call("PUT", "/v1/payout-policies/ETH", { body: { min_amount: "1", schedule: "manual" } }), 200);
+    await proposeAndApprove(api, "PUT", "/v1/payout-policies/ETH", { min_amount: "1", schedule: "manual" });
     const [smallDone] = await w.drive([small.id]);
     expect(smallDone!.status).toBe("confirmed");
     const policies = expectStatus(await api.call("GET", "/v1/payout-policies"), 200).body.data;

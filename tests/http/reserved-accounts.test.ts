@@ -62,7 +62,10 @@ describe("reserved accounts", () => {
       `insert into accounts (id, asset_id, marketplace_id, ref, code, owner_type, owner_id, normal_side)
        values (gen_random_uuid(), $1, 'm1', 'customer:squat', 'customer_prepaid', 'customer', 'squat', 'credit')`, [w.asset.id]);
     await api.db.query("insert into account_balances (account_id) select id from accounts where ref = 'customer:squat'");
-    expectStatus(await api.call("POST", "/v1/customers", { key: w.keys.m1, body: { id: "squat", billing: "postpaid" } }), 201);
+    // A postpaid customer's accounts are opened with it: its creation is refused, and writes nothing.
+    await expectRefused(api, () => api.call("POST", "/v1/customers", { key: w.keys.m1, body: { id: "squat", billing: "postpaid", credit_limits: [{ asset: "USDC", credit_limit: "1000000000000000000000000" }] } }), 409, "account_exists");
+    // A prepaid one's on first use: its usage is refused.
+    expectStatus(await api.call("POST", "/v1/customers", { key: w.keys.m1, body: { id: "squat", billing: "prepaid" } }), 201);
     await expectRefused(api, () => api.call("POST", "/v1/usage", { key: w.keys.m1, body: w.usage("squatted", { customer_id: "squat" }) }), 409, "account_exists");
   });
 });

@@ -2,12 +2,12 @@ import { encodeFunctionData } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { wideRange } from "../support/clock.js";
 import { TestStablecoin } from "../../contracts/artifacts.js";
-import { chainSettingsFor, startLocalChain, type LocalChain } from "../../scripts/local-chain.js";
+import { chainSettingsFor, startLocalChain, type LocalChain } from "../../scripts/anvil-chain.js";
 import { loadChains } from "../../src/chain/config.js";
 import { Settlements } from "../../src/chain/settlement.js";
 import { depositAddressMessage } from "../../src/domain/payouts.js";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { expectStatus, testApi, world, type TestApi } from "../support/http.js";
+import { expectStatus, testApi, world, writeCounts, type TestApi } from "../support/http.js";
 import { checkRouteSecurity, type RouteSecurity, type World } from "../support/security.js";
 
 let api: TestApi;
@@ -84,8 +84,8 @@ const routes: RouteSecurity[] = [
     method: "GET", route: "/v1/transfers/{id}", allowed: [...everyone],
     request: async (w, as) => {
       if (as !== "o1") return { path: `/v1/transfers/${w.fund.id}` };
-      const res = await api.call("POST", "/v1/transfers", { body: { legs: [{ debit_account_id: w.m1Funding.id, credit_account_id: w.o1Payable.id, amount: "1" }] } });
-      return { path: `/v1/transfers/${expectStatus(res, 201).body.id}` };
+      // The operator sees the transfers on its payable: its usage's.
+      return { path: `/v1/transfers/${w.m1Usage.transfer_id}` };
     },
     otherTenant: (w) => [{ as: "m2", path: `/v1/transfers/${w.fund.id}` }, { as: "o1", path: `/v1/transfers/${w.fund.id}` }],
   },
@@ -122,12 +122,31 @@ const routes: RouteSecurity[] = [
     otherTenant: () => [{ as: "m2", path: "/v1/marketplaces/m1/usage-limits/USDC" }],
   },
   {
+    method: "GET", route: "/v1/operators/{id}/invitations", allowed: ["admin", "finance", "operator"],
+    request: () => ({ path: "/v1/operators/o1/invitations" }),
+    otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/invitations" }],
+  },
+  {
+    method: "POST", route: "/v1/operators/{id}/invitations/{marketplace_id}/accept", allowed: ["admin", "operator"],
+    request: async () => {
+      // A marketplace of its own (not m1 or m2, whose tenancy the other checks rely on) asks to sell for o1.
+      const m = await invitingMarketplace();
+      return { path: `/v1/operators/o1/invitations/${m}/accept`, body: {} };
+    },
+    otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/invitations/m1/accept", body: {} }],
+  },
+  {
     method: "POST", route: "/v1/operators", allowed: ["admin", "marketplace"],
     request: (_w, as) => ({ path: "/v1/operators", body: { id: "o1", name: "operator o1", ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
   },
   {
     method: "POST", route: "/v1/customers", allowed: ["admin", "marketplace"],
     request: (_w, as) => ({ path: "/v1/customers", body: { id: "c1", billing: "prepaid", ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
+  },
+  {
+    method: "PUT", route: "/v1/customers/{id}/credit-limits/{asset}", allowed: ["admin", "marketplace"],
+    request: (_w, as) => ({ path: "/v1/customers/m1only/credit-limits/USDC", body: { credit_limit: "1000000000000000000000000", ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
+    otherTenant: () => [{ as: "m2", path: "/v1/customers/m1only/credit-limits/USDC", body: { credit_limit: "5" } }],
   },
   {
     method: "POST", route: "/v1/customers/{id}/deposits", allowed: ["admin", "marketplace"],
@@ -213,6 +232,15 @@ const routes: RouteSecurity[] = [
     request: async () => ({ path: `/v1/payouts/${await o1Payout()}/mark-paid`, body: { reference: "wire-1" } }),
   },
   { method: "PUT", route: "/v1/payout-policies/{asset}", allowed: ["admin"], request: () => ({ path: "/v1/payout-policies/USDC", body: { min_amount: "1", schedule: "manual" } }) },
+  {
+    method: "GET", route: "/v1/operators/{id}/payout-limits/{asset}", allowed: ["admin", "finance", "operator"],
+    request: () => ({ path: "/v1/operators/o1/payout-limits/USDC" }),
+    otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/payout-limits/USDC" }],
+  },
+  {
+    method: "PUT", route: "/v1/operators/{id}/payout-limits/{asset}", allowed: ["admin", "finance"],
+    request: () => ({ path: "/v1/operators/o1/payout-limits/USDC", body: { max_per_payout: "1000", max_per_day: null } }),
+  },
   { method: "GET", route: "/v1/payout-policies", allowed: ["admin", "finance"], request: () => ({ path: "/v1/payout-policies" }) },
   {
     method: "POST", route: "/v1/customers/{id}/deposit-addresses", allowed: ["admin", "marketplace"],
@@ -240,9 +268,47 @@ const routes: RouteSecurity[] = [
     "operator-statements?from=2026-01-01T00:00:00Z&to=2026-12-01T00:00:00Z"] as const).map((report): RouteSecurity => ({
     method: "GET", route: `/v1/reports/${report.split("?")[0]}`, allowed: ["admin", "finance"], request: () => ({ path: `/v1/reports/${report}` }),
   })),
+  {
+    method: "POST", route: "/v1/marketplaces/{id}/receipts", allowed: ["admin", "finance"],
+    request: () => ({ path: "/v1/marketplaces/m1/receipts", body: { asset: "USDC", amount: "1", reference: `security receipt ${++receiptN}` } }),
+  },
+  {
+    method: "POST", route: "/v1/marketplaces/{id}/credit-limits", allowed: ["admin"],
+    request: () => ({ path: "/v1/marketplaces/m1/credit-limits", body: { asset: "USDC", credit_limit: "0" } }),
+  },
+  {
+    method: "GET", route: "/v1/marketplaces/{id}/funding/{asset}", allowed: ["admin", "finance", "marketplace"],
+    request: () => ({ path: "/v1/marketplaces/m1/funding/USDC" }),
+    otherTenant: () => [{ as: "m2", path: "/v1/marketplaces/m1/funding/USDC" }],
+  },
+  { method: "GET", route: "/v1/proposals", allowed: ["admin", "finance"], request: () => ({ path: "/v1/proposals?status=proposed" }) },
+  { method: "GET", route: "/v1/proposals/{id}", allowed: ["admin", "finance"], request: async () => ({ path: `/v1/proposals/${await proposal()}` }) },
+  { method: "POST", route: "/v1/proposals/{id}/approve", allowed: ["admin", "finance"], request: async () => ({ path: `/v1/proposals/${await proposal()}/approve`, body: {} }) },
+  { method: "POST", route: "/v1/proposals/{id}/reject", allowed: ["admin", "finance"], request: async () => ({ path: `/v1/proposals/${await proposal()}/reject`, body: { reason: "not received" } }) },
   { method: "GET", route: "/v1/audit/verify", allowed: ["admin", "finance"], request: () => ({ path: "/v1/audit/verify" }) },
   { method: "GET", route: "/v1/audit/log", allowed: ["admin", "finance"], request: () => ({ path: "/v1/audit/log" }) },
 ];
+
+let inviting: string | undefined;
+/** A marketplace that has invited operator o1 (made once). */
+async function invitingMarketplace(): Promise<string> {
+  if (!inviting) {
+    inviting = "inviter";
+    expectStatus(await api.call("POST", "/v1/marketplaces", { body: { id: inviting, name: "inviter" } }), 201);
+    const key = expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: "inviter", role: "marketplace", scope_id: inviting } }), 201).body.secret as string;
+    expectStatus(await api.call("POST", "/v1/operators", { key, body: { id: "o1", name: "operator o1" } }), 202);
+  }
+  return inviting;
+}
+
+let receiptN = 0;
+let proposer = "";
+/** A fresh receipt proposal of m1, by a finance key of its own (so that the test's keys may decide it). */
+async function proposal(): Promise<string> {
+  proposer ||= expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: "proposer", role: "finance" } }), 201).body.secret as string;
+  const res = await api.call("POST", "/v1/marketplaces/m1/receipts", { key: proposer, body: { asset: "USDC", amount: "1", reference: `security proposal ${++receiptN}` } });
+  return expectStatus(res, 201).body.id;
+}
 
 /** A fresh reconciliation of the whole chain so far. */
 async function reconciliation(): Promise<{ id: string }> {
@@ -301,5 +367,78 @@ describe("security of every route", () => {
     for (const secret of Object.values(w.keys)) for (const r of rows) expect(r.t).not.toContain(secret);
     const stored = await api.db.query<{ t: string }>("select body::text as t from http_idempotency");
     for (const secret of Object.values(w.keys)) for (const r of stored) expect(r.t).not.toContain(secret);
+  });
+});
+
+/**
+ * A request that the tenant of `as` can always make and that is stored under its Idempotency-Key:
+ * the first use of a key, before the same key is sent with another request.
+ */
+const primers: Record<"admin" | "finance" | "m1" | "o1", () => { path: string; body: unknown }> = {
+  admin: () => ({ path: "/v1/marketplaces", body: { id: `prime-${Math.random().toString(36).slice(2, 10)}`, name: "primer" } }),
+  finance: () => ({ path: "/v1/marketplaces/m1/receipts", body: { asset: "USDC", amount: "1", reference: `primer ${++receiptN}` } }),
+  m1: () => ({ path: "/v1/customers", body: { id: `prime-${Math.random().toString(36).slice(2, 10)}`, billing: "prepaid" } }),
+  o1: () => ({ path: "/v1/operators/o1/payout-address-challenges", body: { chain_id: 31337, address: privateKeyToAccount(generatePrivateKey()).address } }),
+};
+
+describe("a refused request writes nothing: an Idempotency-Key used before for another request, on every POST route", () => {
+  for (const spec of routes.filter((r) => r.method === "POST")) {
+    it(`${spec.method} ${spec.route}`, async () => {
+      const as = ({ admin: "admin", finance: "finance", marketplace: "m1", operator: "o1" } as const)[spec.allowed[0]!];
+      const key = `reused-${Math.random().toString(36).slice(2)}`;
+      const primer = primers[as]();
+      expectStatus(await api.call("POST", primer.path, { key: w.keys[as], body: primer.body, idempotencyKey: key }), 201);
+      const { path, ...options } = await spec.request(w, as);
+      const before = await writeCounts(api.db);
+      const res = await api.call("POST", path, { ...options, key: w.keys[as], idempotencyKey: key });
+      expect(res.status, `${spec.route}: ${JSON.stringify(res.body)}`).toBe(409);
+      expect(res.body.code).toBe("idempotency_key_reused");
+      expect(await writeCounts(api.db), spec.route).toEqual(before);
+    });
+  }
+});
+
+describe("query strings and caching, on every route of the OpenAPI document", () => {
+  const withQuery = (path: string, query: string) => `${path}${path.includes("?") ? "&" : "?"}${query}`;
+  for (const spec of routes) {
+    it(`${spec.method} ${spec.route}: an unknown query parameter, or a NUL in one, is a 400 naming it, and nothing is written`, async () => {
+      const as = ({ admin: "admin", finance: "finance", marketplace: "m1", operator: "o1" } as const)[spec.allowed[0]!];
+      const { path, ...options } = await spec.request(w, as);
+      const before = await writeCounts(api.db);
+      const unknown = await api.call(spec.method, withQuery(path, "x_unknown=1"), { ...options, key: w.keys[as] });
+      expect(unknown.status, `${spec.route}: ${JSON.stringify(unknown.body)}`).toBe(400);
+      expect(unknown.body).toMatchObject({ code: "invalid_request", errors: [{ path: "x_unknown" }] });
+      expect(unknown.headers.get("cache-control")).toBe("no-store");
+      const nul = await api.call(spec.method, withQuery(path, "x_nul=a%00b"), { ...options, key: w.keys[as] });
+      expect(nul.status, `${spec.route}: ${JSON.stringify(nul.body)}`).toBe(400);
+      expect(nul.body).toMatchObject({ code: "invalid_request", errors: [{ path: "x_nul", message: expect.stringContaining("NUL") }] });
+      expect(await writeCounts(api.db), spec.route).toEqual(before);
+    });
+  }
+
+  it("answers that carry a secret or tenant data are never cached; the public documents may be", async () => {
+    const key = await api.call("POST", "/v1/api-keys", { body: { name: "cache check", role: "finance" } });
+    expectStatus(key, 201);
+    expect(key.headers.get("cache-control")).toBe("no-store");
+    expect((await api.call("GET", "/v1/operators/o1/balances", { key: w.keys.o1 })).headers.get("cache-control")).toBe("no-store");
+    expect((await api.call("GET", "/v1/nothing-here", { key: w.keys.o1 })).headers.get("cache-control")).toBe("no-store");
+    // A declared parameter still works, an unknown one next to it is named.
+    const listed = await api.call("GET", "/v1/payouts?limit=5&statuss=pending", { key: w.keys.finance });
+    expect(listed.status).toBe(400);
+    expect(listed.body.detail).toMatch(/unknown query parameter statuss: this route takes .*status/);
+  });
+});
+
+describe("NUL characters reach no query", () => {
+  it("a reconciliation item resolved with a NUL in its note is a 400 naming the note, and stays open", async () => {
+    const r = await reconciliation();
+    const item = expectStatus(await api.call("GET", `/v1/reconciliations/${r.id}?status=unexpected_on_chain`), 200).body.items[0];
+    const before = await writeCounts(api.db);
+    const res = await api.call("POST", `/v1/reconciliations/${r.id}/items/${item.id}/resolve`, { key: w.keys.finance, body: { note: "booked\u0000 elsewhere" } });
+    expect(res.status, JSON.stringify(res.body)).toBe(400);
+    expect(res.body).toMatchObject({ code: "invalid_request", errors: [{ path: "note" }] });
+    expect(await writeCounts(api.db)).toEqual(before);
+    const again = expectStatus(await api.call("GET", `/v1/reconciliations/${r.id}?status=unexpected_on_chain`), 200).body.items;
+    expect(again.find((i: { id: string }) => i.id === item.id)).toMatchObject({ resolved_at: null });
   });
 });

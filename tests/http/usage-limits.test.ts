@@ -44,7 +44,7 @@ describe("usage limits", () => {
       record("b-ok", { unit: "gpu_hour", quantity: "2", unit_price: "1" }),
       record("b-huge", { unit: "token", quantity: "1" + "0".repeat(30), unit_price: "1" }),
     ] } }), 200).body;
-    expect(batch.results.map((r: { status: string; error?: { code: string } }) => r.error?.code ?? r.status)).toEqual(["accepted", "usage_limit_exceeded"]);
+    expect(batch.results.map((r: { status: string; code?: string }) => r.code ?? r.status)).toEqual(["accepted", "usage_limit_exceeded"]);
   });
 
   it("only an admin changes a marketplace's limits; they apply at once and are visible to the marketplace", async () => {
@@ -53,14 +53,23 @@ describe("usage limits", () => {
     expect(expectStatus(await api.call("GET", path, { key: w.keys.m1 }), 200).body).toMatchObject({ max_gross_per_record: "1000000000000", max_quantity_per_second: {} });
     await expectRefused(api, () => api.call("GET", path, { key: w.keys.m2 }), 404, "marketplace_not_found");
     // A bigger ceiling for this marketplace, and a rate for a unit that has no default.
-    const set = expectStatus(await api.call("PUT", path, { body: { max_gross_per_record: "5000000000000", max_quantity_per_second: { token: "1000" } } }), 200).body;
+    // A limit change is a proposal: nothing changes until another key approves it.
+    const body = { max_gross_per_record: "5000000000000", max_quantity_per_second: { token: "1000" } };
+    const proposal = expectStatus(await api.call("PUT", path, { key: w.keys.admin, body }), 202).body;
+    expect(proposal).toMatchObject({ kind: "usage_limits", status: "proposed", marketplace_id: "m1" });
+    expect(expectStatus(await api.call("PUT", path, { key: w.keys.admin, body }), 202).body.id).toBe(proposal.id); // the same change asked again
+    await expectRefused(api, post(record("big-early", { unit: "job", quantity: "1", amount: "2000000000000", unit_price: undefined })), 422, "usage_limit_exceeded");
+    expect(expectStatus(await api.call("POST", `/v1/proposals/${proposal.id}/approve`, { key: w.keys.admin, body: {} }), 403).body.code).toBe("four_eyes");
+    expectStatus(await api.call("POST", `/v1/proposals/${proposal.id}/approve`, { key: w.keys.finance, body: {} }), 200);
+    const set = expectStatus(await api.call("GET", path, { key: w.keys.m1 }), 200).body;
     expect(set).toMatchObject({ max_gross_per_record: "5000000000000", max_quantity_per_second: { token: "1000" }, updated_by: expect.any(String) });
     expectStatus(await api.call("POST", "/v1/usage", { key: w.keys.m1, body: record("big-ok", { unit: "job", quantity: "1", amount: "2000000000000", unit_price: undefined }) }), 201);
     await expectRefused(api, post(record("tokens", { unit: "token", quantity: "3600001", unit_price: "0.000001" })), 422, "usage_limit_exceeded", "quantity");
     expectStatus(await api.call("POST", "/v1/usage", { key: w.keys.m1, body: record("tokens-ok", { unit: "token", quantity: "3600000", unit_price: "0.000001" }) }), 201);
     // Back to the default.
-    expect(expectStatus(await api.call("PUT", path, { body: { max_gross_per_record: null, max_quantity_per_second: { token: null } } }), 200).body)
-      .toMatchObject({ max_gross_per_record: "1000000000000", max_quantity_per_second: {} });
+    const reset = expectStatus(await api.call("PUT", path, { key: w.keys.admin, body: { max_gross_per_record: null, max_quantity_per_second: { token: null } } }), 202).body;
+    expectStatus(await api.call("POST", `/v1/proposals/${reset.id}/approve`, { key: w.keys.finance, body: {} }), 200);
+    expect(expectStatus(await api.call("GET", path), 200).body).toMatchObject({ max_gross_per_record: "1000000000000", max_quantity_per_second: {} });
     await expectRefused(api, () => api.call("PUT", path, { body: { max_quantity_per_second: { token: "-1" } } }), 400, "invalid_request");
     await expectRefused(api, () => api.call("PUT", "/v1/marketplaces/m1/usage-limits/NOPE", { body: {} }), 404, "asset_not_found");
   });

@@ -33,14 +33,22 @@ describe("usage over HTTP", () => {
     expect(await get(`/v1/usage/${res.body.id}`, w.keys.o1)).toEqual(res.body);
   });
 
-  it("takes a batch with one result per record and a summary", async () => {
-    const res = expectStatus(await api.call("POST", "/v1/usage/batch", {
-      key: w.keys.m1,
-      body: { records: [w.usage("b-1"), w.usage("h-1", { metadata: { job: "j-1" } }), w.usage("b-2", { operator_id: "o2" }), { external_id: "b-3" }, w.usage("b-4", { amount: "5000000", unit_price: undefined })] },
-    }), 200).body;
+  it("takes a batch with one result per record and a summary: compact by default, full when asked", async () => {
+    const records = [w.usage("b-1"), w.usage("h-1", { metadata: { job: "j-1" } }), w.usage("b-2", { operator_id: "o2" }), { external_id: "b-3" }, w.usage("b-4", { amount: "5000000", unit_price: undefined })];
+    const res = expectStatus(await api.call("POST", "/v1/usage/batch", { key: w.keys.m1, body: { records } }), 200).body;
     expect(res.summary).toEqual({ accepted: 2, duplicate: 1, rejected: 2 });
-    expect(res.results.map((r: { status: string; error?: { code: string } }) => r.error?.code ?? r.status)).toEqual(["accepted", "duplicate", "operator_not_found", "invalid_request", "accepted"]);
-    expect(res.results[3].error.errors.map((e: { path: string }) => e.path)).toContain("operator_id");
+    expect(res.results).toEqual([
+      { index: 0, status: "accepted", external_id: "b-1", id: expect.any(String) },
+      { index: 1, status: "duplicate", external_id: "h-1", id: expect.any(String) },
+      { index: 2, status: "rejected", external_id: "b-2", code: "operator_not_found", field: "operator_id" },
+      { index: 3, status: "rejected", external_id: "b-3", code: "invalid_request", field: expect.any(String) },
+      { index: 4, status: "accepted", external_id: "b-4", id: expect.any(String) },
+    ]);
+    // The same batch again, in full: the records, and the whole problems.
+    const full = expectStatus(await api.call("POST", "/v1/usage/batch", { key: w.keys.m1, body: { records, results: "full" } }), 200).body;
+    expect(full.results.map((r: { status: string; error?: { code: string } }) => r.error?.code ?? r.status)).toEqual(["duplicate", "duplicate", "operator_not_found", "invalid_request", "duplicate"]);
+    expect(full.results[3].error.errors.map((e: { path: string }) => e.path)).toContain("operator_id");
+    expect(full.results[0].record).toMatchObject({ id: res.results[0].id, external_id: "b-1", gross: expect.any(String) });
     const list = await get("/v1/usage?operator_id=o1&limit=1000", w.keys.m1);
     expect(list.data.map((u: { external_id: string }) => u.external_id)).toEqual(expect.arrayContaining(["b-1", "b-4", "h-1"]));
   });

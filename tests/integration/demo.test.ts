@@ -32,7 +32,8 @@ describe("npm run demo", () => {
       const gross = net + fee("marketplace") + fee("protocol");
       expect(Number(fee("marketplace")) / Number(gross)).toBeCloseTo(0.08, 3);
       expect(Number(fee("protocol")) / Number(gross)).toBeCloseTo(0.02, 3);
-      expect(report.reconciliation.summary).toEqual({ matched: 3, missing_on_chain: 0, unexpected_on_chain: 0, amount_mismatch: 0, recipient_mismatch: 0 });
+      // 3 payouts out and 3 customers' deposits in.
+      expect(report.reconciliation.summary).toEqual({ matched: 6, missing_on_chain: 0, unexpected_on_chain: 0, amount_mismatch: 0, recipient_mismatch: 0 });
       for (const t of report.trial_balance) expect(t.balanced).toBe(true);
       expect(report.ledger_verified).toBe(true);
     } finally {

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { usageMonth } from "../support/clock.js";
-import { freePort } from "../../scripts/local-chain.js";
+import { freePort } from "../../scripts/anvil-chain.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { freshDatabase, NEEDS_PG, onRealPostgres, type TestDatabase } from "../support/db.js";
 
@@ -64,7 +64,7 @@ describe.skipIf(!onRealPostgres)(`the API process killed (SIGKILL) during batch 
     const mk = (await call("/v1/api-keys", { name: "m", role: "marketplace", scope_id: "m" })).body.secret as string;
     for (let i = 0; i < 10; i++) {
       await call("/v1/operators", { id: `op-${i}`, name: "o" }, mk);
-      await call("/v1/customers", { id: `c-${i}`, billing: "postpaid" }, mk);
+      await call("/v1/customers", { id: `c-${i}`, billing: "postpaid", credit_limits: [{ asset: "USDC", credit_limit: "1000000000000000000000000" }] }, mk);
     }
     const record = (id: string) => ({
       external_id: id, operator_id: `op-${id.length % 10}`, customer_id: `c-${id.charCodeAt(id.length - 1) % 10}`, resource: "gpu:h100", unit: "gpu_second",
@@ -80,7 +80,7 @@ describe.skipIf(!onRealPostgres)(`the API process killed (SIGKILL) during batch 
         for (const [b, ids] of batches.entries()) {
           const r = await send(base, "/v1/usage/batch", mk, { records: ids.map(record) }, `batch-${b}`);
           expect(r.status).toBe(200);
-          for (const item of r.body.results) if (item.status === "accepted" || item.status === "duplicate") acknowledged.add(item.record.external_id);
+          for (const item of r.body.results) if (item.status === "accepted" || item.status === "duplicate") acknowledged.add(item.external_id);
         }
       })(),
       ...Array.from({ length: 8 }, async (_, w) => {

@@ -3,10 +3,9 @@ import { join } from "node:path";
 import { parseEther } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { PayoutVault } from "../../contracts/artifacts.js";
-import { payoutIdToBytes32 } from "../../src/domain/payouts.js";
+import { faultPoints, payoutIdToBytes32 } from "../../src/domain/payouts.js";
 import { createPayout, getPayout } from "../../src/services/payouts.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
-import { faultPoints } from "../../src/workers/faults.js";
 import { NEEDS_PG, onRealPostgres } from "../support/db.js";
 import { NATIVE, payoutWorld, TOKEN, type PayoutWorld } from "../support/payout-world.js";
 

@@ -1,7 +1,7 @@
 import { encodeFunctionData, parseEther } from "viem";
 import { afterEach, describe, expect, it } from "vitest";
 import { TestStablecoin } from "../../contracts/artifacts.js";
-import { freePort } from "../../scripts/local-chain.js";
+import { freePort } from "../../scripts/anvil-chain.js";
 import { openDatabase } from "../../src/db/client.js";
 import { createPayout, getPayout } from "../../src/services/payouts.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";

@@ -27,7 +27,6 @@ beforeAll(async () => {
     body: { effective_from: "2020-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 1000 }, { party: "protocol", bps: 150 }] },
   }), 201);
   mk = expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: "mkt", role: "marketplace", scope_id: "mkt" } }), 201).body.secret;
-  expectStatus(await api.call("POST", "/v1/customers", { key: mk, body: { id: "buyer", billing: "postpaid" } }), 201);
 });
 afterAll(async () => api?.close());
 
@@ -56,12 +55,14 @@ describe("the reports agree on where a correction lands", () => {
       const assetId = expectStatus(await api.call("POST", "/v1/assets", { body: { code: asset, scale: 6, settlement: { kind: "offchain" } } }), 201).body.id as string;
       const operators = [`op-${n}-a`, `op-${n}-b`];
       for (const o of operators) expectStatus(await api.call("POST", "/v1/operators", { key: mk, body: { id: o, name: o } }), 201);
+      const buyer = `buyer-${n}`;
+      expectStatus(await api.call("POST", "/v1/customers", { key: mk, body: { id: buyer, billing: "postpaid", credit_limits: [{ asset, credit_limit: "1000000000000000000000000" }] } }), 201);
 
       const batch = expectStatus(await api.call("POST", "/v1/usage/batch", { key: mk, body: { records: records.map((r, i) => ({
-        external_id: `r-${n}-${i}`, operator_id: operators[r.operator], customer_id: "buyer", resource: "gpu:h100", unit: "gpu_hour",
+        external_id: `r-${n}-${i}`, operator_id: operators[r.operator], customer_id: buyer, resource: "gpu:h100", unit: "gpu_hour",
         quantity: String(r.quantity), unit_price: r.price, asset,
         period_start: new Date(BASE + r.day * DAY + r.hour * HOUR).toISOString(), period_end: new Date(BASE + r.day * DAY + (r.hour + 1) * HOUR).toISOString(),
-      })) } }), 200).body;
+      })), results: "full" } }), 200).body;
       const posted: Posted[] = [];
       for (const [i, result] of (batch.results as { status: string; record?: { id: string; net: string; fees: { amount: string }[]; effective_at: string } }[]).entries()) {
         if (result.status !== "accepted") throw new Error(`record ${i} was not accepted: ${JSON.stringify(result)}`);

@@ -28,7 +28,7 @@ async function start(env: Record<string, string>): Promise<{ url: string; lines:
       buffer = parts.pop()!;
       for (const line of parts) {
         lines.push(line);
-        const m = /listening on (http:\/\/[^"]+)/.exec(line);
+        const m = /"msg":"listening on (http:\/\/[^"]+)/.exec(line);
         if (m) resolve(m[1]!);
       }
     };
@@ -103,5 +103,24 @@ describe("the service process", () => {
     expect(requestLines.length).toBeGreaterThanOrEqual(3);
     expect(requestLines.find((l) => l.request_id === asset.requestId)).toMatchObject({ method: "POST", route: "/v1/assets", status: 201 });
     expect(server.lines.join("\n")).not.toContain(ADMIN);
+  });
+
+  it("with MANAGEMENT_PORT, serves the management surface on a second listener on loopback and only the tenants' API on the public one", async () => {
+    const { env } = await onDiskDatabase();
+    const server = await start({ ...env, ADMIN_API_KEY: ADMIN, MANAGEMENT_PORT: "0", RUN_WORKERS: "false" });
+    let managementUrl: string | undefined;
+    for (let i = 0; i < 200 && !managementUrl; i++) {
+      managementUrl = server.lines.map((l) => /"msg":"management listening on (http:\/\/[^"]+)/.exec(l)?.[1]).find(Boolean);
+      if (!managementUrl) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(managementUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const admin = { authorization: `Bearer ${ADMIN}` };
+    expect((await fetch(`${server.url}/v1/assets`, { headers: admin })).status).toBe(403);
+    expect((await fetch(`${server.url}/metrics`)).status).toBe(404);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${managementUrl}/v1/assets`, { headers: admin })).status).toBe(200);
+    expect((await fetch(`${managementUrl}/metrics`)).status).toBe(200);
+    proc!.kill("SIGTERM");
+    expect(await server.exited).toBe(0);
   });
 });

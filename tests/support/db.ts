@@ -48,7 +48,9 @@ export async function freshDatabase(options: { maxConnections?: number; onDisk?:
     await admin.end();
   }
   const url = withDatabase(realPostgresUrl, name);
-  const db = await openDatabase({ url, maxConnections: options.maxConnections ?? 20, clock });
+  // Few connections each: test files run side by side on one server (max_connections 100), with
+  // the service's own processes beside them.
+  const db = await openDatabase({ url, maxConnections: options.maxConnections ?? 8, clock });
   return Object.assign(withEnv(db, { DATABASE_URL: url }), {
     async destroy() {
       await db.close();

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { generatePrivateKey } from "viem/accounts";
 import { loadChains } from "../../src/chain/config.js";
 import { Settlements } from "../../src/chain/settlement.js";
 import { createApp } from "../../src/http/app.js";
-import type { AppEnv } from "../../src/http/env.js";
+import type { AppEnv } from "../../src/http/request-context.js";
 import { createMetrics } from "../../src/http/metrics.js";
 import type { RateLimiter } from "../../src/http/rate-limit.js";
 import { createLogger } from "../../src/log.js";
@@ -39,13 +39,14 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-export async function testApi(options: { db?: TestDatabase; settlements?: Settlements; rateLimiter?: RateLimiter } = {}): Promise<TestApi> {
+export async function testApi(options: { db?: TestDatabase; settlements?: Settlements; rateLimiter?: RateLimiter; surface?: "all" | "public" | "management" } = {}): Promise<TestApi> {
   const db = options.db ?? (await freshDatabase());
   const ledger = createLedgerContext(db);
   const app = createApp({
     ledger,
     settlements: options.settlements ?? new Settlements([]),
     rateLimiter: options.rateLimiter,
+    surface: options.surface,
     config: { ADMIN_API_KEY: ADMIN_KEY, MAX_BODY_BYTES: 1_048_576, MAX_BATCH_BODY_BYTES: 16_777_216 },
     log: createLogger("silent"),
     metrics: createMetrics(db),
@@ -103,7 +104,8 @@ export async function world(api: TestApi) {
   const key = async (role: string, scope_id?: string) =>
     expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: `${role} ${scope_id ?? ""}`, role, scope_id } }), 201).body.secret as string;
   const keys = {
-    admin: ADMIN_KEY,
+    // A person's admin key (the bootstrap key takes part in no four-eyes decision).
+    admin: await key("admin"),
     finance: await key("finance"),
     m1: await key("marketplace", "m1"),
     m2: await key("marketplace", "m2"),
@@ -130,8 +132,13 @@ export async function world(api: TestApi) {
     }), 201);
     expectStatus(await api.call("POST", "/v1/customers", { key: keys[m], body: { id: "c1", billing: "prepaid" } }), 201);
     expectStatus(await api.call("POST", "/v1/customers/c1/deposits", { key: keys[m], body: { asset: "USDC", amount: "100000000" } }), 201);
+    // The marketplace hands over the deposit it claimed: finance records it, another key approves.
+    const receipt = expectStatus(await api.call("POST", `/v1/marketplaces/${m}/receipts`, {
+      key: keys.finance, body: { asset: "USDC", amount: "100000000", reference: `world settlement ${m}` },
+    }), 201).body;
+    expectStatus(await api.call("POST", `/v1/proposals/${receipt.id}/approve`, { key: keys.admin, body: {} }), 200);
   }
-  expectStatus(await api.call("POST", "/v1/customers", { key: keys.m1, body: { id: "m1only", billing: "postpaid" } }), 201);
+  expectStatus(await api.call("POST", "/v1/customers", { key: keys.m1, body: { id: "m1only", billing: "postpaid", credit_limits: [{ asset: "USDC", credit_limit: "1000000000000000000000000" }] } }), 201);
   const usage = (externalId: string, extra: Record<string, unknown> = {}) => ({
     external_id: externalId, operator_id: "o1", customer_id: "c1", resource: "gpu:h100-80gb", unit: "gpu_second",
     quantity: "3600", unit_price: "0.000694", asset: "USDC", period_start: usageMonth.day(10).toISOString(), period_end: usageMonth.day(11).toISOString(), ...extra,
@@ -153,11 +160,13 @@ export async function writeCounts(db: TestDatabase): Promise<Record<string, stri
            (select coalesce(sum(debits_posted + credits_posted + debits_pending + credits_pending), 0)::text from account_balances) as balances,
            (select count(*) from usage_records)::text as usage, (select count(*) from holds)::text as holds,
            (select count(*) from customers)::text as customers, (select count(*) from operators)::text as operators,
-           (select count(*) from marketplace_operators)::text as registrations, (select count(*) from fee_schedules)::text as fee_schedules,
+           (select count(*) from marketplace_operators)::text as registrations, (select count(*) from operator_invitations)::text as invitations,
+           (select count(*) from operator_invitations where accepted_at is not null)::text as accepted_invitations, (select count(*) from fee_schedules)::text as fee_schedules,
            (select count(*) from payouts)::text as payouts, (select count(*) from payout_events)::text as payout_events,
-           (select count(*) from payout_policies)::text as payout_policies, (select count(*) from payout_address_challenges)::text as challenges,
+           (select count(*) from payout_policies)::text as payout_policies, (select count(*) from operator_payout_limits)::text as operator_payout_limits,
+           (select coalesce(sum(overdraft_limit), 0)::text from account_balances) as credit_limits, (select count(*) from payout_address_challenges)::text as challenges,
            (select count(*) from payout_address_events)::text as address_changes,
-           (select count(*) from deposit_addresses)::text as deposit_addresses, (select count(*) from chain_deposits)::text as deposits,
+           (select count(*) from deposit_addresses)::text as deposit_addresses, (select count(*) from chain_deposits)::text as deposits, (select count(*) from proposals)::text as proposals, (select count(*) from funds_receipts)::text as receipts,
            (select count(*) from reconciliations)::text as reconciliations,
            (select count(*) from reconciliation_items where resolved_at is not null)::text as resolved_items`);
   return row!;
@@ -177,4 +186,38 @@ export async function expectRefused(api: TestApi, request: () => Promise<ApiResp
   if (field) expect(res.body.errors.map((e: { path: string }) => e.path)).toContain(field);
   expect(await writeCounts(api.db)).toEqual(before);
   return res;
+}
+
+/** Two admin keys of two people (each created by the bootstrap key): one proposes, the other approves. */
+const fourEyesKeys = new WeakMap<TestApi, Promise<{ proposer: string; approver: string }>>();
+export function fourEyes(api: TestApi): Promise<{ proposer: string; approver: string }> {
+  let keys = fourEyesKeys.get(api);
+  if (!keys) {
+    const mint = async (name: string) => expectStatus(await api.call("POST", "/v1/api-keys", { body: { name, role: "admin" } }), 201).body.secret as string;
+    keys = (async () => ({ proposer: await mint("four-eyes proposer"), approver: await mint("four-eyes approver") }))();
+    fourEyesKeys.set(api, keys);
+  }
+  return keys;
+}
+
+/** Proposes a four-eyes change (an answer 202 with the proposal) with one key and approves it with another; answers the approved proposal. */
+export async function proposeAndApprove(api: TestApi, method: "PUT" | "POST", path: string, body: unknown): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const { proposer, approver } = await fourEyes(api);
+  const proposal = expectStatus(await api.call(method, path, { key: proposer, body }), method === "PUT" ? 202 : 201).body;
+  return expectStatus(await api.call("POST", `/v1/proposals/${proposal.id}/approve`, { key: approver, body: {} }), 200).body;
+}
+
+/**
+ * One app and world per test file: made before the file's tests, closed after them. The getters
+ * read them once made (`const t = worldPerFile(); ... t.api.call(...)`).
+ */
+export function worldPerFile(options: Parameters<typeof testApi>[0] = {}): { readonly api: TestApi; readonly w: Awaited<ReturnType<typeof world>> } {
+  let api: TestApi | undefined;
+  let w: Awaited<ReturnType<typeof world>> | undefined;
+  beforeAll(async () => {
+    api = await testApi(options);
+    w = await world(api);
+  });
+  afterAll(async () => api?.close());
+  return { get api() { return api!; }, get w() { return w!; } };
 }

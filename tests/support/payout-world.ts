@@ -1,11 +1,12 @@
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { encodeFunctionData, parseEther } from "viem";
 import { TestStablecoin } from "../../contracts/artifacts.js";
-import { chainSettingsFor, startLocalChain, type LocalChain } from "../../scripts/local-chain.js";
+import { chainSettingsFor, startLocalChain, type LocalChain } from "../../scripts/anvil-chain.js";
 import { loadChains } from "../../src/chain/config.js";
 import { Settlements } from "../../src/chain/settlement.js";
 import type { Database } from "../../src/db/client.js";
-import { chart, ensureAccounts, specKey } from "../../src/db/ensure-accounts.js";
+import { ensureAccounts } from "../../src/db/ensure-accounts.js";
+import { chart, specKey } from "../../src/domain/chart.js";
 import { getAssetByCode } from "../../src/db/queries/assets.js";
 import { writeTransfers } from "../../src/db/transfer-writer.js";
 import { createLogger } from "../../src/log.js";

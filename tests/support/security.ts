@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { Role } from "../../src/services/principal.js";
+import type { Role } from "../../src/domain/access.js";
 import type { ApiResponse, CallOptions, TestApi, world } from "./http.js";
 
 export type World = Awaited<ReturnType<typeof world>>;

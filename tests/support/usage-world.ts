@@ -1,10 +1,11 @@
 import { usageMonth } from "./clock.js";
 import type { Database } from "../../src/db/client.js";
-import { chart, ensureAccounts, specKey } from "../../src/db/ensure-accounts.js";
+import { ensureAccounts } from "../../src/db/ensure-accounts.js";
+import { chart, specKey } from "../../src/domain/chart.js";
 import { getBalance } from "../../src/db/queries/accounts.js";
 import type { LedgerContext } from "../../src/services/context.js";
 import { createAsset } from "../../src/services/create-asset.js";
-import { depositForCustomer } from "../../src/services/deposit.js";
+import { depositForCustomer } from "../../src/services/customer-deposits.js";
 import { publishFeeSchedule } from "../../src/services/fee-schedules.js";
 import type { UsageInput } from "../../src/services/ingest-usage.js";
 import { createCustomer, createMarketplace, registerOperator } from "../../src/services/marketplaces.js";
@@ -28,7 +29,7 @@ export async function usageWorld(ctx: LedgerContext, funds = 1_000_000_000n) {
   const operators = ["op1", "op2", "op3"].map((o) => `${o}-${tag}`);
   for (const o of operators) await registerOperator(db, { id: o, name: o, marketplaceId: m });
   await createCustomer(db, { marketplaceId: m, id: "prepaid", billing: "prepaid" });
-  await createCustomer(db, { marketplaceId: m, id: "postpaid", billing: "postpaid" });
+  await createCustomer(db, { marketplaceId: m, id: "postpaid", billing: "postpaid", creditLimits: [{ asset: asset.code, creditLimit: 10n ** 24n }] });
   if (funds > 0n) {
     const r = await depositForCustomer(ctx, { marketplaceId: m, customerId: "prepaid", asset: asset.code, amount: funds, idempotencyKey: `fund-${tag}` });
     if (!r.ok) throw new Error(r.error.message);

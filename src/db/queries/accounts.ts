@@ -1,31 +1,6 @@
-import { availableBalance, postedBalance, type Balances, type Side } from "../../domain/accounts.js";
+import { availableBalance, postedBalance, type Account, type AccountBalance, type Balances, type Entry, type Page, type Side } from "../../domain/accounts.js";
 import type { Queryable } from "../client.js";
 import { pgArray } from "../sql-arrays.js";
-
-export interface Account {
-  id: string;
-  assetId: string;
-  ref: string | null;
-  code: string;
-  marketplaceId: string | null;
-  ownerType: string | null;
-  ownerId: string | null;
-  normalSide: Side;
-  debitsMustNotExceedCredits: boolean;
-  creditsMustNotExceedDebits: boolean;
-  metadata: Record<string, unknown>;
-  /** Part of the service's chart of accounts (opened by the service, not through the API). */
-  openedByService: boolean;
-  createdAt: Date;
-}
-
-export interface AccountBalance extends Balances {
-  accountId: string;
-  /** Posted balance on the normal side. */
-  posted: bigint;
-  /** Posted balance less outgoing holds: what the account may spend now. */
-  available: bigint;
-}
 
 const ACCOUNT_COLUMNS = `a.id, a.asset_id, a.ref, a.code, a.marketplace_id, a.owner_type, a.owner_id, a.normal_side,
   a.debits_must_not_exceed_credits, a.credits_must_not_exceed_debits, a.metadata, a.opened_by_service, a.created_at`;
@@ -98,24 +73,6 @@ export async function getBalanceAsOf(db: Queryable, accountId: string, asOf: Dat
   );
   const r = rows[0];
   return r && toBalance(accountId, r.side, r);
-}
-
-export interface Entry {
-  id: string;
-  transferId: string;
-  leg: number;
-  side: Side;
-  postedAmount: bigint;
-  pendingAmount: bigint;
-  balanceAfter: bigint;
-  effectiveAt: Date;
-  createdAt: Date;
-}
-
-export interface Page<T> {
-  items: T[];
-  /** Pass back as `cursor` for the next page; null on the last page. */
-  nextCursor: string | null;
 }
 
 const encodeCursor = (id: string) => Buffer.from(`e:${id}`).toString("base64url");

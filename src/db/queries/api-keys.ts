@@ -1,17 +1,7 @@
-import type { Role } from "../../services/principal.js";
+import type { ApiKey, Role } from "../../domain/access.js";
 import type { Queryable } from "../client.js";
 import { batcherFor, type ReadBatcher } from "../read-batcher.js";
 import { pgArray } from "../sql-arrays.js";
-
-export interface ApiKey {
-  id: string;
-  prefix: string;
-  name: string;
-  role: Role;
-  scopeId: string | null;
-  createdAt: Date;
-  revokedAt: Date | null;
-}
 
 interface ApiKeyRow {
   id: string; prefix: string; name: string; role: Role; scope_id: string | null; created_at: Date | string; revoked_at: Date | string | null;

@@ -1,12 +1,5 @@
+import type { Asset } from "../../domain/assets.js";
 import type { Queryable } from "../client.js";
-
-export interface Asset {
-  id: string;
-  code: string;
-  scale: number;
-  settlement: { kind: "erc20"; chainId: number; tokenAddress: string } | { kind: "native"; chainId: number } | { kind: "offchain" };
-  createdAt: Date;
-}
 
 export interface AssetRow {
   id: string; code: string; scale: number; settlement: "erc20" | "native" | "offchain";

@@ -1,20 +1,7 @@
-import type { LegRecord, TransferRecord } from "../../domain/posting.js";
+import { type LegRecord, statusOf, type Transfer, type TransferRecord } from "../../domain/posting.js";
 import type { TransferKind } from "../../domain/transfers.js";
 import type { Queryable } from "../client.js";
 import { pgArray } from "../sql-arrays.js";
-
-export type TransferStatus = "posted" | "pending" | "voided" | "expired" | "reversed";
-
-/** A transfer as callers see it. */
-export interface Transfer extends TransferRecord {
-  createdAt: Date;
-  /**
-   * posted (standard, post, reversal), pending (a hold not yet resolved), voided or expired
-   * (pending resolved without posting; void/expire transfers themselves also show this), or reversed
-   * (a posted transfer that a later reversal undid).
-   */
-  status: TransferStatus;
-}
 
 interface TransferRow {
   id: string;
@@ -86,15 +73,3 @@ function toTransfer(row: TransferRow): Transfer {
   };
 }
 
-export function statusOf(kind: TransferKind, resolution: TransferKind | null, reversed: boolean): TransferStatus {
-  switch (kind) {
-    case "pending":
-      return resolution === "post_pending" ? "posted" : resolution === "void_pending" ? "voided" : resolution === "expire_pending" ? "expired" : "pending";
-    case "void_pending":
-      return "voided";
-    case "expire_pending":
-      return "expired";
-    default:
-      return reversed ? "reversed" : "posted";
-  }
-}

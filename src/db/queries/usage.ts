@@ -1,33 +1,7 @@
+import type { UsageRecord } from "../../domain/usage.js";
 import type { ConfiguredRule } from "../../domain/rating.js";
 import type { Queryable } from "../client.js";
 import { pgArray } from "../sql-arrays.js";
-
-export interface UsageRecord {
-  id: string;
-  marketplaceId: string;
-  externalId: string;
-  requestHash: string;
-  operatorId: string;
-  customerId: string;
-  resource: string;
-  unit: string;
-  quantity: string;
-  unitPrice: string | null;
-  assetId: string;
-  gross: bigint;
-  net: bigint;
-  fees: { party: string; accountId: string; amount: bigint }[];
-  feeScheduleVersion: number | null;
-  periodStart: Date;
-  periodEnd: Date;
-  effectiveAt: Date;
-  holdId: string | null;
-  transferId: string;
-  metadata: Record<string, unknown>;
-  createdAt: Date;
-  /** posted, or reversed once a correction undid it */
-  status: "posted" | "reversed";
-}
 
 const COLUMNS = `u.id, u.marketplace_id, u.external_id, u.request_hash, u.operator_id, u.customer_id, u.resource, u.unit,
   u.quantity::text as quantity, u.unit_price::text as unit_price, u.asset_id, u.gross::text as gross, u.net::text as net,

@@ -17,11 +17,17 @@ export const accountBalances = pgTable(
     creditsPosted: amount("credits_posted"),
     debitsPending: amount("debits_pending"),
     creditsPending: amount("credits_pending"),
+    /**
+     * How far the debits of an account with the no-overdraft limit may exceed its credits: a
+     * postpaid customer's credit limit (0 for every other account). It lives beside the totals it
+     * bounds, so that it is read and changed under the same row lock as they are.
+     */
+    overdraftLimit: amount("overdraft_limit"),
   },
   (t) => [
     check(
       "account_balances_non_negative",
-      sql`${t.debitsPosted} >= 0 and ${t.creditsPosted} >= 0 and ${t.debitsPending} >= 0 and ${t.creditsPending} >= 0`,
+      sql`${t.debitsPosted} >= 0 and ${t.creditsPosted} >= 0 and ${t.debitsPending} >= 0 and ${t.creditsPending} >= 0 and ${t.overdraftLimit} >= 0`,
     ),
   ],
 );

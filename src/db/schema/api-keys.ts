@@ -16,6 +16,8 @@ export const apiKeys = pgTable(
     role: text("role").notNull(),
     /** The marketplace or operator a scoped key acts for; null for admin and finance. */
     scopeId: text("scope_id"),
+    /** The key that created it ("bootstrap-admin" for the key from the environment); null for keys created before this was recorded. */
+    createdBy: text("created_by"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
   },

@@ -6,7 +6,7 @@ import { bigint, integer, pgTable, smallint, text, timestamp } from "drizzle-orm
  * sealer's snapshot), so no transfer can later appear inside a sealed range.
  * hash = sha256(prev_hash || digest of the transfers and entries of the range, in seq order); the
  * digest's `format` is 1 (canonical JSON computed by the service) or 2 (row text computed by
- * PostgreSQL), see src/workers/journal-sealer.ts.
+ * PostgreSQL), see src/db/journal-seals.ts.
  */
 export const journalSeals = pgTable("journal_seals", {
   id: bigint("id", { mode: "bigint" }).primaryKey(),

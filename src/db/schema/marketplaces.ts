@@ -29,3 +29,21 @@ export const marketplaceOperators = pgTable(
   },
   (t) => [primaryKey({ columns: [t.marketplaceId, t.operatorId] })],
 );
+
+/**
+ * A marketplace's request to post usage for an operator that exists already (registered by another
+ * marketplace or an admin): the link is made only when the operator's own key (or an admin)
+ * accepts it. One row per marketplace and operator.
+ */
+export const operatorInvitations = pgTable(
+  "operator_invitations",
+  {
+    marketplaceId: text("marketplace_id").notNull().references(() => marketplaces.id),
+    operatorId: text("operator_id").notNull().references(() => operators.id),
+    invitedBy: text("invited_by").notNull(),
+    invitedAt: timestamp("invited_at", { withTimezone: true }).notNull(),
+    acceptedBy: text("accepted_by"),
+    acceptedAt: timestamp("accepted_at", { withTimezone: true }),
+  },
+  (t) => [primaryKey({ columns: [t.marketplaceId, t.operatorId] })],
+);

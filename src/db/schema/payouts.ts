@@ -37,12 +37,15 @@ export const payouts = pgTable(
     failureReason: text("failure_reason"),
     /** Why the worker is holding it back (e.g. gas above the policy's cap); cleared when it moves. */
     note: text("note"),
+    /** null: none needed; required: waits for a second key (above the policy's approval threshold); approved. */
+    approval: text("approval"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
     confirmedAt: timestamp("confirmed_at", { withTimezone: true }),
   },
   (t) => [
     check("payouts_status", sql`${t.status} in ('pending', 'batched', 'signed', 'submitted', 'confirmed', 'failed')`),
+    check("payouts_approval", sql`${t.approval} is null or ${t.approval} in ('required', 'approved')`),
     check("payouts_settlement", sql`${t.settlement} in ('evm', 'none') and (${t.settlement} = 'evm') = (${t.chainId} is not null)`),
     check("payouts_amount", sql`${t.amount} >= 1`),
     index("payouts_queue_idx").on(t.chainId, t.assetId, t.createdAt).where(sql`${t.status} = 'pending'`),

@@ -94,7 +94,10 @@ export const auditLog = pgTable(
     path: text("path").notNull(),
     route: text("route"),
     status: integer("status").notNull(),
+    /** The service's id of the request (unique). */
     requestId: text("request_id").notNull(),
+    /** The X-Request-Id the client sent, if any: the client's own label, not trusted to be unique. */
+    clientRequestId: text("client_request_id"),
     idempotencyKey: text("idempotency_key"),
     bodySha256: text("body_sha256"),
     bodyBytes: integer("body_bytes"),

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { check, index, integer, jsonb, numeric, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { bigserial, check, index, integer, jsonb, numeric, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 
 /**
  * A rated usage record and the ledger transfer that posted it. Append-only. Unique per marketplace
@@ -33,6 +33,12 @@ export const usageRecords = pgTable(
     transferId: uuid("transfer_id").notNull(),
     metadata: jsonb("metadata").notNull().default({}),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    /**
+     * The order in which usage is funded (src/services/funding.ts): drawn when the record is
+     * inserted, while its transaction holds its marketplace's funding lock in shared mode, so that
+     * a record committed after a payout was judged always comes after every record that payout saw.
+     */
+    fundingSeq: bigserial("funding_seq", { mode: "bigint" }).notNull(),
   },
   (t) => [
     uniqueIndex("usage_records_external_uq").on(t.marketplaceId, t.externalId),

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { verifyLedger } from "../../services/verify-ledger.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { errorResponses, json, security } from "./common.js";
 
 const Out = z.object({
@@ -12,7 +12,7 @@ const Out = z.object({
 
 const route = createRoute({
   method: "get", path: "/v1/audit/verify", tags: ["audit"], summary: "Check the ledger's invariants and its sealed hash chain, as npm run verify does (admin, finance)", security,
-  middleware: [roles("admin", "finance")] as const,
+  middleware: [requireRole("admin", "finance")] as const,
   responses: { 200: json(Out, "ok, or every violation found"), ...errorResponses },
 });
 

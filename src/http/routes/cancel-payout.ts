@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { cancelPayout, getPayout } from "../../services/payouts.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { IdParam } from "../schemas.js";
@@ -12,7 +12,7 @@ import { PayoutOut, payoutOut } from "./payout-schemas.js";
 const route = createRoute({
   method: "post", path: "/v1/payouts/{id}/cancel", tags: ["payouts"],
   summary: "Cancel a payout no chain transaction has taken yet: its hold is voided (admin, finance, its operator)", security,
-  middleware: [roles("admin", "finance", "operator"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin", "finance", "operator"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader },
   responses: { 200: json(PayoutOut, "cancelled (status failed)"), ...errorResponses },
 });

@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { closeHold, getHold } from "../../services/holds.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
-import { idempotently } from "../idempotency.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
+import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
 import { IdParam } from "../schemas.js";
@@ -12,7 +12,7 @@ import { HoldOut, holdOut } from "./hold-schemas.js";
 
 const route = createRoute({
   method: "post", path: "/v1/holds/{id}/close", tags: ["usage"], summary: "Close a hold: what is left goes back to the customer (admin, its marketplace)", security,
-  middleware: [roles("admin", "marketplace"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader },
   responses: { 200: json(HoldOut, "closed"), ...errorResponses },
 });
@@ -23,7 +23,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const db = c.get("deps").ledger.db;
     const hold = await getHold(db, id);
     if (!hold || !canReadMarketplace(c, hold.marketplaceId)) throw new ApiError("hold_not_found", `hold ${id} does not exist`);
-    const closed = await closeHold(db, id);
-    return idempotently(c, {}, async () => ({ status: 200, body: holdOut(closed) })) as never;
+    // The key is checked before anything is written: a key used for another request closes nothing.
+    return replayOrRun(c, {}, async () => ({ status: 200, body: holdOut(await closeHold(db, id)) })) as never;
   });
 }

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import type { Queryable } from "../../db/client.js";
-import { getAssetByCode } from "../../db/queries/assets.js";
+import type { Queryable } from "../../services/context.js";
+import { getAssetByCode } from "../../services/reads.js";
 import { isUuid } from "../../domain/ids.js";
 import { ApiError, Problem } from "../problem.js";
 

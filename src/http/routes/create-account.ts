@@ -1,8 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { createAccount } from "../../services/create-account.js";
-import { roles } from "../auth.js";
+import { requireRole } from "../auth.js";
 import { jsonBodyGuard } from "../json-body.js";
-import type { AppEnv } from "../env.js";
+import type { AppEnv } from "../request-context.js";
 import { idempotently } from "../idempotency.js";
 import { ApiError } from "../problem.js";
 import { Account, Identifier, Metadata, Uuid } from "../schemas.js";
@@ -27,7 +27,7 @@ const Body = z
 
 const route = createRoute({
   method: "post", path: "/v1/accounts", tags: ["ledger"], summary: "Open an account (admin, marketplace)", security,
-  middleware: [roles("admin", "marketplace"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Account, "opened (or the identical account with this ref)"), ...errorResponses },
 });

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { issueAddressChallenge } from "../../services/payout-addresses.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Timestamp, Uuid } from "../schemas.js";
@@ -22,7 +22,7 @@ const Out = z
 const route = createRoute({
   method: "post", path: "/v1/operators/{id}/payout-address-challenges", tags: ["operators"],
   summary: "Get a message to sign with the address the operator wants to be paid to (the operator, admin)", security,
-  middleware: [roles("admin", "operator"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin", "operator"), jsonBodyGuard] as const,
   request: { params: z.object({ id: PartyIdParam }), headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Out, "sign its message, then PUT the payout address with the signature"), ...errorResponses },
 });

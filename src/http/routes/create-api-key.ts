@@ -1,8 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { createApiKey } from "../../services/api-keys.js";
-import { roles } from "../auth.js";
+import { requireRole } from "../auth.js";
 import { jsonBodyGuard } from "../json-body.js";
-import type { AppEnv } from "../env.js";
+import type { AppEnv } from "../request-context.js";
 import { idempotently } from "../idempotency.js";
 import { apiKeyOut } from "../serialize.js";
 import { ApiKey } from "./api-key-schema.js";
@@ -22,7 +22,7 @@ const Created = ApiKey.extend({
 
 const route = createRoute({
   method: "post", path: "/v1/api-keys", tags: ["api keys"], summary: "Create an API key (admin)", security,
-  middleware: [roles("admin"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Created, "created; the secret is shown once"), ...errorResponses },
 });
@@ -31,7 +31,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
     return idempotently(c, body, async (tx) => {
-      const key = await createApiKey(tx, { name: body.name, role: body.role, scopeId: body.scope_id });
+      const key = await createApiKey(tx, { name: body.name, role: body.role, scopeId: body.scope_id }, c.get("principal").keyId);
       const out = apiKeyOut(key);
       // The secret never reaches the database: a replay answers with secret null.
       return { status: 201, body: { ...out, secret: key.secret }, stored: { ...out, secret: null } };

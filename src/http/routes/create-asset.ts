@@ -1,8 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { createAsset } from "../../services/create-asset.js";
-import { roles } from "../auth.js";
+import { requireRole } from "../auth.js";
 import { jsonBodyGuard } from "../json-body.js";
-import type { AppEnv } from "../env.js";
+import type { AppEnv } from "../request-context.js";
 import { idempotently } from "../idempotency.js";
 import { Asset } from "../schemas.js";
 import { assetOut } from "../serialize.js";
@@ -22,7 +22,7 @@ const Body = z
 
 const route = createRoute({
   method: "post", path: "/v1/assets", tags: ["ledger"], summary: "Register an asset (admin)", security,
-  middleware: [roles("admin"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Asset, "registered (or the identical asset, already registered)"), ...errorResponses },
 });

@@ -1,8 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { depositForCustomer } from "../../services/deposit.js";
+import { depositForCustomer } from "../../services/customer-deposits.js";
 import { getCustomer } from "../../services/marketplaces.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
@@ -20,7 +20,7 @@ const route = createRoute({
   method: "post", path: "/v1/customers/{id}/deposits", tags: ["usage"],
   summary: "Credit funds a marketplace received for its customer (admin, marketplace)",
   security,
-  middleware: [roles("admin", "marketplace"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { params: z.object({ id: PartyIdParam }), headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Transfer, "the deposit transfer"), ...errorResponses },
 });

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { createMarketplace } from "../../services/marketplaces.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Metadata } from "../schemas.js";
@@ -13,7 +13,7 @@ const Body = z.strictObject({ id: PartyIdParam.openapi({ example: "gpu-market" }
 
 const route = createRoute({
   method: "post", path: "/v1/marketplaces", tags: ["usage"], summary: "Create a marketplace (admin)", security,
-  middleware: [roles("admin"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Marketplace, "created (or the identical one, already there)"), ...errorResponses },
 });

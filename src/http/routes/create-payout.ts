@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { createPayout } from "../../services/payouts.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Amount } from "../schemas.js";
@@ -21,7 +21,7 @@ const route = createRoute({
   method: "post", path: "/v1/payouts", tags: ["payouts"],
   summary: "Request a payout of an operator's available balance (the operator, finance, admin)", security,
   description: "Places a hold on the operator's payable at once (refused with exceeds_credits beyond the available balance). Payouts of an asset that settles on a chain are paid by the payout worker to the operator's verified address; off-chain assets are marked paid by finance.",
-  middleware: [roles("admin", "finance", "operator"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin", "finance", "operator"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(PayoutOut, "created: pending"), ...errorResponses },
 });

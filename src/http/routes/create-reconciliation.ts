@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { getReconciliation, runReconciliation } from "../../services/reconcile.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { AssetCode } from "../usage-schemas.js";
@@ -16,7 +16,7 @@ const route = createRoute({
   method: "post", path: "/v1/reconciliations", tags: ["reconciliation"],
   summary: "Reconcile a chain's payouts and inbound transfers of an asset over a block range with the ledger (admin, finance)", security,
   description: "Reads the vault's Paid events and the token's transfers into the treasury in chunks, credits registered customers' deposits (once), and stores each item as matched, missing_on_chain, unexpected_on_chain, amount_mismatch or recipient_mismatch. A rerun over the same range gives the same items.",
-  middleware: [roles("admin", "finance"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin", "finance"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(ReconciliationOut, "the run and its summary; GET it for the items"), ...errorResponses },
 });

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { roles } from "../auth.js";
+import { requireRole } from "../auth.js";
 import { jsonBodyGuard } from "../json-body.js";
-import type { AppEnv } from "../env.js";
+import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { Transfer } from "../schemas.js";
 import { submitTransfer, submitTransferBatch } from "../submit-transfers.js";
@@ -14,7 +14,7 @@ const route = createRoute({
   summary: "Record a transfer, or a batch of up to 1,000 (admin, marketplace)",
   description: "A single transfer answers 201 with the transfer or a problem. A batch ({\"transfers\": [...]}) is written in one database transaction and answers 200 with one result per item, in order.",
   security,
-  middleware: [roles("admin", "marketplace"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(z.union([TransferIn, TransferBatchIn])) },
   responses: { 201: json(Transfer, "recorded"), 200: json(TransferBatchOut, "batch: one result per item"), ...errorResponses },
 });

@@ -1,9 +1,10 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { Database } from "../../db/client.js";
+import type { Database } from "../../services/context.js";
 import { LedgerError } from "../../domain/errors.js";
 import { ingestUsage, type UsageItem, type UsageResult } from "../../services/ingest-usage.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { maybeGiveWay } from "../../give-way.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { ApiError, Problem, problemBody } from "../problem.js";
@@ -17,22 +18,30 @@ const Body = z
   .strictObject({
     records: z.array(z.unknown()).min(1).max(MAX_USAGE_BATCH).openapi({ description: "UsageCreate objects; each is checked on its own" }),
     atomic: z.boolean().default(false).openapi({ description: "all or nothing: one rejected record and none is written" }),
+    results: z.enum(["compact", "full"]).default("compact").openapi({
+      description: "compact (default): per record its index, status, external_id, and the record's id or the problem's code and a short detail; full: each record, or the whole problem",
+    }),
     marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys only" }),
   })
   .openapi("UsageBatchCreate");
 
 const Result = z.object({
+  index: z.number().int().openapi({ description: "the record's place in `records`, from 0" }),
   status: z.enum(["accepted", "duplicate", "rejected"]),
-  record: UsageRecordOut.optional(),
-  error: Problem.optional(),
+  external_id: z.string().optional().openapi({ description: "as sent (absent when the record did not have a valid one)" }),
+  id: z.string().optional().openapi({ description: "accepted or duplicate: the usage record's id" }),
+  code: z.string().optional().openapi({ description: "rejected: the problem's code" }),
+  field: z.string().optional().openapi({ description: "rejected: the first field the problem names, if any (results: full gives the whole problem)" }),
+  record: UsageRecordOut.optional().openapi({ description: "results: full only" }),
+  error: Problem.optional().openapi({ description: "results: full only" }),
 });
 
 const route = createRoute({
   method: "post", path: "/v1/usage/batch", tags: ["usage"],
   summary: `Post up to ${MAX_USAGE_BATCH.toLocaleString("en")} usage records (marketplace; admin with marketplace_id)`,
-  description: "Written set-based in one database transaction. One result per record, in order: accepted, duplicate (the original record) or rejected (with the reason).",
+  description: "Written set-based in one database transaction. One result per record, in order: accepted, duplicate (the original record) or rejected (with the reason). Results are compact unless `results: \"full\"` is asked for.",
   security,
-  middleware: [roles("admin", "marketplace"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: {
     200: json(z.object({ summary: z.object({ accepted: z.number().int(), duplicate: z.number().int(), rejected: z.number().int() }), results: z.array(Result) }).openapi("UsageBatchResult"), "one result per record"),
@@ -52,12 +61,14 @@ export function register(app: OpenAPIHono<AppEnv>): void {
 }
 
 /** Each record is checked on its own, then the valid ones are ingested in one set-based batch. */
-async function ingestBatch(db: Database, marketplaceId: string, body: { records: unknown[]; atomic: boolean }) {
+async function ingestBatch(db: Database, marketplaceId: string, body: { records: unknown[]; atomic: boolean; results: "compact" | "full" }) {
   // Each record is checked on its own: a malformed one is rejected without failing the others.
   const results: (UsageResult | undefined)[] = new Array(body.records.length);
   const items: UsageItem[] = [];
   const at: number[] = [];
-  body.records.forEach((raw, i) => {
+  for (const [i, raw] of body.records.entries()) {
+    // A large batch gives way to other requests every few hundred records (docs/performance.md).
+    await maybeGiveWay(i);
     const parsed = UsageIn.safeParse(raw);
     if (parsed.success) {
       items.push({ marketplaceId, input: toUsageInput(parsed.data) });
@@ -66,23 +77,33 @@ async function ingestBatch(db: Database, marketplaceId: string, body: { records:
       const issues = parsed.error.issues.map((x) => ({ path: x.path.join(".") || "(record)", message: x.message }));
       results[i] = { status: "rejected", error: new LedgerError("invalid_request", issues.map((x) => `${x.path}: ${x.message}`).join("; "), issues) };
     }
-  });
+  }
   if (body.atomic && items.length < body.records.length) {
     for (const i of at) results[i] = { status: "rejected", error: new LedgerError("atomic_batch_aborted", "not written: another record of this atomic batch was rejected") };
   } else {
     const written = await ingestUsage(db, items, { atomic: body.atomic });
     written.forEach((r, k) => (results[at[k]!] = r));
   }
-  const out = {
-    summary: { accepted: 0, duplicate: 0, rejected: 0 },
-    results: (results as UsageResult[]).map((r) => {
-      const s = r.status;
-      return s === "rejected" ? { status: s, error: wireProblem(r.error) } : { status: s, record: usageOut(r.record) };
-    }),
-  };
-  for (const r of out.results) out.summary[r.status]++;
+  const out = { summary: { accepted: 0, duplicate: 0, rejected: 0 }, results: [] as Record<string, unknown>[] };
+  for (const [index, r] of (results as UsageResult[]).entries()) {
+    await maybeGiveWay(index);
+    out.summary[r.status]++;
+    const raw = body.records[index] as { external_id?: unknown } | null;
+    const externalId = r.status === "rejected" ? (typeof raw?.external_id === "string" && raw.external_id.length <= 200 ? raw.external_id : undefined) : r.record.externalId;
+    if (body.results === "full") {
+      out.results.push(r.status === "rejected"
+        ? { index, status: r.status, external_id: externalId, error: wireProblem(r.error) }
+        : { index, status: r.status, external_id: externalId, id: r.record.id, record: usageOut(r.record) });
+    } else if (r.status === "rejected") {
+      const problem = ApiError.from(r.error);
+      out.results.push({ index, status: r.status, external_id: externalId, code: problem.code, ...(problem.errors[0] ? { field: problem.errors[0].path } : {}) });
+    } else {
+      out.results.push({ index, status: r.status, external_id: externalId, id: r.record.id });
+    }
+  }
   return out;
 }
+
 
 function wireProblem(err: LedgerError) {
   const e = ApiError.from(err);

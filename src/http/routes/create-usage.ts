@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
@@ -14,7 +14,7 @@ const route = createRoute({
   summary: "Post one usage record (marketplace; admin with marketplace_id)",
   description: "Rated and posted at once (through the group committer). Idempotent on (marketplace, external_id): a repeat answers 200 with the original record; the same external_id with other content is 409 usage_conflict.",
   security,
-  middleware: [roles("admin", "marketplace"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(SingleUsageIn) },
   responses: { 201: json(UsageRecordOut, "accepted and posted"), 200: json(UsageRecordOut, "a repeat: the original record"), ...errorResponses },
 });

@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../env.js";
+import type { AppEnv } from "../request-context.js";
 import { Account, IdParam } from "../schemas.js";
 import { accountOut } from "../serialize.js";
 import { visibleAccount } from "../visibility.js";

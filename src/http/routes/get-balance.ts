@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { getBalance, getBalanceAsOf } from "../../db/queries/accounts.js";
-import type { AppEnv } from "../env.js";
+import { getBalance, getBalanceAsOf } from "../../services/reads.js";
+import type { AppEnv } from "../request-context.js";
 import { Balance, IdParam, Timestamp } from "../schemas.js";
 import { balanceOut } from "../serialize.js";
 import { visibleAccount } from "../visibility.js";

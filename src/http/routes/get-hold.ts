@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { getHold } from "../../services/holds.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { IdParam } from "../schemas.js";
 import { canReadMarketplace } from "../tenancy.js";
@@ -10,7 +10,7 @@ import { HoldOut, holdOut } from "./hold-schemas.js";
 
 const route = createRoute({
   method: "get", path: "/v1/holds/{id}", tags: ["usage"], summary: "Read a hold and what is left of it (admin, finance, its marketplace)", security,
-  middleware: [roles("admin", "finance", "marketplace")] as const,
+  middleware: [requireRole("admin", "finance", "marketplace")] as const,
   request: { params: IdParam },
   responses: { 200: json(HoldOut, "the hold"), ...errorResponses },
 });

@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { IdParam } from "../schemas.js";
 import { errorResponses, json, security } from "./common.js";
 import { visiblePayout } from "./payout-access.js";
@@ -8,7 +8,7 @@ import { PayoutOut, payoutOut } from "./payout-schemas.js";
 
 const route = createRoute({
   method: "get", path: "/v1/payouts/{id}", tags: ["payouts"], summary: "Read a payout (admin, finance, its operator)", security,
-  middleware: [roles("admin", "finance", "operator")] as const,
+  middleware: [requireRole("admin", "finance", "operator")] as const,
   request: { params: IdParam },
   responses: { 200: json(PayoutOut, "the payout"), ...errorResponses },
 });

@@ -1,9 +1,9 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { itemStatuses } from "../../domain/reconcile.js";
 import { getReconciliation, listItems } from "../../services/reconcile.js";
-import { roles } from "../auth.js";
+import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
-import type { AppEnv } from "../env.js";
+import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { CursorQuery, IdParam } from "../schemas.js";
 import { errorResponses, security } from "./common.js";
@@ -14,7 +14,7 @@ const Out = ReconciliationOut.extend({ items: z.array(ItemOut), next_cursor: z.s
 
 const route = createRoute({
   method: "get", path: "/v1/reconciliations/{id}", tags: ["reconciliation"], summary: "A reconciliation run with its items, filtered by status; CSV with format=csv (admin, finance)", security,
-  middleware: [roles("admin", "finance")] as const,
+  middleware: [requireRole("admin", "finance")] as const,
   request: { params: IdParam, query: CursorQuery.extend({ status: z.enum(itemStatuses).optional(), format: Format }) },
   responses: { 200: reportResponse(Out, "the run and a page of its items (CSV: all of them)"), ...errorResponses },
 });

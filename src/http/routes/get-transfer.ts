@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../env.js";
+import type { AppEnv } from "../request-context.js";
 import { IdParam, Transfer } from "../schemas.js";
 import { transferOut } from "../serialize.js";
 import { visibleTransfer } from "../visibility.js";

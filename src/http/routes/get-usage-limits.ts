@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { getUsageLimits } from "../../services/usage-limits.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { canReadMarketplace } from "../tenancy.js";
 import { AssetCode, PartyIdParam } from "../usage-schemas.js";
@@ -11,7 +11,7 @@ import { UsageLimitsOut, usageLimitsOut } from "./usage-limit-schemas.js";
 const route = createRoute({
   method: "get", path: "/v1/marketplaces/{id}/usage-limits/{asset}", tags: ["usage"],
   summary: "What one usage record of the marketplace may claim in an asset (admin, finance, that marketplace)", security,
-  middleware: [roles("admin", "finance", "marketplace")] as const,
+  middleware: [requireRole("admin", "finance", "marketplace")] as const,
   request: { params: z.object({ id: PartyIdParam, asset: AssetCode }) },
   responses: { 200: json(UsageLimitsOut, "the limits in force"), ...errorResponses },
 });

@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { getUsage } from "../../db/queries/usage.js";
-import type { AppEnv } from "../env.js";
+import { getUsage } from "../../services/reads.js";
+import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { IdParam } from "../schemas.js";
 import { UsageRecordOut, usageOut } from "../usage-schemas.js";

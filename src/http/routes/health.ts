@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { pendingMigrations } from "../../db/migrate.js";
-import type { AppEnv } from "../env.js";
+import { pendingMigrations } from "../../services/context.js";
+import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { errorResponses, json } from "./common.js";
 
@@ -25,7 +25,8 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const db = c.get("deps").ledger.db;
     try {
       await db.query("select 1");
-    } catch {
+    } catch (err) {
+      c.get("deps").log.warn({ request_id: c.get("requestId"), err: String(err) }, "readiness: the database is unreachable");
       throw new ApiError("unavailable", "the database is unreachable", [], { "retry-after": "1" });
     }
     const pending = await pendingMigrations(db);

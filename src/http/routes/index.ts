@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { requireApiKey } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import type { AppEnv } from "../request-context.js";
 import * as createAccount from "./create-account.js";
 import * as createApiKey from "./create-api-key.js";
 import * as createAsset from "./create-asset.js";
@@ -56,6 +56,15 @@ import * as resolveReconciliationItem from "./resolve-reconciliation-item.js";
 import * as treasuryCheck from "./treasury-check.js";
 import * as getUsageLimits from "./get-usage-limits.js";
 import * as setUsageLimits from "./set-usage-limits.js";
+import * as createReceipt from "./create-receipt.js";
+import * as setCreditLimit from "./set-credit-limit.js";
+import * as getMarketplaceFunding from "./get-marketplace-funding.js";
+import * as listProposals from "./list-proposals.js";
+import * as decideProposal from "./decide-proposal.js";
+import * as setCustomerCreditLimit from "./set-customer-credit-limit.js";
+import * as setOperatorPayoutLimits from "./set-operator-payout-limits.js";
+import * as getOperatorPayoutLimits from "./get-operator-payout-limits.js";
+import * as operatorInvitations from "./operator-invitations.js";
 
 /** Every route of the API. Everything under /v1 needs an API key. */
 export function registerRoutes(app: OpenAPIHono<AppEnv>): void {
@@ -66,13 +75,14 @@ export function registerRoutes(app: OpenAPIHono<AppEnv>): void {
     createAsset, listAssets,
     createAccount, getAccount, getBalance, listEntries,
     createTransfer, getTransfer, postPending, voidPending, reverseTransfer,
-    createMarketplace, publishFeeSchedule, listFeeSchedules, getUsageLimits, setUsageLimits, registerOperator, createCustomer, createDeposit,
+    createMarketplace, publishFeeSchedule, listFeeSchedules, getUsageLimits, setUsageLimits, registerOperator, createCustomer, setCustomerCreditLimit, createDeposit,
     createUsage, createUsageBatch, getUsage, listUsage, reverseUsage, openHold, getHold, closeHold,
-    operatorBalances, operatorStatement, operatorEarnings,
+    operatorBalances, operatorStatement, operatorEarnings, operatorInvitations,
     createAddressChallenge, setPayoutAddress, listPayoutAddresses,
-    createPayout, listPayouts, getPayout, cancelPayout, markPayoutPaid, setPayoutPolicy, listPayoutPolicies,
+    createPayout, listPayouts, getPayout, cancelPayout, markPayoutPaid, setPayoutPolicy, listPayoutPolicies, setOperatorPayoutLimits, getOperatorPayoutLimits,
     registerDepositAddress, createReconciliation, getReconciliation, resolveReconciliationItem, treasuryCheck,
     reportTrialBalance, reportFeeRevenue, reportPayouts, reportOperatorStatements, auditVerify, listAuditLog,
+    createReceipt, setCreditLimit, getMarketplaceFunding, listProposals, decideProposal,
   ]) {
     route.register(app);
   }

@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { listApiKeys } from "../../db/queries/api-keys.js";
+import { listApiKeys } from "../../services/reads.js";
 import { isUuid } from "../../domain/ids.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { CursorQuery, page } from "../schemas.js";
 import { apiKeyOut } from "../serialize.js";
@@ -11,7 +11,7 @@ import { errorResponses, json, security } from "./common.js";
 
 const route = createRoute({
   method: "get", path: "/v1/api-keys", tags: ["api keys"], summary: "List API keys (admin); secrets are never shown", security,
-  middleware: [roles("admin")] as const,
+  middleware: [requireRole("admin")] as const,
   request: { query: CursorQuery },
   responses: { 200: json(page(ApiKey, "ApiKeyPage"), "a page of keys"), ...errorResponses },
 });

@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { listAssets } from "../../db/queries/assets.js";
-import type { AppEnv } from "../env.js";
+import { listAssets } from "../../services/reads.js";
+import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { Asset, CursorQuery, page } from "../schemas.js";
 import { assetOut } from "../serialize.js";

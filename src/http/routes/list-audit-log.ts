@@ -1,19 +1,21 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { CursorQuery, page, Timestamp } from "../schemas.js";
 import { errorResponses, json, security } from "./common.js";
 
 const Entry = z.object({
   id: z.string(), at: Timestamp, key_id: z.string().nullable(), role: z.string().nullable(), scope_id: z.string().nullable(), method: z.string(),
-  path: z.string(), route: z.string().nullable(), status: z.number().int(), request_id: z.string(), idempotency_key: z.string().nullable(),
+  path: z.string(), route: z.string().nullable(), status: z.number().int(),
+  request_id: z.string().openapi({ description: "the service's id of the request (the x-request-id of its answer)" }),
+  client_request_id: z.string().nullable().openapi({ description: "the X-Request-Id the client sent, if any" }), idempotency_key: z.string().nullable(),
   body_sha256: z.string().nullable(), body_bytes: z.number().int().nullable(),
 }).openapi("AuditEntry");
 
 const route = createRoute({
-  method: "get", path: "/v1/audit/log", tags: ["audit"], summary: "Every mutating API call: who, what, when, the outcome (admin, finance)", security,
-  middleware: [roles("admin", "finance")] as const,
+  method: "get", path: "/v1/audit/log", tags: ["audit"], summary: "Every mutating API call, and refused requests (401, 403, 413, 429): who, what, when, the outcome (admin, finance)", security,
+  middleware: [requireRole("admin", "finance")] as const,
   request: { query: CursorQuery.extend({ key_id: z.string().max(100).optional(), from: Timestamp.optional(), to: Timestamp.optional() }) },
   responses: { 200: json(page(Entry, "AuditPage"), "a page, oldest first"), ...errorResponses },
 });
@@ -23,7 +25,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const q = c.req.valid("query");
     if (q.cursor !== undefined && !/^[0-9]{1,18}$/.test(q.cursor)) throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
     const rows = await c.get("deps").ledger.db.query<z.infer<typeof Entry> & { at: Date | string }>(
-      `select id::text as id, at, key_id, role, scope_id, method, path, route, status, request_id, idempotency_key, body_sha256, body_bytes from audit_log
+      `select id::text as id, at, key_id, role, scope_id, method, path, route, status, request_id, client_request_id, idempotency_key, body_sha256, body_bytes from audit_log
         where ($1::text is null or key_id = $1) and ($2::timestamptz is null or at >= $2) and ($3::timestamptz is null or at < $3) and ($4::bigint is null or id > $4)
         order by audit_log.id limit $5`,
       [q.key_id ?? null, q.from ?? null, q.to ?? null, q.cursor ?? null, q.limit + 1]);

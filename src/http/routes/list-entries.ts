@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { decodeCursor, listEntries } from "../../db/queries/accounts.js";
-import type { AppEnv } from "../env.js";
+import { decodeCursor, listEntries } from "../../services/reads.js";
+import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { CursorQuery, Entry, IdParam, page } from "../schemas.js";
 import { entryOut } from "../serialize.js";

@@ -1,8 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { listFeeSchedules } from "../../services/fee-schedules.js";
 import { getMarketplace } from "../../services/marketplaces.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { canReadMarketplace } from "../tenancy.js";
 import { PartyIdParam } from "../usage-schemas.js";
@@ -11,7 +11,7 @@ import { FeeSchedule, feeScheduleOut } from "./fee-schedule-schemas.js";
 
 const route = createRoute({
   method: "get", path: "/v1/marketplaces/{id}/fee-schedules", tags: ["usage"], summary: "Every version of a marketplace's fee schedule (admin, finance, that marketplace)", security,
-  middleware: [roles("admin", "finance", "marketplace")] as const,
+  middleware: [requireRole("admin", "finance", "marketplace")] as const,
   request: { params: z.object({ id: PartyIdParam }) },
   responses: { 200: json(z.object({ data: z.array(FeeSchedule) }), "versions, oldest first"), ...errorResponses },
 });

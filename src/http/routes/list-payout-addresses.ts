@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { listPayoutAddresses } from "../../services/payout-addresses.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { Timestamp } from "../schemas.js";
 import { PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, json, security } from "./common.js";
@@ -21,7 +21,7 @@ const Out = z
 const route = createRoute({
   method: "get", path: "/v1/operators/{id}/payout-addresses", tags: ["operators"],
   summary: "The operator's verified payout addresses and their change history (admin, finance, the operator)", security,
-  middleware: [roles("admin", "finance", "operator")] as const,
+  middleware: [requireRole("admin", "finance", "operator")] as const,
   request: { params: z.object({ id: PartyIdParam }) },
   responses: { 200: json(Out, "addresses per chain"), ...errorResponses },
 });

@@ -1,13 +1,13 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { listPayoutPolicies } from "../../services/payout-policies.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { errorResponses, json, security } from "./common.js";
 import { PayoutPolicyOut, policyOut } from "./payout-schemas.js";
 
 const route = createRoute({
   method: "get", path: "/v1/payout-policies", tags: ["payouts"], summary: "Every asset's payout policy, defaults included (admin, finance)", security,
-  middleware: [roles("admin", "finance")] as const,
+  middleware: [requireRole("admin", "finance")] as const,
   responses: { 200: json(z.object({ data: z.array(PayoutPolicyOut) }), "policies by asset code"), ...errorResponses },
 });
 

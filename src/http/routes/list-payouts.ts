@@ -1,8 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { payoutStatuses } from "../../domain/payouts.js";
 import { listPayouts } from "../../services/payouts.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { CursorQuery, page, Timestamp } from "../schemas.js";
 import { AssetCode, PartyIdParam } from "../usage-schemas.js";
 import { assetFilter, errorResponses, json, listWindow, security } from "./common.js";
@@ -19,7 +19,7 @@ const Query = CursorQuery.extend({
 
 const route = createRoute({
   method: "get", path: "/v1/payouts", tags: ["payouts"], summary: "List payouts, filtered (operator keys see their own)", security,
-  middleware: [roles("admin", "finance", "operator")] as const,
+  middleware: [requireRole("admin", "finance", "operator")] as const,
   request: { query: Query },
   responses: { 200: json(page(PayoutOut, "PayoutPage"), "a page of payouts, oldest first"), ...errorResponses },
 });

@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { listUsage } from "../../db/queries/usage.js";
-import type { AppEnv } from "../env.js";
+import { listUsage } from "../../services/reads.js";
+import type { AppEnv } from "../request-context.js";
 import { CursorQuery, page, Timestamp } from "../schemas.js";
 import { PartyIdParam, UsageRecordOut, usageOut } from "../usage-schemas.js";
 import { errorResponses, json, listWindow, security } from "./common.js";

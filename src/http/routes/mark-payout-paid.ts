@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { markPayoutPaid } from "../../services/payouts.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { IdParam } from "../schemas.js";
@@ -18,7 +18,7 @@ const Body = z
 const route = createRoute({
   method: "post", path: "/v1/payouts/{id}/mark-paid", tags: ["payouts"],
   summary: "Confirm an off-chain payout with the reference of the payment made outside the service (admin, finance)", security,
-  middleware: [roles("admin", "finance"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin", "finance"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 200: json(PayoutOut, "confirmed"), ...errorResponses },
 });

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { openHold } from "../../services/holds.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Amount } from "../schemas.js";
@@ -20,7 +20,7 @@ const Body = z
 
 const route = createRoute({
   method: "post", path: "/v1/holds", tags: ["usage"], summary: "Reserve a prepaid customer's funds for a running job (admin, marketplace)", security,
-  middleware: [roles("admin", "marketplace"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(HoldOut, "reserved"), ...errorResponses },
 });

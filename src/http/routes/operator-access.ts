@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { getOperator } from "../../services/marketplaces.js";
-import type { AppEnv } from "../env.js";
+import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 
 /** Operator views: admin and finance see any operator; an operator key only itself (others are 404). */

@@ -1,12 +1,13 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { operatorEarnings } from "../../db/queries/operator-views.js";
+import { operatorEarnings } from "../../services/reads.js";
 import { effectiveRate, paidHours } from "../../domain/earnings.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { Timestamp } from "../schemas.js";
 import { PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, json, security } from "./common.js";
 import { period, visibleOperator } from "./operator-access.js";
+import { FundingSplit, fundingSplits } from "./operator-funding.js";
 
 const Row = z.object({
   group: z.string(), asset: z.string(), asset_id: z.string(), unit: z.string(), records: z.number().int(),
@@ -19,12 +20,18 @@ const route = createRoute({
   method: "get", path: "/v1/operators/{id}/earnings", tags: ["operators"],
   summary: "What the operator realised: quantity, paid hours, gross, fees, net and effective rate, grouped",
   security,
-  middleware: [roles("admin", "finance", "operator")] as const,
+  middleware: [requireRole("admin", "finance", "operator")] as const,
   request: {
     params: z.object({ id: PartyIdParam }),
     query: z.strictObject({ from: Timestamp, to: Timestamp, group_by: z.enum(["day", "resource", "marketplace"]).default("day") }),
   },
-  responses: { 200: json(z.object({ operator_id: z.string(), group_by: z.string(), data: z.array(Row) }), "one row per group, asset and unit"), ...errorResponses },
+  responses: {
+    200: json(z.object({
+      operator_id: z.string(), group_by: z.string(), data: z.array(Row),
+      payable: z.array(FundingSplit).openapi({ description: "now: each asset's available balance split into what can be paid out now and what awaits the marketplaces' money" }),
+    }), "one row per group, asset and unit"),
+    ...errorResponses,
+  },
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {
@@ -33,7 +40,8 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const q = c.req.valid("query");
     const { from, to } = period(q);
     await visibleOperator(c, id);
-    const rows = await operatorEarnings(c.get("deps").ledger.db, id, from, to, q.group_by);
+    const db = c.get("deps").ledger.db;
+    const [rows, splits] = await Promise.all([operatorEarnings(db, id, from, to, q.group_by), fundingSplits(db, id)]);
     return c.json({
       operator_id: id,
       group_by: q.group_by,
@@ -46,6 +54,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
           effective_rate_per_unit: effectiveRate(net, r.scale, r.quantity, r.unit, "unit"),
         };
       }),
+      payable: splits.map((f) => f.split),
     }, 200);
   });
 }

@@ -1,12 +1,13 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { operatorOpeningBalances, operatorStatement } from "../../db/queries/operator-views.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { operatorOpeningBalances, operatorStatement } from "../../services/reads.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { Timestamp, Uuid } from "../schemas.js";
 import { PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, security } from "./common.js";
 import { period, visibleOperator } from "./operator-access.js";
+import { FundingSplit, fundingSplits } from "./operator-funding.js";
 
 const Line = z.object({
   entry_id: z.string(), asset_id: z.string(), asset: z.string(), transfer_id: z.string(), description: z.string(),
@@ -18,7 +19,7 @@ const route = createRoute({
   method: "get", path: "/v1/operators/{id}/statement", tags: ["operators"],
   summary: "Every posted entry on the operator's payable effective in [from, to), in effective order with running balance (JSON, or CSV with format=csv)",
   security,
-  middleware: [roles("admin", "finance", "operator")] as const,
+  middleware: [requireRole("admin", "finance", "operator")] as const,
   request: {
     params: z.object({ id: PartyIdParam }),
     query: z.strictObject({ from: Timestamp, to: Timestamp, asset_id: Uuid.optional(), format: z.enum(["json", "csv"]).default("json") }),
@@ -27,7 +28,10 @@ const route = createRoute({
     200: {
       description: "the statement",
       content: {
-        "application/json": { schema: z.object({ operator_id: z.string(), from: Timestamp, to: Timestamp, opening: z.array(z.object({ asset_id: z.string(), balance: z.string() })), lines: z.array(Line) }) },
+        "application/json": { schema: z.object({
+          operator_id: z.string(), from: Timestamp, to: Timestamp, opening: z.array(z.object({ asset_id: z.string(), balance: z.string() })), lines: z.array(Line),
+          payable: z.array(FundingSplit).openapi({ description: "now (not at the end of the period): each asset's available balance split into what can be paid out now and what awaits the marketplaces' money" }),
+        }) },
         "text/csv": { schema: z.string() },
       },
     },
@@ -67,6 +71,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
         "content-disposition": `attachment; filename="statement-${id}-${q.from.slice(0, 10)}-${q.to.slice(0, 10)}.csv"`,
       }) as never;
     }
-    return c.json({ operator_id: id, from: from.toISOString(), to: to.toISOString(), opening, lines }, 200) as never;
+    const payable = (await fundingSplits(db, id)).map((f) => f.split).filter((f) => q.asset_id === undefined || f.asset_id === q.asset_id);
+    return c.json({ operator_id: id, from: from.toISOString(), to: to.toISOString(), opening, lines, payable }, 200) as never;
   });
 }

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { getPayout, type Payout } from "../../services/payouts.js";
-import type { AppEnv } from "../env.js";
+import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 
 /** A payout the key may see: admin and finance any, an operator its own (others are 404). */

@@ -1,8 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { actOnTransfer, optionalDate } from "../act-on-transfer.js";
-import { roles } from "../auth.js";
+import { requireRole } from "../auth.js";
 import { jsonBodyGuard } from "../json-body.js";
-import type { AppEnv } from "../env.js";
+import type { AppEnv } from "../request-context.js";
 import { Amount, IdParam, Metadata, Timestamp, Transfer } from "../schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 
@@ -16,7 +16,7 @@ const Body = z
 
 const route = createRoute({
   method: "post", path: "/v1/transfers/{id}/post", tags: ["ledger"], summary: "Post a hold, in full or in part (admin, marketplace)", security,
-  middleware: [roles("admin", "marketplace"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: jsonBody(Body, false) },
   responses: { 201: json(Transfer, "the post_pending transfer"), ...errorResponses },
 });

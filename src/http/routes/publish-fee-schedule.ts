@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { publishFeeSchedule } from "../../services/fee-schedules.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Timestamp } from "../schemas.js";
@@ -16,7 +16,7 @@ const route = createRoute({
   summary: "Publish the next version of a marketplace's fee schedule (admin)",
   description: "fee = clamp(floor(gross × bps / 10⁴) + fixed, min, max), capped in rule order so that fees never exceed gross; net = gross − Σ fees. Fixed, min and max are given per asset code in that asset's smallest unit.",
   security,
-  middleware: [roles("admin"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin"), jsonBodyGuard] as const,
   request: { params: z.object({ id: PartyIdParam }), headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(FeeSchedule, "published"), ...errorResponses },
 });

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { registerDepositAddress } from "../../services/deposits.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { registerDepositAddress } from "../../services/chain-deposits.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { actingMarketplace } from "../tenancy.js";
@@ -23,7 +23,7 @@ const Out = z.object({ chain_id: z.number().int(), address: z.string(), marketpl
 const route = createRoute({
   method: "post", path: "/v1/customers/{id}/deposit-addresses", tags: ["usage"],
   summary: "Register an address the customer pays into the treasury from, proven by its signature: its transfers are credited to the customer (admin, marketplace)", security,
-  middleware: [roles("admin", "marketplace"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { params: z.object({ id: PartyIdParam }), headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Out, "registered"), ...errorResponses },
 });

@@ -1,8 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { feeRevenue } from "../../db/queries/reports.js";
-import { roles } from "../auth.js";
+import { feeRevenue } from "../../services/reads.js";
+import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
-import type { AppEnv } from "../env.js";
+import type { AppEnv } from "../request-context.js";
 import { errorResponses, security } from "./common.js";
 import { Format, Period, reportPeriod, reportResponse } from "./report-schemas.js";
 
@@ -16,7 +16,7 @@ const Out = z.object({
 
 const route = createRoute({
   method: "get", path: "/v1/reports/fee-revenue", tags: ["reports"], summary: "Fee revenue by party, marketplace, asset and day or month (admin, finance)", security,
-  middleware: [roles("admin", "finance")] as const,
+  middleware: [requireRole("admin", "finance")] as const,
   request: { query: z.strictObject({ ...Period, group_by: z.enum(["day", "month"]).default("day"), format: Format }) },
   responses: { 200: reportResponse(Out, "revenue per period"), ...errorResponses },
 });

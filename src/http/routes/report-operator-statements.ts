@@ -1,8 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { operatorStatements } from "../../db/queries/reports.js";
-import { roles } from "../auth.js";
+import { operatorStatements } from "../../services/reads.js";
+import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
-import type { AppEnv } from "../env.js";
+import type { AppEnv } from "../request-context.js";
 import { AssetCode } from "../usage-schemas.js";
 import { assetFilter, errorResponses, security } from "./common.js";
 import { Format, Period, reportPeriod, reportResponse } from "./report-schemas.js";
@@ -16,7 +16,7 @@ const Out = z.object({
 
 const route = createRoute({
   method: "get", path: "/v1/reports/operator-statements", tags: ["reports"], summary: "Every operator's payable over a period: opening, credits, debits, closing (admin, finance)", security,
-  middleware: [roles("admin", "finance")] as const,
+  middleware: [requireRole("admin", "finance")] as const,
   request: { query: z.strictObject({ ...Period, asset: AssetCode.optional(), format: Format }) },
   responses: { 200: reportResponse(Out, "one row per operator and asset"), ...errorResponses },
 });

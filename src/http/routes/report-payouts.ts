@@ -1,8 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { payoutsConfirmed } from "../../db/queries/reports.js";
-import { roles } from "../auth.js";
+import { payoutsConfirmed } from "../../services/reads.js";
+import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
-import type { AppEnv } from "../env.js";
+import type { AppEnv } from "../request-context.js";
 import { errorResponses, security } from "./common.js";
 import { Format, Period, reportPeriod, reportResponse } from "./report-schemas.js";
 
@@ -17,7 +17,7 @@ const Out = z.object({
 
 const route = createRoute({
   method: "get", path: "/v1/reports/payouts", tags: ["reports"], summary: "Payouts confirmed in a period, with transaction hashes (admin, finance)", security,
-  middleware: [roles("admin", "finance")] as const,
+  middleware: [requireRole("admin", "finance")] as const,
   request: { query: z.strictObject({ ...Period, format: Format }) },
   responses: { 200: reportResponse(Out, "confirmed payouts, oldest first"), ...errorResponses },
 });

@@ -1,8 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { trialBalance } from "../../db/queries/reports.js";
-import { roles } from "../auth.js";
+import { trialBalance } from "../../services/reads.js";
+import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
-import type { AppEnv } from "../env.js";
+import type { AppEnv } from "../request-context.js";
 import { Timestamp } from "../schemas.js";
 import { AssetCode } from "../usage-schemas.js";
 import { assetFilter, errorResponses, security } from "./common.js";
@@ -22,7 +22,7 @@ const Out = z.object({
 const route = createRoute({
   method: "get", path: "/v1/reports/trial-balance", tags: ["reports"],
   summary: "Every account's posted debits and credits per asset, and totals that must balance (admin, finance)", security,
-  middleware: [roles("admin", "finance")] as const,
+  middleware: [requireRole("admin", "finance")] as const,
   request: { query: z.strictObject({ as_of: Timestamp.optional().openapi({ description: "the entries effective at or before this instant (corrections with what they correct); default: the balances now" }), asset: AssetCode.optional(), format: Format }) },
   responses: { 200: reportResponse(Out, "the trial balance"), ...errorResponses },
 });

@@ -1,8 +1,9 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { getReconciliation, resolveItem } from "../../services/reconcile.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
-import { replayOrRun } from "../idempotency.js";
+import { proposeAdjustment } from "../../services/proposals.js";
+import { getItem, getReconciliation, resolveItem } from "../../services/reconcile.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
+import { idempotently, replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
 import { Amount, Uuid } from "../schemas.js";
@@ -13,19 +14,23 @@ const Body = z
   .strictObject({
     note: z.string().min(1).max(2000).openapi({ description: "why the item is settled" }),
     adjustment: z.strictObject({ debit_account_id: Uuid, credit_account_id: Uuid, amount: Amount }).optional()
-      .openapi({ description: "an adjusting transfer recorded with the resolution (e.g. treasury funding: debit the treasury, credit equity)" }),
+      .openapi({ description: "an adjusting transfer recorded with the resolution (e.g. treasury funding: debit the treasury, credit equity); it is a proposal: the item is resolved when another key approves it (POST /v1/proposals/{id}/approve)" }),
   })
   .openapi("ReconciliationItemResolve");
 
 const route = createRoute({
   method: "post", path: "/v1/reconciliations/{id}/items/{item_id}/resolve", tags: ["reconciliation"],
-  summary: "Resolve an item with a note, or with an adjusting transfer; recorded and audited (admin, finance)", security,
-  middleware: [roles("admin", "finance"), jsonBodyGuard] as const,
+  summary: "Resolve an item with a note, or propose an adjusting transfer that another key approves; recorded and audited (admin, finance)", security,
+  middleware: [requireRole("admin", "finance"), jsonBodyGuard] as const,
   request: {
     params: z.object({ id: Uuid.openapi({ param: { name: "id", in: "path" } }), item_id: z.string().regex(/^[0-9]{1,18}$/, "must be an item id").openapi({ param: { name: "item_id", in: "path" } }) }),
     headers: IdempotencyHeader, body: jsonBody(Body),
   },
-  responses: { 200: json(ItemOut, "the resolved item"), ...errorResponses },
+  responses: {
+    200: json(ItemOut.extend({ proposal_id: z.string().nullable().openapi({ description: "with an adjustment: the proposal that resolves the item once approved" }) }).openapi("ReconciliationItemResolved"),
+      "the item: resolved, or (with an adjustment) still open with the proposal that will resolve it"),
+    ...errorResponses,
+  },
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {
@@ -34,13 +39,20 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const body = c.req.valid("json");
     const db = c.get("deps").ledger.db;
     if (!(await getReconciliation(db, id))) throw new ApiError("reconciliation_not_found", `reconciliation ${id} does not exist`);
+    const a = body.adjustment;
+    if (a) {
+      // Money moves on two people's word: the adjustment waits for another key's approval.
+      return idempotently(c, body, async (tx) => {
+        const p = await proposeAdjustment(tx, db.clock.now(), c.get("principal"), {
+          runId: id, itemId: BigInt(item_id), note: body.note,
+          adjustment: { debitAccountId: a.debit_account_id, creditAccountId: a.credit_account_id, amount: BigInt(a.amount) },
+        });
+        return { status: 200, body: { ...itemOut((await getItem(tx, BigInt(item_id)))!), proposal_id: p.id } };
+      }) as never;
+    }
     return replayOrRun(c, body, async () => {
-      const a = body.adjustment;
-      const item = await resolveItem(db, id, BigInt(item_id), {
-        note: body.note, resolvedBy: c.get("principal").keyId,
-        adjustment: a && { debitAccountId: a.debit_account_id, creditAccountId: a.credit_account_id, amount: BigInt(a.amount) },
-      });
-      return { status: 200, body: itemOut(item) };
+      const item = await resolveItem(db, id, BigInt(item_id), { note: body.note, resolvedBy: c.get("principal").keyId });
+      return { status: 200, body: { ...itemOut(item), proposal_id: null } };
     }) as never;
   });
 }

@@ -1,8 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { actOnTransfer, optionalDate } from "../act-on-transfer.js";
-import { roles } from "../auth.js";
+import { requireRole } from "../auth.js";
 import { jsonBodyGuard } from "../json-body.js";
-import type { AppEnv } from "../env.js";
+import type { AppEnv } from "../request-context.js";
 import { IdParam, Metadata, Timestamp, Transfer } from "../schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 
@@ -10,7 +10,7 @@ const Body = z.strictObject({ effective_at: Timestamp.optional(), metadata: Meta
 
 const route = createRoute({
   method: "post", path: "/v1/transfers/{id}/reverse", tags: ["ledger"], summary: "Reverse a posted transfer, once, in full; effective when the original was unless effective_at says otherwise (admin, marketplace)", security,
-  middleware: [roles("admin", "marketplace"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: jsonBody(Body, false) },
   responses: { 201: json(Transfer, "the reversal transfer"), ...errorResponses },
 });

@@ -1,8 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { getUsage } from "../../db/queries/usage.js";
+import { getUsage } from "../../services/reads.js";
 import { reverseUsage } from "../../services/reverse-usage.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
@@ -18,7 +18,7 @@ const route = createRoute({
   method: "post", path: "/v1/usage/{id}/reverse", tags: ["usage"],
   summary: "Correct a usage record with a reversal transfer (admin, its marketplace)",
   security,
-  middleware: [roles("admin", "marketplace"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(z.object({ record: UsageRecordOut, reversal_transfer_id: Uuid }).openapi("UsageReversal"), "reversed"), ...errorResponses },
 });

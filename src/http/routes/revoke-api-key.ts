@@ -1,8 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { revokeApiKey } from "../../services/api-keys.js";
-import { roles } from "../auth.js";
+import { requireRole } from "../auth.js";
 import { jsonBodyGuard } from "../json-body.js";
-import type { AppEnv } from "../env.js";
+import type { AppEnv } from "../request-context.js";
 import { idempotently } from "../idempotency.js";
 import { ApiError } from "../problem.js";
 import { IdParam } from "../schemas.js";
@@ -12,7 +12,7 @@ import { errorResponses, IdempotencyHeader, json, security } from "./common.js";
 
 const route = createRoute({
   method: "post", path: "/v1/api-keys/{id}/revoke", tags: ["api keys"], summary: "Revoke an API key at once (admin)", security,
-  middleware: [roles("admin"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader },
   responses: { 200: json(ApiKey, "revoked"), ...errorResponses },
 });

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { setPayoutAddress } from "../../services/payout-addresses.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Timestamp, Uuid } from "../schemas.js";
 import { PartyIdParam } from "../usage-schemas.js";
@@ -24,7 +24,7 @@ const route = createRoute({
   method: "put", path: "/v1/operators/{id}/payout-address", tags: ["operators"],
   summary: "Set the operator's payout address on a chain, proven by signing a challenge (the operator, admin)", security,
   description: "Each change is recorded with who made it. Payouts already requested keep the address they were requested with.",
-  middleware: [roles("admin", "operator"), jsonBodyGuard] as const,
+  middleware: [requireRole("admin", "operator"), jsonBodyGuard] as const,
   request: { params: z.object({ id: PartyIdParam }), body: jsonBody(Body) },
   responses: { 200: json(Out, "the verified address"), ...errorResponses },
 });

@@ -1,12 +1,13 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { setPayoutPolicy } from "../../services/payout-policies.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { proposePayoutPolicy } from "../../services/proposals.js";
+import { inTransaction } from "../../services/transaction.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Amount } from "../schemas.js";
 import { AssetCode } from "../usage-schemas.js";
 import { errorResponses, json, jsonBody, security } from "./common.js";
-import { PayoutPolicyOut, policyOut } from "./payout-schemas.js";
+import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 
 const Body = z
   .strictObject({
@@ -15,15 +16,16 @@ const Body = z
     interval_seconds: z.number().int().min(60).max(366 * 24 * 3600).optional(),
     max_gas_share_bps: z.number().int().min(1).max(10_000).nullable().optional().openapi({ description: "gas may cost at most this share of a payout (basis points); payouts above it wait" }),
     max_per_payout: Amount.nullable().optional().openapi({ description: "the largest payout of one operator in this asset (smallest units); absent or null: no cap" }),
+    approval_threshold: Amount.nullable().optional().openapi({ description: "a payout above this waits for the approval of a second key (finance or admin, not the one that asked for it); absent or null: none does" }),
     max_per_day: Amount.nullable().optional().openapi({ description: "the most one operator may be paid of this asset per UTC day, counting the payouts asked for that day that did not fail; absent or null: no cap" }),
   })
   .openapi("PayoutPolicySet");
 
 const route = createRoute({
-  method: "put", path: "/v1/payout-policies/{asset}", tags: ["payouts"], summary: "Set an asset's payout policy (admin)", security,
-  middleware: [roles("admin"), jsonBodyGuard] as const,
+  method: "put", path: "/v1/payout-policies/{asset}", tags: ["payouts"], summary: "Propose an asset's payout policy (admin); it is in force when another key approves it", security,
+  middleware: [requireRole("admin"), jsonBodyGuard] as const,
   request: { params: z.object({ asset: AssetCode }), body: jsonBody(Body) },
-  responses: { 200: json(PayoutPolicyOut, "the policy in force"), ...errorResponses },
+  responses: { 202: json(ProposalOut, "the proposal: the policy changes when another key approves it (POST /v1/proposals/{id}/approve); the same change asked again answers the open one"), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {
@@ -31,11 +33,11 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { asset } = c.req.valid("param");
     const b = c.req.valid("json");
     const db = c.get("deps").ledger.db;
-    const policy = await setPayoutPolicy(db, {
+    const proposal = await inTransaction(db, (tx) => proposePayoutPolicy(tx, db.clock.now(), c.get("principal"), {
       asset, minAmount: BigInt(b.min_amount), schedule: b.schedule, intervalSeconds: b.interval_seconds, maxGasShareBps: b.max_gas_share_bps ?? null,
       maxPerPayout: b.max_per_payout == null ? null : BigInt(b.max_per_payout), maxPerDay: b.max_per_day == null ? null : BigInt(b.max_per_day),
-      updatedBy: c.get("principal").keyId, now: db.clock.now(),
-    });
-    return c.json(policyOut(policy), 200);
+      approvalThreshold: b.approval_threshold == null ? null : BigInt(b.approval_threshold),
+    }));
+    return c.json(proposalOut(proposal), 202);
   });
 }

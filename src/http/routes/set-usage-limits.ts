@@ -1,12 +1,13 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { setUsageLimits } from "../../services/usage-limits.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { proposeUsageLimits } from "../../services/proposals.js";
+import { inTransaction } from "../../services/transaction.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Amount } from "../schemas.js";
 import { AssetCode, PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, json, jsonBody, security } from "./common.js";
-import { UsageLimitsOut, usageLimitsOut } from "./usage-limit-schemas.js";
+import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 
 const Rate = z.string().max(60).regex(/^(0|[1-9][0-9]{0,39})(\.[0-9]{1,18})?$/, "must be a decimal of at most 40 digits and 18 decimals");
 
@@ -19,10 +20,10 @@ const Body = z.strictObject({
 
 const route = createRoute({
   method: "put", path: "/v1/marketplaces/{id}/usage-limits/{asset}", tags: ["usage"],
-  summary: "Set what one usage record of the marketplace may claim in an asset (admin)", security,
-  middleware: [roles("admin"), jsonBodyGuard] as const,
+  summary: "Propose what one usage record of the marketplace may claim in an asset (admin); applied when another key approves it", security,
+  middleware: [requireRole("admin"), jsonBodyGuard] as const,
   request: { params: z.object({ id: PartyIdParam, asset: AssetCode }), body: jsonBody(Body) },
-  responses: { 200: json(UsageLimitsOut, "the limits in force"), ...errorResponses },
+  responses: { 202: json(ProposalOut, "the proposal: the limits change when another key approves it (POST /v1/proposals/{id}/approve)"), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {
@@ -30,11 +31,11 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { id, asset } = c.req.valid("param");
     const b = c.req.valid("json");
     const db = c.get("deps").ledger.db;
-    const limits = await setUsageLimits(db, db.clock.now(), {
+    const proposal = await inTransaction(db, (tx) => proposeUsageLimits(tx, db.clock.now(), c.get("principal"), {
       marketplaceId: id, asset,
       maxGrossPerRecord: b.max_gross_per_record === undefined ? undefined : b.max_gross_per_record === null ? null : BigInt(b.max_gross_per_record),
-      maxQuantityPerSecond: b.max_quantity_per_second, updatedBy: c.get("principal").keyId,
-    });
-    return c.json(usageLimitsOut(limits), 200);
+      maxQuantityPerSecond: b.max_quantity_per_second,
+    }));
+    return c.json(proposalOut(proposal), 202);
   });
 }

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { treasuryCheck } from "../../services/reconcile.js";
-import { roles } from "../auth.js";
-import type { AppEnv } from "../env.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
 import { AssetCode } from "../usage-schemas.js";
 import { errorResponses, json, security } from "./common.js";
 
@@ -23,7 +23,7 @@ const Out = z.object({
 
 const route = createRoute({
   method: "get", path: "/v1/treasury", tags: ["reconciliation"], summary: "The treasury's on-chain balance against its ledger account, with payouts in flight explained (admin, finance)", security,
-  middleware: [roles("admin", "finance")] as const,
+  middleware: [requireRole("admin", "finance")] as const,
   request: { query: z.strictObject({ chain_id: z.string().regex(/^[1-9][0-9]{0,15}$/, "must be a chain id"), asset: AssetCode }) },
   responses: { 200: json(Out, "the comparison"), ...errorResponses },
 });

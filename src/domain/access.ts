@@ -1,4 +1,4 @@
-import type { Account } from "../db/queries/accounts.js";
+import type { Account } from "./accounts.js";
 
 export const roles = ["admin", "finance", "marketplace", "operator"] as const;
 export type Role = (typeof roles)[number];
@@ -32,11 +32,25 @@ export function canSeeAccount(p: Principal, a: Pick<Account, "marketplaceId" | "
 }
 
 /**
- * Whether a key may move money on an account (debit or credit it in a transfer). A marketplace moves
- * money only between accounts of its own that it opened: the service's accounts (its customers',
- * fee, hold and clearing accounts) move only through the service's own routes (usage, deposits,
- * holds), so that no tenant can credit a customer or a fee account by hand.
+ * Whether a key may move money on an account (debit or credit it in a transfer). Only accounts
+ * opened through the API move by hand: an admin's across the books, a marketplace's of its own.
+ * The service's accounts (customers', operators', fee, hold, clearing, treasury) move only through
+ * the service's own routes, so that no key alone can credit a customer, an operator or a fee account.
  */
 export function canUseAccount(p: Principal, a: Pick<Account, "marketplaceId" | "openedByService">): boolean {
-  return p.role === "admin" || (p.role === "marketplace" && a.marketplaceId === p.scopeId && !a.openedByService);
+  // Nobody moves the service's own accounts by hand, not even an admin: an operator's payable, a
+  // customer's balance, the treasury or a fee account move only through the service's routes
+  // (usage, deposits, payouts, receipts and adjustments that a second key approves).
+  if (a.openedByService) return false;
+  return p.role === "admin" || (p.role === "marketplace" && a.marketplaceId === p.scopeId);
+}
+
+export interface ApiKey {
+  id: string;
+  prefix: string;
+  name: string;
+  role: Role;
+  scopeId: string | null;
+  createdAt: Date;
+  revokedAt: Date | null;
 }

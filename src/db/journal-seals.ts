@@ -1,4 +1,4 @@
-import type { Database, Queryable } from "../db/client.js";
+import type { Database, Queryable } from "./client.js";
 import { canonicalJson, sha256Hex } from "../domain/canonical.js";
 
 /** Arbitrary constant: the advisory lock that lets one sealer at a time extend the chain. */

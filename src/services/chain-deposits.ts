@@ -2,8 +2,9 @@ import { getAddress, verifyMessage } from "viem";
 import type { EvmChain } from "../chain/evm.js";
 import type { Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
-import { chart, ensureAccounts, specKey, type AccountSpec } from "../db/ensure-accounts.js";
-import type { Asset } from "../db/queries/assets.js";
+import { ensureAccounts } from "../db/ensure-accounts.js";
+import { chart, specKey, type AccountSpec } from "../domain/chart.js";
+import type { Asset } from "../domain/assets.js";
 import { pgArray } from "../db/sql-arrays.js";
 import { writeTransfers } from "../db/transfer-writer.js";
 import { LedgerError } from "../domain/errors.js";
@@ -50,7 +51,9 @@ export interface InboundTransfer {
 
 export type DepositOutcome =
   | { kind: "credited"; marketplaceId: string; customerId: string; transferId: string }
-  | { kind: "unregistered" };
+  | { kind: "unregistered" }
+  /** Recorded by finance as a receipt (its reference is the transaction hash): received once, so not credited again. */
+  | { kind: "receipt"; proposalId: string; approved: boolean };
 
 /**
  * Credits inbound transfers from registered addresses to their customers: treasury → the
@@ -58,6 +61,30 @@ export type DepositOutcome =
  * and by a reconciliation, or by two workers) is credited once.
  */
 export async function creditDeposits(db: Database, chain: EvmChain, asset: Asset, inbound: InboundTransfer[]): Promise<DepositOutcome[]> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await creditDepositsOnce(db, chain, asset, inbound);
+    } catch (err) {
+      // A receipt of one of these transactions was recorded meanwhile: judge them again.
+      if (!(err instanceof ReceiptRecordedMeanwhile) || attempt >= 2) throw err;
+    }
+  }
+}
+
+class ReceiptRecordedMeanwhile extends Error {}
+
+/**
+ * Serializes the two ways money received on chain enters the ledger — the deposit scanner and a
+ * receipt finance records with the transaction hash as its reference — per transaction hash, so
+ * that each sees what the other wrote and the same payment is never counted twice.
+ */
+export async function lockReceivedTransactions(tx: Queryable, txHashes: string[]): Promise<void> {
+  for (const h of [...new Set(txHashes.map((x) => x.toLowerCase()))].sort()) {
+    await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`received-tx:${h}`]);
+  }
+}
+
+async function creditDepositsOnce(db: Database, chain: EvmChain, asset: Asset, inbound: InboundTransfer[]): Promise<DepositOutcome[]> {
   if (inbound.length === 0) return [];
   const owners = await db.query<{ address: string; marketplace_id: string; customer_id: string; billing: "prepaid" | "postpaid" }>(
     `select d.address, d.marketplace_id, d.customer_id, c.billing from deposit_addresses d
@@ -66,7 +93,13 @@ export async function creditDeposits(db: Database, chain: EvmChain, asset: Asset
     [chain.chainId.toString(), pgArray([...new Set(inbound.map((t) => t.from))])]);
   const ownerOf = new Map(owners.map((o) => [o.address, o]));
   const route = chain.chainId.toString();
-  const credited = inbound.filter((t) => ownerOf.has(t.from));
+  // A payment finance recorded as a receipt, with its transaction hash as the reference, is money
+  // received already: it is not credited to a customer as well.
+  const receipts = await db.query<{ key: string; id: string; status: string }>(
+    "select payload->>'reference_key' as key, id, status from proposals where kind = 'receipt' and status <> 'rejected' and payload->>'reference_key' = any($1::text[])",
+    [pgArray([...new Set(inbound.map((t) => t.txHash.toLowerCase()))])]);
+  const receiptOf = new Map(receipts.map((r) => [r.key, r]));
+  const credited = inbound.filter((t) => ownerOf.has(t.from) && !receiptOf.has(t.txHash.toLowerCase()));
   const specOf = (t: InboundTransfer): AccountSpec => {
     const o = ownerOf.get(t.from)!;
     return chart.customer(asset.id, o.marketplace_id, o.customer_id, o.billing === "prepaid");
@@ -75,6 +108,11 @@ export async function creditDeposits(db: Database, chain: EvmChain, asset: Asset
   const key = (t: InboundTransfer) => `chain-deposit:${route}:${t.txHash.toLowerCase()}:${t.logIndex}`;
   if (credited.length > 0) {
     const results = await writeTransfers(db, async (tx) => {
+      await lockReceivedTransactions(tx, credited.map((t) => t.txHash));
+      const late = await tx.query(
+        "select 1 from proposals where kind = 'receipt' and status <> 'rejected' and payload->>'reference_key' = any($1::text[])",
+        [pgArray([...new Set(credited.map((t) => t.txHash.toLowerCase()))])]);
+      if (late.length > 0) throw new ReceiptRecordedMeanwhile();
       const ids = await ensureAccounts(tx, [chart.treasury(asset.id, route), ...credited.map(specOf)]);
       return credited.map((t): TransferInput => ({
         kind: "standard", idempotencyKey: key(t),
@@ -97,7 +135,9 @@ export async function creditDeposits(db: Database, chain: EvmChain, asset: Asset
     });
     for (const [i, r] of results.entries()) if (r.ok) transferIds.set(key(credited[i]!), r.transfer.id);
   }
-  return inbound.map((t) => {
+  return inbound.map((t): DepositOutcome => {
+    const r = receiptOf.get(t.txHash.toLowerCase());
+    if (r) return { kind: "receipt", proposalId: r.id, approved: r.status === "approved" };
     const o = ownerOf.get(t.from);
     return o ? { kind: "credited", marketplaceId: o.marketplace_id, customerId: o.customer_id, transferId: transferIds.get(key(t))! } : { kind: "unregistered" };
   });

@@ -2,7 +2,7 @@ import type { Settlements } from "../chain/settlement.js";
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
 import type { LedgerContext } from "../services/context.js";
-import type { Principal } from "../services/principal.js";
+import type { Principal } from "../domain/access.js";
 import type { Metrics } from "./metrics.js";
 import type { RateLimiter } from "./rate-limit.js";
 
@@ -16,11 +16,19 @@ export interface AppDeps {
   metrics: Metrics;
   /** Requests per API key; none: unlimited. */
   rateLimiter?: RateLimiter;
+  /**
+   * What this listener serves (docs/operations.md, "Listeners"): `public`: the tenants' API
+   * (marketplace and operator keys) and /healthz, /readyz; `management`: everything, platform keys
+   * (admin, finance), /metrics and /docs included; `all` (one listener, the default): both.
+   */
+  surface?: "all" | "public" | "management";
 }
 
 export interface AppEnv {
   Variables: {
     requestId: string;
+    /** The X-Request-Id the client sent (printable, at most 100 characters), kept beside the service's own. */
+    clientRequestId: string | null;
     principal: Principal;
     deps: AppDeps;
   };

@@ -35,6 +35,7 @@ export async function freePort(): Promise<number> {
 }
 
 export interface LocalChain {
+  chainId: number;
   rpcUrl: string;
   port: number;
   process: ChildProcess;
@@ -58,9 +59,10 @@ export interface LocalChain {
   stop(): Promise<void>;
 }
 
-export async function startLocalChain(options: { blockTime?: number; port?: number } = {}): Promise<LocalChain> {
+export async function startLocalChain(options: { blockTime?: number; port?: number; chainId?: number } = {}): Promise<LocalChain> {
   const port = options.port ?? (await freePort());
-  const args = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(CHAIN_ID), "--accounts", "1"];
+  const chainId = options.chainId ?? CHAIN_ID;
+  const args = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(chainId), "--accounts", "1"];
   if (options.blockTime) args.push("--block-time", String(options.blockTime));
   const child = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] });
   await new Promise<void>((resolve, reject) => {
@@ -85,7 +87,7 @@ export async function startLocalChain(options: { blockTime?: number; port?: numb
   const signer = privateKeyToAccount(signerKey);
   await test.setBalance({ address: deployer.address, value: parseEther("1000000") });
   await test.setBalance({ address: signer.address, value: parseEther("100") });
-  const wallet = (account: PrivateKeyAccount) => createWalletClient({ account, transport, chain: { id: CHAIN_ID, name: "anvil", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } } });
+  const wallet = (account: PrivateKeyAccount) => createWalletClient({ account, transport, chain: { id: chainId, name: "anvil", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } } });
   const deployerWallet = wallet(deployer);
 
   const mineIfManual = async (hash: Hex) => {
@@ -102,7 +104,7 @@ export async function startLocalChain(options: { blockTime?: number; port?: numb
   const token = await deploy(TestStablecoin.abi, TestStablecoin.bytecode);
 
   return {
-    rpcUrl, port, process: child, public: pub, test, deployer, deployerWallet, signerKey, signer, vault, token, wallet,
+    chainId, rpcUrl, port, process: child, public: pub, test, deployer, deployerWallet, signerKey, signer, vault, token, wallet,
     async send(tx) {
       const hash = await deployerWallet.sendTransaction({ ...tx, account: deployer, chain: deployerWallet.chain });
       await mineIfManual(hash);
@@ -124,7 +126,7 @@ export async function startLocalChain(options: { blockTime?: number; port?: numb
 /** The CHAINS setting for a service paying on this chain (the signer key is read from `keyEnv`). */
 export function chainSettingsFor(chain: LocalChain, extra: Record<string, unknown> = {}, keyEnv = "TREASURY_SIGNER_KEY") {
   return {
-    name: "local", chain_id: CHAIN_ID, rpc_urls: [chain.rpcUrl], confirmations: 2, signer_key_env: keyEnv, vault: chain.vault,
+    name: "local", chain_id: chain.chainId, rpc_urls: [chain.rpcUrl], confirmations: 2, signer_key_env: keyEnv, vault: chain.vault,
     native_asset: { code: "ETH", decimals: 18 }, replace_after_seconds: 5, ...extra,
   };
 }

@@ -1,6 +1,7 @@
 import { LedgerError } from "../domain/errors.js";
 import type { Database } from "../db/client.js";
-import { chart, ensureAccounts, specKey } from "../db/ensure-accounts.js";
+import { ensureAccounts } from "../db/ensure-accounts.js";
+import { chart, specKey } from "../domain/chart.js";
 import { getAssetByCode } from "../db/queries/assets.js";
 import type { TransferResult } from "../db/transfer-writer.js";
 import type { LedgerContext } from "./context.js";

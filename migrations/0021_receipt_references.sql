@@ -1,0 +1,3 @@
+ALTER TABLE "funds_receipts" ADD COLUMN "reference_key" text NOT NULL;--> statement-breakpoint
+CREATE UNIQUE INDEX "funds_receipts_reference_uq" ON "funds_receipts" USING btree ("asset_id","reference_key");--> statement-breakpoint
+CREATE UNIQUE INDEX "proposals_receipt_reference_uq" ON "proposals" USING btree (("payload"->>'asset_id'),("payload"->>'reference_key')) WHERE "proposals"."kind" = 'receipt' and "proposals"."status" <> 'rejected';

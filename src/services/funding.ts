@@ -1,0 +1,210 @@
+import type { Queryable } from "../db/client.js";
+import { unitsToDecimal } from "../domain/money.js";
+
+/**
+ * Funded earnings (docs/ledger.md, "Funded earnings"): usage credits an operator at once, but the
+ * operator can be paid on chain only as far as the money behind its usage has been received.
+ *
+ * Per marketplace and asset, the money that funds usage is, in this order:
+ *   1. each customer's own money received — its on-chain deposits (chain_deposits) and the receipts
+ *      finance recorded for it (funds_receipts with a customer) — which funds that customer's usage
+ *      records in the order they were recorded;
+ *   2. the marketplace's pool — its settlements (funds_receipts without a customer) plus the credit
+ *      limit the platform grants it — which funds what step 1 left of all its records, again in
+ *      recording order.
+ * A record is funded for what these cover of its gross; its operator's funded share is the same
+ * fraction of its net, rounded down. First come, first funded: a later record never takes money
+ * that funds an earlier one, so an operator's funded earnings never shrink because someone else's
+ * usage arrived, and one customer's money never pays for another customer's usage. Off-chain
+ * deposits a marketplace claims (POST /v1/customers/{id}/deposits) and postpaid usage are money the
+ * marketplace owes: they fund nothing until it is received.
+ */
+
+export interface MarketplacePool {
+  settled: bigint;
+  creditLimit: bigint;
+}
+
+export async function marketplacePool(db: Queryable, marketplaceId: string, assetId: string): Promise<MarketplacePool> {
+  const [row] = await db.query<{ settled: string; credit_limit: string }>(
+    `select (select coalesce(sum(amount), 0) from funds_receipts where marketplace_id = $1 and asset_id = $2 and customer_id is null)::text as settled,
+            coalesce((select credit_limit from marketplace_credit_limits where marketplace_id = $1 and asset_id = $2), 0)::text as credit_limit`,
+    [marketplaceId, assetId]);
+  return { settled: BigInt(row!.settled), creditLimit: BigInt(row!.credit_limit) };
+}
+
+/** Each customer's own money received: on-chain deposits and receipts recorded for it. */
+const CUSTOMER_CASH = `
+  select customer_id, sum(amount) as amt from (
+    select customer_id, amount from chain_deposits where marketplace_id = $1 and asset_id = $2
+    union all
+    select customer_id, amount from funds_receipts where marketplace_id = $1 and asset_id = $2 and customer_id is not null) x
+  group by customer_id`;
+
+/**
+ * An upper bound of what the marketplace's usage needs beyond its customers' own money: each
+ * customer account's debits (its usage and the holds opened from it, whatever was reversed since)
+ * less its money received. When the pool covers it, every record is funded, without reading them.
+ */
+async function needUpperBound(db: Queryable, marketplaceId: string, assetId: string): Promise<bigint> {
+  const [row] = await db.query<{ need: string }>(
+    `with cash as (${CUSTOMER_CASH})
+     select coalesce(sum(greatest(0, b.debits_posted - coalesce(c.amt, 0))), 0)::text as need
+       from accounts a join account_balances b on b.account_id = a.id left join cash c on c.customer_id = a.owner_id
+      where a.marketplace_id = $1 and a.asset_id = $2 and a.opened_by_service and a.code in ('customer_prepaid', 'customer_postpaid')`,
+    [marketplaceId, assetId]);
+  return BigInt(row!.need);
+}
+
+export interface Unfunded {
+  operatorId: string;
+  /** Of the operator's net: what waits for the marketplace's money. */
+  net: bigint;
+  /** Of the records' gross (operator and fees): what the marketplace still owes. */
+  gross: bigint;
+}
+
+/**
+ * The unfunded part of the usage of one marketplace in one asset, per operator (all operators, or
+ * only `operatorId`). Usage reversed is left out.
+ */
+export async function unfundedUsage(
+  db: Queryable, marketplaceId: string, assetId: string, operatorId: string | null = null, options: { withoutUsageId?: string } = {},
+): Promise<Unfunded[]> {
+  const pool = await marketplacePool(db, marketplaceId, assetId);
+  const available = pool.settled + pool.creditLimit;
+  if ((await needUpperBound(db, marketplaceId, assetId)) <= available) return [];
+  const rows = await db.query<{ operator_id: string; gross: string; net: string }>(
+    `with cash as (${CUSTOMER_CASH}),
+     r as (
+       select u.funding_seq, u.operator_id, u.gross, u.net,
+              coalesce(c.amt, 0) - (sum(u.gross) over (partition by u.customer_id order by u.funding_seq) - u.gross) as cash_left
+         from usage_records u left join cash c on c.customer_id = u.customer_id
+        where u.marketplace_id = $1 and u.asset_id = $2
+          and not exists (select 1 from transfers t where t.reverses_id = u.transfer_id) and ($5::uuid is null or u.id <> $5)),
+     rest as (select funding_seq, operator_id, gross, net, gross - greatest(0, least(gross, cash_left)) as rest from r),
+     pooled as (
+       select operator_id, gross, net, rest, $3::numeric - (sum(rest) over (order by funding_seq) - rest) as pool_left
+         from rest where rest > 0),
+     unfunded as (select operator_id, gross, net, rest - greatest(0, least(rest, pool_left)) as unfunded from pooled)
+     select operator_id, sum(unfunded)::text as gross, sum(net - div(net * (gross - unfunded), gross))::text as net
+       from unfunded where unfunded > 0 and ($4::text is null or operator_id = $4)
+      group by operator_id order by operator_id`,
+    [marketplaceId, assetId, available.toString(), operatorId, options.withoutUsageId ?? null]);
+  return rows.map((r) => ({ operatorId: r.operator_id, net: BigInt(r.net), gross: BigInt(r.gross) }));
+}
+
+export interface AwaitingFunds {
+  /** Of the operator's earnings: what cannot be paid out until marketplaces' money arrives. */
+  total: bigint;
+  byMarketplace: Array<{ marketplaceId: string; amount: bigint }>;
+}
+
+/**
+ * What of an operator's earnings in an asset waits for money, per marketplace it sells through
+ * (`withoutUsageId`: as it would be once that record is reversed).
+ */
+export async function awaitingFunds(db: Queryable, operatorId: string, assetId: string, options: { withoutUsageId?: string } = {}): Promise<AwaitingFunds> {
+  const markets = await db.query<{ marketplace_id: string }>(
+    "select marketplace_id from marketplace_operators where operator_id = $1 order by marketplace_id", [operatorId]);
+  const byMarketplace: AwaitingFunds["byMarketplace"] = [];
+  for (const m of markets) {
+    const [u] = await unfundedUsage(db, m.marketplace_id, assetId, operatorId, options);
+    if (u && u.net > 0n) byMarketplace.push({ marketplaceId: m.marketplace_id, amount: u.net });
+  }
+  return { total: byMarketplace.reduce((s, m) => s + m.amount, 0n), byMarketplace };
+}
+
+/**
+ * The locks under which an operator's payable-now is judged and taken (payouts, reversals of its
+ * usage): its own, then each marketplace it sells through in exclusive mode. Usage ingestion holds
+ * its marketplace's lock in shared mode for its whole transaction and draws the records'
+ * funding_seq under it, so the judgment waits for usage being written, and usage written later
+ * is funded after everything the judgment saw: money that funds earnings already paid out is never
+ * given to a record that arrives afterwards.
+ */
+export async function lockOperatorFunds(tx: Queryable, operatorId: string, assetId: string): Promise<void> {
+  await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`payout-funds:${operatorId}:${assetId}`]);
+  await tx.query(
+    `select pg_advisory_xact_lock(hashtextextended('usage-funding:' || marketplace_id, 0))
+       from (select marketplace_id from marketplace_operators where operator_id = $1 order by marketplace_id) m`, [operatorId]);
+}
+
+/** Taken by usage ingestion at the start of its transaction (see lockOperatorFunds). */
+export async function lockUsageFunding(tx: Queryable, marketplaceIds: string[]): Promise<void> {
+  for (const m of [...new Set(marketplaceIds)].sort()) {
+    await tx.query("select pg_advisory_xact_lock_shared(hashtextextended($1, 0))", [`usage-funding:${m}`]);
+  }
+}
+
+/** "awaiting funds from marketplace m: 89000 TUSD; from marketplace n: …" */
+export function describeAwaiting(a: AwaitingFunds, asset: { code: string; scale: number }): string {
+  return a.byMarketplace.map((m) => `awaiting funds from marketplace ${m.marketplaceId}: ${unitsToDecimal(m.amount, asset.scale)} ${asset.code}`).join("; ");
+}
+
+/** The split of an operator's available balance: what may be paid now, and what waits for money. */
+export function payableNow(available: bigint, awaiting: AwaitingFunds): bigint {
+  const p = available - awaiting.total;
+  return p > 0n ? p : 0n;
+}
+
+export interface MarketplaceFunding {
+  marketplaceId: string;
+  assetId: string;
+  /** Its customers' own money received (on-chain deposits, receipts for a customer). */
+  customersReceived: bigint;
+  /** Its settlements: receipts from the marketplace. */
+  settled: bigint;
+  creditLimit: bigint;
+  /** Deposits it claimed for its customers off-chain, less its settlements: what it holds of the platform's money. */
+  claimedUnsettled: bigint;
+  /** Gross of its usage not reversed. */
+  usageGross: bigint;
+  /** Gross of that usage not yet covered by money received (nor by the credit limit). */
+  awaitingGross: bigint;
+}
+
+export async function marketplaceFunding(db: Queryable, marketplaceId: string, assetId: string): Promise<MarketplaceFunding> {
+  const pool = await marketplacePool(db, marketplaceId, assetId);
+  const [row] = await db.query<{ received: string; usage: string; clearing: string }>(
+    `select (select coalesce(sum(amt), 0) from (${CUSTOMER_CASH}) c)::text as received,
+            (select coalesce(sum(u.gross), 0) from usage_records u where u.marketplace_id = $1 and u.asset_id = $2
+                and not exists (select 1 from transfers t where t.reverses_id = u.transfer_id))::text as usage,
+            coalesce((select b.debits_posted - b.credits_posted from accounts a join account_balances b on b.account_id = a.id
+                       where a.marketplace_id = $1 and a.asset_id = $2 and a.opened_by_service and a.ref = 'deposits:clearing'), 0)::text as clearing`,
+    [marketplaceId, assetId]);
+  const unfunded = await unfundedUsage(db, marketplaceId, assetId);
+  return {
+    marketplaceId, assetId, customersReceived: BigInt(row!.received), settled: pool.settled, creditLimit: pool.creditLimit,
+    claimedUnsettled: BigInt(row!.clearing), usageGross: BigInt(row!.usage), awaitingGross: unfunded.reduce((s, u) => s + u.gross, 0n),
+  };
+}
+
+export interface PaidBeyondFunds {
+  operatorId: string;
+  assetId: string;
+  available: bigint;
+  awaiting: bigint;
+}
+
+/**
+ * Operators that were paid (or are being paid) out of earnings whose money has not been received:
+ * their available balance no longer holds their earnings awaiting funds. All of them (`npm run
+ * verify`), or those selling through one marketplace in one asset (before a credit limit is lowered).
+ */
+export async function paidBeyondFunds(db: Queryable, scope: { marketplaceId: string; assetId: string } | null = null): Promise<PaidBeyondFunds[]> {
+  const payables = await db.query<{ owner_id: string; asset_id: string; available: string }>(`
+    select a.owner_id, a.asset_id, (b.credits_posted - b.debits_posted - b.debits_pending)::text as available
+      from accounts a join account_balances b on b.account_id = a.id
+     where a.opened_by_service and a.marketplace_id is null and a.code = 'operator_payable'
+       and ($1::uuid is null or a.asset_id = $1)
+       and ($2::text is null or exists (select 1 from marketplace_operators r where r.marketplace_id = $2 and r.operator_id = a.owner_id))
+       and exists (select 1 from payouts p where p.operator_id = a.owner_id and p.asset_id = a.asset_id and p.status <> 'failed')
+     order by a.owner_id, a.asset_id`, [scope?.assetId ?? null, scope?.marketplaceId ?? null]);
+  const out: PaidBeyondFunds[] = [];
+  for (const p of payables) {
+    const awaiting = (await awaitingFunds(db, p.owner_id, p.asset_id)).total;
+    if (BigInt(p.available) < awaiting) out.push({ operatorId: p.owner_id, assetId: p.asset_id, available: BigInt(p.available), awaiting });
+  }
+  return out;
+}

@@ -1,0 +1,13 @@
+/**
+ * The read side the API serves: the repositories' reads (db/queries/) that routes may call, each
+ * a single statement or a report with no rule to add on the way, so they are exposed as they are
+ * rather than wrapped. Routes reach the database only through services/ (checked by
+ * `npm run lint:deps`); who may see what is decided by the access rules of domain/access.ts.
+ */
+export { decodeCursor, getAccount, getAccounts, getBalance, getBalanceAsOf, listEntries } from "../db/queries/accounts.js";
+export { getTransfer } from "../db/queries/transfers.js";
+export { getUsage, listUsage } from "../db/queries/usage.js";
+export { getAssetByCode, listAssets } from "../db/queries/assets.js";
+export { listApiKeys } from "../db/queries/api-keys.js";
+export { feeRevenue, operatorStatements, payoutsConfirmed, trialBalance } from "../db/queries/reports.js";
+export { operatorBalances, operatorEarnings, operatorOpeningBalances, operatorStatement } from "../db/queries/operator-views.js";

@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { expectStatus, worldPerFile } from "../support/http.js";
+
+/** The audit log cannot be spoofed and has no gaps where a refusal happens, within a bound. */
+const t = worldPerFile();
+
+const rows = async (where: string, params: unknown[] = []) =>
+  t.api.db.query<{ request_id: string; client_request_id: string | null; status: number; method: string; path: string; key_id: string | null }>(
+    `select request_id, client_request_id, status, method, path, key_id from audit_log where ${where} order by id`, params);
+
+describe("the audit log", () => {
+  it("request ids are the service's: two requests that send one X-Request-Id get two ids, the client's is kept beside them", async () => {
+    const headers = { "x-request-id": "same-id-twice" };
+    const a = expectStatus(await t.api.call("POST", "/v1/customers", { key: t.w.keys.m1, body: { id: "audit-a", billing: "prepaid" }, headers }), 201);
+    const b = expectStatus(await t.api.call("POST", "/v1/customers", { key: t.w.keys.m1, body: { id: "audit-b", billing: "prepaid" }, headers }), 201);
+    expect(a.headers.get("x-request-id")).not.toBe("same-id-twice");
+    expect(a.headers.get("x-request-id")).not.toBe(b.headers.get("x-request-id"));
+    const logged = await rows("client_request_id = 'same-id-twice'");
+    expect(logged.map((r) => r.request_id).sort()).toEqual([a.headers.get("x-request-id"), b.headers.get("x-request-id")].sort());
+    // Nobody can pass its id off as another request's: a client id equal to a service id is only the client's.
+    const c = await t.api.call("POST", "/v1/customers", { key: t.w.keys.m1, body: { id: "audit-c", billing: "prepaid" }, headers: { "x-request-id": a.headers.get("x-request-id")! } });
+    expect((await rows("request_id = $1", [a.headers.get("x-request-id")])).length).toBe(1);
+    expect(c.headers.get("x-request-id")).not.toBe(a.headers.get("x-request-id"));
+    // A client id that is not printable ASCII (or too long) is not kept.
+    const odd = await t.api.call("POST", "/v1/customers", { key: t.w.keys.m1, body: { id: "audit-d", billing: "prepaid" }, headers: { "x-request-id": "x".repeat(101) } });
+    expect((await rows("request_id = $1", [odd.headers.get("x-request-id")]))[0]).toMatchObject({ client_request_id: null });
+    const listed = expectStatus(await t.api.call("GET", "/v1/audit/log?limit=1000", { key: t.w.keys.finance }), 200).body.data;
+    expect(listed.filter((e: { client_request_id: string | null }) => e.client_request_id === "same-id-twice")).toHaveLength(2);
+  });
+
+  it("refused requests are audited: an oversized body (413), no key or a bad one (401), a role that may not (403), of any method", async () => {
+    const big = await t.api.call("POST", "/v1/customers", { key: t.w.keys.m1, raw: JSON.stringify({ id: "big", billing: "prepaid", metadata: { x: "x".repeat(1_100_000) } }), headers: { "x-request-id": "too-big" } });
+    expect(big.status).toBe(413);
+    expect(await rows("client_request_id = 'too-big'")).toEqual([expect.objectContaining({ status: 413, method: "POST", path: "/v1/customers" })]);
+    const anonymous = await t.api.call("GET", "/v1/payouts", { key: null, headers: { "x-request-id": "no-key" } });
+    expect(anonymous.status).toBe(401);
+    expect(await rows("client_request_id = 'no-key'")).toEqual([expect.objectContaining({ status: 401, method: "GET", key_id: null })]);
+    const forbidden = await t.api.call("GET", "/v1/audit/log", { key: t.w.keys.o1, headers: { "x-request-id": "not-allowed" } });
+    expect(forbidden.status).toBe(403);
+    expect(await rows("client_request_id = 'not-allowed'")).toEqual([expect.objectContaining({ status: 403, method: "GET", key_id: expect.any(String) })]);
+    // A GET that is answered is not audited.
+    expectStatus(await t.api.call("GET", "/v1/payouts", { key: t.w.keys.finance, headers: { "x-request-id": "plain-read" } }), 200);
+    expect(await rows("client_request_id = 'plain-read'")).toEqual([]);
+  });
+
+  it("a flood of refused requests is audited up to a bound a minute, and what is left out is counted", async () => {
+    const before = (await rows("status = 401 and key_id is null")).length;
+    const started = Date.now();
+    for (let i = 0; i < 150; i++) await t.api.call("GET", "/v1/assets", { key: "lk_0000000000000000_" + "B".repeat(43) });
+    // The budget is 60 rows a minute for one source: the flood may span two minutes of the clock.
+    const minutes = Math.floor(Date.now() / 60_000) - Math.floor(started / 60_000) + 1;
+    const written = (await rows("status = 401 and key_id is null")).length - before;
+    expect(written).toBeGreaterThan(0);
+    expect(written).toBeLessThanOrEqual(60 * minutes);
+    expect(written).toBeLessThan(150);
+    const metrics = (await t.api.call("GET", "/metrics", { key: null })).body as string;
+    expect(Number(/audit_refused_dropped_total (\d+)/.exec(metrics)?.[1] ?? "0")).toBeGreaterThanOrEqual(150 - written);
+  });
+});

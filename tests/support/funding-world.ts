@@ -1,0 +1,74 @@
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { usageMonth } from "./clock.js";
+import { expectStatus, testApi } from "./http.js";
+import { payoutWorld, TOKEN } from "./payout-world.js";
+
+/** TUSD has 6 decimals. */
+export const USD = 1_000_000n;
+
+/**
+ * Marketplaces "m" and "b" (10% marketplace fee, 1% protocol fee). m: prepaid customers c, d and
+ * postpaid p; b: prepaid customer bc. Operators o, o2 (the attacker's) and honest, each with a
+ * verified payout address and an operator key.
+ */
+export async function fundingWorld() {
+  const w = await payoutWorld();
+  const a = await testApi({ db: w.db, settlements: w.settlements });
+  const key = async (role: string, scope_id?: string) =>
+    expectStatus(await a.call("POST", "/v1/api-keys", { body: { name: `${role} ${scope_id ?? ""}`, role, scope_id } }), 201).body.secret as string;
+  for (const m of ["m", "b"]) {
+    expectStatus(await a.call("POST", "/v1/marketplaces", { body: { id: m, name: `market ${m}` } }), 201);
+    expectStatus(await a.call("POST", `/v1/marketplaces/${m}/fee-schedules`, {
+      body: { effective_from: "2020-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 1000 }, { party: "protocol", bps: 100 }] },
+    }), 201);
+  }
+  const keys = {
+    market: await key("marketplace", "m"), b: await key("marketplace", "b"), finance: await key("finance"), finance2: await key("finance"), admin2: await key("admin"),
+    o: "", o2: "", honest: "",
+  } as Record<string, string> & { market: string; b: string; finance: string; finance2: string; admin2: string; o: string; o2: string; honest: string };
+  const wallets: Record<string, `0x${string}`> = {};
+  for (const o of ["o", "o2", "honest"]) {
+    expectStatus(await a.call("POST", "/v1/operators", { key: keys.market, body: { id: o, name: o } }), 201);
+    keys[o] = await key("operator", o);
+    const acct = privateKeyToAccount(generatePrivateKey());
+    const ch = expectStatus(await a.call("POST", `/v1/operators/${o}/payout-address-challenges`, { key: keys[o], body: { chain_id: 31337, address: acct.address } }), 201).body;
+    expectStatus(await a.call("PUT", `/v1/operators/${o}/payout-address`, {
+      key: keys[o], body: { chain_id: 31337, address: acct.address, challenge_id: ch.id, signature: await acct.signMessage({ message: ch.message }) },
+    }), 200);
+    wallets[o] = acct.address;
+  }
+  for (const c of ["c", "d"]) expectStatus(await a.call("POST", "/v1/customers", { key: keys.market, body: { id: c, billing: "prepaid" } }), 201);
+  expectStatus(await a.call("POST", "/v1/customers", { key: keys.market, body: { id: "p", billing: "postpaid", credit_limits: [{ asset: TOKEN, credit_limit: "1000000000000000000000000" }] } }), 201);
+  expectStatus(await a.call("POST", "/v1/customers", { key: keys.b, body: { id: "bc", billing: "prepaid" } }), 201);
+  let n = 0;
+  const record = (operator: string, customer: string, amount: bigint, extra: Record<string, unknown> = {}) => ({
+    external_id: `u-${++n}`, operator_id: operator, customer_id: customer, resource: "gpu:h100", unit: "gpu_hour", quantity: "1", amount: amount.toString(), asset: TOKEN,
+    period_start: usageMonth.day(10).toISOString(), period_end: usageMonth.day(11).toISOString(), ...extra,
+  });
+  const usage = async (operator: string, customer: string, amount: bigint, opts: { key?: string; extra?: Record<string, unknown> } = {}) =>
+    expectStatus(await a.call("POST", "/v1/usage", { key: opts.key ?? keys.market, body: record(operator, customer, amount, opts.extra) }), 201).body;
+  const deposit = async (customer: string, amount: bigint, by = keys.market) =>
+    expectStatus(await a.call("POST", `/v1/customers/${customer}/deposits`, { key: by, body: { asset: TOKEN, amount: amount.toString() } }), 201);
+  const balance = async (o: string) => expectStatus(await a.call("GET", `/v1/operators/${o}/balances`, { key: keys[o] }), 200).body.data[0];
+  const payout = (o: string, amount: bigint) => a.call("POST", "/v1/payouts", { key: keys[o], body: { asset: TOKEN, amount: amount.toString() } });
+  const receipt = async (amount: bigint, reference: string, customer_id?: string, by = keys.finance, m = "m") =>
+    a.call("POST", `/v1/marketplaces/${m}/receipts`, { key: by, body: { asset: TOKEN, amount: amount.toString(), reference, customer_id } });
+  /** A receipt proposed (201): its proposal. */
+  const proposeReceipt = async (amount: bigint, reference: string, customer_id?: string, by = keys.finance) =>
+    expectStatus(await receipt(amount, reference, customer_id, by), 201).body;
+  const payoutRows = async () => (await w.db.query<{ n: string }>("select count(*)::text as n from payouts"))[0]!.n;
+  const approve = (id: string, by: string) => a.call("POST", `/v1/proposals/${id}/approve`, { key: by, body: {} });
+  const settle = async (amount: bigint, reference: string, customer_id?: string, m = "m") => {
+    const r = expectStatus(await receipt(amount, reference, customer_id, keys.finance, m), 201).body;
+    expectStatus(await approve(r.id, keys.finance2!), 200);
+  };
+  return {
+    w, api: a, key, keys, wallets, record, usage, deposit, balance, payout, payoutRows, receipt, proposeReceipt, approve, settle,
+    async close() {
+      await a.close();
+      await w.close();
+    },
+  };
+}
+
+export type FundingWorld = Awaited<ReturnType<typeof fundingWorld>>;
