@@ -4,7 +4,7 @@ import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
 
 /**
- * The PostgreSQL driver must carry the guard that scripts/patch-postgres.mjs applies after install
+ * The PostgreSQL driver must carry the guard that patches/postgres+3.4.9.patch applies after install (patch-package)
  * (see docs/reliability.md, "Database outages"): without it, a connection closing under load can
  * end the process. An install with scripts disabled would leave it out.
  */
@@ -17,7 +17,7 @@ describe("the PostgreSQL driver's write on a closed connection", () => {
       const nextWrite = code.slice(code.indexOf("function nextWrite(fn) {"), code.indexOf("function nextWrite(fn) {") + 400);
       expect(nextWrite, `${variant}/connection.js`).toMatch(/if \(!socket\)/);
       expect(nextWrite.indexOf("if (!socket)")).toBeLessThan(nextWrite.indexOf("socket.write("));
-      // Reported as not written (see scripts/patch-postgres.mjs).
+      // Reported as not written (see docs/reliability.md).
       expect(nextWrite.slice(nextWrite.indexOf("if (!socket)"), nextWrite.indexOf("socket.write("))).toMatch(/return false/);
     }
   });
