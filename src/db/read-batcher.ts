@@ -1,37 +1,26 @@
+import DataLoader from "dataloader";
 import type { Queryable } from "./client.js";
 
 /**
  * Coalesces concurrent point reads into one statement: `load` gets every key asked for since the
  * last turn of the event loop (requests parsed together, e.g. under load) and returns one value per
  * key, in order. Each caller sees what one query saw at a moment during its request, as with a
- * query of its own; no value is kept after it is answered (no cache, nothing stale).
+ * query of its own; no value is kept after it is answered (DataLoader with its cache off, nothing
+ * stale). The batch is scheduled with setImmediate rather than DataLoader's default (the end of
+ * the current microtask queue), so that requests parsed in the same turn of the loop share it.
  */
 export class ReadBatcher<K, V> {
-  private queue: { key: K; resolve: (v: V) => void; reject: (e: unknown) => void }[] = [];
-  private scheduled = false;
+  private readonly loader: DataLoader<K, V>;
 
-  constructor(private readonly load: (keys: K[]) => Promise<V[]>) {}
-
-  get(key: K): Promise<V> {
-    return new Promise<V>((resolve, reject) => {
-      this.queue.push({ key, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => void this.flush());
-      }
+  constructor(load: (keys: K[]) => Promise<V[]>) {
+    this.loader = new DataLoader<K, V>((keys) => load([...keys]), {
+      cache: false,
+      batchScheduleFn: (run) => setImmediate(run),
     });
   }
 
-  private async flush(): Promise<void> {
-    const batch = this.queue;
-    this.queue = [];
-    this.scheduled = false;
-    try {
-      const values = await this.load(batch.map((b) => b.key));
-      batch.forEach((b, i) => b.resolve(values[i]!));
-    } catch (err) {
-      for (const b of batch) b.reject(err);
-    }
+  get(key: K): Promise<V> {
+    return this.loader.load(key);
   }
 }
 
