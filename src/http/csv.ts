@@ -1,20 +1,28 @@
 import type { Context } from "hono";
+import { stringify } from "csv-stringify/sync";
+
+type Cell = string | number | bigint | boolean | null | undefined;
 
 /**
- * RFC 4180 CSV: fields with a comma, quote or line break are quoted. Text that a spreadsheet would
- * run as a formula (=, +, -, @ at the start) is prefixed with an apostrophe, unless it is a number.
+ * Text a spreadsheet would run as a formula (=, +, -, @, |, tab or CR at the start) gets a leading
+ * apostrophe, unless it is a number (a negative amount stays a number). Callers choose much of the
+ * text in these files (external ids, descriptions, notes).
  */
-export function toCsv(header: string[], rows: Array<Array<string | number | bigint | boolean | null | undefined>>): string {
-  const cell = (v: string | number | bigint | boolean | null | undefined): string => {
-    if (v === null || v === undefined) return "";
-    let s = String(v);
-    if (/^[=+\-@\t\r]/.test(s) && !/^-?\d+(\.\d+)?$/.test(s)) s = `'${s}`;
-    return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-  };
-  return [header, ...rows].map((r) => r.map(cell).join(",")).join("\r\n") + "\r\n";
+const plainText = (s: string): string => (/^[=+\-@|\t\r]/.test(s) && !/^-?\d+(\.\d+)?$/.test(s) ? `'${s}` : s);
+
+/**
+ * The one CSV writer of the API: RFC 4180 (CRLF line ends; fields with a comma, quote or line break
+ * quoted), formula text made plain, booleans as true/false, null and absent as empty.
+ */
+export function toCsv(header: string[], rows: Cell[][]): string {
+  return stringify([header, ...rows], {
+    record_delimiter: "windows",
+    quoted_match: /[\r\n]/,
+    cast: { string: plainText, boolean: (v) => String(v), bigint: (v) => v.toString(), number: (v) => String(v) },
+  });
 }
 
-export function csvResponse(c: Context, filename: string, header: string[], rows: Parameters<typeof toCsv>[1]): Response {
+export function csvResponse(c: Context, filename: string, header: string[], rows: Cell[][]): Response {
   return c.body(toCsv(header, rows), 200, {
     "content-type": "text/csv; charset=utf-8",
     "content-disposition": `attachment; filename="${filename}"`,

@@ -93,7 +93,7 @@ describe("usage over HTTP", () => {
     expect(statement.lines.some((l: { amount: string }) => l.amount.startsWith("-"))).toBe(true); // the reversal
     const csv = await api.call("GET", `/v1/operators/o1/statement?${range}&format=csv`, { key: w.keys.o1 });
     expect(csv.headers.get("content-type")).toMatch(/text\/csv/);
-    const rows = (csv.body as string).trim().split("\n");
+    const rows = (csv.body as string).trim().split("\r\n");
     expect(rows[0]).toBe("entry_id,asset,transfer_id,description,amount,balance_after,effective_at,booked_at");
     expect(rows.length).toBe(statement.lines.length + 1);
     const earnings = await get(`/v1/operators/o1/earnings?${range}&group_by=resource`, w.keys.o1);

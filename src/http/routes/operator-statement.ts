@@ -2,6 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { operatorOpeningBalances, operatorStatement } from "../../services/reads.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
+import { csvResponse } from "../csv.js";
 import { ApiError } from "../problem.js";
 import { Timestamp, Uuid } from "../schemas.js";
 import { PartyIdParam } from "../usage-schemas.js";
@@ -40,13 +41,6 @@ const route = createRoute({
 });
 
 const MAX_LINES = 100_000;
-/** RFC 4180 quoting. */
-const csvCell = (v: string) => (/[",\n\r]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
-/**
- * Text that callers chose (a marketplace's external ids, reversal reasons) must not run as a
- * formula when an operator opens the file in a spreadsheet: a leading ' makes it plain text.
- */
-const textCell = (v: string) => csvCell(/^[=+\-@\t\r|]/.test(v) ? `'${v}` : v);
 
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
@@ -64,12 +58,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     })).filter((l) => l.amount !== "0");
     const opening = (await operatorOpeningBalances(db, id, from)).filter((o) => q.asset_id === undefined || o.asset_id === q.asset_id);
     if (q.format === "csv") {
-      const header = "entry_id,asset,transfer_id,description,amount,balance_after,effective_at,booked_at";
-      const body = lines.map((l) => [csvCell(l.entry_id), csvCell(l.asset), csvCell(l.transfer_id), textCell(l.description), csvCell(l.amount), csvCell(l.balance_after), csvCell(l.effective_at), csvCell(l.booked_at)].join(","));
-      return c.body([header, ...body].join("\n") + "\n", 200, {
-        "content-type": "text/csv; charset=utf-8",
-        "content-disposition": `attachment; filename="statement-${id}-${q.from.slice(0, 10)}-${q.to.slice(0, 10)}.csv"`,
-      }) as never;
+      return csvResponse(c, `statement-${id}-${q.from.slice(0, 10)}-${q.to.slice(0, 10)}.csv`,
+        ["entry_id", "asset", "transfer_id", "description", "amount", "balance_after", "effective_at", "booked_at"],
+        lines.map((l) => [l.entry_id, l.asset, l.transfer_id, l.description, l.amount, l.balance_after, l.effective_at, l.booked_at])) as never;
     }
     const payable = (await fundingSplits(db, id)).map((f) => f.split).filter((f) => q.asset_id === undefined || f.asset_id === q.asset_id);
     return c.json({ operator_id: id, from: from.toISOString(), to: to.toISOString(), opening, lines, payable }, 200) as never;
