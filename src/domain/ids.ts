@@ -2,6 +2,9 @@ import { createHash, randomFillSync } from "node:crypto";
 
 // Random bits drawn from the system's CSPRNG 4 KiB at a time: one call per 409 ids instead of one
 // per id (a batch of 1,000 usage records makes 2,000 ids). Each byte is used once.
+// Why not the `uuid` package's v7: measured in one run on the 2-core machine, 1.0-2.4 µs per id
+// here against 4.0-6.3 µs for uuid 14's v7 (with or without `msecs`), about 3x, i.e. ~8 µs of CPU
+// per usage record on the ingest path, whose whole budget is ~300 µs.
 const pool = Buffer.alloc(4096);
 let poolAt = pool.length;
 
