@@ -3,7 +3,7 @@ import { z } from "zod";
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
 import type { Queryable } from "../db/client.js";
-import { API_KEY_COLUMNS, findActiveKeyByPrefix, toApiKey } from "../db/queries/api-keys.js";
+import { findActiveKeyByPrefix, insertApiKey, markApiKeyRevoked } from "../db/queries/api-keys.js";
 import { type ApiKey, type Principal } from "../domain/access.js";
 import { getMarketplace, getOperator } from "./marketplaces.js";
 import { parseInput } from "./validation.js";
@@ -40,19 +40,17 @@ export async function createApiKey(db: Queryable, raw: ApiKeyInput, createdBy: s
   }
   const prefix = randomBytes(8).toString("hex");
   const secret = `lk_${prefix}_${randomBytes(32).toString("base64url")}`;
-  const rows = await db.query<Parameters<typeof toApiKey>[0] & Record<string, unknown>>(
-    `insert into api_keys (id, prefix, secret_hash, name, role, scope_id, created_by) values ($1, $2, $3, $4, $5, $6, $7) returning ${API_KEY_COLUMNS}`,
-    [uuidv7(), prefix, sha256(secret).toString("hex"), input.name, input.role, input.scopeId ?? null, createdBy],
-  );
-  return { ...toApiKey(rows[0]!), secret };
+  const key = await insertApiKey(db, {
+    id: uuidv7(), prefix, secretHash: sha256(secret).toString("hex"), name: input.name, role: input.role, scopeId: input.scopeId ?? null, createdBy,
+  });
+  return { ...key, secret };
 }
 
 /** Revokes a key at once; revoking it again changes nothing. */
 export async function revokeApiKey(db: Queryable, id: string): Promise<ApiKey> {
-  const rows = await db.query<Parameters<typeof toApiKey>[0] & Record<string, unknown>>(
-    `update api_keys set revoked_at = coalesce(revoked_at, now()) where id = $1 returning ${API_KEY_COLUMNS}`, [id]);
-  if (!rows[0]) throw new LedgerError("invalid_request", `api key ${id} does not exist`, [{ path: "id", message: "does not exist" }]);
-  return toApiKey(rows[0]);
+  const key = await markApiKeyRevoked(db, id);
+  if (!key) throw new LedgerError("invalid_request", `api key ${id} does not exist`, [{ path: "id", message: "does not exist" }]);
+  return key;
 }
 
 /**

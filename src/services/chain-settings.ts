@@ -1,5 +1,5 @@
 import type { Queryable } from "../db/client.js";
-import { ASSET_COLUMNS, toAsset, type AssetRow } from "../db/queries/assets.js";
+import { getAssetsByCodes } from "../db/queries/assets.js";
 import type { Settlements } from "../chain/settlement.js";
 
 /**
@@ -15,8 +15,8 @@ export async function settingsConflicts(db: Queryable, settlements: Settlements)
     ...(c.settings.assets ?? []).map((a) => ({ chain: c, code: a.code, token: a.token?.toLowerCase() ?? null })),
   ]);
   if (claims.length === 0) return [];
-  const rows = await db.query<AssetRow & Record<string, unknown>>(`select ${ASSET_COLUMNS} from assets where code = any($1::text[])`, [`{${claims.map((c) => JSON.stringify(c.code)).join(",")}}`]);
-  const byCode = new Map(rows.map((r) => [r.code, toAsset(r)]));
+  const assets = await getAssetsByCodes(db, claims.map((c) => c.code));
+  const byCode = new Map(assets.map((a) => [a.code, a]));
   const problems: string[] = [];
   for (const c of claims) {
     const a = byCode.get(c.code);

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
 import type { Database, Queryable } from "../db/client.js";
-import { findAccountByRef, toAccount } from "../db/queries/accounts.js";
+import { findAccountByRef, insertAccount, insertAccountBalances } from "../db/queries/accounts.js";
 import { type Account } from "../domain/accounts.js";
 import { getAsset } from "../db/queries/assets.js";
 import { isReservedRef } from "../domain/chart.js";
@@ -49,20 +49,14 @@ export async function createAccount(db: Database | Queryable, raw: AccountInput)
     if (!(await getAsset(tx, input.assetId))) {
       throw new LedgerError("asset_not_found", `asset ${input.assetId} does not exist`, [{ path: "assetId", message: "does not exist" }]);
     }
-    const rows = await tx.query<Parameters<typeof toAccount>[0] & Record<string, unknown>>(
-      `insert into accounts (id, asset_id, ref, code, owner_type, owner_id, normal_side,
-                             debits_must_not_exceed_credits, credits_must_not_exceed_debits, metadata, marketplace_id)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb, $11)
-       on conflict do nothing
-       returning *`,
-      [
-        input.id ?? uuidv7(), input.assetId, input.ref ?? null, input.code, input.ownerType ?? null, input.ownerId ?? null,
-        input.normalSide, input.debitsMustNotExceedCredits, input.creditsMustNotExceedDebits, metadataJson, input.marketplaceId ?? null,
-      ],
-    );
-    if (rows[0]) {
-      await tx.query("insert into account_balances (account_id) values ($1)", [rows[0].id]);
-      return toAccount(rows[0]);
+    const created = await insertAccount(tx, {
+      id: input.id ?? uuidv7(), assetId: input.assetId, ref: input.ref ?? null, code: input.code, ownerType: input.ownerType ?? null, ownerId: input.ownerId ?? null,
+      normalSide: input.normalSide, debitsMustNotExceedCredits: input.debitsMustNotExceedCredits, creditsMustNotExceedDebits: input.creditsMustNotExceedDebits,
+      metadataJson, marketplaceId: input.marketplaceId ?? null,
+    });
+    if (created) {
+      await insertAccountBalances(tx, created.id);
+      return created;
     }
     const existing = input.ref === undefined ? undefined : await findAccountByRef(tx, input.assetId, input.marketplaceId ?? null, input.ref);
     if (existing && sameAccount(existing, input)) return existing;

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
 import type { Queryable } from "../db/client.js";
-import { getAssetByCode, toAsset, ASSET_COLUMNS, type AssetRow } from "../db/queries/assets.js";
+import { getAssetByCode, insertAsset } from "../db/queries/assets.js";
 import { type Asset } from "../domain/assets.js";
 import { parseInput } from "./validation.js";
 
@@ -30,12 +30,8 @@ export async function createAsset(db: Queryable, raw: AssetInput): Promise<Asset
   const s = input.settlement;
   const chainId = s.kind === "offchain" ? null : String(s.chainId);
   const token = s.kind === "erc20" ? s.tokenAddress.toLowerCase() : null;
-  const inserted = await db.query<AssetRow & Record<string, unknown>>(
-    `insert into assets (id, code, scale, settlement, chain_id, token_address) values ($1, $2, $3, $4, $5, $6)
-     on conflict do nothing returning ${ASSET_COLUMNS}`,
-    [uuidv7(), input.code, input.scale, s.kind, chainId, token],
-  );
-  if (inserted[0]) return toAsset(inserted[0]);
+  const inserted = await insertAsset(db, { id: uuidv7(), code: input.code, scale: input.scale, settlement: s.kind, chainId, tokenAddress: token });
+  if (inserted) return inserted;
   const existing = await getAssetByCode(db, input.code);
   const same =
     existing &&

@@ -3,6 +3,7 @@ import { LedgerError } from "../domain/errors.js";
 import { parseUnits } from "../domain/money.js";
 import type { ConfiguredRule } from "../domain/rating.js";
 import type { Database, Queryable } from "../db/client.js";
+import { insertNextFeeScheduleVersion, latestRatedUsageSince, listFeeScheduleRows, lockMarketplaceForFeeSchedule, type FeeScheduleRow } from "../db/queries/fee-schedules.js";
 import { getMarketplace, PartyId } from "./marketplaces.js";
 import { inTransaction } from "./transaction.js";
 import { parseInput } from "./validation.js";
@@ -50,8 +51,7 @@ export interface FeeSchedule {
   createdAt: Date;
 }
 
-type Row = { marketplace_id: string; version: number; effective_from: Date | string; rules: ConfiguredRule[]; created_at: Date | string };
-const toSchedule = (r: Row): FeeSchedule =>
+const toSchedule = (r: FeeScheduleRow): FeeSchedule =>
   ({ marketplaceId: r.marketplace_id, version: r.version, effectiveFrom: new Date(r.effective_from), rules: r.rules, createdAt: new Date(r.created_at) });
 
 /**
@@ -63,26 +63,20 @@ export async function publishFeeSchedule(db: Database | Queryable, raw: z.input<
   return inTransaction(db, async (tx) => {
     if (!(await getMarketplace(tx, input.marketplaceId))) throw new LedgerError("marketplace_not_found", `marketplace ${input.marketplaceId} does not exist`);
     // Serialise publishers of one marketplace so that version numbers are consecutive.
-    await tx.query("select 1 from marketplaces where id = $1 for update", [input.marketplaceId]);
+    await lockMarketplaceForFeeSchedule(tx, input.marketplaceId);
     // Usage already rated stays rated as it was: a version may not take effect before usage that
     // has already been posted (a first schedule may be back-dated while there is no usage yet).
-    const [rated] = await tx.query<{ latest: Date | string | null }>(
-      "select max(effective_at) as latest from usage_records where marketplace_id = $1 and effective_at >= $2",
-      [input.marketplaceId, input.effectiveFrom.toISOString()]);
-    if (rated?.latest) {
-      throw new LedgerError("fee_schedule_exists", `usage up to ${new Date(rated.latest).toISOString()} was already rated; a new version must take effect after it`,
+    const latest = await latestRatedUsageSince(tx, input.marketplaceId, input.effectiveFrom);
+    if (latest) {
+      throw new LedgerError("fee_schedule_exists", `usage up to ${new Date(latest).toISOString()} was already rated; a new version must take effect after it`,
         [{ path: "effectiveFrom", message: "is before usage already rated" }]);
     }
-    const rows = await tx.query<Row>(
-      `insert into fee_schedules (marketplace_id, version, effective_from, rules)
-       values ($1, coalesce((select max(version) from fee_schedules where marketplace_id = $1), 0) + 1, $2, $3::text::jsonb)
-       on conflict do nothing returning *`,
-      [input.marketplaceId, input.effectiveFrom.toISOString(), JSON.stringify(input.rules)]);
-    if (!rows[0]) throw new LedgerError("fee_schedule_exists", `a version taking effect at ${input.effectiveFrom.toISOString()} already exists`);
-    return toSchedule(rows[0]);
+    const row = await insertNextFeeScheduleVersion(tx, input.marketplaceId, input.effectiveFrom, input.rules);
+    if (!row) throw new LedgerError("fee_schedule_exists", `a version taking effect at ${input.effectiveFrom.toISOString()} already exists`);
+    return toSchedule(row);
   });
 }
 
 export async function listFeeSchedules(db: Queryable, marketplaceId: string): Promise<FeeSchedule[]> {
-  return (await db.query<Row>("select * from fee_schedules where marketplace_id = $1 order by version", [marketplaceId])).map(toSchedule);
+  return (await listFeeScheduleRows(db, marketplaceId)).map(toSchedule);
 }

@@ -5,6 +5,7 @@ import { ensureAccounts } from "../db/ensure-accounts.js";
 import { chart, specKey } from "../domain/chart.js";
 import { getBalance } from "../db/queries/accounts.js";
 import { getAssetByCode } from "../db/queries/assets.js";
+import { findHoldIdByOpenTransfer, getHoldRow, insertHold, listHoldsDueForClosing, markHoldClosed, recordHoldCloseTransfer, type HoldRow } from "../db/queries/holds.js";
 import { writeTransfers } from "../db/transfer-writer.js";
 import { getCustomer } from "./marketplaces.js";
 
@@ -25,15 +26,9 @@ export interface Hold {
   createdAt: Date;
 }
 
-type Row = {
-  id: string; marketplace_id: string; customer_id: string; asset_id: string; amount: string; escrow_account_id: string;
-  open_transfer_id: string; status: Hold["status"]; expires_at: Date | string | null; closed_at: Date | string | null;
-  close_transfer_id: string | null; created_at: Date | string;
-};
-
 const maybeDate = (v: Date | string | null) => (v === null ? null : new Date(v));
 
-async function toHold(db: Queryable, r: Row): Promise<Hold> {
+async function toHold(db: Queryable, r: HoldRow): Promise<Hold> {
   return {
     id: r.id, marketplaceId: r.marketplace_id, customerId: r.customer_id, assetId: r.asset_id, amount: BigInt(r.amount),
     remaining: (await getBalance(db, r.escrow_account_id))!.posted, escrowAccountId: r.escrow_account_id,
@@ -43,8 +38,8 @@ async function toHold(db: Queryable, r: Row): Promise<Hold> {
 }
 
 export async function getHold(db: Queryable, id: string): Promise<Hold | undefined> {
-  const rows = await db.query<Row>("select * from holds where id = $1", [id]);
-  return rows[0] && toHold(db, rows[0]);
+  const row = await getHoldRow(db, id);
+  return row && toHold(db, row);
 }
 
 /**
@@ -83,15 +78,15 @@ export async function openHold(
       if (outcome?.kind === "refused") throw outcome.error;
       if (outcome?.kind !== "created") return;
       const expiresAt = input.timeoutSeconds === undefined ? null : new Date(bookedAt.getTime() + input.timeoutSeconds * 1000).toISOString();
-      await tx.query(
-        `insert into holds (id, marketplace_id, customer_id, asset_id, amount, escrow_account_id, open_transfer_id, status, expires_at, created_at)
-         values ($1, $2, $3, $4, $5, $6, $7, 'open', $8, $9)`,
-        [id, input.marketplaceId, input.customerId, asset.id, input.amount.toString(), accounts.get(specKey(escrow)), outcome.transfer.id, expiresAt, bookedAt.toISOString()]);
+      await insertHold(tx, {
+        id, marketplaceId: input.marketplaceId, customerId: input.customerId, assetId: asset.id, amount: input.amount,
+        escrowAccountId: accounts.get(specKey(escrow)), openTransferId: outcome.transfer.id, expiresAt, createdAt: bookedAt,
+      });
     },
   });
   if (!result!.ok) throw result!.error;
-  const rows = await db.query<{ id: string }>("select id from holds where open_transfer_id = $1", [result!.transfer.id]);
-  return (await getHold(db, rows[0]!.id))!;
+  const holdId = await findHoldIdByOpenTransfer(db, result!.transfer.id);
+  return (await getHold(db, holdId!))!;
 }
 
 /**
@@ -104,7 +99,7 @@ export async function openHold(
 export async function closeHold(db: Database, id: string, reason: "closed" | "expired" = "closed"): Promise<Hold> {
   const hold = await getHold(db, id);
   if (!hold) throw new LedgerError("invalid_request", `hold ${id} does not exist`);
-  await db.query("update holds set status = $2, closed_at = $3 where id = $1 and status = 'open'", [id, reason, db.clock.now().toISOString()]);
+  await markHoldClosed(db, id, reason, db.clock.now());
   const customer = chart.customer(hold.assetId, hold.marketplaceId, hold.customerId, true);
   const customerAccount = (await ensureAccounts(db, [customer])).get(specKey(customer))!;
   for (let attempt = 0; attempt < 10; attempt++) {
@@ -121,7 +116,7 @@ export async function closeHold(db: Database, id: string, reason: "closed" | "ex
     }]);
     if (r!.ok) {
       // The first close transfer stays referenced; later sweeps (see reverseUsage) are in the ledger.
-      await db.query("update holds set close_transfer_id = coalesce(close_transfer_id, $2) where id = $1", [id, r!.transfer.id]);
+      await recordHoldCloseTransfer(db, id, r!.transfer.id);
       continue; // re-read: zero unless more arrived, which cannot happen once closed
     }
     if (r!.error.code !== "exceeds_credits") throw r!.error;
@@ -134,12 +129,7 @@ export async function closeHold(db: Database, id: string, reason: "closed" | "ex
  * marked closed whose escrow still holds funds); returns how many holds it acted on.
  */
 export async function expireUsageHolds(db: Database, limit = 100): Promise<number> {
-  const due = await db.query<{ id: string; status: "open" | "closed" | "expired" }>(
-    `select h.id, h.status from holds h
-      where (h.status = 'open' and h.expires_at <= $2::timestamptz)
-         or (h.status <> 'open' and exists (select 1 from account_balances b
-                                             where b.account_id = h.escrow_account_id and b.credits_posted > b.debits_posted))
-      limit $1`, [limit, db.clock.now().toISOString()]);
+  const due = await listHoldsDueForClosing(db, limit, db.clock.now());
   for (const h of due) await closeHold(db, h.id, h.status === "open" ? "expired" : h.status);
   return due.length;
 }

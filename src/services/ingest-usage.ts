@@ -10,11 +10,11 @@ import type { Database, Queryable } from "../db/client.js";
 import { ensureAccounts } from "../db/ensure-accounts.js";
 import { chart, specKey, type AccountSpec } from "../domain/chart.js";
 import { findUsageByExternalIds, loadMarketplaceFacts, type MarketplaceFacts } from "../db/queries/usage.js";
+import { getDebitHeadroom } from "../db/queries/accounts.js";
 import { type UsageRecord } from "../domain/usage.js";
 import { Contended, writeTransfers, type BatchOutcome } from "../db/transfer-writer.js";
 import { lockUsageFunding } from "./funding.js";
 import { insertUsageRecords } from "../db/usage-writer.js";
-import { pgArray } from "../db/sql-arrays.js";
 import { maybeGiveWay } from "../give-way.js";
 
 /** A usage record as a marketplace reports it (already checked for shape). */
@@ -202,9 +202,7 @@ async function explainRefusals(db: Queryable, planned: Planned[], outcomes: Batc
   });
   if (byLimit.length === 0) return out;
   const ids = byLimit.flatMap((x) => (x.accountId ? [x.accountId] : []));
-  const rows = ids.length === 0 ? [] : await db.query<{ id: string; left: string; od: string }>(
-    `select account_id as id, (credits_posted + overdraft_limit - debits_posted - debits_pending)::text as left, overdraft_limit::text as od
-       from account_balances where account_id = any($1::uuid[])`, [pgArray(ids)]);
+  const rows = await getDebitHeadroom(db, ids);
   const found = new Map(rows.map((r) => [r.id, r]));
   for (const { k, p, accountId } of byLimit) {
     const row = accountId ? found.get(accountId) : undefined;

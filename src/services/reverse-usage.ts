@@ -5,6 +5,7 @@ import { type UsageRecord } from "../domain/usage.js";
 import { writeTransfers } from "../db/transfer-writer.js";
 import { chart } from "../domain/chart.js";
 import { getAsset } from "../db/queries/assets.js";
+import { getServiceAccountAvailable } from "../db/queries/accounts.js";
 import { unitsToDecimal } from "../domain/money.js";
 import { awaitingFunds, lockOperatorFunds } from "./funding.js";
 import { closeHold, getHold } from "./holds.js";
@@ -18,12 +19,8 @@ import { closeHold, getHold } from "./holds.js";
 async function keepsPaidOutFunded(tx: Queryable, usage: UsageRecord): Promise<void> {
   if (usage.status === "reversed") return; // answered as already reversed by the ledger
   await lockOperatorFunds(tx, usage.operatorId, usage.assetId);
-  const [b] = await tx.query<{ available: string }>(
-    `select (b.credits_posted - b.debits_posted - b.debits_pending)::text as available
-       from accounts a join account_balances b on b.account_id = a.id
-      where a.asset_id = $1 and a.marketplace_id is null and a.ref = $2 and a.opened_by_service`,
-    [usage.assetId, chart.operatorPayable(usage.assetId, usage.operatorId).ref]);
-  const after = BigInt(b?.available ?? "0") - usage.net;
+  const available = await getServiceAccountAvailable(tx, usage.assetId, chart.operatorPayable(usage.assetId, usage.operatorId).ref);
+  const after = (available ?? 0n) - usage.net;
   if (after < 0n) return; // refused by the payable's no-overdraft limit, as before
   const awaiting = await awaitingFunds(tx, usage.operatorId, usage.assetId, { withoutUsageId: usage.id });
   if (after < awaiting.total) {

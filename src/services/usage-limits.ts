@@ -1,6 +1,7 @@
 import type { Database, Queryable } from "../db/client.js";
 import { getAssetByCode } from "../db/queries/assets.js";
 import { getUsageLimitRow, type UsageLimitRow } from "../db/queries/usage.js";
+import { ensureUsageLimitRow, updateUsageLimits } from "../db/queries/usage-limits.js";
 import { LedgerError } from "../domain/errors.js";
 import { defaultLimits, defaultRate, formatDecimal, formatRate, parseRate, type UsageLimits } from "../domain/usage-limits.js";
 import type { Decimal } from "../domain/rating.js";
@@ -61,9 +62,7 @@ export async function setUsageLimits(
   if (!asset) throw new LedgerError("asset_not_found", `asset ${input.asset} does not exist`, [{ path: "asset", message: "does not exist" }]);
   return inTransaction(db, async (tx) => {
     // The row is locked while it is merged, so that concurrent changes of different units both hold.
-    await tx.query(
-      `insert into usage_limits (marketplace_id, asset_id, updated_by, updated_at) values ($1, $2, $3, $4) on conflict do nothing`,
-      [input.marketplaceId, asset.id, input.updatedBy, now.toISOString()]);
+    await ensureUsageLimitRow(tx, input.marketplaceId, asset.id, input.updatedBy, now);
     const current = await getUsageLimitRow(tx, input.marketplaceId, asset.id, true);
     const rates: Record<string, string> = { ...(current?.max_quantity_per_second ?? {}) };
     for (const [unit, rate] of Object.entries(input.maxQuantityPerSecond ?? {})) {
@@ -75,10 +74,9 @@ export async function setUsageLimits(
       }
     }
     const gross = input.maxGrossPerRecord === undefined ? current?.max_gross_per_record ?? null : input.maxGrossPerRecord?.toString() ?? null;
-    await tx.query(
-      `update usage_limits set max_gross_per_record = $3, max_quantity_per_second = $4::text::jsonb, updated_by = $5, updated_at = $6
-        where marketplace_id = $1 and asset_id = $2`,
-      [input.marketplaceId, asset.id, gross, JSON.stringify(rates), input.updatedBy, now.toISOString()]);
+    await updateUsageLimits(tx, {
+      marketplaceId: input.marketplaceId, assetId: asset.id, maxGrossPerRecord: gross, maxQuantityPerSecond: rates, updatedBy: input.updatedBy, updatedAt: now,
+    });
     return getUsageLimits(tx, input.marketplaceId, asset.code);
   });
 }

@@ -117,3 +117,54 @@ export async function listEntries(
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > limit && last ? encodeCursor(last.id) : null };
 }
+
+/** Inserts an account; undefined when its id, or its ref in its asset and marketplace, is taken. */
+export async function insertAccount(
+  tx: Queryable,
+  a: {
+    id: string; assetId: string; ref: string | null; code: string; ownerType: string | null; ownerId: string | null; normalSide: Side;
+    debitsMustNotExceedCredits: boolean; creditsMustNotExceedDebits: boolean; metadataJson: string; marketplaceId: string | null;
+  },
+): Promise<Account | undefined> {
+  const rows = await tx.query<AccountRow & Record<string, unknown>>(
+    `insert into accounts (id, asset_id, ref, code, owner_type, owner_id, normal_side,
+                             debits_must_not_exceed_credits, credits_must_not_exceed_debits, metadata, marketplace_id)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::text::jsonb, $11)
+       on conflict do nothing
+       returning *`,
+    [
+      a.id, a.assetId, a.ref, a.code, a.ownerType, a.ownerId,
+      a.normalSide, a.debitsMustNotExceedCredits, a.creditsMustNotExceedDebits, a.metadataJson, a.marketplaceId,
+    ],
+  );
+  return rows[0] && toAccount(rows[0]);
+}
+
+/** The zero balances of a new account. */
+export async function insertAccountBalances(tx: Queryable, accountId: string): Promise<void> {
+  await tx.query("insert into account_balances (account_id) values ($1)", [accountId]);
+}
+
+/**
+ * The available balance (credits posted − debits posted − debits pending) of the service's own
+ * account (no marketplace) with this ref in an asset, such as an operator's payable.
+ */
+export async function getServiceAccountAvailable(db: Queryable, assetId: string, ref: string): Promise<bigint | undefined> {
+  const [b] = await db.query<{ available: string }>(
+    `select (b.credits_posted - b.debits_posted - b.debits_pending)::text as available
+       from accounts a join account_balances b on b.account_id = a.id
+      where a.asset_id = $1 and a.marketplace_id is null and a.ref = $2 and a.opened_by_service`,
+    [assetId, ref]);
+  return b && BigInt(b.available);
+}
+
+/**
+ * What each account may still be debited (credits posted + overdraft limit − debits posted and
+ * pending) and its overdraft limit, as decimal strings.
+ */
+export async function getDebitHeadroom(db: Queryable, accountIds: string[]): Promise<{ id: string; left: string; od: string }[]> {
+  if (accountIds.length === 0) return [];
+  return db.query<{ id: string; left: string; od: string }>(
+    `select account_id as id, (credits_posted + overdraft_limit - debits_posted - debits_pending)::text as left, overdraft_limit::text as od
+       from account_balances where account_id = any($1::uuid[])`, [pgArray(accountIds)]);
+}

@@ -39,3 +39,22 @@ export async function listApiKeys(db: Queryable, options: { cursor?: string; lim
     [options.cursor ?? null, options.limit]);
   return rows.map(toApiKey);
 }
+
+/** Inserts a key with the hash of its secret (never the secret). */
+export async function insertApiKey(
+  db: Queryable,
+  k: { id: string; prefix: string; secretHash: string; name: string; role: Role; scopeId: string | null; createdBy: string | null },
+): Promise<ApiKey> {
+  const rows = await db.query<ApiKeyRow & Record<string, unknown>>(
+    `insert into api_keys (id, prefix, secret_hash, name, role, scope_id, created_by) values ($1, $2, $3, $4, $5, $6, $7) returning ${API_KEY_COLUMNS}`,
+    [k.id, k.prefix, k.secretHash, k.name, k.role, k.scopeId, k.createdBy],
+  );
+  return toApiKey(rows[0]!);
+}
+
+/** Marks a key revoked (keeping the first revocation's time); undefined when there is no such key. */
+export async function markApiKeyRevoked(db: Queryable, id: string): Promise<ApiKey | undefined> {
+  const rows = await db.query<ApiKeyRow & Record<string, unknown>>(
+    `update api_keys set revoked_at = coalesce(revoked_at, now()) where id = $1 returning ${API_KEY_COLUMNS}`, [id]);
+  return rows[0] && toApiKey(rows[0]);
+}

@@ -33,3 +33,22 @@ export async function listAssets(db: Queryable, options: { afterCode?: string; l
     [options.afterCode ?? null, options.limit]);
   return rows.map(toAsset);
 }
+
+/** Inserts an asset; undefined when its code, or its chain and token, is taken. */
+export async function insertAsset(
+  db: Queryable,
+  a: { id: string; code: string; scale: number; settlement: "erc20" | "native" | "offchain"; chainId: string | null; tokenAddress: string | null },
+): Promise<Asset | undefined> {
+  const inserted = await db.query<AssetRow & Record<string, unknown>>(
+    `insert into assets (id, code, scale, settlement, chain_id, token_address) values ($1, $2, $3, $4, $5, $6)
+     on conflict do nothing returning ${ASSET_COLUMNS}`,
+    [a.id, a.code, a.scale, a.settlement, a.chainId, a.tokenAddress],
+  );
+  return inserted[0] && toAsset(inserted[0]);
+}
+
+/** The assets with these codes (codes without an asset are left out). */
+export async function getAssetsByCodes(db: Queryable, codes: string[]): Promise<Asset[]> {
+  const rows = await db.query<AssetRow & Record<string, unknown>>(`select ${ASSET_COLUMNS} from assets where code = any($1::text[])`, [`{${codes.map((c) => JSON.stringify(c)).join(",")}}`]);
+  return rows.map(toAsset);
+}

@@ -41,3 +41,37 @@ export async function storeResponse(db: Queryable, req: IdempotencyKeyRef, statu
     [req.scope, req.key, req.method, req.path, req.hash, status, JSON.stringify(body)]);
   return rows.length === 1;
 }
+
+/** A response to remember for its Idempotency-Key, its body as JSON text (see src/services/response-store.ts). */
+export interface StoredResponse {
+  scope: string;
+  key: string;
+  method: string;
+  path: string;
+  hash: string;
+  status: number;
+  body: string;
+}
+
+/**
+ * A response as one element of the recordset that storeEncodedResponses inserts: its body (JSON
+ * text from JSON.stringify) is spliced in as it is, since quoting a batch's hundreds of kilobytes of
+ * responses into an array literal cost more than the rest of the insert. The body comes first, so
+ * that the fields after it win should it ever repeat a key.
+ */
+export function encodeStoredResponse(e: StoredResponse): string {
+  return `{"b":${e.body ?? "null"},"s":${JSON.stringify(e.scope)},"k":${JSON.stringify(e.key)},` +
+    `"m":${JSON.stringify(e.method)},"p":${JSON.stringify(e.path)},"h":${JSON.stringify(e.hash)},"st":${e.status}}`;
+}
+
+/**
+ * Stores encoded responses (encodeStoredResponse) with one statement, as one jsonb parameter; a
+ * key already stored keeps its first response.
+ */
+export async function storeEncodedResponses(db: Queryable, encoded: readonly string[]): Promise<void> {
+  await db.query(
+    `insert into http_idempotency (scope, key, method, path, request_hash, status, body)
+         select s, k, m, p, h, st, b from jsonb_to_recordset($1::text::jsonb) as t(s text, k text, m text, p text, h text, st int, b jsonb)
+         on conflict do nothing`,
+    [`[${encoded.join(",")}]`]);
+}

@@ -1,5 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { pendingMigrations } from "../../services/context.js";
+import { databaseReachable } from "../../services/health.js";
 import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { errorResponses, json } from "./common.js";
@@ -23,10 +24,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(healthz, (c) => c.json({ status: "ok" as const, time: c.get("deps").ledger.db.clock.now().toISOString() }, 200));
   app.openapi(readyz, async (c) => {
     const db = c.get("deps").ledger.db;
-    try {
-      await db.query("select 1");
-    } catch (err) {
-      c.get("deps").log.warn({ request_id: c.get("requestId"), err: String(err) }, "readiness: the database is unreachable");
+    const ping = await databaseReachable(db);
+    if (!ping.reachable) {
+      c.get("deps").log.warn({ request_id: c.get("requestId"), err: String(ping.error) }, "readiness: the database is unreachable");
       throw new ApiError("unavailable", "the database is unreachable", [], { "retry-after": "1" });
     }
     const pending = await pendingMigrations(db);

@@ -1,0 +1,87 @@
+import type { Queryable } from "../client.js";
+
+// The ledger's invariants (docs/ledger.md), each as a query of the rows that break it (read-only).
+
+/** Assets whose debits and credits, posted or pending, do not sum to the same total. */
+export async function findUnbalancedAssets(db: Queryable) {
+  return db.query<{ code: string; posted_diff: string; pending_diff: string }>(`
+    select s.code, sum(b.debits_posted - b.credits_posted)::text as posted_diff, sum(b.debits_pending - b.credits_pending)::text as pending_diff
+      from account_balances b join accounts a on a.id = b.account_id join assets s on s.id = a.asset_id
+     group by s.code
+    having sum(b.debits_posted) <> sum(b.credits_posted) or sum(b.debits_pending) <> sum(b.credits_pending)`);
+}
+
+/** Transfer legs that are not one debit and one credit of the same amounts and asset. */
+export async function findUnbalancedLegs(db: Queryable) {
+  return db.query<{ transfer_id: string; leg: number }>(`
+    select transfer_id, leg from entries group by transfer_id, leg
+    having count(*) <> 2 or count(*) filter (where side = 'debit') <> 1
+        or min(posted_amount) <> max(posted_amount) or min(pending_amount) <> max(pending_amount)
+        or min(asset_id::text) <> max(asset_id::text)`);
+}
+
+/** Accounts whose stored balances differ from the sums of their entries. */
+export async function findBalancesNotMatchingEntries(db: Queryable) {
+  return db.query<{ account_id: string }>(`
+    select b.account_id from account_balances b
+      left join (select account_id,
+                        coalesce(sum(posted_amount) filter (where side = 'debit'), 0) as dp,
+                        coalesce(sum(posted_amount) filter (where side = 'credit'), 0) as cp,
+                        coalesce(sum(pending_amount) filter (where side = 'debit'), 0) as dpe,
+                        coalesce(sum(pending_amount) filter (where side = 'credit'), 0) as cpe
+                   from entries group by account_id) e on e.account_id = b.account_id
+     where (b.debits_posted, b.credits_posted, b.debits_pending, b.credits_pending)
+           is distinct from (coalesce(e.dp, 0), coalesce(e.cp, 0), coalesce(e.dpe, 0), coalesce(e.cpe, 0))`);
+}
+
+/** Accounts whose last entry's running balance differs from their posted balance. */
+export async function findRunningBalanceMismatches(db: Queryable) {
+  return db.query<{ account_id: string }>(`
+    select l.account_id from (select distinct on (account_id) account_id, balance_after from entries order by account_id, id desc) l
+      join accounts a on a.id = l.account_id join account_balances b on b.account_id = l.account_id
+     where l.balance_after <> case a.normal_side when 'credit' then b.credits_posted - b.debits_posted
+                                                 else b.debits_posted - b.credits_posted end`);
+}
+
+/** Accounts whose balances break their no-overdraft flags, with which way. */
+export async function findLimitViolations(db: Queryable) {
+  return db.query<{ id: string; what: string }>(`
+    select a.id, case when a.debits_must_not_exceed_credits then 'debits exceed credits' else 'credits exceed debits' end as what
+      from accounts a join account_balances b on b.account_id = a.id
+     where (a.debits_must_not_exceed_credits and b.debits_posted + b.debits_pending > b.credits_posted + b.overdraft_limit)
+        or (a.credits_must_not_exceed_debits and b.credits_posted + b.credits_pending > b.debits_posted)`);
+}
+
+/** Entries and usage records that name a missing (or mismatched) transfer, account or asset, described. */
+export async function findBrokenReferences(db: Queryable) {
+  return db.query<{ what: string }>(`
+    select 'entry ' || e.id || ' names a missing ' ||
+           case when t.id is null then 'transfer' when a.id is null then 'account' else 'asset' end as what
+      from entries e left join transfers t on t.id = e.transfer_id left join accounts a on a.id = e.account_id
+      left join assets s on s.id = e.asset_id
+     where t.id is null or a.id is null or s.id is null or a.asset_id <> e.asset_id
+    union all
+    select 'usage record ' || u.id || ' names a missing transfer' from usage_records u
+     where not exists (select 1 from transfers t where t.id = u.transfer_id)`);
+}
+
+export async function findTransfersWithoutEntries(db: Queryable) {
+  return db.query<{ id: string }>(`
+    select t.id from transfers t where not exists (select 1 from entries e where e.transfer_id = t.id)`);
+}
+
+/** How many assets, accounts, transfers, entries and journal seals there are (as decimal strings). */
+export async function countLedgerRows(db: Queryable): Promise<{ assets: string; accounts: string; transfers: string; entries: string; seals: string }> {
+  const [counts] = await db.query<{ assets: string; accounts: string; transfers: string; entries: string; seals: string }>(`
+    select (select count(*) from assets)::text as assets, (select count(*) from accounts)::text as accounts,
+           (select count(*) from transfers)::text as transfers, (select count(*) from entries)::text as entries,
+           (select count(*) from journal_seals)::text as seals`);
+  return counts!;
+}
+
+/** The journal's seals, in order. */
+export async function listJournalSeals(db: Queryable) {
+  return db.query<{ id: string; from_txid: string; to_txid: string; transfer_count: number; prev_hash: string; hash: string; format: number }>(
+    "select id::text as id, from_txid::text as from_txid, to_txid::text as to_txid, transfer_count, prev_hash, hash, format from journal_seals order by journal_seals.id",
+  );
+}
