@@ -1,9 +1,8 @@
 import type { Database, Queryable } from "../db/client.js";
-import { recordPayoutEvents } from "../db/queries/payouts.js";
+import { lockPayoutHoldsIn, markPayoutsFailed, recordPayoutEvents } from "../db/queries/payouts.js";
 import { writeTransfers, type BatchOutcome } from "../db/transfer-writer.js";
 import type { PayoutStatus } from "../domain/payouts.js";
 import type { TransferInput } from "../domain/transfers.js";
-import { pgArray } from "../db/sql-arrays.js";
 
 /**
  * Ends payouts unpaid: voids their holds (the funds return to the operators' payables) and marks
@@ -14,16 +13,14 @@ export async function failPayouts(
 ): Promise<string[]> {
   let failed: string[] = [];
   const [first] = await writeTransfers(db, async (tx) => {
-    const rows = await tx.query<{ id: string; hold_transfer_id: string }>(
-      "select id, hold_transfer_id from payouts where id = any($1::uuid[]) and status = any($2::text[]) order by id for update",
-      [pgArray(ids), pgArray(from)]);
+    const rows = await lockPayoutHoldsIn(tx, ids, from);
     failed = rows.map((r) => r.id);
     return rows.map((r): TransferInput => ({ kind: "void_pending", pendingId: r.hold_transfer_id, idempotencyKey: `payout:${r.id}:void`, metadata: { payout: { id: r.id, reason } } }));
   }, {
     afterWrite: async (tx, outcomes, bookedAt) => {
       throwIfRefused(outcomes);
       if (failed.length > 0) {
-        await tx.query("update payouts set status = 'failed', failure_reason = $2, note = null, updated_at = $3 where id = any($1::uuid[])", [pgArray(failed), reason, bookedAt.toISOString()]);
+        await markPayoutsFailed(tx, failed, reason, bookedAt);
         await recordPayoutEvents(tx, failed, "failed", bookedAt, { reason });
       }
       await alsoInTx?.(tx, failed);

@@ -4,7 +4,6 @@ import { ensureAccounts } from "../db/ensure-accounts.js";
 import { chart, specKey } from "../domain/chart.js";
 import { getAssetByCode } from "../db/queries/assets.js";
 import { type Asset } from "../domain/assets.js";
-import { pgArray } from "../db/sql-arrays.js";
 import { writeTransfers } from "../db/transfer-writer.js";
 import { LedgerError } from "../domain/errors.js";
 import { uuidFromKey } from "../domain/ids.js";
@@ -16,92 +15,13 @@ import { awaitingFunds, describeAwaiting, lockOperatorFunds, payableNow } from "
 import { getOperator } from "./marketplaces.js";
 import { proposePayoutApproval } from "./proposals.js";
 import { failPayouts, throwIfRefused } from "./fail-payouts.js";
-import { recordPayoutEvents } from "../db/queries/payouts.js";
+import {
+  getAvailableBalance, getPayout, getPayoutAddress, getPayoutIdByHold, hasNoOverdraftLimit, insertPayout, lockOperatorPayoutDay, lockPayoutsIn,
+  markPayoutConfirmed, payoutExists, recordPayoutEvents, setPayoutNote, sumPayoutsNotFailed, type Payout,
+} from "../db/queries/payouts.js";
 import { getOperatorPayoutLimits, getPayoutPolicy, lowerCap } from "./payout-policies.js";
 
-export interface Payout {
-  id: string;
-  operatorId: string;
-  assetId: string;
-  assetCode: string;
-  settlement: "evm" | "none";
-  chainId: bigint | null;
-  toAddress: string | null;
-  amount: bigint;
-  status: PayoutStatus;
-  trigger: "request" | "schedule";
-  requestedBy: string;
-  holdTransferId: string;
-  settleTransferId: string | null;
-  chainTxId: string | null;
-  txHash: string | null;
-  blockNumber: bigint | null;
-  logIndex: number | null;
-  externalReference: string | null;
-  unpaidAttempts: number;
-  failureReason: string | null;
-  note: string | null;
-  /** null: no approval needed; required: waits for a second key; approved. */
-  approval: "required" | "approved" | null;
-  createdAt: Date;
-  updatedAt: Date;
-  confirmedAt: Date | null;
-}
-
-type Row = {
-  id: string; operator_id: string; asset_id: string; asset_code: string; settlement: "evm" | "none"; chain_id: string | null;
-  to_address: string | null; amount: string; status: PayoutStatus; trigger: "request" | "schedule"; requested_by: string;
-  hold_transfer_id: string; settle_transfer_id: string | null; chain_tx_id: string | null; tx_hash: string | null;
-  block_number: string | null; log_index: number | null; external_reference: string | null; unpaid_attempts: number;
-  failure_reason: string | null; note: string | null; approval: "required" | "approved" | null; created_at: Date | string; updated_at: Date | string; confirmed_at: Date | string | null;
-};
-
-export const PAYOUT_SELECT = `select p.id, p.operator_id, p.asset_id, s.code as asset_code, p.settlement, p.chain_id::text as chain_id, p.to_address,
-  p.amount::text as amount, p.status, p.trigger, p.requested_by, p.hold_transfer_id, p.settle_transfer_id, p.chain_tx_id, p.tx_hash,
-  p.block_number::text as block_number, p.log_index, p.external_reference, p.unpaid_attempts, p.failure_reason, p.note, p.approval,
-  p.created_at, p.updated_at, p.confirmed_at
-  from payouts p join assets s on s.id = p.asset_id`;
-
-export function toPayout(r: Row): Payout {
-  return {
-    id: r.id, operatorId: r.operator_id, assetId: r.asset_id, assetCode: r.asset_code, settlement: r.settlement,
-    chainId: r.chain_id === null ? null : BigInt(r.chain_id), toAddress: r.to_address, amount: BigInt(r.amount), status: r.status,
-    trigger: r.trigger, requestedBy: r.requested_by, holdTransferId: r.hold_transfer_id, settleTransferId: r.settle_transfer_id,
-    chainTxId: r.chain_tx_id, txHash: r.tx_hash, blockNumber: r.block_number === null ? null : BigInt(r.block_number), logIndex: r.log_index,
-    externalReference: r.external_reference, unpaidAttempts: r.unpaid_attempts, failureReason: r.failure_reason, note: r.note, approval: r.approval,
-    createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at), confirmedAt: r.confirmed_at === null ? null : new Date(r.confirmed_at),
-  };
-}
-
-export async function getPayout(db: Queryable, id: string): Promise<Payout | undefined> {
-  const rows = await db.query<Row>(`${PAYOUT_SELECT} where p.id = $1`, [id]);
-  return rows[0] && toPayout(rows[0]);
-}
-
-export interface PayoutFilter {
-  operatorId?: string;
-  assetId?: string;
-  status?: PayoutStatus;
-  chainId?: bigint;
-  from?: Date;
-  to?: Date;
-  after?: string;
-  limit: number;
-}
-
-/** Payouts in creation order (ids are time-ordered), filtered. */
-export async function listPayouts(db: Queryable, f: PayoutFilter): Promise<Payout[]> {
-  const rows = await db.query<Row>(
-    `${PAYOUT_SELECT}
-      where ($1::text is null or p.operator_id = $1) and ($2::uuid is null or p.asset_id = $2) and ($3::text is null or p.status = $3)
-        and ($4::bigint is null or p.chain_id = $4) and ($5::timestamptz is null or p.created_at >= $5)
-        and ($6::timestamptz is null or p.created_at < $6) and ($7::uuid is null or p.id > $7)
-      order by p.id limit $8`,
-    [f.operatorId ?? null, f.assetId ?? null, f.status ?? null, f.chainId?.toString() ?? null, f.from?.toISOString() ?? null,
-      f.to?.toISOString() ?? null, f.after ?? null, f.limit],
-  );
-  return rows.map(toPayout);
-}
+export { getPayout, listPayouts, PAYOUT_SELECT, toPayout, type Payout, type PayoutFilter } from "../db/queries/payouts.js";
 
 /** The settlement route of an asset's ledger accounts: the chain id, or "offchain". */
 export const routeOf = (p: { settlement: "evm" | "none"; chainId: bigint | null }) => (p.settlement === "evm" ? p.chainId!.toString() : "offchain");
@@ -152,13 +72,13 @@ export async function createPayout(db: Database, settlements: Settlements, input
   let chainId: bigint | null = null;
   if (route.kind === "evm") {
     chainId = route.chain.chainId;
-    const rows = await db.query<{ address: string }>("select address from payout_addresses where operator_id = $1 and chain_id = $2", [input.operatorId, chainId.toString()]);
-    if (!rows[0]) {
+    const address = await getPayoutAddress(db, input.operatorId, chainId);
+    if (address === undefined) {
       throw new LedgerError("payout_address_missing", `operator ${input.operatorId} has no verified payout address on chain ${chainId}`, [
         { path: "operatorId", message: "has no verified payout address on this chain" },
       ]);
     }
-    toAddress = rows[0].address;
+    toAddress = address;
   }
   const settlement = route.kind === "evm" ? "evm" : "none";
   // Derived from the request (a retry makes the same id) and this ledger's deployment id: two
@@ -171,8 +91,7 @@ export async function createPayout(db: Database, settlements: Settlements, input
     const accounts = await ensureAccounts(tx, [payable, inTransit]);
     // The hold relies on the payable's no-overdraft limit; an account opened by hand without it
     // (POST /v1/accounts) must not be paid out from.
-    const [flags] = await tx.query<{ dmnec: boolean }>("select debits_must_not_exceed_credits as dmnec from accounts where id = $1", [accounts.get(specKey(payable))]);
-    if (!flags?.dmnec) {
+    if (!(await hasNoOverdraftLimit(tx, accounts.get(specKey(payable))))) {
       throw new LedgerError("invalid_request", `operator ${input.operatorId}'s ${asset.code} payable account was opened without the no-overdraft limit (debits_must_not_exceed_credits); payouts from it are refused`);
     }
     await checkFunded(tx, input, asset, accounts.get(specKey(payable))!, id);
@@ -192,22 +111,20 @@ export async function createPayout(db: Database, settlements: Settlements, input
       if (outcome?.kind !== "created") return;
       // Above the policy's approval threshold, a second key approves the payout before it is paid.
       const needsApproval = policy.approvalThreshold !== null && input.amount > policy.approvalThreshold;
-      await tx.query(
-        `insert into payouts (id, operator_id, asset_id, settlement, chain_id, to_address, amount, status, trigger, requested_by, hold_transfer_id, created_at, updated_at, approval)
-         values ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $11, $12)`,
-        [id, input.operatorId, asset.id, settlement, chainId?.toString() ?? null, toAddress, input.amount.toString(), input.trigger, input.requestedBy, outcome.transfer.id,
-          bookedAt.toISOString(), needsApproval ? "required" : null]);
+      await insertPayout(tx, {
+        id, operatorId: input.operatorId, assetId: asset.id, settlement, chainId, toAddress, amount: input.amount, trigger: input.trigger, requestedBy: input.requestedBy,
+        holdTransferId: outcome.transfer.id, createdAt: bookedAt, approval: needsApproval ? "required" : null,
+      });
       await recordPayoutEvents(tx, [id], "pending", bookedAt, { trigger: input.trigger, requested_by: input.requestedBy });
       if (needsApproval) {
         const proposal = await proposePayoutApproval(tx, bookedAt, input.requestedBy, { payoutId: id, operatorId: input.operatorId, asset: asset.code, amount: input.amount });
-        await tx.query("update payouts set note = $2 where id = $1",
-          [id, `awaiting approval: above the policy's approval threshold of ${policy.approvalThreshold} (proposal ${proposal.id})`]);
+        await setPayoutNote(tx, id, `awaiting approval: above the policy's approval threshold of ${policy.approvalThreshold} (proposal ${proposal.id})`);
       }
     },
   });
   if (!result!.ok) throw result!.error;
-  const rows = await db.query<{ id: string }>("select id from payouts where hold_transfer_id = $1", [result!.transfer.id]);
-  return { payout: (await getPayout(db, rows[0]!.id))!, replayed: result!.replayed };
+  const payoutId = await getPayoutIdByHold(db, result!.transfer.id);
+  return { payout: (await getPayout(db, payoutId))!, replayed: result!.replayed };
 }
 
 /**
@@ -219,10 +136,8 @@ export async function createPayout(db: Database, settlements: Settlements, input
 async function checkFunded(tx: Queryable, input: CreatePayoutInput, asset: Asset, payableId: string, payoutId: string): Promise<void> {
   await lockOperatorFunds(tx, input.operatorId, asset.id);
   // A retry of a payout that exists replays it: its own hold is already out of the balance.
-  if ((await tx.query("select 1 from payouts where id = $1", [payoutId])).length > 0) return;
-  const [b] = await tx.query<{ available: string }>(
-    "select (credits_posted - debits_posted - debits_pending)::text as available from account_balances where account_id = $1", [payableId]);
-  const available = BigInt(b!.available);
+  if (await payoutExists(tx, payoutId)) return;
+  const available = await getAvailableBalance(tx, payableId);
   if (input.amount > available) return; // refused by the payable's no-overdraft limit, as before
   const awaiting = await awaitingFunds(tx, input.operatorId, asset.id);
   const now = payableNow(available, awaiting);
@@ -251,13 +166,9 @@ export function utcDay(now: Date): { start: Date; end: Date } {
  * concurrent requests are counted one after the other.
  */
 async function checkDailyCap(tx: Queryable, now: Date, input: CreatePayoutInput, assetId: string, assetCode: string, cap: bigint, whose: string, payoutId: string): Promise<void> {
-  await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`payout-day:${input.operatorId}:${assetId}`]);
+  await lockOperatorPayoutDay(tx, input.operatorId, assetId);
   const { start, end } = utcDay(now);
-  const [row] = await tx.query<{ sum: string }>(
-    `select coalesce(sum(amount), 0)::text as sum from payouts
-      where operator_id = $1 and asset_id = $2 and status <> 'failed' and created_at >= $3 and created_at < $4 and id <> $5`,
-    [input.operatorId, assetId, start.toISOString(), end.toISOString(), payoutId]);
-  const left = cap - BigInt(row!.sum);
+  const left = cap - (await sumPayoutsNotFailed(tx, input.operatorId, assetId, start, end, payoutId));
   if (input.amount > left) {
     const message = `operator ${input.operatorId} may be paid at most ${cap} ${assetCode} a day (${whose}); ${left > 0n ? left : 0n} is left today (UTC)`;
     throw new LedgerError("payout_limit_exceeded", message, [{ path: "amount", message }]);
@@ -292,10 +203,7 @@ export async function confirmPayouts(
   let confirmed: Payout[] = [];
   const specs = new Map<string, string>();
   const [first] = await writeTransfers(db, async (tx) => {
-    const rows = await tx.query<{ id: string }>(
-      "select id from payouts where id = any($1::uuid[]) and status = any($2::text[]) order by id for update",
-      [pgArray(payouts.map((p) => p.id)), pgArray(from)]);
-    const open = new Set(rows.map((r) => r.id));
+    const open = new Set(await lockPayoutsIn(tx, payouts.map((p) => p.id), from));
     confirmed = payouts.filter((p) => open.has(p.id));
     const wanted = confirmed.flatMap((p) => [chart.payoutsInTransit(p.assetId, routeOf(p)), chart.treasury(p.assetId, routeOf(p))]);
     const ids = await ensureAccounts(tx, wanted);
@@ -321,12 +229,7 @@ export async function confirmPayouts(
         const settle = outcomes[i * 2 + 1]!;
         const settleId = settle.kind === "created" ? settle.transfer.id : settle.kind === "replayed" ? settle.id : null;
         const d = details.get(p.id) ?? {};
-        await tx.query(
-          `update payouts set status = 'confirmed', settle_transfer_id = $2, tx_hash = coalesce($3, tx_hash), block_number = coalesce($4, block_number),
-                  log_index = coalesce($5, log_index), external_reference = coalesce($6, external_reference), note = null,
-                  confirmed_at = $7, updated_at = $7
-            where id = $1`,
-          [p.id, settleId, d.txHash ?? null, d.blockNumber?.toString() ?? null, d.logIndex ?? null, d.externalReference ?? null, bookedAt.toISOString()]);
+        await markPayoutConfirmed(tx, p.id, settleId, d, bookedAt);
       }
       await recordPayoutEvents(tx, confirmed.map((p) => p.id), "confirmed", bookedAt);
       if (confirmed.length > 0) await alsoInTx?.(tx);

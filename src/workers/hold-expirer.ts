@@ -1,4 +1,5 @@
 import type { Database } from "../db/client.js";
+import { listExpiredHolds } from "../db/queries/holds-expiry.js";
 import { writeTransfers } from "../db/transfer-writer.js";
 
 /**
@@ -7,14 +8,7 @@ import { writeTransfers } from "../db/transfer-writer.js";
  * expiry per hold. Returns how many holds were expired.
  */
 export async function expireHolds(db: Database, limit = 1000): Promise<number> {
-  const due = await db.query<{ id: string }>(
-    `select t.id from transfers t
-      where t.kind = 'pending' and t.timeout_at <= $2::timestamptz
-        and not exists (select 1 from transfers r where r.pending_id = t.id)
-      order by t.timeout_at
-      limit $1`,
-    [limit, db.clock.now().toISOString()],
-  );
+  const due = await listExpiredHolds(db, limit, db.clock.now());
   if (due.length === 0) return 0;
   const results = await writeTransfers(
     db,

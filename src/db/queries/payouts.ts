@@ -2,6 +2,193 @@ import type { PayoutStatus } from "../../domain/payouts.js";
 import type { Queryable } from "../client.js";
 import { pgArray } from "../sql-arrays.js";
 
+export interface Payout {
+  id: string;
+  operatorId: string;
+  assetId: string;
+  assetCode: string;
+  settlement: "evm" | "none";
+  chainId: bigint | null;
+  toAddress: string | null;
+  amount: bigint;
+  status: PayoutStatus;
+  trigger: "request" | "schedule";
+  requestedBy: string;
+  holdTransferId: string;
+  settleTransferId: string | null;
+  chainTxId: string | null;
+  txHash: string | null;
+  blockNumber: bigint | null;
+  logIndex: number | null;
+  externalReference: string | null;
+  unpaidAttempts: number;
+  failureReason: string | null;
+  note: string | null;
+  /** null: no approval needed; required: waits for a second key; approved. */
+  approval: "required" | "approved" | null;
+  createdAt: Date;
+  updatedAt: Date;
+  confirmedAt: Date | null;
+}
+
+export type PayoutRow = {
+  id: string; operator_id: string; asset_id: string; asset_code: string; settlement: "evm" | "none"; chain_id: string | null;
+  to_address: string | null; amount: string; status: PayoutStatus; trigger: "request" | "schedule"; requested_by: string;
+  hold_transfer_id: string; settle_transfer_id: string | null; chain_tx_id: string | null; tx_hash: string | null;
+  block_number: string | null; log_index: number | null; external_reference: string | null; unpaid_attempts: number;
+  failure_reason: string | null; note: string | null; approval: "required" | "approved" | null; created_at: Date | string; updated_at: Date | string; confirmed_at: Date | string | null;
+};
+
+export const PAYOUT_SELECT = `select p.id, p.operator_id, p.asset_id, s.code as asset_code, p.settlement, p.chain_id::text as chain_id, p.to_address,
+  p.amount::text as amount, p.status, p.trigger, p.requested_by, p.hold_transfer_id, p.settle_transfer_id, p.chain_tx_id, p.tx_hash,
+  p.block_number::text as block_number, p.log_index, p.external_reference, p.unpaid_attempts, p.failure_reason, p.note, p.approval,
+  p.created_at, p.updated_at, p.confirmed_at
+  from payouts p join assets s on s.id = p.asset_id`;
+
+export function toPayout(r: PayoutRow): Payout {
+  return {
+    id: r.id, operatorId: r.operator_id, assetId: r.asset_id, assetCode: r.asset_code, settlement: r.settlement,
+    chainId: r.chain_id === null ? null : BigInt(r.chain_id), toAddress: r.to_address, amount: BigInt(r.amount), status: r.status,
+    trigger: r.trigger, requestedBy: r.requested_by, holdTransferId: r.hold_transfer_id, settleTransferId: r.settle_transfer_id,
+    chainTxId: r.chain_tx_id, txHash: r.tx_hash, blockNumber: r.block_number === null ? null : BigInt(r.block_number), logIndex: r.log_index,
+    externalReference: r.external_reference, unpaidAttempts: r.unpaid_attempts, failureReason: r.failure_reason, note: r.note, approval: r.approval,
+    createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at), confirmedAt: r.confirmed_at === null ? null : new Date(r.confirmed_at),
+  };
+}
+
+export async function getPayout(db: Queryable, id: string): Promise<Payout | undefined> {
+  const rows = await db.query<PayoutRow>(`${PAYOUT_SELECT} where p.id = $1`, [id]);
+  return rows[0] && toPayout(rows[0]);
+}
+
+export interface PayoutFilter {
+  operatorId?: string;
+  assetId?: string;
+  status?: PayoutStatus;
+  chainId?: bigint;
+  from?: Date;
+  to?: Date;
+  after?: string;
+  limit: number;
+}
+
+/** Payouts in creation order (ids are time-ordered), filtered. */
+export async function listPayouts(db: Queryable, f: PayoutFilter): Promise<Payout[]> {
+  const rows = await db.query<PayoutRow>(
+    `${PAYOUT_SELECT}
+      where ($1::text is null or p.operator_id = $1) and ($2::uuid is null or p.asset_id = $2) and ($3::text is null or p.status = $3)
+        and ($4::bigint is null or p.chain_id = $4) and ($5::timestamptz is null or p.created_at >= $5)
+        and ($6::timestamptz is null or p.created_at < $6) and ($7::uuid is null or p.id > $7)
+      order by p.id limit $8`,
+    [f.operatorId ?? null, f.assetId ?? null, f.status ?? null, f.chainId?.toString() ?? null, f.from?.toISOString() ?? null,
+      f.to?.toISOString() ?? null, f.after ?? null, f.limit],
+  );
+  return rows.map(toPayout);
+}
+
+/** The id of the payout whose hold is the given ledger transfer (there must be one). */
+export async function getPayoutIdByHold(db: Queryable, holdTransferId: string): Promise<string> {
+  const rows = await db.query<{ id: string }>("select id from payouts where hold_transfer_id = $1", [holdTransferId]);
+  return rows[0]!.id;
+}
+
+export async function payoutExists(db: Queryable, id: string): Promise<boolean> {
+  return (await db.query("select 1 from payouts where id = $1", [id])).length > 0;
+}
+
+/** The operator's payout address on a chain (only verified addresses are stored), if any. */
+export async function getPayoutAddress(db: Queryable, operatorId: string, chainId: bigint): Promise<string | undefined> {
+  const rows = await db.query<{ address: string }>("select address from payout_addresses where operator_id = $1 and chain_id = $2", [operatorId, chainId.toString()]);
+  return rows[0]?.address;
+}
+
+/** Whether the account was opened with the no-overdraft limit (debits_must_not_exceed_credits). */
+export async function hasNoOverdraftLimit(db: Queryable, accountId: string | undefined): Promise<boolean> {
+  const [flags] = await db.query<{ dmnec: boolean }>("select debits_must_not_exceed_credits as dmnec from accounts where id = $1", [accountId]);
+  return !!flags?.dmnec;
+}
+
+/** An account's available balance: credits posted less debits posted and pending. */
+export async function getAvailableBalance(db: Queryable, accountId: string): Promise<bigint> {
+  const [b] = await db.query<{ available: string }>(
+    "select (credits_posted - debits_posted - debits_pending)::text as available from account_balances where account_id = $1", [accountId]);
+  return BigInt(b!.available);
+}
+
+/** Operators whose payable of an asset (opened by the service) has at least `minAmount` available, by operator. */
+export async function listOperatorsWithAvailablePayable(db: Queryable, assetId: string, minAmount: bigint): Promise<Array<{ operator_id: string; available: string }>> {
+  return db.query<{ operator_id: string; available: string }>(
+    `select a.owner_id as operator_id, (b.credits_posted - b.debits_posted - b.debits_pending)::text as available
+       from accounts a join account_balances b on b.account_id = a.id
+      where a.asset_id = $1 and a.opened_by_service and a.marketplace_id is null and a.code = 'operator_payable'
+        and b.credits_posted - b.debits_posted - b.debits_pending >= $2
+      order by a.owner_id`,
+    [assetId, minAmount.toString()]);
+}
+
+export interface NewPayout {
+  id: string; operatorId: string; assetId: string; settlement: "evm" | "none"; chainId: bigint | null; toAddress: string | null;
+  amount: bigint; trigger: "request" | "schedule"; requestedBy: string; holdTransferId: string; createdAt: Date; approval: "required" | null;
+}
+
+/** Inserts a pending payout. */
+export async function insertPayout(tx: Queryable, p: NewPayout): Promise<void> {
+  await tx.query(
+    `insert into payouts (id, operator_id, asset_id, settlement, chain_id, to_address, amount, status, trigger, requested_by, hold_transfer_id, created_at, updated_at, approval)
+     values ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $11, $12)`,
+    [p.id, p.operatorId, p.assetId, p.settlement, p.chainId?.toString() ?? null, p.toAddress, p.amount.toString(), p.trigger, p.requestedBy, p.holdTransferId,
+      p.createdAt.toISOString(), p.approval]);
+}
+
+export async function setPayoutNote(tx: Queryable, id: string, note: string): Promise<void> {
+  await tx.query("update payouts set note = $2 where id = $1", [id, note]);
+}
+
+/** Serializes payout requests of one operator and asset for a day's cap, until the transaction ends. */
+export async function lockOperatorPayoutDay(tx: Queryable, operatorId: string, assetId: string): Promise<void> {
+  await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`payout-day:${operatorId}:${assetId}`]);
+}
+
+/** The sum of an operator's payouts of an asset created in [start, end) that did not fail, leaving out one payout. */
+export async function sumPayoutsNotFailed(tx: Queryable, operatorId: string, assetId: string, start: Date, end: Date, exceptPayoutId: string): Promise<bigint> {
+  const [row] = await tx.query<{ sum: string }>(
+    `select coalesce(sum(amount), 0)::text as sum from payouts
+      where operator_id = $1 and asset_id = $2 and status <> 'failed' and created_at >= $3 and created_at < $4 and id <> $5`,
+    [operatorId, assetId, start.toISOString(), end.toISOString(), exceptPayoutId]);
+  return BigInt(row!.sum);
+}
+
+/** Locks the payouts among `ids` that are in one of `statuses`, in id order; returns their ids. */
+export async function lockPayoutsIn(tx: Queryable, ids: string[], statuses: string[]): Promise<string[]> {
+  const rows = await tx.query<{ id: string }>(
+    "select id from payouts where id = any($1::uuid[]) and status = any($2::text[]) order by id for update",
+    [pgArray(ids), pgArray(statuses)]);
+  return rows.map((r) => r.id);
+}
+
+/** Locks the payouts among `ids` that are in one of `statuses`, in id order; returns each with its hold. */
+export async function lockPayoutHoldsIn(tx: Queryable, ids: string[], statuses: string[]): Promise<Array<{ id: string; hold_transfer_id: string }>> {
+  return tx.query<{ id: string; hold_transfer_id: string }>(
+    "select id, hold_transfer_id from payouts where id = any($1::uuid[]) and status = any($2::text[]) order by id for update",
+    [pgArray(ids), pgArray(statuses)]);
+}
+
+export interface PayoutSettlement { txHash?: string; blockNumber?: bigint; logIndex?: number; externalReference?: string }
+
+/** Marks a payout confirmed with its settle transfer and chain facts (or external reference); facts not given are kept. */
+export async function markPayoutConfirmed(tx: Queryable, id: string, settleTransferId: string | null, d: PayoutSettlement, at: Date): Promise<void> {
+  await tx.query(
+    `update payouts set status = 'confirmed', settle_transfer_id = $2, tx_hash = coalesce($3, tx_hash), block_number = coalesce($4, block_number),
+            log_index = coalesce($5, log_index), external_reference = coalesce($6, external_reference), note = null,
+            confirmed_at = $7, updated_at = $7
+      where id = $1`,
+    [id, settleTransferId, d.txHash ?? null, d.blockNumber?.toString() ?? null, d.logIndex ?? null, d.externalReference ?? null, at.toISOString()]);
+}
+
+export async function markPayoutsFailed(tx: Queryable, ids: string[], reason: string, at: Date): Promise<void> {
+  await tx.query("update payouts set status = 'failed', failure_reason = $2, note = null, updated_at = $3 where id = any($1::uuid[])", [pgArray(ids), reason, at.toISOString()]);
+}
+
 /** Appends one event per payout to their history. */
 export async function recordPayoutEvents(tx: Queryable, ids: string[], status: PayoutStatus, at: Date, detail: Record<string, unknown> = {}): Promise<void> {
   if (ids.length === 0) return;
