@@ -18,6 +18,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 /** The small surface every query in the project uses, the same on PostgreSQL and on PGlite. */
 export interface Queryable {
   query<T = Row>(text: string, params?: unknown[]): Promise<T[]>;
+  /** The same, each row as an array of its columns in order (what drizzle's query builder reads: src/db/orm.ts). */
+  queryValues(text: string, params?: unknown[]): Promise<unknown[][]>;
 }
 
 export interface Database extends Queryable {
@@ -74,6 +76,9 @@ function openPostgres(url: string, max: number, clock: Clock): Database {
     async query<T>(text: string, params: unknown[] = []) {
       return (await s.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as T[];
     },
+    async queryValues(text: string, params: unknown[] = []) {
+      return (await s.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true }).values()) as unknown as unknown[][];
+    },
   });
   const root = wrap(sql);
   return {
@@ -81,6 +86,7 @@ function openPostgres(url: string, max: number, clock: Clock): Database {
     clock,
     driver: { kind: "postgres", sql, url },
     query: root.query,
+    queryValues: root.queryValues,
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) => sql.begin((tx) => fn(wrap(tx))) as Promise<T>,
     close: () => sql.end({ timeout: 5 }),
   };
@@ -95,11 +101,17 @@ async function openPglite(dataDir: string, loadDataDir: Blob | undefined, clock:
     async query<T>(text: string, params: unknown[] = []) {
       return (await pg.query<T>(text, params)).rows;
     },
+    async queryValues(text: string, params: unknown[] = []) {
+      return (await pg.query<unknown[]>(text, params, { rowMode: "array" })).rows;
+    },
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>
       pg.transaction((tx) =>
         fn({
           async query<R>(text: string, params: unknown[] = []) {
             return (await tx.query<R>(text, params)).rows;
+          },
+          async queryValues(text: string, params: unknown[] = []) {
+            return (await tx.query<unknown[]>(text, params, { rowMode: "array" })).rows;
           },
         }),
       ),

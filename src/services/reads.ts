@@ -11,3 +11,4 @@ export { getAssetByCode, listAssets } from "../db/queries/assets.js";
 export { listApiKeys } from "../db/queries/api-keys.js";
 export { feeRevenue, operatorStatements, payoutsConfirmed, trialBalance } from "../db/queries/reports.js";
 export { operatorBalances, operatorEarnings, operatorOpeningBalances, operatorStatement } from "../db/queries/operator-views.js";
+export { listAuditLog } from "../db/queries/audit-log.js";

@@ -56,4 +56,32 @@ describe("the audit log", () => {
     const metrics = (await t.api.call("GET", "/metrics", { key: null })).body as string;
     expect(Number(/audit_refused_dropped_total (\d+)/.exec(metrics)?.[1] ?? "0")).toBeGreaterThanOrEqual(150 - written);
   });
+
+  it("the list filters by key and period and pages by cursor, oldest first, without gaps or repeats", async () => {
+    for (const id of ["audit-page-1", "audit-page-2", "audit-page-3"]) {
+      expectStatus(await t.api.call("POST", "/v1/customers", { key: t.w.keys.m1, body: { id, billing: "prepaid" }, headers: { "x-request-id": id } }), 201);
+    }
+    const mine = await rows("client_request_id like 'audit-page-%'");
+    const keyId = mine[0]!.key_id!;
+    const everything = expectStatus(await t.api.call("GET", `/v1/audit/log?key_id=${keyId}&limit=1000`, { key: t.w.keys.finance }), 200).body.data;
+    expect(everything.length).toBeGreaterThanOrEqual(3);
+    expect(everything.every((e: { key_id: string }) => e.key_id === keyId)).toBe(true);
+    const paged: { id: string }[] = [];
+    let cursor: string | null = null;
+    for (let i = 0; i < 100; i++) {
+      const page: { data: { id: string }[]; next_cursor: string | null } = expectStatus(await t.api.call("GET", `/v1/audit/log?key_id=${keyId}&limit=2${cursor ? `&cursor=${cursor}` : ""}`, { key: t.w.keys.finance }), 200).body;
+      paged.push(...page.data);
+      cursor = page.next_cursor;
+      if (!cursor) break;
+    }
+    expect(paged.map((e) => e.id)).toEqual(everything.map((e: { id: string }) => e.id));
+    expect([...paged.map((e) => BigInt(e.id))].sort((a, b) => (a < b ? -1 : 1))).toEqual(paged.map((e) => BigInt(e.id)));
+    const last = everything[everything.length - 1] as { at: string };
+    const after = expectStatus(await t.api.call("GET", `/v1/audit/log?key_id=${keyId}&from=${encodeURIComponent(new Date(Date.parse(last.at) + 1).toISOString())}`, { key: t.w.keys.finance }), 200).body.data;
+    expect(after).toEqual([]);
+    const upTo = expectStatus(await t.api.call("GET", `/v1/audit/log?key_id=${keyId}&limit=1000&to=${encodeURIComponent(last.at)}`, { key: t.w.keys.finance }), 200).body.data;
+    expect(upTo.length).toBe(everything.filter((e: { at: string }) => e.at < last.at).length);
+    expect(expectStatus(await t.api.call("GET", "/v1/audit/log?key_id=nobody", { key: t.w.keys.finance }), 200).body.data).toEqual([]);
+    expect((await t.api.call("GET", "/v1/audit/log?cursor=abc", { key: t.w.keys.finance })).status).toBe(400);
+  });
 });

@@ -1,4 +1,7 @@
+import { and, asc, eq, gt, gte, lt, sql } from "drizzle-orm";
 import type { Queryable } from "../client.js";
+import { orm } from "../orm.js";
+import { auditLog } from "../schema/index.js";
 import { pgArray } from "../sql-arrays.js";
 
 /** One audited request (see src/services/audit-log.ts). */
@@ -25,4 +28,24 @@ export async function insertAuditEntries(db: Queryable, items: readonly AuditEnt
        select u.*, $13::timestamptz from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::text[], $10::text[], $11::int[], $12::text[]) u`,
     [col((e) => e.keyId), col((e) => e.role), col((e) => e.scopeId), col((e) => e.method), col((e) => e.path), col((e) => e.route), col((e) => e.status),
       col((e) => e.requestId), col((e) => e.idempotencyKey), col((e) => e.bodySha256), col((e) => e.bodyBytes), col((e) => e.clientRequestId), at.toISOString()]);
+}
+
+/** A page of the audit log, oldest first, after the cursor (an audit row id). */
+export async function listAuditLog(db: Queryable, q: { keyId?: string; from?: string; to?: string; after?: string; limit: number }) {
+  const rows = await orm(db)
+    .select({
+      id: sql<string>`${auditLog.id}::text`, at: auditLog.at, key_id: auditLog.keyId, role: auditLog.role, scope_id: auditLog.scopeId,
+      method: auditLog.method, path: auditLog.path, route: auditLog.route, status: auditLog.status, request_id: auditLog.requestId,
+      client_request_id: auditLog.clientRequestId, idempotency_key: auditLog.idempotencyKey, body_sha256: auditLog.bodySha256, body_bytes: auditLog.bodyBytes,
+    })
+    .from(auditLog)
+    .where(and(
+      q.keyId === undefined ? undefined : eq(auditLog.keyId, q.keyId),
+      q.from === undefined ? undefined : gte(auditLog.at, new Date(q.from)),
+      q.to === undefined ? undefined : lt(auditLog.at, new Date(q.to)),
+      q.after === undefined ? undefined : gt(auditLog.id, BigInt(q.after)),
+    ))
+    .orderBy(asc(auditLog.id))
+    .limit(q.limit);
+  return rows.map((r) => ({ ...r, at: new Date(r.at) }));
 }

@@ -1,4 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { listAuditLog } from "../../services/reads.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
@@ -24,12 +25,8 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const q = c.req.valid("query");
     if (q.cursor !== undefined && !/^[0-9]{1,18}$/.test(q.cursor)) throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
-    const rows = await c.get("deps").ledger.db.query<z.infer<typeof Entry> & { at: Date | string }>(
-      `select id::text as id, at, key_id, role, scope_id, method, path, route, status, request_id, client_request_id, idempotency_key, body_sha256, body_bytes from audit_log
-        where ($1::text is null or key_id = $1) and ($2::timestamptz is null or at >= $2) and ($3::timestamptz is null or at < $3) and ($4::bigint is null or id > $4)
-        order by audit_log.id limit $5`,
-      [q.key_id ?? null, q.from ?? null, q.to ?? null, q.cursor ?? null, q.limit + 1]);
-    const items = rows.slice(0, q.limit).map((r) => ({ ...r, at: new Date(r.at).toISOString() }));
+    const rows = await listAuditLog(c.get("deps").ledger.db, { keyId: q.key_id, from: q.from, to: q.to, after: q.cursor, limit: q.limit + 1 });
+    const items = rows.slice(0, q.limit).map((r) => ({ ...r, at: r.at.toISOString() }));
     return c.json({ data: items, next_cursor: rows.length > q.limit ? items[items.length - 1]!.id : null }, 200);
   });
 }
