@@ -5,7 +5,10 @@ import type { Database, Queryable } from "../db/client.js";
 import { ensureAccounts } from "../db/ensure-accounts.js";
 import { chart, specKey, type AccountSpec } from "../domain/chart.js";
 import type { Asset } from "../domain/assets.js";
-import { pgArray } from "../db/sql-arrays.js";
+import {
+  advanceDepositCursor, depositAddressOwners, depositCursor, ensureDepositCursor, insertChainDeposit, lockReceivedTransaction, registerDepositAddressRow,
+} from "../db/queries/deposits.js";
+import { hasReceiptProposalForReferenceKeys, receiptProposalsByReferenceKeys } from "../db/queries/proposals.js";
 import { writeTransfers } from "../db/transfer-writer.js";
 import { LedgerError } from "../domain/errors.js";
 import { depositAddressMessage } from "../domain/payouts.js";
@@ -31,11 +34,10 @@ export async function registerDepositAddress(
   if (!valid) {
     throw new LedgerError("signature_invalid", `the signature is not the address's signature of the registration message (${JSON.stringify(message)})`, [{ path: "signature", message: "does not verify" }]);
   }
-  const rows = await db.query<{ marketplace_id: string; customer_id: string }>(
-    `insert into deposit_addresses (chain_id, address, marketplace_id, customer_id, created_by) values ($1, $2, $3, $4, $5)
-     on conflict (chain_id, address) do update set chain_id = excluded.chain_id returning marketplace_id, customer_id`,
-    [input.chainId.toString(), address, input.marketplaceId, input.customerId, input.createdBy]);
-  if (rows[0]!.marketplace_id !== input.marketplaceId || rows[0]!.customer_id !== input.customerId) {
+  const owner = await registerDepositAddressRow(db, {
+    chainId: input.chainId, address, marketplaceId: input.marketplaceId, customerId: input.customerId, createdBy: input.createdBy,
+  });
+  if (owner.marketplace_id !== input.marketplaceId || owner.customer_id !== input.customerId) {
     throw new LedgerError("invalid_request", `address ${address} is already registered to another customer on chain ${input.chainId}`, [{ path: "address", message: "registered to another customer" }]);
   }
   return { chainId: input.chainId, address, marketplaceId: input.marketplaceId, customerId: input.customerId };
@@ -80,24 +82,18 @@ class ReceiptRecordedMeanwhile extends Error {}
  */
 export async function lockReceivedTransactions(tx: Queryable, txHashes: string[]): Promise<void> {
   for (const h of [...new Set(txHashes.map((x) => x.toLowerCase()))].sort()) {
-    await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`received-tx:${h}`]);
+    await lockReceivedTransaction(tx, h);
   }
 }
 
 async function creditDepositsOnce(db: Database, chain: EvmChain, asset: Asset, inbound: InboundTransfer[]): Promise<DepositOutcome[]> {
   if (inbound.length === 0) return [];
-  const owners = await db.query<{ address: string; marketplace_id: string; customer_id: string; billing: "prepaid" | "postpaid" }>(
-    `select d.address, d.marketplace_id, d.customer_id, c.billing from deposit_addresses d
-       join customers c on c.marketplace_id = d.marketplace_id and c.id = d.customer_id
-      where d.chain_id = $1 and d.address = any($2::text[])`,
-    [chain.chainId.toString(), pgArray([...new Set(inbound.map((t) => t.from))])]);
+  const owners = await depositAddressOwners(db, chain.chainId, [...new Set(inbound.map((t) => t.from))]);
   const ownerOf = new Map(owners.map((o) => [o.address, o]));
   const route = chain.chainId.toString();
   // A payment finance recorded as a receipt, with its transaction hash as the reference, is money
   // received already: it is not credited to a customer as well.
-  const receipts = await db.query<{ key: string; id: string; status: string }>(
-    "select payload->>'reference_key' as key, id, status from proposals where kind = 'receipt' and status <> 'rejected' and payload->>'reference_key' = any($1::text[])",
-    [pgArray([...new Set(inbound.map((t) => t.txHash.toLowerCase()))])]);
+  const receipts = await receiptProposalsByReferenceKeys(db, [...new Set(inbound.map((t) => t.txHash.toLowerCase()))]);
   const receiptOf = new Map(receipts.map((r) => [r.key, r]));
   const credited = inbound.filter((t) => ownerOf.has(t.from) && !receiptOf.has(t.txHash.toLowerCase()));
   const specOf = (t: InboundTransfer): AccountSpec => {
@@ -109,10 +105,7 @@ async function creditDepositsOnce(db: Database, chain: EvmChain, asset: Asset, i
   if (credited.length > 0) {
     const results = await writeTransfers(db, async (tx) => {
       await lockReceivedTransactions(tx, credited.map((t) => t.txHash));
-      const late = await tx.query(
-        "select 1 from proposals where kind = 'receipt' and status <> 'rejected' and payload->>'reference_key' = any($1::text[])",
-        [pgArray([...new Set(credited.map((t) => t.txHash.toLowerCase()))])]);
-      if (late.length > 0) throw new ReceiptRecordedMeanwhile();
+      if (await hasReceiptProposalForReferenceKeys(tx, [...new Set(credited.map((t) => t.txHash.toLowerCase()))])) throw new ReceiptRecordedMeanwhile();
       const ids = await ensureAccounts(tx, [chart.treasury(asset.id, route), ...credited.map(specOf)]);
       return credited.map((t): TransferInput => ({
         kind: "standard", idempotencyKey: key(t),
@@ -125,11 +118,10 @@ async function creditDepositsOnce(db: Database, chain: EvmChain, asset: Asset, i
           if (o.kind === "refused") throw o.error;
           const t = credited[i]!;
           const owner = ownerOf.get(t.from)!;
-          await tx.query(
-            `insert into chain_deposits (chain_id, tx_hash, log_index, asset_id, from_address, amount, block_number, marketplace_id, customer_id, transfer_id)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) on conflict do nothing`,
-            [route, t.txHash.toLowerCase(), t.logIndex, asset.id, t.from, t.amount.toString(), t.blockNumber.toString(), owner.marketplace_id, owner.customer_id,
-              o.kind === "created" ? o.transfer.id : o.id]);
+          await insertChainDeposit(tx, {
+            chainId: route, txHash: t.txHash.toLowerCase(), logIndex: t.logIndex, assetId: asset.id, fromAddress: t.from, amount: t.amount, blockNumber: t.blockNumber,
+            marketplaceId: owner.marketplace_id, customerId: owner.customer_id, transferId: o.kind === "created" ? o.transfer.id : o.id,
+          });
         }
       },
     });
@@ -153,18 +145,15 @@ export async function scanDeposits(db: Database, chain: EvmChain, assets: Asset[
   let read = 0;
   for (const asset of assets) {
     if (asset.settlement.kind !== "erc20" || BigInt(asset.settlement.chainId) !== chain.chainId) continue;
-    await db.query("insert into chain_cursors (chain_id, asset_id, next_block) values ($1, $2, $3) on conflict do nothing",
-      [chain.chainId.toString(), asset.id, String(chain.settings.deposit_start_block)]);
-    const [cursor] = await db.query<{ next_block: string }>("select next_block::text as next_block from chain_cursors where chain_id = $1 and asset_id = $2", [chain.chainId.toString(), asset.id]);
-    const from = BigInt(cursor!.next_block);
+    await ensureDepositCursor(db, chain.chainId, asset.id, String(chain.settings.deposit_start_block));
+    const from = await depositCursor(db, chain.chainId, asset.id);
     if (from > safe) continue;
     const to = from + maxBlocks - 1n < safe ? from + maxBlocks - 1n : safe;
     const inbound = await chain.transfersIn(asset.settlement.tokenAddress, from, to);
     await creditDeposits(db, chain, asset, inbound);
     read += inbound.length;
     // Only forward: a concurrent scanner that got further is not moved back.
-    await db.query("update chain_cursors set next_block = greatest(next_block, $3), updated_at = now() where chain_id = $1 and asset_id = $2",
-      [chain.chainId.toString(), asset.id, (to + 1n).toString()]);
+    await advanceDepositCursor(db, chain.chainId, asset.id, to + 1n);
   }
   return read;
 }

@@ -1,4 +1,9 @@
 import type { Queryable } from "../db/client.js";
+import {
+  customersNeedBeyondCash, lockFundingOfOperatorMarketplaces, lockMarketplaceFundingShared, lockOperatorPayoutFunds, marketplaceFundingTotals,
+  marketplacePoolTotals, payablesOfPaidOperators, unfundedUsageByOperator,
+} from "../db/queries/funding.js";
+import { marketplaceIdsOfOperator } from "../db/queries/parties.js";
 import { unitsToDecimal } from "../domain/money.js";
 
 /**
@@ -26,20 +31,8 @@ export interface MarketplacePool {
 }
 
 export async function marketplacePool(db: Queryable, marketplaceId: string, assetId: string): Promise<MarketplacePool> {
-  const [row] = await db.query<{ settled: string; credit_limit: string }>(
-    `select (select coalesce(sum(amount), 0) from funds_receipts where marketplace_id = $1 and asset_id = $2 and customer_id is null)::text as settled,
-            coalesce((select credit_limit from marketplace_credit_limits where marketplace_id = $1 and asset_id = $2), 0)::text as credit_limit`,
-    [marketplaceId, assetId]);
-  return { settled: BigInt(row!.settled), creditLimit: BigInt(row!.credit_limit) };
+  return marketplacePoolTotals(db, marketplaceId, assetId);
 }
-
-/** Each customer's own money received: on-chain deposits and receipts recorded for it. */
-const CUSTOMER_CASH = `
-  select customer_id, sum(amount) as amt from (
-    select customer_id, amount from chain_deposits where marketplace_id = $1 and asset_id = $2
-    union all
-    select customer_id, amount from funds_receipts where marketplace_id = $1 and asset_id = $2 and customer_id is not null) x
-  group by customer_id`;
 
 /**
  * An upper bound of what the marketplace's usage needs beyond its customers' own money: each
@@ -47,13 +40,7 @@ const CUSTOMER_CASH = `
  * less its money received. When the pool covers it, every record is funded, without reading them.
  */
 async function needUpperBound(db: Queryable, marketplaceId: string, assetId: string): Promise<bigint> {
-  const [row] = await db.query<{ need: string }>(
-    `with cash as (${CUSTOMER_CASH})
-     select coalesce(sum(greatest(0, b.debits_posted - coalesce(c.amt, 0))), 0)::text as need
-       from accounts a join account_balances b on b.account_id = a.id left join cash c on c.customer_id = a.owner_id
-      where a.marketplace_id = $1 and a.asset_id = $2 and a.opened_by_service and a.code in ('customer_prepaid', 'customer_postpaid')`,
-    [marketplaceId, assetId]);
-  return BigInt(row!.need);
+  return customersNeedBeyondCash(db, marketplaceId, assetId);
 }
 
 export interface Unfunded {
@@ -74,23 +61,7 @@ export async function unfundedUsage(
   const pool = await marketplacePool(db, marketplaceId, assetId);
   const available = pool.settled + pool.creditLimit;
   if ((await needUpperBound(db, marketplaceId, assetId)) <= available) return [];
-  const rows = await db.query<{ operator_id: string; gross: string; net: string }>(
-    `with cash as (${CUSTOMER_CASH}),
-     r as (
-       select u.funding_seq, u.operator_id, u.gross, u.net,
-              coalesce(c.amt, 0) - (sum(u.gross) over (partition by u.customer_id order by u.funding_seq) - u.gross) as cash_left
-         from usage_records u left join cash c on c.customer_id = u.customer_id
-        where u.marketplace_id = $1 and u.asset_id = $2
-          and not exists (select 1 from transfers t where t.reverses_id = u.transfer_id) and ($5::uuid is null or u.id <> $5)),
-     rest as (select funding_seq, operator_id, gross, net, gross - greatest(0, least(gross, cash_left)) as rest from r),
-     pooled as (
-       select operator_id, gross, net, rest, $3::numeric - (sum(rest) over (order by funding_seq) - rest) as pool_left
-         from rest where rest > 0),
-     unfunded as (select operator_id, gross, net, rest - greatest(0, least(rest, pool_left)) as unfunded from pooled)
-     select operator_id, sum(unfunded)::text as gross, sum(net - div(net * (gross - unfunded), gross))::text as net
-       from unfunded where unfunded > 0 and ($4::text is null or operator_id = $4)
-      group by operator_id order by operator_id`,
-    [marketplaceId, assetId, available.toString(), operatorId, options.withoutUsageId ?? null]);
+  const rows = await unfundedUsageByOperator(db, { marketplaceId, assetId, available, operatorId, withoutUsageId: options.withoutUsageId ?? null });
   return rows.map((r) => ({ operatorId: r.operator_id, net: BigInt(r.net), gross: BigInt(r.gross) }));
 }
 
@@ -105,12 +76,11 @@ export interface AwaitingFunds {
  * (`withoutUsageId`: as it would be once that record is reversed).
  */
 export async function awaitingFunds(db: Queryable, operatorId: string, assetId: string, options: { withoutUsageId?: string } = {}): Promise<AwaitingFunds> {
-  const markets = await db.query<{ marketplace_id: string }>(
-    "select marketplace_id from marketplace_operators where operator_id = $1 order by marketplace_id", [operatorId]);
+  const markets = await marketplaceIdsOfOperator(db, operatorId);
   const byMarketplace: AwaitingFunds["byMarketplace"] = [];
-  for (const m of markets) {
-    const [u] = await unfundedUsage(db, m.marketplace_id, assetId, operatorId, options);
-    if (u && u.net > 0n) byMarketplace.push({ marketplaceId: m.marketplace_id, amount: u.net });
+  for (const marketplaceId of markets) {
+    const [u] = await unfundedUsage(db, marketplaceId, assetId, operatorId, options);
+    if (u && u.net > 0n) byMarketplace.push({ marketplaceId, amount: u.net });
   }
   return { total: byMarketplace.reduce((s, m) => s + m.amount, 0n), byMarketplace };
 }
@@ -124,16 +94,14 @@ export async function awaitingFunds(db: Queryable, operatorId: string, assetId: 
  * given to a record that arrives afterwards.
  */
 export async function lockOperatorFunds(tx: Queryable, operatorId: string, assetId: string): Promise<void> {
-  await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`payout-funds:${operatorId}:${assetId}`]);
-  await tx.query(
-    `select pg_advisory_xact_lock(hashtextextended('usage-funding:' || marketplace_id, 0))
-       from (select marketplace_id from marketplace_operators where operator_id = $1 order by marketplace_id) m`, [operatorId]);
+  await lockOperatorPayoutFunds(tx, operatorId, assetId);
+  await lockFundingOfOperatorMarketplaces(tx, operatorId);
 }
 
 /** Taken by usage ingestion at the start of its transaction (see lockOperatorFunds). */
 export async function lockUsageFunding(tx: Queryable, marketplaceIds: string[]): Promise<void> {
   for (const m of [...new Set(marketplaceIds)].sort()) {
-    await tx.query("select pg_advisory_xact_lock_shared(hashtextextended($1, 0))", [`usage-funding:${m}`]);
+    await lockMarketplaceFundingShared(tx, m);
   }
 }
 
@@ -166,13 +134,7 @@ export interface MarketplaceFunding {
 
 export async function marketplaceFunding(db: Queryable, marketplaceId: string, assetId: string): Promise<MarketplaceFunding> {
   const pool = await marketplacePool(db, marketplaceId, assetId);
-  const [row] = await db.query<{ received: string; usage: string; clearing: string }>(
-    `select (select coalesce(sum(amt), 0) from (${CUSTOMER_CASH}) c)::text as received,
-            (select coalesce(sum(u.gross), 0) from usage_records u where u.marketplace_id = $1 and u.asset_id = $2
-                and not exists (select 1 from transfers t where t.reverses_id = u.transfer_id))::text as usage,
-            coalesce((select b.debits_posted - b.credits_posted from accounts a join account_balances b on b.account_id = a.id
-                       where a.marketplace_id = $1 and a.asset_id = $2 and a.opened_by_service and a.ref = 'deposits:clearing'), 0)::text as clearing`,
-    [marketplaceId, assetId]);
+  const row = await marketplaceFundingTotals(db, marketplaceId, assetId);
   const unfunded = await unfundedUsage(db, marketplaceId, assetId);
   return {
     marketplaceId, assetId, customersReceived: BigInt(row!.received), settled: pool.settled, creditLimit: pool.creditLimit,
@@ -193,14 +155,7 @@ export interface PaidBeyondFunds {
  * verify`), or those selling through one marketplace in one asset (before a credit limit is lowered).
  */
 export async function paidBeyondFunds(db: Queryable, scope: { marketplaceId: string; assetId: string } | null = null): Promise<PaidBeyondFunds[]> {
-  const payables = await db.query<{ owner_id: string; asset_id: string; available: string }>(`
-    select a.owner_id, a.asset_id, (b.credits_posted - b.debits_posted - b.debits_pending)::text as available
-      from accounts a join account_balances b on b.account_id = a.id
-     where a.opened_by_service and a.marketplace_id is null and a.code = 'operator_payable'
-       and ($1::uuid is null or a.asset_id = $1)
-       and ($2::text is null or exists (select 1 from marketplace_operators r where r.marketplace_id = $2 and r.operator_id = a.owner_id))
-       and exists (select 1 from payouts p where p.operator_id = a.owner_id and p.asset_id = a.asset_id and p.status <> 'failed')
-     order by a.owner_id, a.asset_id`, [scope?.assetId ?? null, scope?.marketplaceId ?? null]);
+  const payables = await payablesOfPaidOperators(db, scope);
   const out: PaidBeyondFunds[] = [];
   for (const p of payables) {
     const awaiting = (await awaitingFunds(db, p.owner_id, p.asset_id)).total;

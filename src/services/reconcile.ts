@@ -3,12 +3,18 @@ import type { Database, Queryable } from "../db/client.js";
 import { chart } from "../domain/chart.js";
 import { getAssetByCode } from "../db/queries/assets.js";
 import { type Asset } from "../domain/assets.js";
-import { pgArray } from "../db/sql-arrays.js";
+import {
+  batchedPayoutTotal, chainTxAttemptHashes, getAdjustmentAccounts, getItemResolution, getItemToAdjust, getReconciliationItem, getReconciliationRow,
+  insertReconciliation, insertReconciliationItems, listReconciliationItems, markItemResolved, payoutsInFlight, payoutsToReconcile, pendingPayoutTotals,
+  treasuryAccountTotals, type ItemRow,
+} from "../db/queries/reconciliations.js";
 import { writeTransfers } from "../db/transfer-writer.js";
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
-import { matchPayouts, summarize, type ItemStatus, type LedgerPayout, type ReconciliationItem } from "../domain/reconcile.js";
+import { matchPayouts, summarize, type ItemStatus, type LedgerPayout } from "../domain/reconcile.js";
 import { creditDeposits } from "./chain-deposits.js";
+
+export type { ItemRow } from "../db/queries/reconciliations.js";
 
 /** The widest block range one run may cover. */
 export const MAX_RANGE_BLOCKS = 5_000_000n;
@@ -48,13 +54,10 @@ export async function runReconciliation(
 
   const paid = await chain.paidLogs(token, input.fromBlock, input.toBlock);
   // Payouts recorded as paid in the range, and any payout a payment of the range names, whatever its state.
-  const rows = await db.query<{ id: string; status: string; in_range: boolean; amount: string; to_address: string; tx_hash: string | null; log_index: number | null; block_number: string | null }>(
-    `select id, status, (status = 'confirmed' and block_number between $3 and $4) as in_range, amount::text as amount, to_address, tx_hash, log_index,
-            block_number::text as block_number
-       from payouts
-      where chain_id = $1 and asset_id = $2 and ((status = 'confirmed' and block_number between $3 and $4) or id = any($5::uuid[]))`,
-    [input.chainId.toString(), asset.id, input.fromBlock.toString(), input.toBlock.toString(),
-      pgArray(paid.map((p) => p.payoutId).filter((id) => /^[0-9a-f-]{36}$/.test(id)))]);
+  const rows = await payoutsToReconcile(db, {
+    chainId: input.chainId, assetId: asset.id, fromBlock: input.fromBlock, toBlock: input.toBlock,
+    payoutIds: paid.map((p) => p.payoutId).filter((id) => /^[0-9a-f-]{36}$/.test(id)),
+  });
   const ledger: LedgerPayout[] = rows.map((r) => ({
     payoutId: r.id, status: r.status, inRange: r.in_range, amount: BigInt(r.amount), recipient: r.to_address, txHash: r.tx_hash, logIndex: r.log_index,
     blockNumber: r.block_number === null ? null : BigInt(r.block_number),
@@ -79,24 +82,12 @@ export async function runReconciliation(
 
   const id = uuidv7();
   await db.transaction(async (tx) => {
-    await tx.query(
-      "insert into reconciliations (id, chain_id, asset_id, from_block, to_block, summary, requested_by) values ($1, $2, $3, $4, $5, $6::text::jsonb, $7)",
-      [id, input.chainId.toString(), asset.id, input.fromBlock.toString(), input.toBlock.toString(), JSON.stringify(summarize(items)), input.requestedBy]);
-    if (items.length > 0) await insertItems(tx, id, items);
+    await insertReconciliation(tx, {
+      id, chainId: input.chainId, assetId: asset.id, fromBlock: input.fromBlock, toBlock: input.toBlock, summary: summarize(items), requestedBy: input.requestedBy,
+    });
+    if (items.length > 0) await insertReconciliationItems(tx, id, items);
   });
   return id;
-}
-
-async function insertItems(tx: Queryable, runId: string, items: ReconciliationItem[]): Promise<void> {
-  const col = <T>(f: (i: ReconciliationItem) => T) => pgArray(items.map((i) => f(i) as never));
-  await tx.query(
-    `insert into reconciliation_items (reconciliation_id, status, direction, payout_id, tx_hash, log_index, block_number, ledger_amount, chain_amount, ledger_address, chain_address, detail)
-     select $1, s, d, p, h, l, b, la, ca, lad, cad, de
-       from unnest($2::text[], $3::text[], $4::uuid[], $5::text[], $6::int[], $7::bigint[], $8::numeric[], $9::numeric[], $10::text[], $11::text[], $12::text[])
-            with ordinality as u(s, d, p, h, l, b, la, ca, lad, cad, de, n)
-      order by n`,
-    [runId, col((i) => i.status), col((i) => i.direction), col((i) => i.payoutId), col((i) => i.txHash), col((i) => i.logIndex), col((i) => i.blockNumber),
-      col((i) => i.ledgerAmount), col((i) => i.chainAmount), col((i) => i.ledgerAddress), col((i) => i.chainAddress), col((i) => i.detail)]);
 }
 
 export interface ReconciliationRun {
@@ -105,9 +96,7 @@ export interface ReconciliationRun {
 }
 
 export async function getReconciliation(db: Queryable, id: string): Promise<ReconciliationRun | undefined> {
-  const [r] = await db.query<{ id: string; chain_id: string; asset_id: string; code: string; from_block: string; to_block: string; summary: Record<ItemStatus, number>; requested_by: string; created_at: Date | string }>(
-    `select r.id, r.chain_id::text as chain_id, r.asset_id, s.code, r.from_block::text as from_block, r.to_block::text as to_block, r.summary, r.requested_by, r.created_at
-       from reconciliations r join assets s on s.id = r.asset_id where r.id = $1`, [id]);
+  const r = await getReconciliationRow(db, id);
   if (!r) return undefined;
   return {
     id: r.id, chainId: BigInt(r.chain_id), assetId: r.asset_id, assetCode: r.code, fromBlock: BigInt(r.from_block), toBlock: BigInt(r.to_block),
@@ -115,19 +104,8 @@ export async function getReconciliation(db: Queryable, id: string): Promise<Reco
   };
 }
 
-export type ItemRow = {
-  id: string; status: ItemStatus; direction: "in" | "out"; payout_id: string | null; tx_hash: string | null; log_index: number | null;
-  block_number: string | null; ledger_amount: string | null; chain_amount: string | null; ledger_address: string | null; chain_address: string | null;
-  detail: string | null; resolved_at: Date | string | null; resolved_by: string | null; resolution_note: string | null; adjustment_transfer_id: string | null;
-};
-
 export async function listItems(db: Queryable, runId: string, f: { status?: ItemStatus; after?: bigint; limit: number }): Promise<ItemRow[]> {
-  return db.query<ItemRow>(
-    `select id::text as id, status, direction, payout_id, tx_hash, log_index, block_number::text as block_number, ledger_amount::text as ledger_amount,
-            chain_amount::text as chain_amount, ledger_address, chain_address, detail, resolved_at, resolved_by, resolution_note, adjustment_transfer_id
-       from reconciliation_items where reconciliation_id = $1 and ($2::text is null or status = $2) and ($3::bigint is null or id > $3)
-      order by reconciliation_items.id limit $4`,
-    [runId, f.status ?? null, f.after?.toString() ?? null, f.limit]);
+  return listReconciliationItems(db, runId, f);
 }
 
 /**
@@ -148,7 +126,7 @@ export async function resolveItem(
     approvedBy?: string; alsoInTx?: (tx: Queryable, bookedAt: Date, transferId: string | null) => Promise<void>;
   },
 ): Promise<ItemRow> {
-  const [item] = await db.query<{ resolved_at: Date | null }>("select resolved_at from reconciliation_items where id = $1 and reconciliation_id = $2", [itemId.toString(), runId]);
+  const item = await getItemResolution(db, runId, itemId);
   if (!item) throw new LedgerError("reconciliation_item_not_found", `item ${itemId} of reconciliation ${runId} does not exist`);
   if (item.resolved_at !== null) throw new LedgerError("item_already_resolved", `item ${itemId} was resolved already`);
   const a = input.adjustment;
@@ -163,11 +141,8 @@ export async function resolveItem(
     afterWrite: async (tx, outcomes, bookedAt) => {
       if (outcomes[0]?.kind === "refused") throw outcomes[0].error;
       const transferId = outcomes[0]?.kind === "created" ? outcomes[0].transfer.id : outcomes[0]?.kind === "replayed" ? outcomes[0].id : null;
-      const updated = await tx.query(
-        `update reconciliation_items set resolved_at = $6, resolved_by = $3, resolution_note = $4, adjustment_transfer_id = $5
-          where id = $1 and reconciliation_id = $2 and resolved_at is null returning id`,
-        [itemId.toString(), runId, input.resolvedBy, input.note, transferId, bookedAt.toISOString()]);
-      if (updated.length === 0) throw new LedgerError("item_already_resolved", `item ${itemId} was resolved already`);
+      const updated = await markItemResolved(tx, { runId, itemId, resolvedBy: input.resolvedBy, note: input.note, adjustmentTransferId: transferId, resolvedAt: bookedAt });
+      if (!updated) throw new LedgerError("item_already_resolved", `item ${itemId} was resolved already`);
       await input.alsoInTx?.(tx, bookedAt, transferId);
       done = true;
     },
@@ -178,17 +153,11 @@ export async function resolveItem(
 }
 
 export async function getItem(db: Queryable, itemId: bigint): Promise<ItemRow | undefined> {
-  const [row] = await db.query<ItemRow>(
-    `select id::text as id, status, direction, payout_id, tx_hash, log_index, block_number::text as block_number, ledger_amount::text as ledger_amount,
-            chain_amount::text as chain_amount, ledger_address, chain_address, detail, resolved_at, resolved_by, resolution_note, adjustment_transfer_id
-       from reconciliation_items where id = $1`, [itemId.toString()]);
-  return row;
+  return getReconciliationItem(db, itemId);
 }
 
 export async function checkAdjustment(db: Queryable, runId: string, itemId: bigint, a: { debitAccountId: string; creditAccountId: string; amount: bigint }): Promise<void> {
-  const [item] = await db.query<{ status: ItemStatus; direction: "in" | "out"; ledger_amount: string | null; chain_amount: string | null; chain_id: string; asset_id: string }>(
-    `select i.status, i.direction, i.ledger_amount::text as ledger_amount, i.chain_amount::text as chain_amount, r.chain_id::text as chain_id, r.asset_id
-       from reconciliation_items i join reconciliations r on r.id = i.reconciliation_id where i.id = $1 and i.reconciliation_id = $2`, [itemId.toString(), runId]);
+  const item = await getItemToAdjust(db, runId, itemId);
   const refuse = (message: string, path: string) => {
     throw new LedgerError("invalid_request", message, [{ path: `adjustment.${path}`, message }]);
   };
@@ -200,8 +169,7 @@ export async function checkAdjustment(db: Queryable, runId: string, itemId: bigi
   const discrepancy = item!.status === "amount_mismatch" ? (chain > ledger ? chain - ledger : ledger - chain)
     : item!.status === "unexpected_on_chain" ? chain : ledger;
   if (a.amount > discrepancy) refuse(`the adjustment of ${a.amount} exceeds the item's discrepancy of ${discrepancy}`, "amount");
-  const accounts = await db.query<{ id: string; asset_id: string; ref: string | null; marketplace_id: string | null; opened_by_service: boolean }>(
-    "select id, asset_id, ref, marketplace_id, opened_by_service from accounts where id = any($1::uuid[])", [pgArray([a.debitAccountId, a.creditAccountId])]);
+  const accounts = await getAdjustmentAccounts(db, [a.debitAccountId, a.creditAccountId]);
   const byId = new Map(accounts.map((x) => [x.id, x]));
   const isTreasury = (id: string) => {
     const x = byId.get(id);
@@ -240,17 +208,13 @@ export async function treasuryCheck(db: Database, settlements: Settlements, chai
   const { chain, token } = evmRoute(settlements, asset, chainId);
   const route = chainId.toString();
   const onChain = await chain.treasuryBalance(token);
-  const [acct] = await db.query<{ d: string; c: string }>(
-    `select b.debits_posted::text as d, b.credits_posted::text as c from accounts a join account_balances b on b.account_id = a.id
-      where a.asset_id = $1 and a.opened_by_service and a.marketplace_id is null and a.ref = $2`, [asset.id, chart.treasury(asset.id, route).ref]);
+  const acct = await treasuryAccountTotals(db, asset.id, chart.treasury(asset.id, route).ref);
   const ledger = acct ? BigInt(acct.d) - BigInt(acct.c) : 0n;
-  const flying = await db.query<{ chain_tx_id: string; amount: string; payouts: string }>(
-    `select chain_tx_id, sum(amount)::text as amount, count(*)::text as payouts from payouts
-      where chain_id = $1 and asset_id = $2 and status in ('signed', 'submitted') group by chain_tx_id`, [route, asset.id]);
+  const flying = await payoutsInFlight(db, route, asset.id);
   let minedAmount = 0n;
   let minedGas = 0n;
   for (const f of flying) {
-    const hashes = await db.query<{ hash: `0x${string}` }>("select hash from chain_tx_attempts where chain_tx_id = $1", [f.chain_tx_id]);
+    const hashes = await chainTxAttemptHashes(db, f.chain_tx_id);
     for (const h of hashes) {
       const r = await chain.receipt(h.hash);
       if (!r) continue;
@@ -262,12 +226,8 @@ export async function treasuryCheck(db: Database, settlements: Settlements, chai
   const total = onChain.vault + onChain.signer;
   const expected = ledger - minedAmount - minedGas;
   // Payouts not yet batched, against what the vault can pay once the ones in flight have left it.
-  const [queued] = await db.query<{ amount: string; payouts: string }>(
-    `select coalesce(sum(amount), 0)::text as amount, count(*)::text as payouts from payouts
-      where settlement = 'evm' and chain_id = $1 and asset_id = $2 and status = 'pending'`, [route, asset.id]);
-  const [batched] = await db.query<{ amount: string }>(
-    `select coalesce(sum(amount), 0)::text as amount from payouts
-      where settlement = 'evm' and chain_id = $1 and asset_id = $2 and status = 'batched'`, [route, asset.id]);
+  const queued = await pendingPayoutTotals(db, route, asset.id);
+  const batched = await batchedPayoutTotal(db, route, asset.id);
   const inFlightAmount = flying.reduce((n, f) => n + BigInt(f.amount), 0n);
   const stillToLeave = BigInt(batched!.amount) + inFlightAmount - minedAmount;
   const shortfall = BigInt(queued!.amount) + stillToLeave - onChain.vault;

@@ -1,0 +1,77 @@
+import type { Queryable } from "../client.js";
+import { pgArray } from "../sql-arrays.js";
+
+/**
+ * Customers' deposits on chain (src/services/chain-deposits.ts): the addresses they pay from, the
+ * transfers credited to them, and the deposit scanner's cursor per chain and asset.
+ */
+
+/**
+ * Registers an address to a customer on a chain, unless it is registered already; answers the
+ * customer it is registered to (this one, or the one that registered it first).
+ */
+export async function registerDepositAddressRow(
+  db: Queryable, a: { chainId: bigint; address: string; marketplaceId: string; customerId: string; createdBy: string },
+): Promise<{ marketplace_id: string; customer_id: string }> {
+  const rows = await db.query<{ marketplace_id: string; customer_id: string }>(
+    `insert into deposit_addresses (chain_id, address, marketplace_id, customer_id, created_by) values ($1, $2, $3, $4, $5)
+     on conflict (chain_id, address) do update set chain_id = excluded.chain_id returning marketplace_id, customer_id`,
+    [a.chainId.toString(), a.address, a.marketplaceId, a.customerId, a.createdBy]);
+  return rows[0]!;
+}
+
+export type DepositAddressOwnerRow = { address: string; marketplace_id: string; customer_id: string; billing: "prepaid" | "postpaid" };
+
+/** The customers (and their billing) that registered these addresses on a chain. */
+export async function depositAddressOwners(db: Queryable, chainId: bigint, addresses: string[]): Promise<DepositAddressOwnerRow[]> {
+  return db.query<DepositAddressOwnerRow>(
+    `select d.address, d.marketplace_id, d.customer_id, c.billing from deposit_addresses d
+       join customers c on c.marketplace_id = d.marketplace_id and c.id = d.customer_id
+      where d.chain_id = $1 and d.address = any($2::text[])`,
+    [chainId.toString(), pgArray(addresses)]);
+}
+
+/**
+ * Takes the lock of a transaction hash received on chain, until the transaction ends (see
+ * lockReceivedTransactions in src/services/chain-deposits.ts).
+ */
+export async function lockReceivedTransaction(tx: Queryable, txHash: string): Promise<void> {
+  await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`received-tx:${txHash}`]);
+}
+
+/** Whether a deposit of this transaction (hash in lowercase) was credited to a customer. */
+export async function isTransactionDeposited(db: Queryable, txHash: string): Promise<boolean> {
+  return (await db.query("select 1 from chain_deposits where lower(tx_hash) = $1", [txHash])).length > 0;
+}
+
+/** Records a deposit credited to a customer by its transfer; a deposit recorded already is left as it is. */
+export async function insertChainDeposit(
+  tx: Queryable,
+  d: {
+    chainId: string; txHash: string; logIndex: number; assetId: string; fromAddress: string; amount: bigint; blockNumber: bigint;
+    marketplaceId: string; customerId: string; transferId: string;
+  },
+): Promise<void> {
+  await tx.query(
+    `insert into chain_deposits (chain_id, tx_hash, log_index, asset_id, from_address, amount, block_number, marketplace_id, customer_id, transfer_id)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) on conflict do nothing`,
+    [d.chainId, d.txHash, d.logIndex, d.assetId, d.fromAddress, d.amount.toString(), d.blockNumber.toString(), d.marketplaceId, d.customerId, d.transferId]);
+}
+
+/** Starts the deposit scanner's cursor of a chain and asset at `startBlock`, unless it has one. */
+export async function ensureDepositCursor(db: Queryable, chainId: bigint, assetId: string, startBlock: string): Promise<void> {
+  await db.query("insert into chain_cursors (chain_id, asset_id, next_block) values ($1, $2, $3) on conflict do nothing",
+    [chainId.toString(), assetId, startBlock]);
+}
+
+/** The next block the deposit scanner reads for a chain and asset. */
+export async function depositCursor(db: Queryable, chainId: bigint, assetId: string): Promise<bigint> {
+  const [cursor] = await db.query<{ next_block: string }>("select next_block::text as next_block from chain_cursors where chain_id = $1 and asset_id = $2", [chainId.toString(), assetId]);
+  return BigInt(cursor!.next_block);
+}
+
+/** Moves the cursor to `nextBlock`, only forward. */
+export async function advanceDepositCursor(db: Queryable, chainId: bigint, assetId: string, nextBlock: bigint): Promise<void> {
+  await db.query("update chain_cursors set next_block = greatest(next_block, $3), updated_at = now() where chain_id = $1 and asset_id = $2",
+    [chainId.toString(), assetId, nextBlock.toString()]);
+}

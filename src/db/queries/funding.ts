@@ -1,0 +1,149 @@
+import type { Queryable } from "../client.js";
+
+/**
+ * The money behind usage (src/services/funding.ts, docs/ledger.md "Funded earnings"): what each
+ * marketplace's customers and the marketplace itself paid, its credit limit, what its usage needs,
+ * and the advisory locks that funding is judged under.
+ */
+
+/** What a marketplace settled (receipts without a customer) and the credit limit the platform grants it, in an asset. */
+export async function marketplacePoolTotals(db: Queryable, marketplaceId: string, assetId: string): Promise<{ settled: bigint; creditLimit: bigint }> {
+  const [row] = await db.query<{ settled: string; credit_limit: string }>(
+    `select (select coalesce(sum(amount), 0) from funds_receipts where marketplace_id = $1 and asset_id = $2 and customer_id is null)::text as settled,
+            coalesce((select credit_limit from marketplace_credit_limits where marketplace_id = $1 and asset_id = $2), 0)::text as credit_limit`,
+    [marketplaceId, assetId]);
+  return { settled: BigInt(row!.settled), creditLimit: BigInt(row!.credit_limit) };
+}
+
+/** Each customer's own money received: on-chain deposits and receipts recorded for it. */
+const CUSTOMER_CASH = `
+  select customer_id, sum(amount) as amt from (
+    select customer_id, amount from chain_deposits where marketplace_id = $1 and asset_id = $2
+    union all
+    select customer_id, amount from funds_receipts where marketplace_id = $1 and asset_id = $2 and customer_id is not null) x
+  group by customer_id`;
+
+/**
+ * The sum over the marketplace's customer accounts of their debits (usage and holds, whatever was
+ * reversed since) beyond their money received.
+ */
+export async function customersNeedBeyondCash(db: Queryable, marketplaceId: string, assetId: string): Promise<bigint> {
+  const [row] = await db.query<{ need: string }>(
+    `with cash as (${CUSTOMER_CASH})
+     select coalesce(sum(greatest(0, b.debits_posted - coalesce(c.amt, 0))), 0)::text as need
+       from accounts a join account_balances b on b.account_id = a.id left join cash c on c.customer_id = a.owner_id
+      where a.marketplace_id = $1 and a.asset_id = $2 and a.opened_by_service and a.code in ('customer_prepaid', 'customer_postpaid')`,
+    [marketplaceId, assetId]);
+  return BigInt(row!.need);
+}
+
+export type UnfundedRow = { operator_id: string; gross: string; net: string };
+
+/**
+ * Per operator (all, or only `operatorId`), the gross and the operator's net of the marketplace's
+ * usage (not reversed, without `withoutUsageId`) that its customers' money and then `available` of
+ * the pool leave unfunded, first come first funded.
+ */
+export async function unfundedUsageByOperator(
+  db: Queryable, q: { marketplaceId: string; assetId: string; available: bigint; operatorId: string | null; withoutUsageId: string | null },
+): Promise<UnfundedRow[]> {
+  return db.query<UnfundedRow>(
+    `with cash as (${CUSTOMER_CASH}),
+     r as (
+       select u.funding_seq, u.operator_id, u.gross, u.net,
+              coalesce(c.amt, 0) - (sum(u.gross) over (partition by u.customer_id order by u.funding_seq) - u.gross) as cash_left
+         from usage_records u left join cash c on c.customer_id = u.customer_id
+        where u.marketplace_id = $1 and u.asset_id = $2
+          and not exists (select 1 from transfers t where t.reverses_id = u.transfer_id) and ($5::uuid is null or u.id <> $5)),
+     rest as (select funding_seq, operator_id, gross, net, gross - greatest(0, least(gross, cash_left)) as rest from r),
+     pooled as (
+       select operator_id, gross, net, rest, $3::numeric - (sum(rest) over (order by funding_seq) - rest) as pool_left
+         from rest where rest > 0),
+     unfunded as (select operator_id, gross, net, rest - greatest(0, least(rest, pool_left)) as unfunded from pooled)
+     select operator_id, sum(unfunded)::text as gross, sum(net - div(net * (gross - unfunded), gross))::text as net
+       from unfunded where unfunded > 0 and ($4::text is null or operator_id = $4)
+      group by operator_id order by operator_id`,
+    [q.marketplaceId, q.assetId, q.available.toString(), q.operatorId, q.withoutUsageId]);
+}
+
+export type MarketplaceFundingTotalsRow = { received: string; usage: string; clearing: string };
+
+/**
+ * A marketplace's totals in an asset: its customers' money received, the gross of its usage not
+ * reversed, and what its deposit clearing account holds (deposits it claimed, less its settlements).
+ */
+export async function marketplaceFundingTotals(db: Queryable, marketplaceId: string, assetId: string): Promise<MarketplaceFundingTotalsRow | undefined> {
+  const [row] = await db.query<MarketplaceFundingTotalsRow>(
+    `select (select coalesce(sum(amt), 0) from (${CUSTOMER_CASH}) c)::text as received,
+            (select coalesce(sum(u.gross), 0) from usage_records u where u.marketplace_id = $1 and u.asset_id = $2
+                and not exists (select 1 from transfers t where t.reverses_id = u.transfer_id))::text as usage,
+            coalesce((select b.debits_posted - b.credits_posted from accounts a join account_balances b on b.account_id = a.id
+                       where a.marketplace_id = $1 and a.asset_id = $2 and a.opened_by_service and a.ref = 'deposits:clearing'), 0)::text as clearing`,
+    [marketplaceId, assetId]);
+  return row;
+}
+
+export type OperatorPayableRow = { owner_id: string; asset_id: string; available: string };
+
+/**
+ * The payable accounts (and their available balances) of operators that have a payout not failed:
+ * all of them, or those in one asset selling through one marketplace.
+ */
+export async function payablesOfPaidOperators(db: Queryable, scope: { marketplaceId: string; assetId: string } | null): Promise<OperatorPayableRow[]> {
+  return db.query<OperatorPayableRow>(`
+    select a.owner_id, a.asset_id, (b.credits_posted - b.debits_posted - b.debits_pending)::text as available
+      from accounts a join account_balances b on b.account_id = a.id
+     where a.opened_by_service and a.marketplace_id is null and a.code = 'operator_payable'
+       and ($1::uuid is null or a.asset_id = $1)
+       and ($2::text is null or exists (select 1 from marketplace_operators r where r.marketplace_id = $2 and r.operator_id = a.owner_id))
+       and exists (select 1 from payouts p where p.operator_id = a.owner_id and p.asset_id = a.asset_id and p.status <> 'failed')
+     order by a.owner_id, a.asset_id`, [scope?.assetId ?? null, scope?.marketplaceId ?? null]);
+}
+
+/** Sets (or replaces) a marketplace's credit limit in an asset, naming the proposal that decided it. */
+export async function upsertMarketplaceCreditLimit(
+  tx: Queryable, l: { marketplaceId: string; assetId: string; creditLimit: string; proposalId: string; updatedAt: Date },
+): Promise<void> {
+  await tx.query(
+    `insert into marketplace_credit_limits (marketplace_id, asset_id, credit_limit, proposal_id, updated_at) values ($1, $2, $3, $4, $5)
+           on conflict (marketplace_id, asset_id) do update set credit_limit = excluded.credit_limit, proposal_id = excluded.proposal_id, updated_at = excluded.updated_at`,
+    [l.marketplaceId, l.assetId, l.creditLimit, l.proposalId, l.updatedAt.toISOString()]);
+}
+
+/** Records money received (for a customer, or a marketplace's settlement when `customerId` is null), with its transfer. */
+export async function insertFundsReceipt(
+  tx: Queryable,
+  r: {
+    id: string; marketplaceId: string; customerId: string | null; assetId: string; amount: bigint; reference: string; referenceKey: string;
+    transferId: string; proposalId: string; receivedAt: Date;
+  },
+): Promise<void> {
+  await tx.query(
+    `insert into funds_receipts (id, marketplace_id, customer_id, asset_id, amount, reference, reference_key, transfer_id, proposal_id, received_at)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    [r.id, r.marketplaceId, r.customerId, r.assetId, r.amount.toString(), r.reference, r.referenceKey, r.transferId, r.proposalId, r.receivedAt.toISOString()]);
+}
+
+// The funding locks (see lockOperatorFunds in src/services/funding.ts).
+
+/** The lock under which an operator's payable-now in an asset is judged and taken. */
+export async function lockOperatorPayoutFunds(tx: Queryable, operatorId: string, assetId: string): Promise<void> {
+  await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`payout-funds:${operatorId}:${assetId}`]);
+}
+
+/** The funding lock of every marketplace the operator sells through, exclusive, in marketplace id order. */
+export async function lockFundingOfOperatorMarketplaces(tx: Queryable, operatorId: string): Promise<void> {
+  await tx.query(
+    `select pg_advisory_xact_lock(hashtextextended('usage-funding:' || marketplace_id, 0))
+       from (select marketplace_id from marketplace_operators where operator_id = $1 order by marketplace_id) m`, [operatorId]);
+}
+
+/** A marketplace's funding lock in shared mode (usage being written). */
+export async function lockMarketplaceFundingShared(tx: Queryable, marketplaceId: string): Promise<void> {
+  await tx.query("select pg_advisory_xact_lock_shared(hashtextextended($1, 0))", [`usage-funding:${marketplaceId}`]);
+}
+
+/** A marketplace's funding lock in exclusive mode: no usage written, no payout judged meanwhile. */
+export async function lockMarketplaceFundingExclusive(tx: Queryable, marketplaceId: string): Promise<void> {
+  await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`usage-funding:${marketplaceId}`]);
+}

@@ -1,0 +1,34 @@
+import type { Queryable } from "../../db/client.js";
+import { findOpenAdjustmentProposalId, lockItemAdjustment } from "../../db/queries/proposals.js";
+import { getItemResolution } from "../../db/queries/reconciliations.js";
+import { LedgerError } from "../../domain/errors.js";
+import type { Principal } from "../../domain/access.js";
+import { checkAdjustment } from "../reconcile.js";
+import { mayPropose, recordProposal, type Proposal } from "./proposal.js";
+
+export interface AdjustmentInput {
+  runId: string;
+  itemId: bigint;
+  note: string;
+  adjustment: { debitAccountId: string; creditAccountId: string; amount: bigint };
+}
+
+/**
+ * Proposes to resolve a reconciliation item with an adjusting transfer. The adjustment is checked
+ * now (the item's kind has a discrepancy, the accounts are the ones it concerns, at most its
+ * amount) and again when it is approved; the item stays open until then. One open proposal per item.
+ */
+export async function proposeAdjustment(db: Queryable, now: Date, by: Principal, input: AdjustmentInput): Promise<Proposal> {
+  mayPropose(by, "reconciliation_adjustment");
+  const item = await getItemResolution(db, input.runId, input.itemId);
+  if (!item) throw new LedgerError("reconciliation_item_not_found", `item ${input.itemId} of reconciliation ${input.runId} does not exist`);
+  if (item.resolved_at !== null) throw new LedgerError("item_already_resolved", `item ${input.itemId} was resolved already`);
+  await checkAdjustment(db, input.runId, input.itemId, input.adjustment);
+  await lockItemAdjustment(db, input.itemId);
+  const open = await findOpenAdjustmentProposalId(db, input.itemId);
+  if (open !== undefined) throw new LedgerError("item_already_resolved", `item ${input.itemId} has an adjustment waiting for approval already (proposal ${open})`);
+  return recordProposal(db, now, by, "reconciliation_adjustment", null, {
+    reconciliation_id: input.runId, item_id: input.itemId.toString(), note: input.note,
+    adjustment: { debit_account_id: input.adjustment.debitAccountId, credit_account_id: input.adjustment.creditAccountId, amount: input.adjustment.amount.toString() },
+  });
+}

@@ -1,0 +1,60 @@
+import type { Queryable } from "../../db/client.js";
+import { isTransactionDeposited } from "../../db/queries/deposits.js";
+import { findReceiptProposalIdByReference } from "../../db/queries/proposals.js";
+import { LedgerError } from "../../domain/errors.js";
+import { isTransferAmount } from "../../domain/money.js";
+import type { Principal } from "../../domain/access.js";
+import { lockReceivedTransactions } from "../chain-deposits.js";
+import { getCustomer } from "../marketplaces.js";
+import { mayPropose, recordProposal, requireAsset, requireMarketplace, type Proposal } from "./proposal.js";
+
+export interface ReceiptInput {
+  marketplaceId: string;
+  /** Money paid for one customer; absent: a settlement by the marketplace of what it owes. */
+  customerId?: string;
+  asset: string;
+  amount: bigint;
+  /** Where the money can be found: a bank transfer's reference, an on-chain transaction hash … */
+  reference: string;
+}
+
+/** Proposes to record money the platform received for a marketplace. Nothing moves until it is approved. */
+export async function proposeReceipt(db: Queryable, now: Date, by: Principal, input: ReceiptInput): Promise<Proposal> {
+  mayPropose(by, "receipt");
+  await requireMarketplace(db, input.marketplaceId);
+  const asset = await requireAsset(db, input.asset);
+  if (input.customerId !== undefined && !(await getCustomer(db, input.marketplaceId, input.customerId))) {
+    throw new LedgerError("customer_not_found", `customer ${input.customerId} of marketplace ${input.marketplaceId} does not exist`, [{ path: "customer_id", message: "does not exist" }]);
+  }
+  if (!isTransferAmount(input.amount)) throw new LedgerError("invalid_request", "amount must be a positive integer of at most 2^256 - 1", [{ path: "amount", message: "out of range" }]);
+  const key = referenceKey(input.reference);
+  if (key === "") throw new LedgerError("invalid_request", "reference must hold letters or digits", [{ path: "reference", message: "holds no letters or digits" }]);
+  const exists = (what: string) => new LedgerError("receipt_exists",
+    `${what} with reference ${JSON.stringify(input.reference)} (compared as ${JSON.stringify(key)}) is already recorded; money is received once`, [{ path: "reference", message: "already used" }]);
+  const dup = await findReceiptProposalIdByReference(db, asset.id, key);
+  if (dup !== undefined) throw exists(`a receipt of ${asset.code} (proposal ${dup})`);
+  // An on-chain payment the deposit scanner credited to a customer is received already. Under the
+  // transaction hash's lock (held until this proposal commits): the scanner, crediting the same
+  // hash at the same moment, either finished first and is seen here, or waits and sees this receipt.
+  if (TX_HASH.test(key)) {
+    await lockReceivedTransactions(db, [key]);
+    if (await isTransactionDeposited(db, key)) throw exists("an on-chain deposit credited to a customer");
+  }
+  try {
+    return await recordProposal(db, now, by, "receipt", input.marketplaceId, {
+      marketplace_id: input.marketplaceId, customer_id: input.customerId ?? null, asset: asset.code, asset_id: asset.id, amount: input.amount.toString(),
+      reference: input.reference, reference_key: key,
+    });
+  } catch (err) {
+    // A concurrent proposal of the same reference: the unique index decides.
+    if ((err as { code?: string }).code === "23505") throw exists(`a receipt of ${asset.code}`);
+    throw err;
+  }
+}
+
+const TX_HASH = /^0x[0-9a-f]{64}$/;
+
+/** A reference as compared: letters and digits only, case folded ("WIRE 2026-0042 " and "wire20260042" are one). */
+export function referenceKey(reference: string): string {
+  return reference.toLowerCase().replace(/[^a-z0-9]/g, "");
+}
