@@ -1,13 +1,13 @@
+import type { ProposalKind, ProposalStatus } from "../../domain/proposals.js";
 import type { Queryable } from "../client.js";
 import { pgArray } from "../sql-arrays.js";
 
 /** Proposals: four eyes for manual money (src/services/proposals/, docs/ledger.md "Four eyes"). */
 
-export type ProposalStatus = "proposed" | "approved" | "rejected";
 
-/** A row of proposals; `kind` is one of PROPOSAL_KINDS (src/services/proposals/). */
+/** A row of proposals. */
 export interface ProposalRow {
-  id: string; kind: string; marketplace_id: string | null; payload: Record<string, unknown>; proposed_by: string; proposed_at: Date | string;
+  id: string; kind: ProposalKind; marketplace_id: string | null; payload: Record<string, unknown>; proposed_by: string; proposed_at: Date | string;
   status: ProposalStatus; decided_by: string | null; decided_at: Date | string | null; reason: string | null; result: Record<string, unknown> | null;
 }
 
@@ -33,7 +33,7 @@ export async function listProposalRows(
 }
 
 export async function insertProposal(
-  db: Queryable, p: { id: string; kind: string; marketplaceId: string | null; payload: Record<string, unknown>; proposedBy: string; proposedAt: Date },
+  db: Queryable, p: { id: string; kind: ProposalKind; marketplaceId: string | null; payload: Record<string, unknown>; proposedBy: string; proposedAt: Date },
 ): Promise<ProposalRow> {
   const rows = await db.query<ProposalRow>(
     `insert into proposals (id, kind, marketplace_id, payload, proposed_by, proposed_at) values ($1, $2, $3, $4::text::jsonb, $5, $6) returning *`,
@@ -52,7 +52,7 @@ export async function insertPayoutApprovalProposal(
 }
 
 /** An open proposal of this kind by this key with exactly this payload. */
-export async function findOpenProposal(db: Queryable, kind: string, proposedBy: string, payload: Record<string, unknown>): Promise<ProposalRow | undefined> {
+export async function findOpenProposal(db: Queryable, kind: ProposalKind, proposedBy: string, payload: Record<string, unknown>): Promise<ProposalRow | undefined> {
   const open = await db.query<ProposalRow>(
     "select * from proposals where kind = $1 and status = 'proposed' and proposed_by = $2 and payload = $3::text::jsonb", [kind, proposedBy, JSON.stringify(payload)]);
   return open[0];

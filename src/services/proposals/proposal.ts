@@ -1,10 +1,12 @@
 import type { Queryable } from "../../db/client.js";
 import { getAssetByCode } from "../../db/queries/assets.js";
-import { findOpenProposal, getProposalRow, insertProposal, listProposalRows, lockProposalForDecision, type ProposalRow, type ProposalStatus } from "../../db/queries/proposals.js";
+import { findOpenProposal, getProposalRow, insertProposal, listProposalRows, lockProposalForDecision, type ProposalRow } from "../../db/queries/proposals.js";
+import type { ProposalStatus } from "../../domain/proposals.js";
 import { type Asset } from "../../domain/assets.js";
 import { LedgerError } from "../../domain/errors.js";
 import { uuidv7 } from "../../domain/ids.js";
-import type { Principal, Role } from "../../domain/access.js";
+import type { Principal } from "../../domain/access.js";
+import { PROPOSAL_ROLES, type ProposalKind } from "../../domain/proposals.js";
 import { getMarketplace } from "../marketplaces.js";
 
 /**
@@ -15,23 +17,7 @@ import { getMarketplace } from "../marketplaces.js";
  * calls themselves are in the audit log.
  */
 
-export const PROPOSAL_KINDS = ["receipt", "credit_limit", "customer_credit_limit", "reconciliation_adjustment", "usage_limits", "payout", "operator_payout_limits", "payout_policy"] as const;
-export type ProposalKind = (typeof PROPOSAL_KINDS)[number];
-export type { ProposalStatus } from "../../db/queries/proposals.js";
-
-/** Who may propose and who may approve each kind. */
-export const PROPOSAL_ROLES: Record<ProposalKind, { propose: Role[]; approve: Role[] }> = {
-  receipt: { propose: ["finance", "admin"], approve: ["finance", "admin"] },
-  credit_limit: { propose: ["admin"], approve: ["admin", "finance"] },
-  /** A marketplace asks for its own customer's; the platform approves. */
-  customer_credit_limit: { propose: ["marketplace", "admin"], approve: ["admin", "finance"] },
-  operator_payout_limits: { propose: ["admin", "finance"], approve: ["admin", "finance"] },
-  payout_policy: { propose: ["admin"], approve: ["admin", "finance"] },
-  reconciliation_adjustment: { propose: ["finance", "admin"], approve: ["finance", "admin"] },
-  usage_limits: { propose: ["admin"], approve: ["admin", "finance"] },
-  /** Proposed by whoever asked for the payout (the operator, finance, the scheduler). */
-  payout: { propose: ["operator", "finance", "admin"], approve: ["finance", "admin"] },
-};
+export { PROPOSAL_KINDS, PROPOSAL_ROLES, type ProposalKind, type ProposalStatus } from "../../domain/proposals.js";
 
 export interface Proposal {
   id: string;
@@ -48,7 +34,7 @@ export interface Proposal {
 }
 
 export const toProposal = (r: ProposalRow): Proposal => ({
-  id: r.id, kind: r.kind as ProposalKind, marketplaceId: r.marketplace_id, payload: r.payload, proposedBy: r.proposed_by, proposedAt: new Date(r.proposed_at),
+  id: r.id, kind: r.kind, marketplaceId: r.marketplace_id, payload: r.payload, proposedBy: r.proposed_by, proposedAt: new Date(r.proposed_at),
   status: r.status, decidedBy: r.decided_by, decidedAt: r.decided_at === null ? null : new Date(r.decided_at), reason: r.reason, result: r.result,
 });
 

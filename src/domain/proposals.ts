@@ -1,0 +1,24 @@
+import type { Role } from "./access.js";
+
+/**
+ * Four eyes for manual money (docs/ledger.md, "Four eyes"): the kinds of proposal, their states,
+ * and who may propose and who may approve each kind.
+ */
+export const PROPOSAL_KINDS = ["receipt", "credit_limit", "customer_credit_limit", "reconciliation_adjustment", "usage_limits", "payout", "operator_payout_limits", "payout_policy"] as const;
+export type ProposalKind = (typeof PROPOSAL_KINDS)[number];
+
+export type ProposalStatus = "proposed" | "approved" | "rejected";
+
+/** Who may propose and who may approve each kind. */
+export const PROPOSAL_ROLES: Record<ProposalKind, { propose: Role[]; approve: Role[] }> = {
+  receipt: { propose: ["finance", "admin"], approve: ["finance", "admin"] },
+  credit_limit: { propose: ["admin"], approve: ["admin", "finance"] },
+  /** A marketplace asks for its own customer's; the platform approves. */
+  customer_credit_limit: { propose: ["marketplace", "admin"], approve: ["admin", "finance"] },
+  operator_payout_limits: { propose: ["admin", "finance"], approve: ["admin", "finance"] },
+  payout_policy: { propose: ["admin"], approve: ["admin", "finance"] },
+  reconciliation_adjustment: { propose: ["finance", "admin"], approve: ["finance", "admin"] },
+  usage_limits: { propose: ["admin"], approve: ["admin", "finance"] },
+  /** Proposed by whoever asked for the payout (the operator, finance, the scheduler). */
+  payout: { propose: ["operator", "finance", "admin"], approve: ["finance", "admin"] },
+};
