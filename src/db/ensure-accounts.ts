@@ -1,7 +1,7 @@
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
 import type { Queryable } from "./client.js";
-import { pgArray } from "./sql-arrays.js";
+import { pgColumns } from "./sql-arrays.js";
 import { specKey, type AccountSpec } from "../domain/chart.js";
 
 /**
@@ -16,12 +16,11 @@ export async function ensureAccounts(db: Queryable, specs: AccountSpec[]): Promi
   const unique = [...new Map(specs.map((s) => [specKey(s), s])).entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, s]) => s);
   const ids = new Map<string, string>();
   if (unique.length === 0) return ids;
-  const cols = {
-    ids: pgArray(unique.map(() => uuidv7())),
-    assets: pgArray(unique.map((s) => s.assetId)),
-    markets: pgArray(unique.map((s) => s.marketplaceId)),
-    refs: pgArray(unique.map((s) => s.ref)),
-  };
+  const columns = await pgColumns(unique, [
+    () => uuidv7(), (s) => s.assetId, (s) => s.marketplaceId, (s) => s.ref, (s) => s.code, (s) => s.ownerType, (s) => s.ownerId,
+    (s) => s.normalSide, (s) => s.debitsMustNotExceedCredits ?? false, (s) => (s.overdraftLimit ?? 0n).toString(),
+  ]);
+  const [, assets, markets, refs] = columns;
   await db.query(
     `with new as (
        select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[], $10::numeric[])
@@ -33,18 +32,13 @@ export async function ensureAccounts(db: Queryable, specs: AccountSpec[]): Promi
        returning id
      )
      insert into account_balances (account_id, overdraft_limit) select i.id, n.overdraft from inserted i join new n on n.id = i.id`,
-    [
-      cols.ids, cols.assets, cols.markets, cols.refs,
-      pgArray(unique.map((s) => s.code)), pgArray(unique.map((s) => s.ownerType)), pgArray(unique.map((s) => s.ownerId)),
-      pgArray(unique.map((s) => s.normalSide)), pgArray(unique.map((s) => s.debitsMustNotExceedCredits ?? false)),
-      pgArray(unique.map((s) => (s.overdraftLimit ?? 0n).toString())),
-    ],
+    columns,
   );
   const rows = await db.query<{ id: string; asset_id: string; marketplace_id: string | null; ref: string; opened_by_service: boolean }>(
     `select a.id, a.asset_id, a.marketplace_id, a.ref, a.opened_by_service
        from unnest($1::uuid[], $2::text[], $3::text[]) as w(asset_id, marketplace_id, ref)
        join accounts a on a.asset_id = w.asset_id and coalesce(a.marketplace_id, '') = coalesce(w.marketplace_id, '') and a.ref = w.ref`,
-    [cols.assets, cols.markets, cols.refs],
+    [assets, markets, refs],
   );
   for (const r of rows) {
     if (!r.opened_by_service) {

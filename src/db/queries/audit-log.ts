@@ -2,7 +2,7 @@ import { and, asc, eq, gt, gte, lt, sql } from "drizzle-orm";
 import type { Queryable } from "../client.js";
 import { orm } from "../orm.js";
 import { auditLog } from "../schema/index.js";
-import { pgArray } from "../sql-arrays.js";
+import { pgColumns } from "../sql-arrays.js";
 
 /** One audited request (see src/services/audit-log.ts). */
 export interface AuditEntry {
@@ -22,12 +22,11 @@ export interface AuditEntry {
 
 /** Appends audit rows, all recorded at `at`, with one statement. */
 export async function insertAuditEntries(db: Queryable, items: readonly AuditEntry[], at: Date): Promise<void> {
-  const col = <T>(f: (e: AuditEntry) => T) => pgArray(items.map((e) => f(e) as never));
   await db.query(
     `insert into audit_log (key_id, role, scope_id, method, path, route, status, request_id, idempotency_key, body_sha256, body_bytes, client_request_id, at)
        select u.*, $13::timestamptz from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::text[], $10::text[], $11::int[], $12::text[]) u`,
-    [col((e) => e.keyId), col((e) => e.role), col((e) => e.scopeId), col((e) => e.method), col((e) => e.path), col((e) => e.route), col((e) => e.status),
-      col((e) => e.requestId), col((e) => e.idempotencyKey), col((e) => e.bodySha256), col((e) => e.bodyBytes), col((e) => e.clientRequestId), at.toISOString()]);
+    [...(await pgColumns(items, [(e) => e.keyId, (e) => e.role, (e) => e.scopeId, (e) => e.method, (e) => e.path, (e) => e.route, (e) => e.status,
+      (e) => e.requestId, (e) => e.idempotencyKey, (e) => e.bodySha256, (e) => e.bodyBytes, (e) => e.clientRequestId])), at.toISOString()]);
 }
 
 /** A page of the audit log, oldest first, after the cursor (an audit row id). */

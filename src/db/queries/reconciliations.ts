@@ -1,6 +1,6 @@
 import type { ItemStatus, ReconciliationItem } from "../../domain/reconcile.js";
 import type { Queryable } from "../client.js";
-import { pgArray } from "../sql-arrays.js";
+import { pgArray, pgColumns } from "../sql-arrays.js";
 
 /**
  * Reconciliation runs and their items (src/services/reconcile.ts), and what a run and the treasury
@@ -36,15 +36,14 @@ export async function insertReconciliation(
 
 /** Inserts a run's items, in their order, with one statement. */
 export async function insertReconciliationItems(tx: Queryable, runId: string, items: ReconciliationItem[]): Promise<void> {
-  const col = <T>(f: (i: ReconciliationItem) => T) => pgArray(items.map((i) => f(i) as never));
   await tx.query(
     `insert into reconciliation_items (reconciliation_id, status, direction, payout_id, tx_hash, log_index, block_number, ledger_amount, chain_amount, ledger_address, chain_address, detail)
      select $1, s, d, p, h, l, b, la, ca, lad, cad, de
        from unnest($2::text[], $3::text[], $4::uuid[], $5::text[], $6::int[], $7::bigint[], $8::numeric[], $9::numeric[], $10::text[], $11::text[], $12::text[])
             with ordinality as u(s, d, p, h, l, b, la, ca, lad, cad, de, n)
       order by n`,
-    [runId, col((i) => i.status), col((i) => i.direction), col((i) => i.payoutId), col((i) => i.txHash), col((i) => i.logIndex), col((i) => i.blockNumber),
-      col((i) => i.ledgerAmount), col((i) => i.chainAmount), col((i) => i.ledgerAddress), col((i) => i.chainAddress), col((i) => i.detail)]);
+    [runId, ...(await pgColumns(items, [(i) => i.status, (i) => i.direction, (i) => i.payoutId, (i) => i.txHash, (i) => i.logIndex, (i) => i.blockNumber,
+      (i) => i.ledgerAmount, (i) => i.chainAmount, (i) => i.ledgerAddress, (i) => i.chainAddress, (i) => i.detail]))]);
 }
 
 export type ReconciliationRow = {

@@ -116,12 +116,8 @@ export async function updateBalances(tx: Queryable, accounts: { id: string; bala
         set debits_posted = d.dp, credits_posted = d.cp, debits_pending = d.dpe, credits_pending = d.cpe
        from unnest($1::uuid[], $2::numeric[], $3::numeric[], $4::numeric[], $5::numeric[]) as d(id, dp, cp, dpe, cpe)
       where b.account_id = d.id`,
-    [
-      pgArray(accounts.map((a) => a.id)),
-      pgArray(accounts.map((a) => a.balances.debitsPosted)),
-      pgArray(accounts.map((a) => a.balances.creditsPosted)),
-      pgArray(accounts.map((a) => a.balances.debitsPending)),
-      pgArray(accounts.map((a) => a.balances.creditsPending)),
-    ],
+    // Under the balance locks: no giving way.
+    await pgColumns(accounts, [(a) => a.id, (a) => a.balances.debitsPosted, (a) => a.balances.creditsPosted, (a) => a.balances.debitsPending, (a) => a.balances.creditsPending],
+      { giveWay: false }),
   );
 }
