@@ -44,6 +44,9 @@ export interface EntryRecord {
   effectiveAt: Date;
 }
 
+/** What every planned transfer starts from: its identity and request, before the legs its kind decides. */
+type PlannedBase = Omit<TransferRecord, "legs">;
+
 export type ExecuteResult =
   | { status: "created"; transfer: TransferRecord; entries: EntryRecord[] }
   | { status: "replayed"; transferId: string };
@@ -89,9 +92,10 @@ export class LedgerState {
     return { status: "created", transfer, entries };
   }
 
+  /** The transfer a request makes, by the rules of its kind; throws LedgerError when they refuse it. */
   private plan(input: TransferInput, id: string, hash: string): TransferRecord {
     if (this.transfers.has(id)) throw new LedgerError("invalid_request", `transfer id ${id} is already taken`, [{ path: "id", message: "is already taken" }]);
-    const base = {
+    const base: PlannedBase = {
       id,
       idempotencyKey: input.idempotencyKey,
       requestHash: hash,
@@ -104,61 +108,73 @@ export class LedgerState {
     };
     switch (input.kind) {
       case "standard":
-      case "pending": {
-        const pending = input.kind === "pending";
-        const legs = input.legs.map((leg, i) => {
-          const asset = this.legAsset(leg.debitAccountId, leg.creditAccountId, i);
-          return pending
-            ? { debitAccountId: leg.debitAccountId, creditAccountId: leg.creditAccountId, assetId: asset, postedAmount: 0n, pendingAmount: leg.amount }
-            : { debitAccountId: leg.debitAccountId, creditAccountId: leg.creditAccountId, assetId: asset, postedAmount: leg.amount, pendingAmount: 0n };
-        });
-        const timeoutAt =
-          pending && input.timeoutSeconds !== undefined ? new Date(this.now.getTime() + input.timeoutSeconds * 1000) : null;
-        return { ...base, timeoutAt, legs };
-      }
+      case "pending":
+        return this.planMovement(input, base);
       case "post_pending":
       case "void_pending":
-      case "expire_pending": {
-        const pending = this.openPending(input.pendingId, input.kind);
-        let postAmount: bigint | undefined;
-        if (input.kind === "post_pending" && input.amount !== undefined) {
-          if (pending.legs.length !== 1) {
-            throw new LedgerError("partial_post_needs_single_leg", "a partial amount can only be posted for a pending transfer with one leg");
-          }
-          if (input.amount > pending.legs[0]!.pendingAmount) {
-            throw new LedgerError("post_amount_exceeds_pending", `amount ${input.amount} exceeds the pending amount ${pending.legs[0]!.pendingAmount}`);
-          }
-          postAmount = input.amount;
-        }
-        const legs = pending.legs.map((leg) => ({
-          ...leg,
-          postedAmount: input.kind === "post_pending" ? (postAmount ?? leg.pendingAmount) : 0n,
-          pendingAmount: -leg.pendingAmount,
-        }));
-        return { ...base, pendingId: pending.id, legs };
-      }
-      case "reversal": {
-        const original = this.transfers.get(input.reversesId);
-        if (!original) throw new LedgerError("transfer_not_found", `transfer ${input.reversesId} does not exist`);
-        if (original.kind !== "standard" && original.kind !== "post_pending") {
-          throw new LedgerError("not_reversible", `a ${original.kind} transfer cannot be reversed${original.kind === "pending" ? "; void it instead" : ""}`);
-        }
-        if (this.reversed.has(original.id)) throw new LedgerError("already_reversed", `transfer ${original.id} was already reversed`);
-        const legs = original.legs
-          .filter((leg) => leg.postedAmount > 0n)
-          .map((leg) => ({
-            debitAccountId: leg.creditAccountId,
-            creditAccountId: leg.debitAccountId,
-            assetId: leg.assetId,
-            postedAmount: leg.postedAmount,
-            pendingAmount: 0n,
-          }));
-        if (legs.length === 0) throw new LedgerError("not_reversible", `transfer ${original.id} posted nothing`);
-        // A correction belongs to the period of what it corrects (docs/ledger.md, "Where a
-        // correction lands"): unless told otherwise it takes the original's effective time.
-        return { ...base, effectiveAt: input.effectiveAt ?? original.effectiveAt, reversesId: original.id, legs };
-      }
+      case "expire_pending":
+        return this.planResolution(input, base);
+      case "reversal":
+        return this.planReversal(input, base);
     }
+  }
+
+  /** Standard (posted at once) or pending (held until posted, voided or expired): the legs as given. */
+  private planMovement(input: Extract<TransferInput, { kind: "standard" | "pending" }>, base: PlannedBase): TransferRecord {
+    const pending = input.kind === "pending";
+    const legs = input.legs.map((leg, i) => {
+      const asset = this.legAsset(leg.debitAccountId, leg.creditAccountId, i);
+      return pending
+        ? { debitAccountId: leg.debitAccountId, creditAccountId: leg.creditAccountId, assetId: asset, postedAmount: 0n, pendingAmount: leg.amount }
+        : { debitAccountId: leg.debitAccountId, creditAccountId: leg.creditAccountId, assetId: asset, postedAmount: leg.amount, pendingAmount: 0n };
+    });
+    const timeoutAt =
+      pending && input.timeoutSeconds !== undefined ? new Date(this.now.getTime() + input.timeoutSeconds * 1000) : null;
+    return { ...base, timeoutAt, legs };
+  }
+
+  /** Posting (all or part of it), voiding or expiring an open pending transfer: releases its hold. */
+  private planResolution(input: Extract<TransferInput, { kind: "post_pending" | "void_pending" | "expire_pending" }>, base: PlannedBase): TransferRecord {
+    const pending = this.openPending(input.pendingId, input.kind);
+    let postAmount: bigint | undefined;
+    if (input.kind === "post_pending" && input.amount !== undefined) {
+      if (pending.legs.length !== 1) {
+        throw new LedgerError("partial_post_needs_single_leg", "a partial amount can only be posted for a pending transfer with one leg");
+      }
+      if (input.amount > pending.legs[0]!.pendingAmount) {
+        throw new LedgerError("post_amount_exceeds_pending", `amount ${input.amount} exceeds the pending amount ${pending.legs[0]!.pendingAmount}`);
+      }
+      postAmount = input.amount;
+    }
+    const legs = pending.legs.map((leg) => ({
+      ...leg,
+      postedAmount: input.kind === "post_pending" ? (postAmount ?? leg.pendingAmount) : 0n,
+      pendingAmount: -leg.pendingAmount,
+    }));
+    return { ...base, pendingId: pending.id, legs };
+  }
+
+  /** Reversing a posted transfer: its posted legs, debit and credit swapped. */
+  private planReversal(input: Extract<TransferInput, { kind: "reversal" }>, base: PlannedBase): TransferRecord {
+    const original = this.transfers.get(input.reversesId);
+    if (!original) throw new LedgerError("transfer_not_found", `transfer ${input.reversesId} does not exist`);
+    if (original.kind !== "standard" && original.kind !== "post_pending") {
+      throw new LedgerError("not_reversible", `a ${original.kind} transfer cannot be reversed${original.kind === "pending" ? "; void it instead" : ""}`);
+    }
+    if (this.reversed.has(original.id)) throw new LedgerError("already_reversed", `transfer ${original.id} was already reversed`);
+    const legs = original.legs
+      .filter((leg) => leg.postedAmount > 0n)
+      .map((leg) => ({
+        debitAccountId: leg.creditAccountId,
+        creditAccountId: leg.debitAccountId,
+        assetId: leg.assetId,
+        postedAmount: leg.postedAmount,
+        pendingAmount: 0n,
+      }));
+    if (legs.length === 0) throw new LedgerError("not_reversible", `transfer ${original.id} posted nothing`);
+    // A correction belongs to the period of what it corrects (docs/ledger.md, "Where a
+    // correction lands"): unless told otherwise it takes the original's effective time.
+    return { ...base, effectiveAt: input.effectiveAt ?? original.effectiveAt, reversesId: original.id, legs };
   }
 
   private legAsset(debitId: string, creditId: string, i: number): string {

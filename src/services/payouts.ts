@@ -1,10 +1,10 @@
-import type { Settlements } from "../chain/settlement.js";
+import type { Settlement, Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
 import { ensureAccounts } from "../db/ensure-accounts.js";
 import { chart, specKey } from "../domain/chart.js";
 import { getAssetByCode } from "../db/queries/assets.js";
 import { type Asset } from "../domain/assets.js";
-import { writeTransfers } from "../db/transfer-writer.js";
+import { writeTransfers, type BatchOutcome } from "../db/transfer-writer.js";
 import { LedgerError } from "../domain/errors.js";
 import { uuidFromKey } from "../domain/ids.js";
 import { deploymentId } from "../db/queries/deployment.js";
@@ -19,7 +19,7 @@ import {
   getAvailableBalance, getPayout, getPayoutAddress, getPayoutIdByHold, hasNoOverdraftLimit, insertPayout, lockOperatorPayoutDay, lockPayoutsIn,
   markPayoutConfirmed, payoutExists, recordPayoutEvents, setPayoutNote, sumPayoutsNotFailed, type Payout,
 } from "../db/queries/payouts.js";
-import { getOperatorPayoutLimits, getPayoutPolicy, lowerCap } from "./payout-policies.js";
+import { getOperatorPayoutLimits, getPayoutPolicy, lowerCap, type PayoutPolicy } from "./payout-policies.js";
 
 export { getPayout, listPayouts, PAYOUT_SELECT, toPayout, type Payout, type PayoutFilter } from "../db/queries/payouts.js";
 
@@ -43,6 +43,38 @@ export interface CreatePayoutInput {
  * the operator's available balance. The same idempotency key returns the same payout.
  */
 export async function createPayout(db: Database, settlements: Settlements, input: CreatePayoutInput): Promise<{ payout: Payout; replayed: boolean }> {
+  const { asset, route } = await assetAndRoute(db, settlements, input);
+  const policy = await getPayoutPolicy(db, asset.id);
+  const daily = await checkCaps(db, input, asset, policy);
+  const destination = await destinationOf(db, input, route);
+  // Derived from the request (a retry makes the same id) and this ledger's deployment id: two
+  // ledgers sharing a vault never pay under one id.
+  const id = await payoutIdFor(db, input.idempotencyKey);
+  const request: CheckedPayout = { input, asset, policy, daily, destination, id };
+  const [result] = await writeTransfers(db, (tx) => holdRequest(tx, db, request), {
+    afterWrite: (tx, [outcome], bookedAt) => recordPayout(tx, request, outcome, bookedAt),
+  });
+  if (!result!.ok) throw result!.error;
+  const payoutId = await getPayoutIdByHold(db, result!.transfer.id);
+  return { payout: (await getPayout(db, payoutId))!, replayed: result!.replayed };
+}
+
+/** A payout request checked before its transaction: what it pays, under which policy and daily cap, where to, and its id. */
+interface CheckedPayout {
+  input: CreatePayoutInput;
+  asset: Asset;
+  policy: PayoutPolicy;
+  /** The daily cap that applies (the lower of the policy's and the operator's own), and whose it is. */
+  daily: { cap: bigint; whose: string } | null;
+  destination: { settlement: "evm" | "none"; chainId: bigint | null; toAddress: string | null };
+  id: string;
+}
+
+/** How an asset this service can pay out settles. */
+type PayableRoute = Exclude<Settlement, { kind: "unconfigured" }>;
+
+/** The asset and how it settles; refuses an unknown asset or operator, or a chain this service does not pay on. */
+async function assetAndRoute(db: Database, settlements: Settlements, input: CreatePayoutInput): Promise<{ asset: Asset; route: PayableRoute }> {
   const asset = await getAssetByCode(db, input.asset);
   if (!asset) throw new LedgerError("asset_not_found", `asset ${input.asset} does not exist`, [{ path: "asset", message: "does not exist" }]);
   if (!(await getOperator(db, input.operatorId))) {
@@ -52,13 +84,19 @@ export async function createPayout(db: Database, settlements: Settlements, input
   if (route.kind === "unconfigured") {
     throw new LedgerError("chain_not_configured", route.reason ?? `asset ${asset.code} settles on chain ${route.chainId}, which this service is not configured to pay on`);
   }
-  const policy = await getPayoutPolicy(db, asset.id);
+  return { asset, route };
+}
+
+/**
+ * The policy's minimum and the per-payout cap (the operator's own caps and the asset's policy: the
+ * lower applies); answers the daily cap, checked inside the transaction.
+ */
+async function checkCaps(db: Database, input: CreatePayoutInput, asset: Asset, policy: PayoutPolicy): Promise<CheckedPayout["daily"]> {
   if (input.amount < policy.minAmount) {
     throw new LedgerError("payout_below_minimum", `the smallest payout of ${asset.code} is ${policy.minAmount} (in its smallest units)`, [
       { path: "amount", message: `must be at least ${policy.minAmount}` },
     ]);
   }
-  // The operator's own caps and the asset's policy: the lower applies.
   const own = await getOperatorPayoutLimits(db, input.operatorId, asset.id);
   const maxPerPayout = lowerCap(policy.maxPerPayout, own.maxPerPayout);
   const maxPerDay = lowerCap(policy.maxPerDay, own.maxPerDay);
@@ -68,63 +106,65 @@ export async function createPayout(db: Database, settlements: Settlements, input
     const message = `the largest payout of ${asset.code} is ${maxPerPayout} (in its smallest units; ${whose(maxPerPayout, own.maxPerPayout, "max_per_payout")})`;
     throw new LedgerError("payout_limit_exceeded", message, [{ path: "amount", message }]);
   }
-  let toAddress: string | null = null;
-  let chainId: bigint | null = null;
-  if (route.kind === "evm") {
-    chainId = route.chain.chainId;
-    const address = await getPayoutAddress(db, input.operatorId, chainId);
-    if (address === undefined) {
-      throw new LedgerError("payout_address_missing", `operator ${input.operatorId} has no verified payout address on chain ${chainId}`, [
-        { path: "operatorId", message: "has no verified payout address on this chain" },
-      ]);
-    }
-    toAddress = address;
+  return maxPerDay === null ? null : { cap: maxPerDay, whose: whose(maxPerDay, own.maxPerDay, "max_per_day") };
+}
+
+/** Where the payout goes: on chain, to the operator's verified payout address there; or off-chain. */
+async function destinationOf(db: Database, input: CreatePayoutInput, route: PayableRoute): Promise<CheckedPayout["destination"]> {
+  if (route.kind !== "evm") return { settlement: "none", chainId: null, toAddress: null };
+  const chainId = route.chain.chainId;
+  const address = await getPayoutAddress(db, input.operatorId, chainId);
+  if (address === undefined) {
+    throw new LedgerError("payout_address_missing", `operator ${input.operatorId} has no verified payout address on chain ${chainId}`, [
+      { path: "operatorId", message: "has no verified payout address on this chain" },
+    ]);
   }
-  const settlement = route.kind === "evm" ? "evm" : "none";
-  // Derived from the request (a retry makes the same id) and this ledger's deployment id: two
-  // ledgers sharing a vault never pay under one id.
-  const id = await payoutIdFor(db, input.idempotencyKey);
+  return { settlement: "evm", chainId, toAddress: address };
+}
+
+/** Inside the transaction: the daily cap, the accounts, the funding check, and the hold request (payable → in transit). */
+async function holdRequest(tx: Queryable, db: Database, { input, asset, daily, destination, id }: CheckedPayout): Promise<TransferInput[]> {
   const payable = chart.operatorPayable(asset.id, input.operatorId);
-  const inTransit = chart.payoutsInTransit(asset.id, routeOf({ settlement, chainId }));
-  const [result] = await writeTransfers(db, async (tx) => {
-    if (maxPerDay !== null) await checkDailyCap(tx, db.clock.now(), input, asset.id, asset.code, maxPerDay, whose(maxPerDay, own.maxPerDay, "max_per_day"), id);
-    const accounts = await ensureAccounts(tx, [payable, inTransit]);
-    // The hold relies on the payable's no-overdraft limit; an account opened by hand without it
-    // (POST /v1/accounts) must not be paid out from.
-    if (!(await hasNoOverdraftLimit(tx, accounts.get(specKey(payable))))) {
-      throw new LedgerError("invalid_request", `operator ${input.operatorId}'s ${asset.code} payable account was opened without the no-overdraft limit (debits_must_not_exceed_credits); payouts from it are refused`);
+  const inTransit = chart.payoutsInTransit(asset.id, routeOf(destination));
+  if (daily !== null) await checkDailyCap(tx, db.clock.now(), input, asset.id, asset.code, daily.cap, daily.whose, id);
+  const accounts = await ensureAccounts(tx, [payable, inTransit]);
+  // The hold relies on the payable's no-overdraft limit; an account opened by hand without it
+  // (POST /v1/accounts) must not be paid out from.
+  if (!(await hasNoOverdraftLimit(tx, accounts.get(specKey(payable))))) {
+    throw new LedgerError("invalid_request", `operator ${input.operatorId}'s ${asset.code} payable account was opened without the no-overdraft limit (debits_must_not_exceed_credits); payouts from it are refused`);
+  }
+  await checkFunded(tx, input, asset, accounts.get(specKey(payable))!, id);
+  return [{
+    kind: "pending", idempotencyKey: input.idempotencyKey, metadata: { payout: { id, operator_id: input.operatorId } },
+    legs: [{ debitAccountId: accounts.get(specKey(payable))!, creditAccountId: accounts.get(specKey(inTransit))!, amount: input.amount }],
+  }];
+}
+
+/**
+ * Inside the transaction, once the ledger has decided: a refused hold is refused (insufficient
+ * funds told in the operator's terms); a created one gets its payout row, its first event and,
+ * above the policy's approval threshold, a proposal for a second key to approve it before it is paid.
+ */
+async function recordPayout(tx: Queryable, { input, asset, policy, destination: { settlement, chainId, toAddress }, id }: CheckedPayout, outcome: BatchOutcome | undefined, bookedAt: Date): Promise<void> {
+  if (outcome?.kind === "refused") {
+    const e = outcome.error;
+    if (e.code === "exceeds_credits") {
+      throw new LedgerError("exceeds_credits", `the operator's available ${asset.code} balance is less than ${input.amount}`, [{ path: "amount", message: "exceeds the available balance" }]);
     }
-    await checkFunded(tx, input, asset, accounts.get(specKey(payable))!, id);
-    return [{
-      kind: "pending", idempotencyKey: input.idempotencyKey, metadata: { payout: { id, operator_id: input.operatorId } },
-      legs: [{ debitAccountId: accounts.get(specKey(payable))!, creditAccountId: accounts.get(specKey(inTransit))!, amount: input.amount }],
-    }];
-  }, {
-    afterWrite: async (tx, [outcome], bookedAt) => {
-      if (outcome?.kind === "refused") {
-        const e = outcome.error;
-        if (e.code === "exceeds_credits") {
-          throw new LedgerError("exceeds_credits", `the operator's available ${asset.code} balance is less than ${input.amount}`, [{ path: "amount", message: "exceeds the available balance" }]);
-        }
-        throw e;
-      }
-      if (outcome?.kind !== "created") return;
-      // Above the policy's approval threshold, a second key approves the payout before it is paid.
-      const needsApproval = policy.approvalThreshold !== null && input.amount > policy.approvalThreshold;
-      await insertPayout(tx, {
-        id, operatorId: input.operatorId, assetId: asset.id, settlement, chainId, toAddress, amount: input.amount, trigger: input.trigger, requestedBy: input.requestedBy,
-        holdTransferId: outcome.transfer.id, createdAt: bookedAt, approval: needsApproval ? "required" : null,
-      });
-      await recordPayoutEvents(tx, [id], "pending", bookedAt, { trigger: input.trigger, requested_by: input.requestedBy });
-      if (needsApproval) {
-        const proposal = await proposePayoutApproval(tx, bookedAt, input.requestedBy, { payoutId: id, operatorId: input.operatorId, asset: asset.code, amount: input.amount });
-        await setPayoutNote(tx, id, `awaiting approval: above the policy's approval threshold of ${policy.approvalThreshold} (proposal ${proposal.id})`);
-      }
-    },
+    throw e;
+  }
+  if (outcome?.kind !== "created") return;
+  // Above the policy's approval threshold, a second key approves the payout before it is paid.
+  const needsApproval = policy.approvalThreshold !== null && input.amount > policy.approvalThreshold;
+  await insertPayout(tx, {
+    id, operatorId: input.operatorId, assetId: asset.id, settlement, chainId, toAddress, amount: input.amount, trigger: input.trigger, requestedBy: input.requestedBy,
+    holdTransferId: outcome.transfer.id, createdAt: bookedAt, approval: needsApproval ? "required" : null,
   });
-  if (!result!.ok) throw result!.error;
-  const payoutId = await getPayoutIdByHold(db, result!.transfer.id);
-  return { payout: (await getPayout(db, payoutId))!, replayed: result!.replayed };
+  await recordPayoutEvents(tx, [id], "pending", bookedAt, { trigger: input.trigger, requested_by: input.requestedBy });
+  if (needsApproval) {
+    const proposal = await proposePayoutApproval(tx, bookedAt, input.requestedBy, { payoutId: id, operatorId: input.operatorId, asset: asset.code, amount: input.amount });
+    await setPayoutNote(tx, id, `awaiting approval: above the policy's approval threshold of ${policy.approvalThreshold} (proposal ${proposal.id})`);
+  }
 }
 
 /**

@@ -1,0 +1,109 @@
+import type { Database, Queryable } from "../../db/client.js";
+import { ensureAccounts } from "../../db/ensure-accounts.js";
+import { Contended, writeTransfers, type BatchOutcome } from "../../db/transfer-writer.js";
+import { insertUsageRecords } from "../../db/usage-writer.js";
+import { specKey, type AccountSpec } from "../../domain/chart.js";
+import type { TransferInput } from "../../domain/transfers.js";
+import type { UsageRecord } from "../../domain/usage.js";
+import { maybeGiveWay } from "../../give-way.js";
+import { lockUsageFunding } from "../funding.js";
+import { ledgerKey, type Planned } from "./types.js";
+
+/** An atomic batch met a refusal: roll back what the ledger accepted of it. */
+class AtomicAbort extends Error {}
+/** Every request was refused or replayed: roll back, so that no account opened for them remains. */
+class NothingWritten extends Error {}
+
+/**
+ * What the batch's transaction saw in its last attempt (`writeTransfers` runs it again when it is
+ * contended): the accounts it opened, the ledger's outcome of each request (by place in `planned`),
+ * and the usage rows it wrote.
+ */
+interface Attempt {
+  accounts: Map<string, string>;
+  outcomes: BatchOutcome[];
+  records: Map<number, UsageRecord>;
+}
+
+/** How the batch ended: written, or rolled back because nothing was written or an atomic batch met a refusal. */
+export type BatchWrite =
+  | ({ kind: "written" } & Attempt)
+  | { kind: "nothing_written" | "atomic_abort"; accounts: Map<string, string>; outcomes: BatchOutcome[] };
+
+/**
+ * Writes the planned records as one ledger batch (one transfer each) with their usage rows, in one
+ * database transaction. With `atomic`, one refusal rolls the whole batch back.
+ */
+export async function writeUsageBatch(db: Database, planned: Planned[], atomic: boolean): Promise<BatchWrite> {
+  const last: Attempt = { accounts: new Map(), outcomes: [], records: new Map() };
+  try {
+    await writeTransfers(db, (tx) => prepareTransfers(tx, planned, last), {
+      optimistic: true,
+      afterWrite: (tx, written, bookedAt) => recordUsage(tx, planned, atomic, last, written, bookedAt),
+    });
+  } catch (err) {
+    if (err instanceof NothingWritten) return { kind: "nothing_written", accounts: last.accounts, outcomes: last.outcomes };
+    if (err instanceof AtomicAbort) return { kind: "atomic_abort", accounts: last.accounts, outcomes: last.outcomes };
+    throw err;
+  }
+  return { kind: "written", ...last };
+}
+
+/**
+ * The batch's ledger requests. Accounts are opened on first use inside the batch's transaction: a
+ * batch that writes nothing (all refused, or an atomic abort) leaves no account behind.
+ */
+async function prepareTransfers(tx: Queryable, planned: Planned[], last: Attempt): Promise<TransferInput[]> {
+  await lockUsageFunding(tx, planned.map((p) => p.item.marketplaceId));
+  last.accounts = await ensureAccounts(tx, planned.flatMap((p) => ["accountId" in p.payer ? [] : [p.payer], p.operator, ...p.fees].flat()));
+  const transfers: TransferInput[] = [];
+  for (const [k, p] of planned.entries()) {
+    await maybeGiveWay(k);
+    transfers.push(toTransfer(p, last.accounts));
+  }
+  return transfers;
+}
+
+/** Inside the transaction, once the ledger has decided: rolls back (see above) or writes the usage rows of the transfers created. */
+async function recordUsage(tx: Queryable, planned: Planned[], atomic: boolean, last: Attempt, written: BatchOutcome[], bookedAt: Date): Promise<void> {
+  last.outcomes = written;
+  if (atomic && written.some((o) => o.kind === "refused")) throw new AtomicAbort();
+  if (!written.some((o) => o.kind === "created")) throw new NothingWritten();
+  last.records = new Map();
+  planned.forEach((p, k) => {
+    const o = written[k]!;
+    if (o.kind === "created") last.records.set(k, toRecord(p, last.accounts, o.transfer.id, bookedAt));
+  });
+  if ((await insertUsageRecords(tx, [...last.records.values()])) !== last.records.size) throw new Contended();
+}
+
+function toTransfer(p: Planned, accounts: Map<string, string>): TransferInput {
+  const id = (s: AccountSpec) => accounts.get(specKey(s))!;
+  const customer = "accountId" in p.payer ? p.payer.accountId : id(p.payer);
+  const legs = [
+    ...(p.split.net > 0n ? [{ debitAccountId: customer, creditAccountId: id(p.operator), amount: p.split.net }] : []),
+    ...p.split.fees.flatMap((f, k) => (f.amount > 0n ? [{ debitAccountId: customer, creditAccountId: id(p.fees[k]!), amount: f.amount }] : [])),
+  ];
+  return {
+    kind: "standard",
+    idempotencyKey: ledgerKey(p.item.marketplaceId, p.item.input.externalId),
+    effectiveAt: p.item.input.periodEnd,
+    // Deterministic (no usage id): concurrent submissions of one record must make the same ledger request, so the loser replays.
+    // The record's content hash makes two different records under one external_id two different
+    // ledger requests (a conflict), even when they happen to rate to the same legs.
+    metadata: { usage: { marketplace_id: p.item.marketplaceId, external_id: p.item.input.externalId, request_hash: p.hash } },
+    legs,
+  };
+}
+
+function toRecord(p: Planned, accounts: Map<string, string>, transferId: string, createdAt: Date): UsageRecord {
+  const { marketplaceId, input } = p.item;
+  return {
+    id: p.usageId, marketplaceId, externalId: input.externalId, requestHash: p.hash, operatorId: input.operatorId,
+    customerId: input.customerId, resource: input.resource, unit: input.unit, quantity: input.quantity,
+    unitPrice: input.unitPrice ?? null, assetId: p.assetId, gross: p.split.gross, net: p.split.net,
+    fees: p.split.fees.map((f, k) => ({ party: f.party, accountId: accounts.get(specKey(p.fees[k]!))!, amount: f.amount })),
+    feeScheduleVersion: p.feeScheduleVersion, periodStart: input.periodStart, periodEnd: input.periodEnd,
+    effectiveAt: input.periodEnd, holdId: input.holdId ?? null, transferId, metadata: input.metadata ?? {}, createdAt, status: "posted",
+  };
+}

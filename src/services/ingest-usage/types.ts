@@ -1,0 +1,65 @@
+import { canonicalJson, sha256Hex } from "../../domain/canonical.js";
+import type { AccountSpec } from "../../domain/chart.js";
+import { LedgerError } from "../../domain/errors.js";
+import type { Split } from "../../domain/rating.js";
+import type { UsageRecord } from "../../domain/usage.js";
+
+/** A usage record as a marketplace reports it (already checked for shape). */
+export interface UsageInput {
+  externalId: string;
+  operatorId: string;
+  customerId: string;
+  resource: string;
+  unit: string;
+  /** Decimal string, e.g. "3600" gpu_second. */
+  quantity: string;
+  /** Decimal price per unit in the asset's display units, e.g. "0.000694"; or give `amount`. */
+  unitPrice?: string;
+  /** Total in the asset's smallest unit, e.g. "2499094". */
+  amount?: string;
+  asset: string;
+  periodStart: Date;
+  periodEnd: Date;
+  /** Charge the record to this open hold of the customer instead of to the customer's balance. */
+  holdId?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface UsageItem {
+  marketplaceId: string;
+  input: UsageInput;
+}
+
+export type UsageResult =
+  | { status: "accepted"; record: UsageRecord }
+  | { status: "duplicate"; record: UsageRecord }
+  | { status: "rejected"; error: LedgerError };
+
+/** The results of a batch while it is being worked out: one per item, undefined while still open. */
+export type OpenResults = (UsageResult | undefined)[];
+
+/** A record rated and checked, ready to become a ledger request. */
+export interface Planned {
+  index: number;
+  item: UsageItem;
+  hash: string;
+  usageId: string;
+  assetId: string;
+  scale: number;
+  split: Split;
+  feeScheduleVersion: number;
+  /** Who pays: the customer's account, or the escrow of a hold. */
+  payer: AccountSpec | { accountId: string };
+  operator: AccountSpec;
+  fees: AccountSpec[];
+}
+
+export const hashOf = (item: UsageItem) => sha256Hex(canonicalJson(item.input));
+
+export const usageKey = (m: string, ext: string) => `${m}|${ext}`;
+/** The ledger idempotency key of a record's transfer: unambiguous for any marketplace id and external id. */
+export const ledgerKey = (m: string, ext: string) => `usage:${m.length}:${m}:${ext}`;
+
+export function conflict(externalId: string): LedgerError {
+  return new LedgerError("usage_conflict", `usage record ${externalId} was already posted with different content`);
+}
