@@ -1,3 +1,4 @@
+import { DrizzleQueryError } from "drizzle-orm";
 import { drizzle, type PgRemoteDatabase } from "drizzle-orm/pg-proxy";
 import type { Queryable } from "./client.js";
 import * as schema from "./schema/index.js";
@@ -23,4 +24,19 @@ export function orm(db: Queryable): Orm {
     orms.set(db, o);
   }
   return o;
+}
+
+/**
+ * Runs a statement built with `orm()`. Always await builder statements through it: drizzle wraps
+ * every driver error in a DrizzleQueryError that has no SQLSTATE `code` (the service tells a
+ * database outage, 503, from a bug, 500, and retries deadlocks by that code) and whose message
+ * carries the statement's parameters (which may hold a key's hash); the driver's own error is
+ * rethrown instead.
+ */
+export async function run<T>(statement: PromiseLike<T>): Promise<T> {
+  try {
+    return await statement;
+  } catch (err) {
+    throw err instanceof DrizzleQueryError && err.cause !== undefined ? err.cause : err;
+  }
 }

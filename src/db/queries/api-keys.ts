@@ -1,6 +1,9 @@
+import { and, asc, eq, gt, isNull, sql } from "drizzle-orm";
 import type { ApiKey, Role } from "../../domain/access.js";
 import type { Queryable } from "../client.js";
+import { orm, run } from "../orm.js";
 import { batcherFor, type ReadBatcher } from "../read-batcher.js";
+import { apiKeys } from "../schema/index.js";
 import { pgArray } from "../sql-arrays.js";
 
 interface ApiKeyRow {
@@ -8,6 +11,12 @@ interface ApiKeyRow {
 }
 
 export const API_KEY_COLUMNS = "id, prefix, name, role, scope_id, created_at, revoked_at";
+
+/** The columns of API_KEY_COLUMNS, for the query builder. */
+const apiKeyFields = {
+  id: apiKeys.id, prefix: apiKeys.prefix, name: apiKeys.name, role: sql<Role>`${apiKeys.role}`, scope_id: apiKeys.scopeId,
+  created_at: apiKeys.createdAt, revoked_at: apiKeys.revokedAt,
+};
 
 export function toApiKey(r: ApiKeyRow): ApiKey {
   return {
@@ -26,17 +35,23 @@ const byPrefix = new WeakMap<Queryable, ReadBatcher<string, KeyWithSecret | unde
  */
 export function findActiveKeyByPrefix(db: Queryable, prefix: string): Promise<KeyWithSecret | undefined> {
   return batcherFor(byPrefix, db, async (q, prefixes: string[]) => {
-    const rows = await q.query<ApiKeyRow & { secret_hash: string }>(
-      `select ${API_KEY_COLUMNS}, secret_hash from api_keys where prefix = any($1::text[]) and revoked_at is null`, [pgArray([...new Set(prefixes)])]);
+    // One array parameter (= any), not inArray's one parameter per prefix: one statement whatever the batch size.
+    const rows = await run(orm(q)
+      .select({ ...apiKeyFields, secret_hash: apiKeys.secretHash })
+      .from(apiKeys)
+      .where(and(sql`${apiKeys.prefix} = any(${pgArray([...new Set(prefixes)])}::text[])`, isNull(apiKeys.revokedAt))));
     const found = new Map(rows.map((r) => [r.prefix, { ...toApiKey(r), secretHash: r.secret_hash }]));
     return prefixes.map((p) => found.get(p));
   }).get(prefix);
 }
 
 export async function listApiKeys(db: Queryable, options: { cursor?: string; limit: number }): Promise<ApiKey[]> {
-  const rows = await db.query<ApiKeyRow & Record<string, unknown>>(
-    `select ${API_KEY_COLUMNS} from api_keys where ($1::uuid is null or id > $1::uuid) order by id limit $2`,
-    [options.cursor ?? null, options.limit]);
+  const rows = await run(orm(db)
+    .select(apiKeyFields)
+    .from(apiKeys)
+    .where(options.cursor === undefined ? undefined : gt(apiKeys.id, options.cursor))
+    .orderBy(asc(apiKeys.id))
+    .limit(options.limit));
   return rows.map(toApiKey);
 }
 
@@ -45,16 +60,19 @@ export async function insertApiKey(
   db: Queryable,
   k: { id: string; prefix: string; secretHash: string; name: string; role: Role; scopeId: string | null; createdBy: string | null },
 ): Promise<ApiKey> {
-  const rows = await db.query<ApiKeyRow & Record<string, unknown>>(
-    `insert into api_keys (id, prefix, secret_hash, name, role, scope_id, created_by) values ($1, $2, $3, $4, $5, $6, $7) returning ${API_KEY_COLUMNS}`,
-    [k.id, k.prefix, k.secretHash, k.name, k.role, k.scopeId, k.createdBy],
-  );
+  const rows = await run(orm(db)
+    .insert(apiKeys)
+    .values({ id: k.id, prefix: k.prefix, secretHash: k.secretHash, name: k.name, role: k.role, scopeId: k.scopeId, createdBy: k.createdBy })
+    .returning(apiKeyFields));
   return toApiKey(rows[0]!);
 }
 
 /** Marks a key revoked (keeping the first revocation's time); undefined when there is no such key. */
 export async function markApiKeyRevoked(db: Queryable, id: string): Promise<ApiKey | undefined> {
-  const rows = await db.query<ApiKeyRow & Record<string, unknown>>(
-    `update api_keys set revoked_at = coalesce(revoked_at, now()) where id = $1 returning ${API_KEY_COLUMNS}`, [id]);
+  const rows = await run(orm(db)
+    .update(apiKeys)
+    .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, now())` })
+    .where(eq(apiKeys.id, id))
+    .returning(apiKeyFields));
   return rows[0] && toApiKey(rows[0]);
 }

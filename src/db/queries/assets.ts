@@ -1,5 +1,8 @@
+import { asc, eq, gt, sql } from "drizzle-orm";
 import type { Asset } from "../../domain/assets.js";
 import type { Queryable } from "../client.js";
+import { orm, run } from "../orm.js";
+import { assets } from "../schema/index.js";
 
 export interface AssetRow {
   id: string; code: string; scale: number; settlement: "erc20" | "native" | "offchain";
@@ -7,6 +10,12 @@ export interface AssetRow {
 }
 
 export const ASSET_COLUMNS = "id, code, scale, settlement, chain_id::text as chain_id, token_address, created_at";
+
+/** The columns of ASSET_COLUMNS, for the query builder. */
+const assetFields = {
+  id: assets.id, code: assets.code, scale: assets.scale, settlement: sql<AssetRow["settlement"]>`${assets.settlement}`,
+  chain_id: sql<string | null>`${assets.chainId}::text`, token_address: assets.tokenAddress, created_at: assets.createdAt,
+};
 
 export function toAsset(r: AssetRow): Asset {
   const chainId = Number(r.chain_id);
@@ -18,19 +27,22 @@ export function toAsset(r: AssetRow): Asset {
 }
 
 export async function getAssetByCode(db: Queryable, code: string): Promise<Asset | undefined> {
-  const rows = await db.query<AssetRow & Record<string, unknown>>(`select ${ASSET_COLUMNS} from assets where code = $1`, [code]);
+  const rows = await run(orm(db).select(assetFields).from(assets).where(eq(assets.code, code)));
   return rows[0] && toAsset(rows[0]);
 }
 
 export async function getAsset(db: Queryable, id: string): Promise<Asset | undefined> {
-  const rows = await db.query<AssetRow & Record<string, unknown>>(`select ${ASSET_COLUMNS} from assets where id = $1`, [id]);
+  const rows = await run(orm(db).select(assetFields).from(assets).where(eq(assets.id, id)));
   return rows[0] && toAsset(rows[0]);
 }
 
 export async function listAssets(db: Queryable, options: { afterCode?: string; limit: number }): Promise<Asset[]> {
-  const rows = await db.query<AssetRow & Record<string, unknown>>(
-    `select ${ASSET_COLUMNS} from assets where ($1::text is null or code > $1) order by code limit $2`,
-    [options.afterCode ?? null, options.limit]);
+  const rows = await run(orm(db)
+    .select(assetFields)
+    .from(assets)
+    .where(options.afterCode === undefined ? undefined : gt(assets.code, options.afterCode))
+    .orderBy(asc(assets.code))
+    .limit(options.limit));
   return rows.map(toAsset);
 }
 
@@ -39,16 +51,19 @@ export async function insertAsset(
   db: Queryable,
   a: { id: string; code: string; scale: number; settlement: "erc20" | "native" | "offchain"; chainId: string | null; tokenAddress: string | null },
 ): Promise<Asset | undefined> {
-  const inserted = await db.query<AssetRow & Record<string, unknown>>(
-    `insert into assets (id, code, scale, settlement, chain_id, token_address) values ($1, $2, $3, $4, $5, $6)
-     on conflict do nothing returning ${ASSET_COLUMNS}`,
-    [a.id, a.code, a.scale, a.settlement, a.chainId, a.tokenAddress],
-  );
+  const inserted = await run(orm(db)
+    .insert(assets)
+    .values({
+      id: a.id, code: a.code, scale: a.scale, settlement: a.settlement, chainId: a.chainId === null ? null : BigInt(a.chainId), tokenAddress: a.tokenAddress,
+    })
+    .onConflictDoNothing()
+    .returning(assetFields));
   return inserted[0] && toAsset(inserted[0]);
 }
 
 /** The assets with these codes (codes without an asset are left out). */
 export async function getAssetsByCodes(db: Queryable, codes: string[]): Promise<Asset[]> {
-  const rows = await db.query<AssetRow & Record<string, unknown>>(`select ${ASSET_COLUMNS} from assets where code = any($1::text[])`, [`{${codes.map((c) => JSON.stringify(c)).join(",")}}`]);
+  const codeArray = `{${codes.map((c) => JSON.stringify(c)).join(",")}}`;
+  const rows = await run(orm(db).select(assetFields).from(assets).where(sql`${assets.code} = any(${codeArray}::text[])`));
   return rows.map(toAsset);
 }

@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, gte, lt, sql } from "drizzle-orm";
 import type { Queryable } from "../client.js";
-import { orm } from "../orm.js";
+import { orm, run } from "../orm.js";
 import { auditLog } from "../schema/index.js";
 import { pgColumns } from "../sql-arrays.js";
 
@@ -31,7 +31,7 @@ export async function insertAuditEntries(db: Queryable, items: readonly AuditEnt
 
 /** A page of the audit log, oldest first, after the cursor (an audit row id). */
 export async function listAuditLog(db: Queryable, q: { keyId?: string; from?: string; to?: string; after?: string; limit: number }) {
-  const rows = await orm(db)
+  const rows = await run(orm(db)
     .select({
       id: sql<string>`${auditLog.id}::text`, at: auditLog.at, key_id: auditLog.keyId, role: auditLog.role, scope_id: auditLog.scopeId,
       method: auditLog.method, path: auditLog.path, route: auditLog.route, status: auditLog.status, request_id: auditLog.requestId,
@@ -45,6 +45,6 @@ export async function listAuditLog(db: Queryable, q: { keyId?: string; from?: st
       q.after === undefined ? undefined : gt(auditLog.id, BigInt(q.after)),
     ))
     .orderBy(asc(auditLog.id))
-    .limit(q.limit);
+    .limit(q.limit));
   return rows.map((r) => ({ ...r, at: new Date(r.at) }));
 }

@@ -1,4 +1,7 @@
+import { and, eq, sql } from "drizzle-orm";
 import type { Queryable } from "../client.js";
+import { orm, run } from "../orm.js";
+import { holds } from "../schema/index.js";
 
 export type HoldRow = {
   id: string; marketplace_id: string; customer_id: string; asset_id: string; amount: string; escrow_account_id: string;
@@ -7,7 +10,14 @@ export type HoldRow = {
 };
 
 export async function getHoldRow(db: Queryable, id: string): Promise<HoldRow | undefined> {
-  const rows = await db.query<HoldRow>("select * from holds where id = $1", [id]);
+  const rows = await run(orm(db)
+    .select({
+      id: holds.id, marketplace_id: holds.marketplaceId, customer_id: holds.customerId, asset_id: holds.assetId, amount: holds.amount,
+      escrow_account_id: holds.escrowAccountId, open_transfer_id: holds.openTransferId, status: sql<HoldRow["status"]>`${holds.status}`,
+      expires_at: holds.expiresAt, closed_at: holds.closedAt, close_transfer_id: holds.closeTransferId, created_at: holds.createdAt,
+    })
+    .from(holds)
+    .where(eq(holds.id, id)));
   return rows[0];
 }
 
@@ -19,26 +29,26 @@ export async function insertHold(
     openTransferId: string; expiresAt: string | null; createdAt: Date;
   },
 ): Promise<void> {
-  await tx.query(
-    `insert into holds (id, marketplace_id, customer_id, asset_id, amount, escrow_account_id, open_transfer_id, status, expires_at, created_at)
-         values ($1, $2, $3, $4, $5, $6, $7, 'open', $8, $9)`,
-    [h.id, h.marketplaceId, h.customerId, h.assetId, h.amount.toString(), h.escrowAccountId, h.openTransferId, h.expiresAt, h.createdAt.toISOString()]);
+  await run(orm(tx).insert(holds).values({
+    id: h.id, marketplaceId: h.marketplaceId, customerId: h.customerId, assetId: h.assetId, amount: h.amount.toString(), escrowAccountId: h.escrowAccountId!,
+    openTransferId: h.openTransferId, status: "open", expiresAt: h.expiresAt === null ? null : new Date(h.expiresAt), createdAt: h.createdAt,
+  }));
 }
 
 /** The id of the hold that this transfer opened. */
 export async function findHoldIdByOpenTransfer(db: Queryable, transferId: string): Promise<string | undefined> {
-  const rows = await db.query<{ id: string }>("select id from holds where open_transfer_id = $1", [transferId]);
+  const rows = await run(orm(db).select({ id: holds.id }).from(holds).where(eq(holds.openTransferId, transferId)));
   return rows[0]?.id;
 }
 
 /** Marks a hold closed (or expired) if it is still open; a hold no longer open is left as it is. */
 export async function markHoldClosed(db: Queryable, id: string, reason: "closed" | "expired", at: Date): Promise<void> {
-  await db.query("update holds set status = $2, closed_at = $3 where id = $1 and status = 'open'", [id, reason, at.toISOString()]);
+  await run(orm(db).update(holds).set({ status: reason, closedAt: at }).where(and(eq(holds.id, id), eq(holds.status, "open"))));
 }
 
 /** Records the transfer that returned the hold's escrow to the customer, unless one is recorded already. */
 export async function recordHoldCloseTransfer(db: Queryable, id: string, transferId: string): Promise<void> {
-  await db.query("update holds set close_transfer_id = coalesce(close_transfer_id, $2) where id = $1", [id, transferId]);
+  await run(orm(db).update(holds).set({ closeTransferId: sql`coalesce(${holds.closeTransferId}, ${transferId})` }).where(eq(holds.id, id)));
 }
 
 /**
@@ -46,6 +56,7 @@ export async function recordHoldCloseTransfer(db: Queryable, id: string, transfe
  * escrow still holds funds.
  */
 export async function listHoldsDueForClosing(db: Queryable, limit: number, now: Date): Promise<{ id: string; status: "open" | "closed" | "expired" }[]> {
+  // Raw: the literal 'open' lets the planner use the partial index holds_expiry_idx (status = 'open').
   return db.query<{ id: string; status: "open" | "closed" | "expired" }>(
     `select h.id, h.status from holds h
       where (h.status = 'open' and h.expires_at <= $2::timestamptz)

@@ -1,34 +1,46 @@
+import { and, asc, desc, eq, sql } from "drizzle-orm";
 import type { Queryable } from "../client.js";
+import { orm, run } from "../orm.js";
+import { payoutAddressChallenges, payoutAddressEvents, payoutAddresses } from "../schema/index.js";
 
 /** A challenge issued for an operator to sign with the address it wants to be paid to. */
 export async function insertAddressChallenge(
   db: Queryable,
   c: { id: string; operatorId: string; chainId: bigint; address: string; message: string; expiresAt: Date },
 ): Promise<void> {
-  await db.query(
-    "insert into payout_address_challenges (id, operator_id, chain_id, address, message, expires_at) values ($1, $2, $3, $4, $5, $6)",
-    [c.id, c.operatorId, c.chainId.toString(), c.address, c.message, c.expiresAt.toISOString()]);
+  await run(orm(db)
+    .insert(payoutAddressChallenges)
+    .values({ id: c.id, operatorId: c.operatorId, chainId: c.chainId, address: c.address, message: c.message, expiresAt: c.expiresAt }));
 }
 
 export type AddressChallengeRow = { operator_id: string; chain_id: string; address: string; message: string; expired: boolean; used_at: Date | null };
 
 /** The challenge, locked, with whether it has expired at `now`. */
 export async function lockAddressChallenge(tx: Queryable, challengeId: string, now: Date): Promise<AddressChallengeRow | undefined> {
-  const rows = await tx.query<AddressChallengeRow>(
-    "select operator_id, chain_id::text as chain_id, address, message, expires_at <= $2::timestamptz as expired, used_at from payout_address_challenges where id = $1 for update",
-    [challengeId, now.toISOString()]);
+  const c = payoutAddressChallenges;
+  const rows = await run(orm(tx)
+    .select({
+      operator_id: c.operatorId, chain_id: sql<string>`${c.chainId}::text`, address: c.address, message: c.message,
+      expired: sql<boolean>`${c.expiresAt} <= ${now.toISOString()}::timestamptz`, used_at: c.usedAt,
+    })
+    .from(c)
+    .where(eq(c.id, challengeId))
+    .for("update"));
   return rows[0];
 }
 
 /** The operator's current payout address on a chain, locked. */
 export async function lockCurrentPayoutAddress(tx: Queryable, operatorId: string, chainId: bigint): Promise<{ address: string; verified_at: Date | string } | undefined> {
-  const rows = await tx.query<{ address: string; verified_at: Date | string }>(
-    "select address, verified_at from payout_addresses where operator_id = $1 and chain_id = $2 for update", [operatorId, chainId.toString()]);
+  const rows = await run(orm(tx)
+    .select({ address: payoutAddresses.address, verified_at: payoutAddresses.verifiedAt })
+    .from(payoutAddresses)
+    .where(and(eq(payoutAddresses.operatorId, operatorId), eq(payoutAddresses.chainId, chainId)))
+    .for("update"));
   return rows[0];
 }
 
 export async function markAddressChallengeUsed(tx: Queryable, challengeId: string, at: Date): Promise<void> {
-  await tx.query("update payout_address_challenges set used_at = $2 where id = $1", [challengeId, at.toISOString()]);
+  await run(orm(tx).update(payoutAddressChallenges).set({ usedAt: at }).where(eq(payoutAddressChallenges.id, challengeId)));
 }
 
 /** Sets (inserts or replaces) the operator's payout address on a chain. */
@@ -36,10 +48,13 @@ export async function upsertPayoutAddress(
   tx: Queryable,
   a: { operatorId: string; chainId: bigint; address: string; challengeId: string; verifiedAt: Date },
 ): Promise<void> {
-  await tx.query(
-    `insert into payout_addresses (operator_id, chain_id, address, challenge_id, verified_at) values ($1, $2, $3, $4, $5)
-       on conflict (operator_id, chain_id) do update set address = excluded.address, challenge_id = excluded.challenge_id, verified_at = excluded.verified_at`,
-    [a.operatorId, a.chainId.toString(), a.address, a.challengeId, a.verifiedAt.toISOString()]);
+  await run(orm(tx)
+    .insert(payoutAddresses)
+    .values({ operatorId: a.operatorId, chainId: a.chainId, address: a.address, challengeId: a.challengeId, verifiedAt: a.verifiedAt })
+    .onConflictDoUpdate({
+      target: [payoutAddresses.operatorId, payoutAddresses.chainId],
+      set: { address: sql`excluded.address`, challengeId: sql`excluded.challenge_id`, verifiedAt: sql`excluded.verified_at` },
+    }));
 }
 
 /** Appends a change of payout address to its history. */
@@ -50,21 +65,35 @@ export async function insertPayoutAddressEvent(
     changedBy: string; requestId: string | null; changedAt: Date;
   },
 ): Promise<void> {
-  await tx.query(
-    `insert into payout_address_events (operator_id, chain_id, old_address, new_address, challenge_id, signature, changed_by, request_id, changed_at)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [e.operatorId, e.chainId.toString(), e.oldAddress, e.newAddress, e.challengeId, e.signature, e.changedBy, e.requestId, e.changedAt.toISOString()]);
+  await run(orm(tx).insert(payoutAddressEvents).values({
+    operatorId: e.operatorId, chainId: e.chainId, oldAddress: e.oldAddress, newAddress: e.newAddress, challengeId: e.challengeId, signature: e.signature,
+    changedBy: e.changedBy, requestId: e.requestId, changedAt: e.changedAt,
+  }));
 }
 
 /** The operator's current payout addresses, by chain. */
-export async function listCurrentPayoutAddresses(db: Queryable, operatorId: string) {
-  return db.query<{ chain_id: string; address: string; verified_at: Date | string }>(
-    "select chain_id::text as chain_id, address, verified_at from payout_addresses where operator_id = $1 order by chain_id", [operatorId]);
+export async function listCurrentPayoutAddresses(db: Queryable, operatorId: string): Promise<{ chain_id: string; address: string; verified_at: Date | string }[]> {
+  const chainIdText = sql<string>`${payoutAddresses.chainId}::text`;
+  return run(orm(db)
+    .select({ chain_id: chainIdText, address: payoutAddresses.address, verified_at: payoutAddresses.verifiedAt })
+    .from(payoutAddresses)
+    .where(eq(payoutAddresses.operatorId, operatorId))
+    // By the chain id's text ("10" before "9"), as this listing has always been ordered.
+    .orderBy(asc(chainIdText)));
 }
 
 /** The operator's last 100 payout address changes, newest first. */
-export async function listPayoutAddressEvents(db: Queryable, operatorId: string) {
-  return db.query<{ chain_id: string; old_address: string | null; new_address: string; changed_by: string; changed_at: Date | string; request_id: string | null }>(
-    `select chain_id::text as chain_id, old_address, new_address, changed_by, changed_at, request_id from payout_address_events
-      where operator_id = $1 order by id desc limit 100`, [operatorId]);
+export async function listPayoutAddressEvents(
+  db: Queryable, operatorId: string,
+): Promise<{ chain_id: string; old_address: string | null; new_address: string; changed_by: string; changed_at: Date | string; request_id: string | null }[]> {
+  const e = payoutAddressEvents;
+  return run(orm(db)
+    .select({
+      chain_id: sql<string>`${e.chainId}::text`, old_address: e.oldAddress, new_address: e.newAddress, changed_by: e.changedBy, changed_at: e.changedAt,
+      request_id: e.requestId,
+    })
+    .from(e)
+    .where(eq(e.operatorId, operatorId))
+    .orderBy(desc(e.id))
+    .limit(100));
 }

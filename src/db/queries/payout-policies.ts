@@ -1,4 +1,7 @@
+import { and, asc, type Column, eq, sql } from "drizzle-orm";
 import type { Queryable } from "../client.js";
+import { orm, run } from "../orm.js";
+import { assets, operatorPayoutLimits, payoutPolicies } from "../schema/index.js";
 
 /** An asset's payout policy as stored, with the defaults filled in for an asset without one. */
 export type PayoutPolicyRow = {
@@ -6,25 +9,37 @@ export type PayoutPolicyRow = {
   max_per_payout: string | null; max_per_day: string | null; approval_threshold: string | null; updated_by: string | null; updated_at: Date | string | null;
 };
 
-/** The default of an asset without a policy: pay on request, from one unit, no gas cap. */
-const SELECT = `select s.id as asset_id, s.code, coalesce(p.min_amount, 1)::text as min_amount, coalesce(p.schedule, 'manual') as schedule,
-  p.interval_seconds, p.max_gas_share_bps, p.max_per_payout::text as max_per_payout, p.max_per_day::text as max_per_day, p.approval_threshold::text as approval_threshold, p.updated_by, p.updated_at
-  from assets s left join payout_policies p on p.asset_id = s.id`;
+/** An amount column as text (numeric(78, 0): exact, whatever the driver makes of numbers). */
+const asText = (c: Column) => sql<string | null>`${c}::text`;
+
+/** Every asset with its policy; the default of an asset without a policy: pay on request, from one unit, no gas cap. */
+function selectPolicies(db: Queryable) {
+  const p = payoutPolicies;
+  return orm(db)
+    .select({
+      asset_id: assets.id, code: assets.code, min_amount: sql<string>`coalesce(${p.minAmount}, 1)::text`,
+      schedule: sql<"manual" | "interval">`coalesce(${p.schedule}, 'manual')`, interval_seconds: p.intervalSeconds, max_gas_share_bps: p.maxGasShareBps,
+      max_per_payout: asText(p.maxPerPayout), max_per_day: asText(p.maxPerDay), approval_threshold: asText(p.approvalThreshold),
+      updated_by: p.updatedBy, updated_at: p.updatedAt,
+    })
+    .from(assets)
+    .leftJoin(p, eq(p.assetId, assets.id));
+}
 
 /** The policy of an asset (its defaults when it has none); undefined when the asset does not exist. */
 export async function getPayoutPolicyRow(db: Queryable, assetId: string): Promise<PayoutPolicyRow | undefined> {
-  const rows = await db.query<PayoutPolicyRow>(`${SELECT} where s.id = $1`, [assetId]);
+  const rows = await run(selectPolicies(db).where(eq(assets.id, assetId)));
   return rows[0];
 }
 
 /** The policies of every asset, by asset code. */
 export async function listPayoutPolicyRows(db: Queryable): Promise<PayoutPolicyRow[]> {
-  return db.query<PayoutPolicyRow>(`${SELECT} order by s.code`);
+  return run(selectPolicies(db).orderBy(asc(assets.code)));
 }
 
 /** The policies of the assets paid on a schedule ('interval'), by asset code. */
 export async function listScheduledPayoutPolicyRows(db: Queryable): Promise<PayoutPolicyRow[]> {
-  return db.query<PayoutPolicyRow>(`${SELECT} where p.schedule = 'interval' order by s.code`);
+  return run(selectPolicies(db).where(eq(payoutPolicies.schedule, "interval")).orderBy(asc(assets.code)));
 }
 
 /** Sets (inserts or replaces) an asset's payout policy. */
@@ -35,22 +50,34 @@ export async function upsertPayoutPolicy(
     maxPerPayout: bigint | null; maxPerDay: bigint | null; approvalThreshold: bigint | null; updatedBy: string; updatedAt: Date;
   },
 ): Promise<void> {
-  await db.query(
-    `insert into payout_policies (asset_id, min_amount, schedule, interval_seconds, max_gas_share_bps, max_per_payout, max_per_day, approval_threshold, updated_by, updated_at)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-     on conflict (asset_id) do update set min_amount = excluded.min_amount, schedule = excluded.schedule, interval_seconds = excluded.interval_seconds,
-       max_gas_share_bps = excluded.max_gas_share_bps, max_per_payout = excluded.max_per_payout, max_per_day = excluded.max_per_day,
-       approval_threshold = excluded.approval_threshold, updated_by = excluded.updated_by, updated_at = excluded.updated_at`,
-    [p.assetId, p.minAmount.toString(), p.schedule, p.intervalSeconds, p.maxGasShareBps,
-      p.maxPerPayout?.toString() ?? null, p.maxPerDay?.toString() ?? null, p.approvalThreshold?.toString() ?? null, p.updatedBy, p.updatedAt.toISOString()]);
+  const excluded = (c: Column) => sql`excluded.${sql.identifier(c.name)}`;
+  const t = payoutPolicies;
+  await run(orm(db)
+    .insert(t)
+    .values({
+      assetId: p.assetId, minAmount: p.minAmount.toString(), schedule: p.schedule, intervalSeconds: p.intervalSeconds, maxGasShareBps: p.maxGasShareBps,
+      maxPerPayout: p.maxPerPayout?.toString() ?? null, maxPerDay: p.maxPerDay?.toString() ?? null, approvalThreshold: p.approvalThreshold?.toString() ?? null,
+      updatedBy: p.updatedBy, updatedAt: p.updatedAt,
+    })
+    .onConflictDoUpdate({
+      target: t.assetId,
+      set: {
+        minAmount: excluded(t.minAmount), schedule: excluded(t.schedule), intervalSeconds: excluded(t.intervalSeconds), maxGasShareBps: excluded(t.maxGasShareBps),
+        maxPerPayout: excluded(t.maxPerPayout), maxPerDay: excluded(t.maxPerDay), approvalThreshold: excluded(t.approvalThreshold),
+        updatedBy: excluded(t.updatedBy), updatedAt: excluded(t.updatedAt),
+      },
+    }));
 }
 
 export type OperatorPayoutLimitRow = { code: string; max_per_payout: string | null; max_per_day: string | null; proposal_id: string | null; updated_at: Date | string | null };
 
 /** An operator's own payout caps in an asset (nulls when it has none); undefined when the asset does not exist. */
 export async function getOperatorPayoutLimitRow(db: Queryable, operatorId: string, assetId: string): Promise<OperatorPayoutLimitRow | undefined> {
-  const rows = await db.query<OperatorPayoutLimitRow>(
-    `select s.code, l.max_per_payout::text as max_per_payout, l.max_per_day::text as max_per_day, l.proposal_id, l.updated_at
-       from assets s left join operator_payout_limits l on l.asset_id = s.id and l.operator_id = $1 where s.id = $2`, [operatorId, assetId]);
+  const l = operatorPayoutLimits;
+  const rows = await run(orm(db)
+    .select({ code: assets.code, max_per_payout: asText(l.maxPerPayout), max_per_day: asText(l.maxPerDay), proposal_id: l.proposalId, updated_at: l.updatedAt })
+    .from(assets)
+    .leftJoin(l, and(eq(l.assetId, assets.id), eq(l.operatorId, operatorId)))
+    .where(eq(assets.id, assetId)));
   return rows[0];
 }
