@@ -4,7 +4,10 @@ import type { Role } from "../domain/access.js";
 import type { AppEnv } from "./request-context.js";
 import { ApiError } from "./problem.js";
 
-/** Resolves `Authorization: Bearer <key>` to the caller; 401 when missing or unknown. */
+/**
+ * Resolves `Authorization: Bearer <key>` to the caller; 401 when missing or unknown, 403 for a
+ * platform key (admin, finance) on the public listener. The key's rate limit comes next (middleware/rate-limit.ts).
+ */
 export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   const header = c.req.header("authorization");
   const token = header?.match(/^Bearer +([\x21-\x7e]{1,200}) *$/i)?.[1];
@@ -17,10 +20,6 @@ export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set("principal", principal);
   if (deps.surface === "public" && (principal.role === "admin" || principal.role === "finance")) {
     throw new ApiError("forbidden", `a ${principal.role} key is accepted on the management listener only, not on the public one`);
-  }
-  const wait = deps.rateLimiter?.take(principal.keyId);
-  if (wait !== undefined) {
-    throw new ApiError("rate_limited", `this API key sends more than its rate limit allows; retry in ${wait} s`, [], { "retry-after": String(wait) });
   }
   await next();
 };

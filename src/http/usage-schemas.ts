@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import type { UsageRecord } from "../domain/usage.js";
-import { Amount, Metadata, Timestamp, Uuid } from "./schemas.js";
+import { Amount, AssetCode } from "./money-schemas.js";
+import { PartyIdParam } from "./routes/party-schemas.js";
+import { Metadata, Timestamp, Uuid } from "./schemas.js";
 
-export const PartyIdParam = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be 1-64 characters of a-z, 0-9, '_', '.' or '-'");
-export const AssetCode = z.string().regex(/^[A-Z0-9][A-Z0-9._-]{0,31}$/, "must be an asset code such as USDC");
 export const DecimalText = z
   .string({ error: (i) => (i.input === undefined ? "is required" : "must be a decimal number as a string, e.g. \"3600\" or \"0.000694\"") })
   .regex(/^(0|[1-9][0-9]{0,39})(\.[0-9]{1,18})?$/, "must be a non-negative decimal as a string with at most 18 decimals, e.g. \"0.000694\"")

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Queryable } from "../../services/context.js";
 import { getAssetByCode } from "../../services/reads.js";
 import { isUuid } from "../../domain/ids.js";
+import { checkPeriod } from "../period.js";
 import { ApiError, Problem } from "../problem.js";
 
 /** Shared pieces of route definitions. */
@@ -38,14 +39,11 @@ export const json = <T extends z.ZodType>(schema: T, description: string) => ({
 
 /**
  * The checks shared by time-windowed lists: a cursor must be one the API returned (an id), and the
- * window [from, to) must not be empty. Returns the window as dates.
+ * window [from, to) must not be empty (checkPeriod). Returns the window as dates.
  */
 export function listWindow(q: { cursor?: string; from?: string; to?: string }): { from?: Date; to?: Date } {
   if (q.cursor !== undefined && !isUuid(q.cursor)) throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
-  if (q.from !== undefined && q.to !== undefined && Date.parse(q.from) >= Date.parse(q.to)) {
-    throw new ApiError("invalid_request", "from must be before to", [{ path: "from", message: "must be before to" }]);
-  }
-  return { from: q.from === undefined ? undefined : new Date(q.from), to: q.to === undefined ? undefined : new Date(q.to) };
+  return checkPeriod(q);
 }
 
 /** The id of an asset named by a query's `asset` filter (404 when there is none), or undefined without one. */

@@ -5,9 +5,9 @@ import type { AppEnv } from "../request-context.js";
 import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Timestamp, Uuid } from "../schemas.js";
-import { PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 import { visibleOperator } from "./operator-access.js";
+import { PartyIdParam } from "./party-schemas.js";
 import { ChainId, EvmAddress } from "./payout-schemas.js";
 
 const Body = z.strictObject({ chain_id: ChainId, address: EvmAddress }).openapi("PayoutAddressChallengeCreate");

@@ -6,9 +6,9 @@ import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Metadata } from "../schemas.js";
 import { actingMarketplace } from "../tenancy.js";
-import { AssetCode, PartyIdParam } from "../usage-schemas.js";
+import { AssetCode } from "../money-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
-import { Customer, customerOut } from "./party-schemas.js";
+import { Customer, customerOut, PartyIdParam } from "./party-schemas.js";
 
 const Body = z
   .strictObject({

@@ -6,11 +6,12 @@ import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
-import { Amount, Metadata, Transfer } from "../schemas.js";
+import { Amount, AssetCode } from "../money-schemas.js";
+import { Metadata, Transfer } from "../schemas.js";
 import { transferOut } from "../serialize.js";
 import { actingMarketplace } from "../tenancy.js";
-import { AssetCode, PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
+import { PartyIdParam } from "./party-schemas.js";
 
 const Body = z
   .strictObject({ asset: AssetCode, amount: Amount, marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys only" }), metadata: Metadata.optional() })

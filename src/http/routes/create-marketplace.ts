@@ -5,9 +5,8 @@ import type { AppEnv } from "../request-context.js";
 import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Metadata } from "../schemas.js";
-import { PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
-import { Marketplace, partyOut } from "./party-schemas.js";
+import { Marketplace, PartyIdParam, partyOut } from "./party-schemas.js";
 
 const Body = z.strictObject({ id: PartyIdParam.openapi({ example: "gpu-market" }), name: z.string().min(1).max(200), metadata: Metadata.optional() }).openapi("MarketplaceCreate");
 

@@ -4,9 +4,9 @@ import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
-import { Amount } from "../schemas.js";
-import { AssetCode, PartyIdParam } from "../usage-schemas.js";
+import { Amount, AssetCode } from "../money-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
+import { PartyIdParam } from "./party-schemas.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 
 const Body = z.strictObject({

@@ -4,7 +4,7 @@ import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
-import { AssetCode } from "../usage-schemas.js";
+import { AssetCode } from "../money-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 import { ChainId } from "./payout-schemas.js";
 import { ReconciliationOut, runOut } from "./reconciliation-schemas.js";

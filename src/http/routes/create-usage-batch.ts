@@ -9,8 +9,9 @@ import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { ApiError, Problem, problemBody } from "../problem.js";
 import { actingMarketplace } from "../tenancy.js";
-import { PartyIdParam, toUsageInput, UsageIn, UsageRecordOut, usageOut } from "../usage-schemas.js";
+import { toUsageInput, UsageIn, UsageRecordOut, usageOut } from "../usage-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
+import { PartyIdParam } from "./party-schemas.js";
 
 export const MAX_USAGE_BATCH = 10_000;
 

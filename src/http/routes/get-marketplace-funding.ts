@@ -6,8 +6,9 @@ import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { canReadMarketplace } from "../tenancy.js";
-import { AssetCode, PartyIdParam } from "../usage-schemas.js";
+import { AssetCode } from "../money-schemas.js";
 import { errorResponses, json, security } from "./common.js";
+import { PartyIdParam } from "./party-schemas.js";
 
 const Funding = z.object({
   marketplace_id: z.string(), asset: z.string(),

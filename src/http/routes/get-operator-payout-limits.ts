@@ -4,9 +4,10 @@ import { getOperatorPayoutLimits, getPayoutPolicy, lowerCap } from "../../servic
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
-import { AssetCode, PartyIdParam } from "../usage-schemas.js";
+import { AssetCode } from "../money-schemas.js";
 import { errorResponses, json, security } from "./common.js";
 import { visibleOperator } from "./operator-access.js";
+import { PartyIdParam } from "./party-schemas.js";
 
 const Cap = z.string().nullable().openapi({ description: "smallest units; null: no cap" });
 const Limits = z.object({

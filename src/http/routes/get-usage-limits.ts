@@ -4,8 +4,9 @@ import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { canReadMarketplace } from "../tenancy.js";
-import { AssetCode, PartyIdParam } from "../usage-schemas.js";
+import { AssetCode } from "../money-schemas.js";
 import { errorResponses, json, security } from "./common.js";
+import { PartyIdParam } from "./party-schemas.js";
 import { UsageLimitsOut, usageLimitsOut } from "./usage-limit-schemas.js";
 
 const route = createRoute({

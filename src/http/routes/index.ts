@@ -1,5 +1,4 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { requireApiKey } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import * as createAccount from "./create-account.js";
 import * as createApiKey from "./create-api-key.js";
@@ -66,10 +65,9 @@ import * as setOperatorPayoutLimits from "./set-operator-payout-limits.js";
 import * as getOperatorPayoutLimits from "./get-operator-payout-limits.js";
 import * as operatorInvitations from "./operator-invitations.js";
 
-/** Every route of the API. Everything under /v1 needs an API key. */
+/** Every route of the API (everything under /v1 behind the API key and rate limit of createApp). */
 export function registerRoutes(app: OpenAPIHono<AppEnv>): void {
   health.register(app);
-  app.use("/v1/*", requireApiKey);
   for (const route of [
     createApiKey, listApiKeys, revokeApiKey,
     createAsset, listAssets,

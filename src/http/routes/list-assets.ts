@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { listAssets } from "../../services/reads.js";
 import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
+import { AssetCode } from "../money-schemas.js";
 import { Asset, CursorQuery, page } from "../schemas.js";
 import { assetOut } from "../serialize.js";
 import { errorResponses, json, security } from "./common.js";
@@ -15,7 +16,7 @@ const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { cursor, limit } = c.req.valid("query");
-    if (cursor !== undefined && !/^[A-Z0-9][A-Z0-9._-]{0,31}$/.test(cursor)) {
+    if (cursor !== undefined && !AssetCode.safeParse(cursor).success) {
       throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
     }
     const assets = await listAssets(c.get("deps").ledger.db, { afterCode: cursor, limit: limit + 1 });

@@ -2,6 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { listAuditLog } from "../../services/reads.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
+import { periodQuery } from "../period.js";
 import { ApiError } from "../problem.js";
 import { CursorQuery, page, Timestamp } from "../schemas.js";
 import { errorResponses, json, security } from "./common.js";
@@ -17,7 +18,7 @@ const Entry = z.object({
 const route = createRoute({
   method: "get", path: "/v1/audit/log", tags: ["audit"], summary: "Every mutating API call, and refused requests (401, 403, 413, 429): who, what, when, the outcome (admin, finance)", security,
   middleware: [requireRole("admin", "finance")] as const,
-  request: { query: CursorQuery.extend({ key_id: z.string().max(100).optional(), from: Timestamp.optional(), to: Timestamp.optional() }) },
+  request: { query: CursorQuery.extend({ key_id: z.string().max(100).optional(), ...periodQuery({ optional: true }) }) },
   responses: { 200: json(page(Entry, "AuditPage"), "a page, oldest first"), ...errorResponses },
 });
 

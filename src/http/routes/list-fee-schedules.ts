@@ -5,9 +5,9 @@ import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { canReadMarketplace } from "../tenancy.js";
-import { PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, json, security } from "./common.js";
 import { FeeSchedule, feeScheduleOut } from "./fee-schedule-schemas.js";
+import { PartyIdParam } from "./party-schemas.js";
 
 const route = createRoute({
   method: "get", path: "/v1/marketplaces/{id}/fee-schedules", tags: ["usage"], summary: "Every version of a marketplace's fee schedule (admin, finance, that marketplace)", security,

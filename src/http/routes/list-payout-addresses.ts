@@ -3,9 +3,9 @@ import { listPayoutAddresses } from "../../services/payout-addresses.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { Timestamp } from "../schemas.js";
-import { PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, json, security } from "./common.js";
 import { visibleOperator } from "./operator-access.js";
+import { PartyIdParam } from "./party-schemas.js";
 
 const Out = z
   .object({

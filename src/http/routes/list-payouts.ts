@@ -3,9 +3,11 @@ import { payoutStatuses } from "../../domain/payouts.js";
 import { listPayouts } from "../../services/payouts.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
-import { CursorQuery, page, Timestamp } from "../schemas.js";
-import { AssetCode, PartyIdParam } from "../usage-schemas.js";
+import { periodQuery } from "../period.js";
+import { CursorQuery, page } from "../schemas.js";
+import { AssetCode } from "../money-schemas.js";
 import { assetFilter, errorResponses, json, listWindow, security } from "./common.js";
+import { PartyIdParam } from "./party-schemas.js";
 import { PayoutOut, payoutOut } from "./payout-schemas.js";
 
 const Query = CursorQuery.extend({
@@ -13,8 +15,7 @@ const Query = CursorQuery.extend({
   asset: AssetCode.optional(),
   status: z.enum(payoutStatuses).optional(),
   chain_id: z.string().regex(/^[1-9][0-9]{0,15}$/, "must be a chain id").optional(),
-  from: Timestamp.optional().openapi({ description: "created at or after" }),
-  to: Timestamp.optional().openapi({ description: "created before" }),
+  ...periodQuery({ optional: true, from: "created at or after", to: "created before" }),
 });
 
 const route = createRoute({

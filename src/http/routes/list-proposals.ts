@@ -4,8 +4,8 @@ import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { CursorQuery, IdParam, page } from "../schemas.js";
-import { PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, json, listWindow, security } from "./common.js";
+import { PartyIdParam } from "./party-schemas.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 
 const Query = CursorQuery.extend({

@@ -1,17 +1,18 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { listUsage } from "../../services/reads.js";
 import type { AppEnv } from "../request-context.js";
-import { CursorQuery, page, Timestamp } from "../schemas.js";
-import { PartyIdParam, UsageRecordOut, usageOut } from "../usage-schemas.js";
+import { periodQuery } from "../period.js";
+import { CursorQuery, page } from "../schemas.js";
+import { UsageRecordOut, usageOut } from "../usage-schemas.js";
 import { errorResponses, json, listWindow, security } from "./common.js";
+import { PartyIdParam } from "./party-schemas.js";
 
 const Query = CursorQuery.extend({
   marketplace_id: PartyIdParam.optional(),
   operator_id: PartyIdParam.optional(),
   customer_id: PartyIdParam.optional(),
   resource: z.string().max(100).optional(),
-  from: Timestamp.optional().openapi({ description: "effective_at at or after" }),
-  to: Timestamp.optional().openapi({ description: "effective_at before" }),
+  ...periodQuery({ optional: true, from: "effective_at at or after", to: "effective_at before" }),
 });
 
 const route = createRoute({

@@ -4,11 +4,11 @@ import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
-import { Amount } from "../schemas.js";
+import { Amount, AssetCode } from "../money-schemas.js";
 import { actingMarketplace } from "../tenancy.js";
-import { AssetCode, PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 import { HoldOut, holdOut } from "./hold-schemas.js";
+import { PartyIdParam } from "./party-schemas.js";
 
 const Body = z
   .strictObject({

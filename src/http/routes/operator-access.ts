@@ -9,11 +9,3 @@ export async function visibleOperator(c: Context<AppEnv>, id: string): Promise<v
   const mine = p.role === "admin" || p.role === "finance" || (p.role === "operator" && p.scopeId === id);
   if (!mine || !(await getOperator(c.get("deps").ledger.db, id))) throw new ApiError("operator_not_found", `operator ${id} does not exist`);
 }
-
-/** A reporting period [from, to); from must come first. */
-export function period(q: { from: string; to: string }): { from: Date; to: Date } {
-  const from = new Date(q.from);
-  const to = new Date(q.to);
-  if (from >= to) throw new ApiError("invalid_request", "from must be before to", [{ path: "from", message: "must be before to" }]);
-  return { from, to };
-}

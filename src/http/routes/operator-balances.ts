@@ -1,10 +1,10 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
-import { PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, json, security } from "./common.js";
 import { visibleOperator } from "./operator-access.js";
 import { FundingSplit, fundingSplits } from "./operator-funding.js";
+import { PartyIdParam } from "./party-schemas.js";
 
 const Balance = FundingSplit.extend({
   account_id: z.string(),

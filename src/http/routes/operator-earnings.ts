@@ -3,11 +3,11 @@ import { operatorEarnings } from "../../services/reads.js";
 import { effectiveRate, paidHours } from "../../domain/earnings.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
-import { Timestamp } from "../schemas.js";
-import { PartyIdParam } from "../usage-schemas.js";
+import { checkPeriod, periodQuery } from "../period.js";
 import { errorResponses, json, security } from "./common.js";
-import { period, visibleOperator } from "./operator-access.js";
+import { visibleOperator } from "./operator-access.js";
 import { FundingSplit, fundingSplits } from "./operator-funding.js";
+import { PartyIdParam } from "./party-schemas.js";
 
 const Row = z.object({
   group: z.string(), asset: z.string(), asset_id: z.string(), unit: z.string(), records: z.number().int(),
@@ -23,7 +23,7 @@ const route = createRoute({
   middleware: [requireRole("admin", "finance", "operator")] as const,
   request: {
     params: z.object({ id: PartyIdParam }),
-    query: z.strictObject({ from: Timestamp, to: Timestamp, group_by: z.enum(["day", "resource", "marketplace"]).default("day") }),
+    query: z.strictObject({ ...periodQuery(), group_by: z.enum(["day", "resource", "marketplace"]).default("day") }),
   },
   responses: {
     200: json(z.object({
@@ -38,7 +38,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
     const q = c.req.valid("query");
-    const { from, to } = period(q);
+    const { from, to } = checkPeriod(q);
     await visibleOperator(c, id);
     const db = c.get("deps").ledger.db;
     const [rows, splits] = await Promise.all([operatorEarnings(db, id, from, to, q.group_by), fundingSplits(db, id)]);

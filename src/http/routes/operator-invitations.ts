@@ -5,10 +5,9 @@ import type { AppEnv } from "../request-context.js";
 import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
-import { PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, IdempotencyHeader, json, security } from "./common.js";
 import { visibleOperator } from "./operator-access.js";
-import { InvitationOut, invitationOut } from "./party-schemas.js";
+import { InvitationOut, invitationOut, PartyIdParam } from "./party-schemas.js";
 
 const list = createRoute({
   method: "get", path: "/v1/operators/{id}/invitations", tags: ["operators"],

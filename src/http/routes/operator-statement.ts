@@ -3,12 +3,13 @@ import { operatorOpeningBalances, operatorStatement } from "../../services/reads
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { csvResponse } from "../csv.js";
+import { checkPeriod, periodQuery } from "../period.js";
 import { ApiError } from "../problem.js";
 import { Timestamp, Uuid } from "../schemas.js";
-import { PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, security } from "./common.js";
-import { period, visibleOperator } from "./operator-access.js";
+import { visibleOperator } from "./operator-access.js";
 import { FundingSplit, fundingSplits } from "./operator-funding.js";
+import { PartyIdParam } from "./party-schemas.js";
 
 const Line = z.object({
   entry_id: z.string(), asset_id: z.string(), asset: z.string(), transfer_id: z.string(), description: z.string(),
@@ -23,7 +24,7 @@ const route = createRoute({
   middleware: [requireRole("admin", "finance", "operator")] as const,
   request: {
     params: z.object({ id: PartyIdParam }),
-    query: z.strictObject({ from: Timestamp, to: Timestamp, asset_id: Uuid.optional(), format: z.enum(["json", "csv"]).default("json") }),
+    query: z.strictObject({ ...periodQuery(), asset_id: Uuid.optional(), format: z.enum(["json", "csv"]).default("json") }),
   },
   responses: {
     200: {
@@ -46,7 +47,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
     const q = c.req.valid("query");
-    const { from, to } = period(q);
+    const { from, to } = checkPeriod(q);
     await visibleOperator(c, id);
     const db = c.get("deps").ledger.db;
     const rows = await operatorStatement(db, id, from, to, q.asset_id);

@@ -1,6 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { Metadata, Timestamp } from "../schemas.js";
 
+/** The id of a marketplace, operator or customer, chosen by whoever registers it (path, body or filter). */
+export const PartyIdParam = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be 1-64 characters of a-z, 0-9, '_', '.' or '-'");
+
 export const Marketplace = z.object({ id: z.string(), name: z.string(), metadata: Metadata, created_at: Timestamp }).openapi("Marketplace");
 export const Operator = z.object({ id: z.string(), name: z.string(), marketplace_ids: z.array(z.string()), metadata: Metadata, created_at: Timestamp }).openapi("Operator");
 export const CreditLimit = z.object({

@@ -3,7 +3,8 @@ import { actOnTransfer, optionalDate } from "../act-on-transfer.js";
 import { requireRole } from "../auth.js";
 import { jsonBodyGuard } from "../json-body.js";
 import type { AppEnv } from "../request-context.js";
-import { Amount, IdParam, Metadata, Timestamp, Transfer } from "../schemas.js";
+import { Amount } from "../money-schemas.js";
+import { IdParam, Metadata, Timestamp, Transfer } from "../schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 
 const Body = z

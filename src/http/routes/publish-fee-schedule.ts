@@ -5,9 +5,9 @@ import type { AppEnv } from "../request-context.js";
 import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Timestamp } from "../schemas.js";
-import { PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 import { FeeSchedule, feeScheduleOut, FeeRuleWire, toConfiguredRule } from "./fee-schedule-schemas.js";
+import { PartyIdParam } from "./party-schemas.js";
 
 const Body = z.strictObject({ effective_from: Timestamp, rules: z.array(FeeRuleWire).max(10) }).openapi("FeeScheduleCreate");
 

@@ -5,8 +5,8 @@ import type { AppEnv } from "../request-context.js";
 import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { actingMarketplace } from "../tenancy.js";
-import { PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
+import { PartyIdParam } from "./party-schemas.js";
 import { ChainId, EvmAddress } from "./payout-schemas.js";
 
 const Body = z

@@ -6,9 +6,8 @@ import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
 import { Metadata } from "../schemas.js";
-import { PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
-import { InvitationOut, invitationOut, Operator, partyOut } from "./party-schemas.js";
+import { InvitationOut, invitationOut, Operator, PartyIdParam, partyOut } from "./party-schemas.js";
 
 const Body = z
   .strictObject({

@@ -2,9 +2,10 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { feeRevenue } from "../../services/reads.js";
 import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
+import { checkPeriod } from "../period.js";
 import type { AppEnv } from "../request-context.js";
 import { errorResponses, security } from "./common.js";
-import { Format, Period, reportPeriod, reportResponse } from "./report-schemas.js";
+import { Format, REPORT_PERIOD_LIMIT, ReportPeriod, reportResponse } from "./report-schemas.js";
 
 const Out = z.object({
   data: z.array(z.object({
@@ -17,14 +18,14 @@ const Out = z.object({
 const route = createRoute({
   method: "get", path: "/v1/reports/fee-revenue", tags: ["reports"], summary: "Fee revenue by party, marketplace, asset and day or month (admin, finance)", security,
   middleware: [requireRole("admin", "finance")] as const,
-  request: { query: z.strictObject({ ...Period, group_by: z.enum(["day", "month"]).default("day"), format: Format }) },
+  request: { query: z.strictObject({ ...ReportPeriod, group_by: z.enum(["day", "month"]).default("day"), format: Format }) },
   responses: { 200: reportResponse(Out, "revenue per period"), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const q = c.req.valid("query");
-    const { from, to } = reportPeriod(q);
+    const { from, to } = checkPeriod(q, REPORT_PERIOD_LIMIT);
     const rows = await feeRevenue(c.get("deps").ledger.db, from, to, q.group_by);
     if (q.format === "csv") return csvResponse(c, "fee-revenue.csv", ["period", "asset", "marketplace_id", "party", "revenue", "entries"], rows.map((r) => [r.period, r.asset, r.marketplace_id, r.party, r.revenue, r.entries])) as never;
     return c.json({ data: rows.map((r) => ({ ...r, entries: Number(r.entries) })) }, 200);

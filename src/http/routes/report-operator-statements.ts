@@ -2,10 +2,11 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { operatorStatements } from "../../services/reads.js";
 import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
+import { checkPeriod } from "../period.js";
 import type { AppEnv } from "../request-context.js";
-import { AssetCode } from "../usage-schemas.js";
+import { AssetCode } from "../money-schemas.js";
 import { assetFilter, errorResponses, security } from "./common.js";
-import { Format, Period, reportPeriod, reportResponse } from "./report-schemas.js";
+import { Format, REPORT_PERIOD_LIMIT, ReportPeriod, reportResponse } from "./report-schemas.js";
 
 const Out = z.object({
   data: z.array(z.object({
@@ -17,14 +18,14 @@ const Out = z.object({
 const route = createRoute({
   method: "get", path: "/v1/reports/operator-statements", tags: ["reports"], summary: "Every operator's payable over a period: opening, credits, debits, closing (admin, finance)", security,
   middleware: [requireRole("admin", "finance")] as const,
-  request: { query: z.strictObject({ ...Period, asset: AssetCode.optional(), format: Format }) },
+  request: { query: z.strictObject({ ...ReportPeriod, asset: AssetCode.optional(), format: Format }) },
   responses: { 200: reportResponse(Out, "one row per operator and asset"), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const q = c.req.valid("query");
-    const { from, to } = reportPeriod(q);
+    const { from, to } = checkPeriod(q, REPORT_PERIOD_LIMIT);
     const db = c.get("deps").ledger.db;
     const assetId = await assetFilter(db, q.asset);
     const rows = await operatorStatements(db, from, to, assetId);

@@ -2,9 +2,10 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { payoutsConfirmed } from "../../services/reads.js";
 import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
+import { checkPeriod } from "../period.js";
 import type { AppEnv } from "../request-context.js";
 import { errorResponses, security } from "./common.js";
-import { Format, Period, reportPeriod, reportResponse } from "./report-schemas.js";
+import { Format, REPORT_PERIOD_LIMIT, ReportPeriod, reportResponse } from "./report-schemas.js";
 
 const Out = z.object({
   data: z.array(z.object({
@@ -18,14 +19,14 @@ const Out = z.object({
 const route = createRoute({
   method: "get", path: "/v1/reports/payouts", tags: ["reports"], summary: "Payouts confirmed in a period, with transaction hashes (admin, finance)", security,
   middleware: [requireRole("admin", "finance")] as const,
-  request: { query: z.strictObject({ ...Period, format: Format }) },
+  request: { query: z.strictObject({ ...ReportPeriod, format: Format }) },
   responses: { 200: reportResponse(Out, "confirmed payouts, oldest first"), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const q = c.req.valid("query");
-    const { from, to } = reportPeriod(q);
+    const { from, to } = checkPeriod(q, REPORT_PERIOD_LIMIT);
     const rows = (await payoutsConfirmed(c.get("deps").ledger.db, from, to)).map((r) => ({
       ...r, chain_id: r.chain_id === null ? null : Number(r.chain_id), confirmed_at: new Date(r.confirmed_at).toISOString(),
     }));

@@ -4,7 +4,7 @@ import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
 import type { AppEnv } from "../request-context.js";
 import { Timestamp } from "../schemas.js";
-import { AssetCode } from "../usage-schemas.js";
+import { AssetCode } from "../money-schemas.js";
 import { assetFilter, errorResponses, security } from "./common.js";
 import { Format, reportResponse } from "./report-schemas.js";
 

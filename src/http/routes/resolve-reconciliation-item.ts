@@ -6,7 +6,8 @@ import type { AppEnv } from "../request-context.js";
 import { idempotently, replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
-import { Amount, Uuid } from "../schemas.js";
+import { Amount } from "../money-schemas.js";
+import { Uuid } from "../schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 import { ItemOut, itemOut } from "./reconciliation-schemas.js";
 

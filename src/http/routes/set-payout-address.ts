@@ -4,9 +4,9 @@ import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Timestamp, Uuid } from "../schemas.js";
-import { PartyIdParam } from "../usage-schemas.js";
 import { errorResponses, json, jsonBody, security } from "./common.js";
 import { visibleOperator } from "./operator-access.js";
+import { PartyIdParam } from "./party-schemas.js";
 import { ChainId, EvmAddress } from "./payout-schemas.js";
 
 const Body = z

@@ -4,8 +4,7 @@ import { inTransaction } from "../../services/transaction.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { jsonBodyGuard } from "../json-body.js";
-import { Amount } from "../schemas.js";
-import { AssetCode } from "../usage-schemas.js";
+import { Amount, AssetCode } from "../money-schemas.js";
 import { errorResponses, json, jsonBody, security } from "./common.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 

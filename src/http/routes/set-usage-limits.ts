@@ -4,9 +4,9 @@ import { inTransaction } from "../../services/transaction.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { jsonBodyGuard } from "../json-body.js";
-import { Amount } from "../schemas.js";
-import { AssetCode, PartyIdParam } from "../usage-schemas.js";
+import { Amount, AssetCode } from "../money-schemas.js";
 import { errorResponses, json, jsonBody, security } from "./common.js";
+import { PartyIdParam } from "./party-schemas.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 
 const Rate = z.string().max(60).regex(/^(0|[1-9][0-9]{0,39})(\.[0-9]{1,18})?$/, "must be a decimal of at most 40 digits and 18 decimals");

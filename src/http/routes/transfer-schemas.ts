@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { Amount, Metadata, Timestamp, Transfer, Uuid } from "../schemas.js";
+import { Amount } from "../money-schemas.js";
+import { Metadata, Timestamp, Transfer, Uuid } from "../schemas.js";
 import { Problem } from "../problem.js";
 
 

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { treasuryCheck } from "../../services/reconcile.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
-import { AssetCode } from "../usage-schemas.js";
+import { AssetCode } from "../money-schemas.js";
 import { errorResponses, json, security } from "./common.js";
 
 const Out = z.object({

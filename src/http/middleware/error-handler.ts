@@ -1,0 +1,41 @@
+import type { ErrorHandler, NotFoundHandler } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { BaseError } from "viem";
+import { isRpcUnavailable as isChainUnavailable } from "../../chain/evm.js";
+import { LedgerError } from "../../domain/errors.js";
+import { isDatabaseUnavailable } from "../../services/context.js";
+import { ApiError, problemResponse } from "../problem.js";
+import type { AppDeps, AppEnv } from "../request-context.js";
+
+/** No route for the method and path: a problem+json 404. */
+export const notFound: NotFoundHandler<AppEnv> = (c) => problemResponse(c, new ApiError("not_found", `no route for ${c.req.method} ${c.req.path}`));
+
+/**
+ * Every error thrown while answering, as problem+json: the API's and the ledger's own errors as
+ * they are, Hono's client errors by status, an unreachable chain node or database as a retryable
+ * 503, anything else as a 500 quoting the request id (logged without secrets).
+ */
+export function errorHandler(deps: AppDeps): ErrorHandler<AppEnv> {
+  return (err, c) => {
+    if (err instanceof ApiError || err instanceof LedgerError) return problemResponse(c, err);
+    if (err instanceof HTTPException && err.status === 400 && /JSON/i.test(err.message)) {
+      return problemResponse(c, new ApiError("malformed_json", "the body is not valid JSON"));
+    }
+    if (err instanceof HTTPException && err.status < 500) {
+      const code = err.status === 413 ? "payload_too_large" : err.status === 415 ? "unsupported_media_type" : "invalid_request";
+      return problemResponse(c, new ApiError(code, err.message));
+    }
+    if (isChainUnavailable(err)) {
+      // The short message only: a node's URL (which may hold an API key) is in the full text.
+      deps.log.warn({ request_id: c.get("requestId"), err: (err as { shortMessage?: string }).shortMessage }, "chain RPC unavailable");
+      return problemResponse(c, new ApiError("chain_unavailable", "the chain's RPC node did not answer; retry shortly", [], { "retry-after": "5" }));
+    }
+    if (isDatabaseUnavailable(err)) {
+      deps.log.error({ request_id: c.get("requestId"), err: String(err) }, "database unavailable");
+      return problemResponse(c, new ApiError("unavailable", "the database is unavailable; retry shortly with the same Idempotency-Key", [], { "retry-after": "1" }));
+    }
+    // viem's errors carry the node's URL (which may hold an API key): their short message only.
+    deps.log.error({ request_id: c.get("requestId"), err: err instanceof BaseError ? { name: err.name, message: err.shortMessage } : err }, "unhandled error");
+    return problemResponse(c, new ApiError("internal", `an internal error occurred; quote request id ${c.get("requestId")} when reporting it`));
+  };
+}

@@ -1,0 +1,33 @@
+import type { OpenAPIHonoOptions, z } from "@hono/zod-openapi";
+import type { FieldIssue } from "../../domain/errors.js";
+import { ApiError, problemResponse } from "../problem.js";
+import type { AppEnv } from "../request-context.js";
+
+/**
+ * What a route's zod schemas refuse (params, query, headers, body) becomes a 400 listing each
+ * field; a missing or malformed Idempotency-Key header has a code of its own.
+ */
+export const invalidRequest: NonNullable<OpenAPIHonoOptions<AppEnv>["defaultHook"]> = (result, c) => {
+  if (!result.success) {
+    const issues = zodIssues(result.error.issues);
+    if (result.target === "header" && issues.some((i) => i.path === "idempotency-key")) {
+      return problemResponse(c, new ApiError("idempotency_key_required", "POST requests need an 'Idempotency-Key' header (any unique string up to 255 printable characters, e.g. a UUID)"));
+    }
+    return problemResponse(c, new ApiError("invalid_request", issues.map((i) => `${i.path}: ${i.message}`).join("; "), issues));
+  }
+};
+
+/** zod issues as field issues; of a union's branches, the one that came closest. */
+function zodIssues(issues: z.core.$ZodIssue[], prefix: PropertyKey[] = []): FieldIssue[] {
+  return issues.flatMap((i): FieldIssue[] => {
+    const path = [...prefix, ...i.path];
+    if (i.code === "invalid_union" && i.errors.length > 0) {
+      const best = i.errors.reduce((a, b) => (b.length < a.length ? b : a));
+      return zodIssues(best, path);
+    }
+    if (i.code === "unrecognized_keys") {
+      return i.keys.map((k) => ({ path: [...path, k].join("."), message: "is not a known field" }));
+    }
+    return [{ path: path.join(".") || "(body)", message: i.message }];
+  });
+}
