@@ -83,5 +83,9 @@ describe("the audit log", () => {
     expect(upTo.length).toBe(everything.filter((e: { at: string }) => e.at < last.at).length);
     expect(expectStatus(await t.api.call("GET", "/v1/audit/log?key_id=nobody", { key: t.w.keys.finance }), 200).body.data).toEqual([]);
     expect((await t.api.call("GET", "/v1/audit/log?cursor=abc", { key: t.w.keys.finance })).status).toBe(400);
+    // A period that ends before it starts is a mistake to name, not an empty page.
+    const backwards = await t.api.call("GET", `/v1/audit/log?from=${encodeURIComponent(last.at)}&to=${encodeURIComponent(everything[0].at)}`, { key: t.w.keys.finance });
+    expect(backwards.status).toBe(400);
+    expect(JSON.stringify(backwards.body)).toContain("from must be before to");
   });
 });

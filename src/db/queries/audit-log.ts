@@ -30,7 +30,7 @@ export async function insertAuditEntries(db: Queryable, items: readonly AuditEnt
 }
 
 /** A page of the audit log, oldest first, after the cursor (an audit row id). */
-export async function listAuditLog(db: Queryable, q: { keyId?: string; from?: string; to?: string; after?: string; limit: number }) {
+export async function listAuditLog(db: Queryable, q: { keyId?: string; from?: Date; to?: Date; after?: string; limit: number }) {
   const rows = await run(orm(db)
     .select({
       id: sql<string>`${auditLog.id}::text`, at: auditLog.at, key_id: auditLog.keyId, role: auditLog.role, scope_id: auditLog.scopeId,
@@ -40,8 +40,8 @@ export async function listAuditLog(db: Queryable, q: { keyId?: string; from?: st
     .from(auditLog)
     .where(and(
       q.keyId === undefined ? undefined : eq(auditLog.keyId, q.keyId),
-      q.from === undefined ? undefined : gte(auditLog.at, new Date(q.from)),
-      q.to === undefined ? undefined : lt(auditLog.at, new Date(q.to)),
+      q.from === undefined ? undefined : gte(auditLog.at, q.from),
+      q.to === undefined ? undefined : lt(auditLog.at, q.to),
       q.after === undefined ? undefined : gt(auditLog.id, BigInt(q.after)),
     ))
     .orderBy(asc(auditLog.id))

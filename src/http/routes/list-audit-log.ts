@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { listAuditLog } from "../../services/reads.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
-import { periodQuery } from "../period.js";
+import { checkPeriod, periodQuery } from "../period.js";
 import { ApiError } from "../problem.js";
 import { CursorQuery, page, Timestamp } from "../schemas.js";
 import { errorResponses, json, security } from "./common.js";
@@ -26,7 +26,8 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const q = c.req.valid("query");
     if (q.cursor !== undefined && !/^[0-9]{1,18}$/.test(q.cursor)) throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
-    const rows = await listAuditLog(c.get("deps").ledger.db, { keyId: q.key_id, from: q.from, to: q.to, after: q.cursor, limit: q.limit + 1 });
+    const { from, to } = checkPeriod(q);
+    const rows = await listAuditLog(c.get("deps").ledger.db, { keyId: q.key_id, from, to, after: q.cursor, limit: q.limit + 1 });
     const items = rows.slice(0, q.limit).map((r) => ({ ...r, at: r.at.toISOString() }));
     return c.json({ data: items, next_cursor: rows.length > q.limit ? items[items.length - 1]!.id : null }, 200);
   });
