@@ -6,7 +6,7 @@ import { maybeGiveWay } from "../give-way.js";
 import type { Database, Queryable } from "./client.js";
 import { loadTransfers } from "./queries/transfers.js";
 import { resolutionsOf, transfersByIdempotencyKey } from "./transfer-writer/statements.js";
-import { lockFirst, NeedsLocks, optimistic, type AfterWrite, type BatchOutcome, type Decisions, type LockingStrategy } from "./transfer-writer/strategies.js";
+import { lockFirst, NeedsLocks, optimistic, type AfterWrite, type Decisions, type LockingStrategy } from "./transfer-writer/strategies.js";
 
 export { Contended } from "./transfer-writer/statements.js";
 export type { BatchOutcome } from "./transfer-writer/strategies.js";

@@ -30,7 +30,7 @@ export const Metadata = z
 /** Free identifiers chosen by callers (refs, owner ids): printable, no spaces at either end. */
 export const Identifier = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.:@\/-]{0,199}$/, "must be 1-200 characters of letters, digits and _ . : @ / -, starting with a letter or digit");
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.:@/-]{0,199}$/, "must be 1-200 characters of letters, digits and _ . : @ / -, starting with a letter or digit");
 
 export const CursorQuery = z.strictObject({
   cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page" }),

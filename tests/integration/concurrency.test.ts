@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getBalance } from "../../src/db/queries/accounts.js";
 import { writeTransfers } from "../../src/db/transfer-writer.js";
 import type { TransferInput } from "../../src/domain/transfers.js";
-import { createLedgerContext, type LedgerContext } from "../../src/services/context.js";
+import { createLedgerContext } from "../../src/services/context.js";
 import { postTransfer } from "../../src/services/post-transfers.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { freshDatabase, NEEDS_PG, onRealPostgres, type TestDatabase } from "../support/db.js";

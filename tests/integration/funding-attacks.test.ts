@@ -278,8 +278,7 @@ describe.skipIf(!onRealPostgres)("funding under real concurrency [TEST_DATABASE_
     // A: a large batch for the attacker's operator o2; its record ids are drawn when it is planned.
     const N = 6000;
     const batch = Array.from({ length: N }, () => s.record("o2", "d", 1n * USD));
-    let aDone = false;
-    const a = s.api.call("POST", "/v1/usage/batch", { key: s.keys.market, body: { records: batch } }).then((r) => { aDone = true; return r; });
+    const a = s.api.call("POST", "/v1/usage/batch", { key: s.keys.market, body: { records: batch } });
     // Wait until A's write transaction is under way (its transfers are being inserted).
     for (let i = 0; i < 400; i++) {
       const busy = await s.w.db.query<{ n: string }>(

@@ -9,7 +9,6 @@ import { closeLedgerContext, createLedgerContext, type LedgerContext } from "../
 import { createAccount } from "../../src/services/create-account.js";
 import { createAsset } from "../../src/services/create-asset.js";
 import { postTransfer, postTransfers } from "../../src/services/post-transfers.js";
-import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { expireHolds } from "../../src/workers/hold-expirer.js";
 import { freshDatabase, tableCounts, type TestDatabase } from "../support/db.js";
 import { anAccount, anAsset, noOverdraft } from "../support/fixtures.js";

@@ -1,4 +1,4 @@
-import { type LegRecord, statusOf, type Transfer, type TransferRecord } from "../../domain/posting.js";
+import { type LegRecord, statusOf, type Transfer } from "../../domain/posting.js";
 import type { TransferKind } from "../../domain/transfers.js";
 import type { Queryable } from "../client.js";
 import { pgArray } from "../sql-arrays.js";
