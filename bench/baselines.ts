@@ -55,17 +55,43 @@ export async function raw(sql: postgres.Sql, seconds: number, concurrency = 4, b
   const asset = randomUUID();
   let k = 0;
   const run = await timed(concurrency, seconds * 1000, async () => {
-    const ids: string[] = [], keys: string[] = [], hashes: string[] = [], meta: string[] = [];
-    const eT: string[] = [], eLeg: number[] = [], eAcct: string[] = [], eSide: string[] = [], eAmt: string[] = [];
-    const uExt: string[] = [], uOp: string[] = [], uCust: string[] = [];
+    const ids: string[] = [],
+      keys: string[] = [],
+      hashes: string[] = [],
+      meta: string[] = [];
+    const eT: string[] = [],
+      eLeg: number[] = [],
+      eAcct: string[] = [],
+      eSide: string[] = [],
+      eAmt: string[] = [];
+    const uExt: string[] = [],
+      uOp: string[] = [],
+      uCust: string[] = [];
     for (let i = 0; i < batch; i++) {
       const id = randomUUID();
       const ext = `r-${process.pid}-${++k}`;
-      ids.push(id); keys.push(`usage:m:${ext}`); hashes.push("0".repeat(64)); meta.push(JSON.stringify({ usage: { external_id: ext } }));
-      const c = Math.floor(Math.random() * CUSTOMERS), o = CUSTOMERS + Math.floor(Math.random() * OPERATORS);
-      const legs: Array<[number, string, string]> = [[c, "debit", "2500000"], [o, "credit", "2225000"], [CUSTOMERS + OPERATORS, "credit", "250000"], [CUSTOMERS + OPERATORS + 1, "credit", "25000"]];
-      legs.forEach(([a, side, amt], leg) => { eT.push(id); eLeg.push(leg); eAcct.push(accounts[a]!); eSide.push(side); eAmt.push(amt); });
-      uExt.push(ext); uOp.push(`op-${o}`); uCust.push(`c-${c}`);
+      ids.push(id);
+      keys.push(`usage:m:${ext}`);
+      hashes.push("0".repeat(64));
+      meta.push(JSON.stringify({ usage: { external_id: ext } }));
+      const c = Math.floor(Math.random() * CUSTOMERS),
+        o = CUSTOMERS + Math.floor(Math.random() * OPERATORS);
+      const legs: Array<[number, string, string]> = [
+        [c, "debit", "2500000"],
+        [o, "credit", "2225000"],
+        [CUSTOMERS + OPERATORS, "credit", "250000"],
+        [CUSTOMERS + OPERATORS + 1, "credit", "25000"],
+      ];
+      legs.forEach(([a, side, amt], leg) => {
+        eT.push(id);
+        eLeg.push(leg);
+        eAcct.push(accounts[a]!);
+        eSide.push(side);
+        eAmt.push(amt);
+      });
+      uExt.push(ext);
+      uOp.push(`op-${o}`);
+      uCust.push(`c-${c}`);
     }
     await sql.begin(async (tx) => {
       await tx`insert into bench_raw.transfers (id, idempotency_key, request_hash, kind, effective_at, metadata)

@@ -35,13 +35,18 @@ await runMigrations(db);
 const ledger = createLedgerContext(db);
 const ADMIN = `stall-admin-${"x".repeat(24)}`;
 const app = createApp({
-  ledger, settlements: new Settlements([]), log: createLogger("silent"), metrics: createMetrics(db),
+  ledger,
+  settlements: new Settlements([]),
+  log: createLogger("silent"),
+  metrics: createMetrics(db),
   config: { ADMIN_API_KEY: ADMIN, MAX_BODY_BYTES: 1_048_576, MAX_BATCH_BODY_BYTES: 16_777_216 },
 });
 let seq = 0;
 const call = async (method: string, path: string, key: string, body?: unknown) => {
   const res = await app.request(path, {
-    method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": `stall-${++seq}` }, body: body === undefined ? undefined : JSON.stringify(body),
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": `stall-${++seq}` },
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
   return { status: res.status, text };
@@ -65,15 +70,30 @@ await ok("POST", "/v1/customers", keys.ma!, { id: "ca", billing: "prepaid" });
 await ok("POST", "/v1/customers/ca/deposits", keys.ma!, { asset: "USDC", amount: (10n ** 15n).toString() });
 const hour = Date.now() - 2 * 3_600_000;
 const valid = (tag: string, i: number) => ({
-  external_id: `${tag}-${i}`, operator_id: "oa", customer_id: "ca", resource: "gpu:h100", unit: "gpu_hour", quantity: "1", unit_price: "2.5", asset: "USDC",
-  period_start: new Date(hour - 3_600_000).toISOString(), period_end: new Date(hour).toISOString(),
+  external_id: `${tag}-${i}`,
+  operator_id: "oa",
+  customer_id: "ca",
+  resource: "gpu:h100",
+  unit: "gpu_hour",
+  quantity: "1",
+  unit_price: "2.5",
+  asset: "USDC",
+  period_start: new Date(hour - 3_600_000).toISOString(),
+  period_end: new Date(hour).toISOString(),
 });
 
 /** B's answers (ms) while `during` runs, one after the other. */
 async function probe(during: Promise<unknown> | null, ms = 0): Promise<number[]> {
   const out: number[] = [];
   let done = during === null;
-  void during?.then(() => { done = true; }, () => { done = true; });
+  void during?.then(
+    () => {
+      done = true;
+    },
+    () => {
+      done = true;
+    },
+  );
   const until = Date.now() + ms;
   while (!done || (during === null && Date.now() < until)) {
     const t0 = performance.now();
@@ -104,19 +124,31 @@ for (const records of ["invalid", "valid"] as const) {
       const ms = performance.now() - t0;
       if (r.status !== 200) throw new Error(`batch: ${r.status} ${r.text.slice(0, 200)}`);
       const row = {
-        records, results, yield_every: Number.isFinite(yieldEvery) ? yieldEvery : "never", batch_ms: Math.round(ms), answer_bytes: r.text.length,
-        b_answers: answers.length, b_p99_ms: round(p(answers, 0.99)), b_max_ms: round(Math.max(...answers)),
+        records,
+        results,
+        yield_every: Number.isFinite(yieldEvery) ? yieldEvery : "never",
+        batch_ms: Math.round(ms),
+        answer_bytes: r.text.length,
+        b_answers: answers.length,
+        b_p99_ms: round(p(answers, 0.99)),
+        b_max_ms: round(Math.max(...answers)),
         b_max_vs_alone: round(Math.max(...answers) / Math.max(...idle)),
       };
       rows.push(row);
-      log(`${records.padEnd(7)} ${results.padEnd(7)} yield ${String(row.yield_every).padEnd(5)}  batch ${String(row.batch_ms).padStart(5)} ms, `
-        + `answer ${(row.answer_bytes / 1e6).toFixed(2).padStart(6)} MB;  B during it: p99 ${row.b_p99_ms} ms, max ${row.b_max_ms} ms (${row.b_answers} answers)`);
+      log(
+        `${records.padEnd(7)} ${results.padEnd(7)} yield ${String(row.yield_every).padEnd(5)}  batch ${String(row.batch_ms).padStart(5)} ms, ` +
+          `answer ${(row.answer_bytes / 1e6).toFixed(2).padStart(6)} MB;  B during it: p99 ${row.b_p99_ms} ms, max ${row.b_max_ms} ms (${row.b_answers} answers)`,
+      );
     }
   }
 }
 batchTuning.yieldEvery = 250;
 await closeLedgerContext(ledger);
 mkdirSync(join(root, "bench", "results"), { recursive: true });
-const report = { run: { at: new Date().toISOString(), records: RECORDS, database: "postgres" }, b_alone: { p99_ms: round(p(idle, 0.99)), max_ms: round(Math.max(...idle)) }, scenarios: rows };
+const report = {
+  run: { at: new Date().toISOString(), records: RECORDS, database: "postgres" },
+  b_alone: { p99_ms: round(p(idle, 0.99)), max_ms: round(Math.max(...idle)) },
+  scenarios: rows,
+};
 writeFileSync(join(root, "bench", "results", "batch-stall.json"), `${JSON.stringify(report, null, 2)}\n`);
 log("written to bench/results/batch-stall.json");

@@ -12,10 +12,16 @@ export interface BenchDatabase {
 
 export async function freshBenchDatabase(name: string): Promise<BenchDatabase> {
   const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-  const url = (() => { const u = new URL(serverUrl); u.pathname = `/${name}`; return u.toString(); })();
+  const url = (() => {
+    const u = new URL(serverUrl);
+    u.pathname = `/${name}`;
+    return u.toString();
+  })();
   const admin = postgres(serverUrl, { max: 1, onnotice: () => {} });
   try {
-    const [settings] = await admin<{ fsync: string; sync: string; version: string }[]>`select current_setting('fsync') as fsync, current_setting('synchronous_commit') as sync, version() as version`;
+    const [settings] = await admin<
+      { fsync: string; sync: string; version: string }[]
+    >`select current_setting('fsync') as fsync, current_setting('synchronous_commit') as sync, version() as version`;
     if (settings!.fsync !== "on" || settings!.sync !== "on") {
       console.error(`durable commits required: fsync=${settings!.fsync} synchronous_commit=${settings!.sync}`);
       process.exit(1);

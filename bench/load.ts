@@ -18,7 +18,8 @@ let seq = 0;
 export function client(base: string, key: string): Client {
   const url = new URL(base);
   return {
-    base, key,
+    base,
+    key,
     call(method, path, body, k = key) {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const headers: Record<string, string | number> = { authorization: `Bearer ${k}` };
@@ -34,7 +35,11 @@ export function client(base: string, key: string): Client {
           res.on("end", () => {
             const text = Buffer.concat(chunks).toString("utf8");
             let parsed: unknown = text;
-            try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+            try {
+              parsed = JSON.parse(text);
+            } catch {
+              /* not JSON */
+            }
             resolve({ status: res.statusCode ?? 0, body: parsed });
           });
           res.on("error", reject);
@@ -47,20 +52,26 @@ export function client(base: string, key: string): Client {
 }
 
 /** Runs `concurrency` loops of `op` until `ms` have passed; returns each op's latency (ms) and its count of units. */
-export async function timed(concurrency: number, ms: number, op: (worker: number) => Promise<number>): Promise<{ latencies: number[]; units: number; seconds: number }> {
+export async function timed(
+  concurrency: number,
+  ms: number,
+  op: (worker: number) => Promise<number>,
+): Promise<{ latencies: number[]; units: number; seconds: number }> {
   const latencies: number[] = [];
   let units = 0;
   const start = performance.now();
   const until = start + ms;
-  await Promise.all(Array.from({ length: concurrency }, async (_, w) => {
-    while (performance.now() < until) {
-      const t = performance.now();
-      // Not `units += await op(w)`: that reads `units` before the await and loses the other loops' counts.
-      const n = await op(w);
-      units += n;
-      latencies.push(performance.now() - t);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, w) => {
+      while (performance.now() < until) {
+        const t = performance.now();
+        // Not `units += await op(w)`: that reads `units` before the await and loses the other loops' counts.
+        const n = await op(w);
+        units += n;
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
   return { latencies, units, seconds: (performance.now() - start) / 1000 };
 }
 
@@ -73,7 +84,9 @@ export function percentile(values: number[], p: number): number {
 /** Runs `items` through `op` with at most `concurrency` at once. */
 export async function pool<T>(items: T[], concurrency: number, op: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < items.length) await op(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) await op(items[next++]!);
+    }),
+  );
 }

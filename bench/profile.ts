@@ -47,25 +47,33 @@ try {
   const cpu0 = { client: process.cpuUsage(), service: procCpu(api.child!.pid!), postgres: cluster.cpuSeconds() };
   const t0 = performance.now();
   const until = t0 + seconds * 1000;
-  await Promise.all(Array.from({ length: mode === "batch" ? 4 : 64 }, async () => {
-    while (performance.now() < until) {
-      const n = ++seq;
-      if (mode === "batch") {
-        const r = await post("/v1/usage/batch", { records: Array.from({ length: 1000 }, (_, i) => usageRecord(m, "USDC", `b${n}-${i}`)) });
-        records += r.body.summary?.accepted ?? 0;
-      } else {
-        const r = await post("/v1/usage", usageRecord(m, "USDC", `s${n}`));
-        if (r.status === 201) records++;
+  await Promise.all(
+    Array.from({ length: mode === "batch" ? 4 : 64 }, async () => {
+      while (performance.now() < until) {
+        const n = ++seq;
+        if (mode === "batch") {
+          const r = await post("/v1/usage/batch", { records: Array.from({ length: 1000 }, (_, i) => usageRecord(m, "USDC", `b${n}-${i}`)) });
+          records += r.body.summary?.accepted ?? 0;
+        } else {
+          const r = await post("/v1/usage", usageRecord(m, "USDC", `s${n}`));
+          if (r.status === 201) records++;
+        }
       }
-    }
-  }));
+    }),
+  );
   const elapsed = (performance.now() - t0) / 1000;
   const clientCpu = process.cpuUsage(cpu0.client);
-  const used = { service: procCpu(api.child!.pid!) - cpu0.service, postgres: cluster.cpuSeconds() - cpu0.postgres, client: (clientCpu.user + clientCpu.system) / 1e6 };
+  const used = {
+    service: procCpu(api.child!.pid!) - cpu0.service,
+    postgres: cluster.cpuSeconds() - cpu0.postgres,
+    client: (clientCpu.user + clientCpu.system) / 1e6,
+  };
   console.log(`${mode} ingest: ${Math.round(records / elapsed)} records/s over ${elapsed.toFixed(1)} s`);
   const perRecord = (s: number) => `${((s / Math.max(records, 1)) * 1e6).toFixed(0)} µs/record`;
-  console.log(`CPU used: service ${used.service.toFixed(1)} s (${perRecord(used.service)}), PostgreSQL ${used.postgres.toFixed(1)} s (${perRecord(used.postgres)}), load client ${used.client.toFixed(1)} s (${perRecord(used.client)}); ` +
-    `${((used.service + used.postgres + used.client) / elapsed).toFixed(2)} of ${cpus().length} cores busy\n`);
+  console.log(
+    `CPU used: service ${used.service.toFixed(1)} s (${perRecord(used.service)}), PostgreSQL ${used.postgres.toFixed(1)} s (${perRecord(used.postgres)}), load client ${used.client.toFixed(1)} s (${perRecord(used.client)}); ` +
+      `${((used.service + used.postgres + used.client) / elapsed).toFixed(2)} of ${cpus().length} cores busy\n`,
+  );
 
   const rows = await sql<{ ms: number; calls: number; mean: string; q: string }[]>`
     select round(total_exec_time)::int as ms, calls::int, round(mean_exec_time::numeric, 2)::text as mean,
@@ -78,8 +86,14 @@ try {
   await api.stop();
 
   // The main thread's profile is the largest file.
-  const file = readdirSync(profiles).map((f) => join(profiles, f)).sort((a, b) => readFileSync(b).length - readFileSync(a).length)[0]!;
-  const profile = JSON.parse(readFileSync(file, "utf8")) as { nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[]; samples: number[]; timeDeltas: number[] };
+  const file = readdirSync(profiles)
+    .map((f) => join(profiles, f))
+    .sort((a, b) => readFileSync(b).length - readFileSync(a).length)[0]!;
+  const profile = JSON.parse(readFileSync(file, "utf8")) as {
+    nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+    samples: number[];
+    timeDeltas: number[];
+  };
   const byId = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
   const fn = new Map<string, number>();
   const pkg = new Map<string, number>();
@@ -91,10 +105,20 @@ try {
     const where = cf.url.includes("node_modules/") ? cf.url.split("node_modules/").pop()! : cf.url.replace(`file://${root}/`, "");
     const name = `${cf.functionName || "(anonymous)"} ${where}${where ? `:${cf.lineNumber + 1}` : ""}`;
     fn.set(name, (fn.get(name) ?? 0) + dt);
-    const group = cf.url.includes("node_modules/") ? where.split("/").slice(0, where.startsWith("@") ? 2 : 1).join("/") : where || cf.functionName;
+    const group = cf.url.includes("node_modules/")
+      ? where
+          .split("/")
+          .slice(0, where.startsWith("@") ? 2 : 1)
+          .join("/")
+      : where || cf.functionName;
     pkg.set(group, (pkg.get(group) ?? 0) + dt);
   });
-  const top = (m: Map<string, number>, n: number) => [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`).join("\n");
+  const top = (m: Map<string, number>, n: number) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`)
+      .join("\n");
   console.log(`\nthe service's CPU profile (${(total / 1e6).toFixed(1)} s sampled; ${file.replace(`${root}/`, "")}), functions by self time:`);
   console.log(top(fn, 15));
   console.log("\nby file or package:");

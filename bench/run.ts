@@ -32,15 +32,28 @@ await chain.send({ to: chain.vault, value: parseEther("100") });
 const port = await freePort();
 const adminKey = `bench-admin-${generatePrivateKey().slice(2, 34)}`;
 const env: NodeJS.ProcessEnv = {
-  ...process.env, DATABASE_URL: dbUrl, PORT: String(port), ADMIN_API_KEY: adminKey, LOG_LEVEL: "warn", TREASURY_SIGNER_KEY: chain.signerKey,
-  CHAINS: JSON.stringify([chainSettingsFor(chain, { confirmations: 1, max_batch_size: 100 })]), PAYOUT_INTERVAL_MS: "200",
+  ...process.env,
+  DATABASE_URL: dbUrl,
+  PORT: String(port),
+  ADMIN_API_KEY: adminKey,
+  LOG_LEVEL: "warn",
+  TREASURY_SIGNER_KEY: chain.signerKey,
+  CHAINS: JSON.stringify([chainSettingsFor(chain, { confirmations: 1, max_batch_size: 100 })]),
+  PAYOUT_INTERVAL_MS: "200",
   // Seals every second instead of every 5 s: the same sealing work, and the 10-million-entry fill's
   // backlog is sealed in minutes before that scenario is measured.
   JOURNAL_SEAL_INTERVAL_MS: "1000",
 };
 const server = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { cwd: root, env, stdio: ["ignore", "ignore", "inherit"] });
 const base = `http://127.0.0.1:${port}`;
-for (let i = 0; !(await fetch(`${base}/readyz`).then((r) => r.ok, () => false)); i++) {
+for (
+  let i = 0;
+  !(await fetch(`${base}/readyz`).then(
+    (r) => r.ok,
+    () => false,
+  ));
+  i++
+) {
   if (i > 200) throw new Error("the service did not start");
   await new Promise((r) => setTimeout(r, 100));
 }
@@ -49,7 +62,8 @@ const peakRssMb = () => {
   return Number(/VmHWM:\s+(\d+)/.exec(status)![1]) / 1024;
 };
 const api = client(base, adminKey);
-const must = async (p: Promise<{ status: number; body: any }>, what: string) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test and benchmark helpers answer whatever JSON the API sent
+const must = async (p: Promise<{ status: number; body: any }>, what: string) => {
   const r = await p;
   if (r.status >= 300) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
@@ -59,16 +73,43 @@ const must = async (p: Promise<{ status: number; body: any }>, what: string) => 
 let t0 = performance.now();
 await must(api.call("POST", "/v1/assets", { code: "TUSD", scale: 6, settlement: { kind: "erc20", chain_id: CHAIN_ID, token_address: chain.token } }), "asset");
 await must(api.call("POST", "/v1/marketplaces", { id: "bench", name: "bench" }), "marketplace");
-await must(api.call("POST", "/v1/marketplaces/bench/fee-schedules", { effective_from: "2020-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 1000 }, { party: "protocol", bps: 100 }] }), "fees");
+await must(
+  api.call("POST", "/v1/marketplaces/bench/fee-schedules", {
+    effective_from: "2020-01-01T00:00:00Z",
+    rules: [
+      { party: "marketplace", bps: 1000 },
+      { party: "protocol", bps: 100 },
+    ],
+  }),
+  "fees",
+);
 const market = (await must(api.call("POST", "/v1/api-keys", { name: "bench", role: "marketplace", scope_id: "bench" }), "key")).secret as string;
-await pool(Array.from({ length: OPERATORS }, (_, i) => i), 16, async (i) => { await must(api.call("POST", "/v1/operators", { id: `op-${i}`, name: `op ${i}` }, market), "operator"); });
-await pool(Array.from({ length: CUSTOMERS }, (_, i) => i), 16, async (i) => {
-  await must(api.call("POST", "/v1/customers", { id: `c-${i}`, billing: "prepaid" }, market), "customer");
-  await must(api.call("POST", `/v1/customers/c-${i}/deposits`, { asset: "TUSD", amount: "1000000000000000" }, market), "deposit");
-});
+await pool(
+  Array.from({ length: OPERATORS }, (_, i) => i),
+  16,
+  async (i) => {
+    await must(api.call("POST", "/v1/operators", { id: `op-${i}`, name: `op ${i}` }, market), "operator");
+  },
+);
+await pool(
+  Array.from({ length: CUSTOMERS }, (_, i) => i),
+  16,
+  async (i) => {
+    await must(api.call("POST", "/v1/customers", { id: `c-${i}`, billing: "prepaid" }, market), "customer");
+    await must(api.call("POST", `/v1/customers/c-${i}/deposits`, { asset: "TUSD", amount: "1000000000000000" }, market), "deposit");
+  },
+);
 // The marketplace hands over the deposits it claimed: finance records the receipt, a second person's key approves it.
 const finance = (await must(api.call("POST", "/v1/api-keys", { name: "bench finance", role: "finance" }), "finance key")).secret as string;
-const receipt = await must(api.call("POST", "/v1/marketplaces/bench/receipts", { asset: "TUSD", amount: (1_000_000_000_000_000n * BigInt(CUSTOMERS)).toString(), reference: "bench settlement" }, finance), "receipt");
+const receipt = await must(
+  api.call(
+    "POST",
+    "/v1/marketplaces/bench/receipts",
+    { asset: "TUSD", amount: (1_000_000_000_000_000n * BigInt(CUSTOMERS)).toString(), reference: "bench settlement" },
+    finance,
+  ),
+  "receipt",
+);
 const controller = (await must(api.call("POST", "/v1/api-keys", { name: "bench controller", role: "finance" }), "controller key")).secret as string;
 await must(api.call("POST", `/v1/proposals/${receipt.id}/approve`, {}, controller), "approve receipt");
 log(`seeded ${OPERATORS} operators and ${CUSTOMERS} prepaid customers in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -79,9 +120,16 @@ const serviceNow = Date.parse(((await (await fetch(`${base}/healthz`)).json()) a
 const start = new Date(serviceNow - 3_600_000).toISOString();
 const end = new Date(serviceNow - 60_000).toISOString();
 const record = () => ({
-  external_id: `u-${++ext}`, operator_id: `op-${Math.floor(Math.random() * OPERATORS)}`, customer_id: `c-${Math.floor(Math.random() * CUSTOMERS)}`,
-  resource: "gpu:h100", unit: "gpu_second", quantity: String(60 + Math.floor(Math.random() * 3540)), unit_price: "0.000694", asset: "TUSD",
-  period_start: start, period_end: end,
+  external_id: `u-${++ext}`,
+  operator_id: `op-${Math.floor(Math.random() * OPERATORS)}`,
+  customer_id: `c-${Math.floor(Math.random() * CUSTOMERS)}`,
+  resource: "gpu:h100",
+  unit: "gpu_second",
+  quantity: String(60 + Math.floor(Math.random() * 3540)),
+  unit_price: "0.000694",
+  asset: "TUSD",
+  period_start: start,
+  period_end: end,
 });
 
 async function batchIngest(seconds: number) {
@@ -96,15 +144,17 @@ async function batchIngest(seconds: number) {
 log(`batch ingest: 4 clients × 1,000 records, ${SECONDS} s, with balance reads alongside …`);
 const reads: number[] = [];
 let reading = true;
-const reader = Promise.all(Array.from({ length: 2 }, async () => {
-  while (reading) {
-    const t = performance.now();
-    const r = await api.call("GET", `/v1/operators/op-${Math.floor(Math.random() * OPERATORS)}/balances`);
-    if (r.status !== 200) throw new Error(`balance read: ${r.status}`);
-    reads.push(performance.now() - t);
-    await new Promise((res) => setTimeout(res, 20));
-  }
-}));
+const reader = Promise.all(
+  Array.from({ length: 2 }, async () => {
+    while (reading) {
+      const t = performance.now();
+      const r = await api.call("GET", `/v1/operators/op-${Math.floor(Math.random() * OPERATORS)}/balances`);
+      if (r.status !== 200) throw new Error(`balance read: ${r.status}`);
+      reads.push(performance.now() - t);
+      await new Promise((res) => setTimeout(res, 20));
+    }
+  }),
+);
 const batch = await batchIngest(SECONDS);
 reading = false;
 await reader;
@@ -174,7 +224,15 @@ const payees = Array.from({ length: 200 }, (_, i) => `op-${i}`);
 await pool(payees, 8, async (id) => {
   const wallet = privateKeyToAccount(generatePrivateKey());
   const ch = await must(api.call("POST", `/v1/operators/${id}/payout-address-challenges`, { chain_id: CHAIN_ID, address: wallet.address }), "challenge");
-  await must(api.call("PUT", `/v1/operators/${id}/payout-address`, { chain_id: CHAIN_ID, address: wallet.address, challenge_id: ch.id, signature: await wallet.signMessage({ message: ch.message }) }), "address");
+  await must(
+    api.call("PUT", `/v1/operators/${id}/payout-address`, {
+      chain_id: CHAIN_ID,
+      address: wallet.address,
+      challenge_id: ch.id,
+      signature: await wallet.signMessage({ message: ch.message }),
+    }),
+    "address",
+  );
 });
 t0 = performance.now();
 const payoutIds: string[] = [];
@@ -198,7 +256,15 @@ await new Promise((r) => server.once("exit", r));
 await chain.stop();
 
 const results = {
-  run: { at: new Date().toISOString(), mode: quick ? "quick" : "full", seconds_per_scenario: SECONDS, postgres: settings!.version, fsync: settings!.fsync, synchronous_commit: settings!.sync, cpus: (await import("node:os")).cpus().length },
+  run: {
+    at: new Date().toISOString(),
+    mode: quick ? "quick" : "full",
+    seconds_per_scenario: SECONDS,
+    postgres: settings!.version,
+    fsync: settings!.fsync,
+    synchronous_commit: settings!.sync,
+    cpus: (await import("node:os")).cpus().length,
+  },
   ingest_batch_records_per_s: Math.round(batch.units / batch.seconds),
   ingest_batch_p99_ms: Math.round(percentile(batch.latencies, 99)),
   ingest_single_records_per_s: Math.round(single.units / single.seconds),
@@ -209,7 +275,13 @@ const results = {
   baseline_naive_records_per_s: Math.round(naiveRun.recordsPerSecond),
   raw_insert_records_per_s: Math.round(rawRun.recordsPerSecond),
   batch_vs_raw: +(batch.units / batch.seconds / rawRun.recordsPerSecond).toFixed(2),
-  ...(large ? { entries_at_large: large.entries, ingest_batch_records_per_s_at_10m_entries: Math.round(large.recordsPerSecond), large_vs_empty: +(large.recordsPerSecond / (batch.units / batch.seconds)).toFixed(2) } : {}),
+  ...(large
+    ? {
+        entries_at_large: large.entries,
+        ingest_batch_records_per_s_at_10m_entries: Math.round(large.recordsPerSecond),
+        large_vs_empty: +(large.recordsPerSecond / (batch.units / batch.seconds)).toFixed(2),
+      }
+    : {}),
   payouts_per_s: +(confirmed / payoutSeconds).toFixed(1),
   payouts_confirmed: confirmed,
   rss_mb_peak: Math.round(rss),

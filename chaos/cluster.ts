@@ -13,7 +13,11 @@ import postgres from "postgres";
 function binDir(): string {
   if (process.env.PG_BIN) return process.env.PG_BIN;
   const base = "/usr/lib/postgresql";
-  const versions = existsSync(base) ? readdirSync(base).filter((v) => existsSync(join(base, v, "bin", "initdb"))).sort((a, b) => Number(b) - Number(a)) : [];
+  const versions = existsSync(base)
+    ? readdirSync(base)
+        .filter((v) => existsSync(join(base, v, "bin", "initdb")))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
   if (versions.length === 0) throw new Error("PostgreSQL server binaries not found: install Debian's postgresql package or set PG_BIN");
   return join(base, versions[0]!, "bin");
 }
@@ -24,7 +28,10 @@ export class Cluster {
   private readonly dir: string;
   private readonly asRoot = userInfo().uid === 0;
 
-  private constructor(readonly port: number, private readonly settings: string[]) {
+  private constructor(
+    readonly port: number,
+    private readonly settings: string[],
+  ) {
     this.dir = mkdtempSync(join(tmpdir(), "ledger-chaos-pg-"));
     this.url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   }
@@ -60,8 +67,18 @@ export class Cluster {
   }
 
   async start(): Promise<void> {
-    this.run("pg_ctl", ["-D", this.data, "-l", join(this.dir, "server.log"), "-w", "-t", "60", "start",
-      "-o", [`-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c max_connections=200`, ...this.settings.map((s) => `-c ${s}`)].join(" ")]);
+    this.run("pg_ctl", [
+      "-D",
+      this.data,
+      "-l",
+      join(this.dir, "server.log"),
+      "-w",
+      "-t",
+      "60",
+      "start",
+      "-o",
+      [`-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c max_connections=200`, ...this.settings.map((s) => `-c ${s}`)].join(" "),
+    ]);
   }
 
   /** Stops the server; `immediate` is a crash (no checkpoint, clients cut), recovered from WAL at the next start. */

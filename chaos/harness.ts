@@ -30,7 +30,12 @@ export class Service {
   private life = { expected: false };
   private tail = "";
 
-  constructor(readonly name: string, private readonly entry: string, private readonly env: NodeJS.ProcessEnv, readonly port?: number) {}
+  constructor(
+    readonly name: string,
+    private readonly entry: string,
+    private readonly env: NodeJS.ProcessEnv,
+    readonly port?: number,
+  ) {}
 
   get base(): string {
     return `http://127.0.0.1:${this.port}`;
@@ -47,7 +52,8 @@ export class Service {
 
   async start(extraEnv: NodeJS.ProcessEnv = {}): Promise<void> {
     const child = spawn(process.execPath, [...this.nodeArgs, "--import", "tsx", this.entry], {
-      cwd: root, stdio: ["ignore", "pipe", "pipe"],
+      cwd: root,
+      stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, ...this.env, ...(this.port ? { PORT: String(this.port) } : {}), ...extraEnv },
     });
     const logFile = process.env.CHAOS_LOG_DIR ? join(process.env.CHAOS_LOG_DIR, `${this.name}.log`) : undefined;
@@ -78,7 +84,13 @@ export class Service {
     if (!this.port) return;
     for (let i = 0; i < 600; i++) {
       if (!this.alive) throw new Error(`${this.name} exited while starting:\n${this.tail}`);
-      if (await fetch(`${this.base}/readyz`).then((r) => r.ok, () => false)) return;
+      if (
+        await fetch(`${this.base}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        return;
       await sleep(100);
     }
     throw new Error(`${this.name} did not become ready:\n${this.tail}`);
@@ -134,7 +146,17 @@ export interface ClientStats {
 }
 
 export function newStats(): ClientStats {
-  return { requests: 0, network_errors: 0, unavailable_503: 0, missing_retry_after: 0, server_errors: 0, server_error_samples: [], network_error_samples: [], in_progress_409: 0, timeouts: 0 };
+  return {
+    requests: 0,
+    network_errors: 0,
+    unavailable_503: 0,
+    missing_retry_after: 0,
+    server_errors: 0,
+    server_error_samples: [],
+    network_error_samples: [],
+    in_progress_409: 0,
+    timeouts: 0,
+  };
 }
 
 export interface Answer {
@@ -148,7 +170,14 @@ export interface Answer {
  * in turn (several API processes behind no balancer). Gives up after `maxMs`.
  */
 export async function send(
-  stats: ClientStats, bases: string[], method: string, path: string, key: string, body?: unknown, idempotencyKey?: string, maxMs = 120_000,
+  stats: ClientStats,
+  bases: string[],
+  method: string,
+  path: string,
+  key: string,
+  body?: unknown,
+  idempotencyKey?: string,
+  maxMs = 120_000,
 ): Promise<Answer> {
   const until = Date.now() + maxMs;
   let last = "";
@@ -208,7 +237,16 @@ export async function send(
 }
 
 /** `send` that must succeed (2xx). */
-export async function must(stats: ClientStats, bases: string[], method: string, path: string, key: string, body?: unknown, idempotencyKey?: string): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+export async function must(
+  stats: ClientStats,
+  bases: string[],
+  method: string,
+  path: string,
+  key: string,
+  body?: unknown,
+  idempotencyKey?: string,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test and benchmark helpers answer whatever JSON the API sent
+): Promise<any> {
   const r = await send(stats, bases, method, path, key, body, idempotencyKey ?? `${method}:${path}:${JSON.stringify(body ?? null)}`);
   if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body).slice(0, 400)}`);
   return r.body;
@@ -217,12 +255,14 @@ export async function must(stats: ClientStats, bases: string[], method: string, 
 /** Runs `items` through `op` with at most `concurrency` at once. */
 export async function pool<T>(items: T[], concurrency: number, op: (item: T, index: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      await op(items[i]!, i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await op(items[i]!, i);
+      }
+    }),
+  );
 }
 
 export interface Market {
@@ -232,15 +272,26 @@ export interface Market {
 }
 
 /** One marketplace (fees 8% + 2%), operators, prepaid customers with deposits of `asset`, settled by the marketplace. */
-export async function seedMarket(stats: ClientStats, bases: string[], adminKey: string, o: { asset: string; operators: number; customers: number; deposit: string }): Promise<Market> {
+export async function seedMarket(
+  stats: ClientStats,
+  bases: string[],
+  adminKey: string,
+  o: { asset: string; operators: number; customers: number; deposit: string },
+): Promise<Market> {
   await must(stats, bases, "POST", "/v1/marketplaces", adminKey, { id: "chaos", name: "chaos" });
   await must(stats, bases, "POST", "/v1/marketplaces/chaos/fee-schedules", adminKey, {
-    effective_from: "2020-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 800 }, { party: "protocol", bps: 200 }],
+    effective_from: "2020-01-01T00:00:00Z",
+    rules: [
+      { party: "marketplace", bps: 800 },
+      { party: "protocol", bps: 200 },
+    ],
   });
   const key = (await must(stats, bases, "POST", "/v1/api-keys", adminKey, { name: "chaos", role: "marketplace", scope_id: "chaos" })).secret as string;
   const operators = Array.from({ length: o.operators }, (_, i) => `op-${i}`);
   const customers = Array.from({ length: o.customers }, (_, i) => `cust-${i}`);
-  await pool(operators, 8, async (id) => { await must(stats, bases, "POST", "/v1/operators", key, { id, name: id }); });
+  await pool(operators, 8, async (id) => {
+    await must(stats, bases, "POST", "/v1/operators", key, { id, name: id });
+  });
   await pool(customers, 8, async (id) => {
     await must(stats, bases, "POST", "/v1/customers", key, { id, billing: "prepaid" });
     await must(stats, bases, "POST", `/v1/customers/${id}/deposits`, key, { asset: o.asset, amount: o.deposit });
@@ -248,10 +299,21 @@ export async function seedMarket(stats: ClientStats, bases: string[], adminKey: 
   // The marketplace hands over the deposits it claimed (their usage is then paid out from money
   // received): finance records the receipt, a second person's finance key approves it.
   const finance = (await must(stats, bases, "POST", "/v1/api-keys", adminKey, { name: "chaos finance", role: "finance" }, "seed-finance-key")).secret as string;
-  const receipt = await must(stats, bases, "POST", "/v1/marketplaces/chaos/receipts", finance, {
-    asset: o.asset, amount: (BigInt(o.deposit) * BigInt(o.customers)).toString(), reference: `chaos settlement ${o.asset}`,
-  }, `seed-receipt-${o.asset}`);
-  const controller = (await must(stats, bases, "POST", "/v1/api-keys", adminKey, { name: "chaos controller", role: "finance" }, "seed-controller-key")).secret as string;
+  const receipt = await must(
+    stats,
+    bases,
+    "POST",
+    "/v1/marketplaces/chaos/receipts",
+    finance,
+    {
+      asset: o.asset,
+      amount: (BigInt(o.deposit) * BigInt(o.customers)).toString(),
+      reference: `chaos settlement ${o.asset}`,
+    },
+    `seed-receipt-${o.asset}`,
+  );
+  const controller = (await must(stats, bases, "POST", "/v1/api-keys", adminKey, { name: "chaos controller", role: "finance" }, "seed-controller-key"))
+    .secret as string;
   await must(stats, bases, "POST", `/v1/proposals/${receipt.id}/approve`, controller, {}, `seed-approve-${o.asset}`);
   return { key, operators, customers };
 }
@@ -267,9 +329,16 @@ export function usageRecord(m: Market, asset: string, id: string) {
   let h = 0;
   for (const ch of id) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
   return {
-    external_id: id, operator_id: m.operators[h % m.operators.length]!, customer_id: m.customers[(h >>> 8) % m.customers.length]!,
-    resource: "gpu:h100", unit: "gpu_second", quantity: String(60 + (h % 3540)), unit_price: "0.000694", asset,
-    period_start: PERIOD_START, period_end: PERIOD_END,
+    external_id: id,
+    operator_id: m.operators[h % m.operators.length]!,
+    customer_id: m.customers[(h >>> 8) % m.customers.length]!,
+    resource: "gpu:h100",
+    unit: "gpu_second",
+    quantity: String(60 + (h % 3540)),
+    unit_price: "0.000694",
+    asset,
+    period_start: PERIOD_START,
+    period_end: PERIOD_END,
   };
 }
 
@@ -278,7 +347,14 @@ export function usageRecord(m: Market, asset: string, id: string) {
  * `singleClients` clients, each request retried with its own key until answered. Returns the ids
  * the service acknowledged (accepted, or duplicate of an earlier acceptance).
  */
-export async function ingest(stats: ClientStats, bases: string[], m: Market, asset: string, tag: string, o: { batches: number; batchSize: number; singles: number; singleClients: number }): Promise<{ acknowledged: Set<string>; sent: string[] }> {
+export async function ingest(
+  stats: ClientStats,
+  bases: string[],
+  m: Market,
+  asset: string,
+  tag: string,
+  o: { batches: number; batchSize: number; singles: number; singleClients: number },
+): Promise<{ acknowledged: Set<string>; sent: string[] }> {
   const acknowledged = new Set<string>();
   const sent: string[] = [];
   const failures: string[] = [];
@@ -288,7 +364,10 @@ export async function ingest(stats: ClientStats, bases: string[], m: Market, ass
         const ids = Array.from({ length: o.batchSize }, (_, i) => `${tag}-b${b}-r${i}`);
         sent.push(...ids);
         const r = await send(stats, bases, "POST", "/v1/usage/batch", m.key, { records: ids.map((id) => usageRecord(m, asset, id)) }, `${tag}-batch-${b}`);
-        if (r.status !== 200) { failures.push(`batch ${b}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`); continue; }
+        if (r.status !== 200) {
+          failures.push(`batch ${b}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+          continue;
+        }
         r.body.results.forEach((item: { status: string; external_id?: string }, k: number) => {
           if (item.status !== "accepted" && item.status !== "duplicate") failures.push(`batch ${b}: ${JSON.stringify(item).slice(0, 200)}`);
           else if (item.external_id !== ids[k]) failures.push(`batch ${b}: result ${k} is ${item.external_id}, sent ${ids[k]}`);
@@ -333,9 +412,21 @@ export async function checkUsage(dbUrl: string, sent: string[], acknowledged: Se
     const strangers = rows.filter((r) => !sentSet.has(r.external_id));
     const { usageTransfers } = (await sql<{ usageTransfers: number }[]>`select count(*)::int as "usageTransfers" from transfers where metadata ? 'usage'`)[0]!;
     const findings = [
-      { check: "every acknowledged record is stored", ok: lost.length === 0, detail: `${acknowledged.size} acknowledged, ${lost.length} lost${lost.length ? ` (e.g. ${lost.slice(0, 3).join(", ")})` : ""}` },
-      { check: "every record stored once", ok: doubled.length === 0 && stored.size === sentSet.size, detail: `${sentSet.size} sent, ${stored.size} stored, ${doubled.length} stored more than once` },
-      { check: "every stored record has its transfer, no extra transfers", ok: unposted.length === 0 && strangers.length === 0 && usageTransfers === rows.length, detail: `${usageTransfers} usage transfers for ${rows.length} records, ${unposted.length} without its transfer, ${strangers.length} never sent` },
+      {
+        check: "every acknowledged record is stored",
+        ok: lost.length === 0,
+        detail: `${acknowledged.size} acknowledged, ${lost.length} lost${lost.length ? ` (e.g. ${lost.slice(0, 3).join(", ")})` : ""}`,
+      },
+      {
+        check: "every record stored once",
+        ok: doubled.length === 0 && stored.size === sentSet.size,
+        detail: `${sentSet.size} sent, ${stored.size} stored, ${doubled.length} stored more than once`,
+      },
+      {
+        check: "every stored record has its transfer, no extra transfers",
+        ok: unposted.length === 0 && strangers.length === 0 && usageTransfers === rows.length,
+        detail: `${usageTransfers} usage transfers for ${rows.length} records, ${unposted.length} without its transfer, ${strangers.length} never sent`,
+      },
     ];
     // Lost: acknowledged but not stored, or sent and never acknowledged (the client gave up).
     return { findings, lost: lost.length + (sentSet.size - acknowledged.size), doubled: doubled.length };
@@ -346,8 +437,16 @@ export async function checkUsage(dbUrl: string, sent: string[], acknowledged: Se
 
 /** `npm run verify` against the database: invariants and the sealed hash chain. */
 export function verify(dbUrl: string): Finding {
-  const r = spawnSync(process.execPath, ["--import", "tsx", "src/verify-cli.ts"], { cwd: root, env: { ...process.env, DATABASE_URL: dbUrl, LOG_LEVEL: "silent" }, encoding: "utf8" });
-  return { check: "npm run verify (invariants and hash chain)", ok: r.status === 0, detail: `${(r.stdout + r.stderr).trim().split("\n").join(" / ").slice(0, 600)}` };
+  const r = spawnSync(process.execPath, ["--import", "tsx", "src/verify-cli.ts"], {
+    cwd: root,
+    env: { ...process.env, DATABASE_URL: dbUrl, LOG_LEVEL: "silent" },
+    encoding: "utf8",
+  });
+  return {
+    check: "npm run verify (invariants and hash chain)",
+    ok: r.status === 0,
+    detail: `${(r.stdout + r.stderr).trim().split("\n").join(" / ").slice(0, 600)}`,
+  };
 }
 
 /** The clients met no 5xx other than 503 and no answer that was not JSON, none hung, and every 503 said when to retry. */
@@ -355,12 +454,20 @@ export function checkClient(stats: ClientStats): Finding[] {
   return [
     { check: "no request hung (an answer within 30 s)", ok: stats.timeouts === 0, detail: `${stats.timeouts} timeouts` },
     { check: "no 5xx other than 503", ok: stats.server_errors === 0, detail: stats.server_errors === 0 ? "none" : stats.server_error_samples.join(" | ") },
-    { check: "every 503 carries Retry-After", ok: stats.missing_retry_after === 0, detail: `${stats.unavailable_503} answers 503, ${stats.missing_retry_after} without Retry-After` },
+    {
+      check: "every 503 carries Retry-After",
+      ok: stats.missing_retry_after === 0,
+      detail: `${stats.unavailable_503} answers 503, ${stats.missing_retry_after} without Retry-After`,
+    },
   ];
 }
 
 /** No service process died unless the run killed it or told it to die at a step. */
 export function checkExits(services: Service[]): Finding {
   const unexpected = services.flatMap((s) => s.unexpectedExits);
-  return { check: "no process exited by itself", ok: unexpected.length === 0, detail: unexpected.length === 0 ? `${services.length} processes` : unexpected.slice(0, 2).join(" | ") };
+  return {
+    check: "no process exited by itself",
+    ok: unexpected.length === 0,
+    detail: unexpected.length === 0 ? `${services.length} processes` : unexpected.slice(0, 2).join(" | "),
+  };
 }

@@ -50,8 +50,17 @@ try {
     } catch (err) {
       log(`  FAIL the scenario did not finish: ${(err as Error).stack ?? String(err)}`);
       results.push({
-        scenario: s.name, description: s.description, seconds: Math.round((Date.now() - t) / 1000), ok: false, error: String((err as Error).message ?? err),
-        operations: {}, faults: {}, lost: -1, duplicated: -1, client: undefined as never, findings: [],
+        scenario: s.name,
+        description: s.description,
+        seconds: Math.round((Date.now() - t) / 1000),
+        ok: false,
+        error: String((err as Error).message ?? err),
+        operations: {},
+        faults: {},
+        lost: -1,
+        duplicated: -1,
+        client: undefined as never,
+        findings: [],
       });
     }
   }
@@ -61,12 +70,25 @@ try {
 }
 
 const report = {
-  run: { at: new Date().toISOString(), mode: quick ? "quick" : "full", seconds: Math.round((Date.now() - started) / 1000), cpus: cpus().length, node: process.version },
+  run: {
+    at: new Date().toISOString(),
+    mode: quick ? "quick" : "full",
+    seconds: Math.round((Date.now() - started) / 1000),
+    cpus: cpus().length,
+    node: process.version,
+  },
   ok: results.length > 0 && results.every((r) => r.ok),
   totals: {
     scenarios: results.length,
     // Kills, crashes, cuts and requests raced between processes; not durations or answers.
-    faults_injected: results.reduce((s, r) => s + Object.entries(r.faults).filter(([k]) => /sigkills|kills_at_step|crashes|rpc_cuts|at_once|pairs/.test(k)).reduce((a, [, v]) => a + v, 0), 0),
+    faults_injected: results.reduce(
+      (s, r) =>
+        s +
+        Object.entries(r.faults)
+          .filter(([k]) => /sigkills|kills_at_step|crashes|rpc_cuts|at_once|pairs/.test(k))
+          .reduce((a, [, v]) => a + v, 0),
+      0,
+    ),
     // Unknown (null) when a scenario did not finish: its checks never ran.
     lost: results.some((r) => r.error) ? null : results.reduce((s, r) => s + r.lost, 0),
     duplicated: results.some((r) => r.error) ? null : results.reduce((s, r) => s + r.duplicated, 0),
@@ -78,6 +100,9 @@ const file = join("chaos", "results", `${quick ? "quick" : "full"}.json`);
 writeFileSync(join(root, file), `${JSON.stringify(report, null, 2)}\n`);
 log("");
 log(`${"scenario".padEnd(36)} ${"result".padEnd(7)} ${"seconds".padStart(7)}  faults`);
-for (const r of results) log(`${r.scenario.padEnd(36)} ${(r.ok ? "passed" : "FAILED").padEnd(7)} ${String(r.seconds).padStart(7)}  ${JSON.stringify(r.faults)}`);
-log(`\nlost ${report.totals.lost ?? "unknown"}, duplicated ${report.totals.duplicated ?? "unknown"}; ${report.ok ? "all scenarios passed" : "SOME SCENARIOS FAILED"} (${report.run.seconds} s); written to ${file}`);
+for (const r of results)
+  log(`${r.scenario.padEnd(36)} ${(r.ok ? "passed" : "FAILED").padEnd(7)} ${String(r.seconds).padStart(7)}  ${JSON.stringify(r.faults)}`);
+log(
+  `\nlost ${report.totals.lost ?? "unknown"}, duplicated ${report.totals.duplicated ?? "unknown"}; ${report.ok ? "all scenarios passed" : "SOME SCENARIOS FAILED"} (${report.run.seconds} s); written to ${file}`,
+);
 process.exit(report.ok ? 0 : 1);

@@ -12,8 +12,25 @@ import { bytes32ToPayoutId, faultPoints } from "../src/domain/payouts.js";
 import { TcpProxy } from "../tests/support/tcp-proxy.js";
 import type { Cluster } from "./cluster.js";
 import {
-  apiProcess, between, checkClient, checkExits, checkUsage, ingest, must, newStats, pool, seedMarket, send, sleep, usageRecord, verify, workerProcess,
-  type ClientStats, type Finding, type Market, type Service,
+  apiProcess,
+  between,
+  checkClient,
+  checkExits,
+  checkUsage,
+  ingest,
+  must,
+  newStats,
+  pool,
+  seedMarket,
+  send,
+  sleep,
+  usageRecord,
+  verify,
+  workerProcess,
+  type ClientStats,
+  type Finding,
+  type Market,
+  type Service,
 } from "./harness.js";
 
 export interface Scenario {
@@ -80,20 +97,34 @@ const apiKill: Scenario = {
     const { dbUrl, stats, api, m } = await ingestWorld(ctx, "api_kill");
     try {
       const load = ingest(stats, [api.base], m, "USDC", "k", usageLoad(ctx.quick));
-      const kills = await repeatUntil(load, ctx.quick ? 4 : 15, () => between(300, 1500), async () => {
-        if (await api.kill()) ctx.log(`  killed the API (${api.kills})`);
-        await sleep(between(50, 400));
-        await api.start();
-      });
+      const kills = await repeatUntil(
+        load,
+        ctx.quick ? 4 : 15,
+        () => between(300, 1500),
+        async () => {
+          if (await api.kill()) ctx.log(`  killed the API (${api.kills})`);
+          await sleep(between(50, 400));
+          await api.start();
+        },
+      );
       const { sent, acknowledged } = await load;
       const usage = await checkUsage(dbUrl, sent, acknowledged);
       return {
         operations: { records_sent: sent.length, records_acknowledged: acknowledged.size, http_requests: stats.requests },
         faults: { api_sigkills: api.kills, requests_cut: stats.network_errors },
-        lost: usage.lost, duplicated: usage.doubled, client: stats,
+        lost: usage.lost,
+        duplicated: usage.doubled,
+        client: stats,
         findings: [
-          { check: "the API was killed at least twice under load", ok: api.kills >= 2 && api.kills === kills, detail: `${api.kills} kills in ${kills} attempts` },
-          checkExits([api]), ...usage.findings, ...checkClient(stats), verify(dbUrl),
+          {
+            check: "the API was killed at least twice under load",
+            ok: api.kills >= 2 && api.kills === kills,
+            detail: `${api.kills} kills in ${kills} attempts`,
+          },
+          checkExits([api]),
+          ...usage.findings,
+          ...checkClient(stats),
+          verify(dbUrl),
         ],
       };
     } finally {
@@ -116,36 +147,52 @@ const dbRestart: Scenario = {
       let readFailure = "";
       const reads = (async () => {
         while (reading && !readFailure) {
-          await send(readStats, [api.base], "GET", `/v1/operators/${m.operators[between(0, 49)]}/balances`, m.key, undefined, undefined, 60_000)
-            .catch((err) => { readFailure = String(err); });
+          await send(readStats, [api.base], "GET", `/v1/operators/${m.operators[between(0, 49)]}/balances`, m.key, undefined, undefined, 60_000).catch(
+            (err) => {
+              readFailure = String(err);
+            },
+          );
           await sleep(20);
         }
       })();
       const outages: { seconds: number; readyz_503: number; readyz_retry_after: number; recovered_ms: number }[] = [];
-      const restarts = await repeatUntil(load, ctx.quick ? 2 : 6, () => between(800, 2500), async () => {
-        await ctx.cluster.stop("immediate");
-        const down = between(1500, 4000);
-        const until = Date.now() + down;
-        const o = { seconds: down / 1000, readyz_503: 0, readyz_retry_after: 0, recovered_ms: 0 };
-        while (Date.now() < until) {
-          const r = await fetch(`${api.base}/readyz`, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);
-          if (r?.status === 503) {
-            o.readyz_503++;
-            if (Number(r.headers.get("retry-after")) > 0) o.readyz_retry_after++;
+      const restarts = await repeatUntil(
+        load,
+        ctx.quick ? 2 : 6,
+        () => between(800, 2500),
+        async () => {
+          await ctx.cluster.stop("immediate");
+          const down = between(1500, 4000);
+          const until = Date.now() + down;
+          const o = { seconds: down / 1000, readyz_503: 0, readyz_retry_after: 0, recovered_ms: 0 };
+          while (Date.now() < until) {
+            const r = await fetch(`${api.base}/readyz`, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+            if (r?.status === 503) {
+              o.readyz_503++;
+              if (Number(r.headers.get("retry-after")) > 0) o.readyz_retry_after++;
+            }
+            await r?.text();
+            await sleep(200);
           }
-          await r?.text();
-          await sleep(200);
-        }
-        await ctx.cluster.start();
-        const back = Date.now();
-        while (!(await fetch(`${api.base}/readyz`, { signal: AbortSignal.timeout(5000) }).then((r) => r.ok, () => false))) {
-          if (Date.now() - back > 30_000) throw new Error(`the API did not recover within 30 s of PostgreSQL's restart (${api.alive ? "running" : "exited"}):\n${api.output().slice(-3000)}`);
-          await sleep(20);
-        }
-        o.recovered_ms = Date.now() - back;
-        outages.push(o);
-        ctx.log(`  PostgreSQL down ${o.seconds.toFixed(1)} s; /readyz 503 ×${o.readyz_503}; ready again ${o.recovered_ms} ms after the restart`);
-      });
+          await ctx.cluster.start();
+          const back = Date.now();
+          while (
+            !(await fetch(`${api.base}/readyz`, { signal: AbortSignal.timeout(5000) }).then(
+              (r) => r.ok,
+              () => false,
+            ))
+          ) {
+            if (Date.now() - back > 30_000)
+              throw new Error(
+                `the API did not recover within 30 s of PostgreSQL's restart (${api.alive ? "running" : "exited"}):\n${api.output().slice(-3000)}`,
+              );
+            await sleep(20);
+          }
+          o.recovered_ms = Date.now() - back;
+          outages.push(o);
+          ctx.log(`  PostgreSQL down ${o.seconds.toFixed(1)} s; /readyz 503 ×${o.readyz_503}; ready again ${o.recovered_ms} ms after the restart`);
+        },
+      );
       const { sent, acknowledged } = await load;
       reading = false;
       await reads;
@@ -153,16 +200,37 @@ const dbRestart: Scenario = {
       const both = { ...stats, requests: stats.requests + readStats.requests };
       return {
         operations: { records_sent: sent.length, records_acknowledged: acknowledged.size, balance_reads: readStats.requests, http_requests: both.requests },
-        faults: { postgres_crashes: restarts, seconds_down: +outages.reduce((s, o) => s + o.seconds, 0).toFixed(1), answers_503: stats.unavailable_503 + readStats.unavailable_503 },
-        lost: usage.lost, duplicated: usage.doubled, client: stats,
+        faults: {
+          postgres_crashes: restarts,
+          seconds_down: +outages.reduce((s, o) => s + o.seconds, 0).toFixed(1),
+          answers_503: stats.unavailable_503 + readStats.unavailable_503,
+        },
+        lost: usage.lost,
+        duplicated: usage.doubled,
+        client: stats,
         findings: [
           { check: "balance reads answered throughout", ok: !readFailure, detail: readFailure || `${readStats.requests} reads` },
           { check: "PostgreSQL crashed at least once under load", ok: restarts >= 1, detail: `${restarts} crashes` },
           checkExits([api]),
-          { check: "the API process stayed up (reconnected by itself)", ok: api.alive && api.starts === 1 && stats.network_errors === 0 && readStats.network_errors === 0, detail: `started ${api.starts}×, ${stats.network_errors + readStats.network_errors} connection errors ${[...stats.network_error_samples, ...readStats.network_error_samples].join(" | ")}` },
-          { check: "while PostgreSQL was down: 503 with Retry-After", ok: outages.every((o) => o.readyz_503 > 0 && o.readyz_retry_after === o.readyz_503) && stats.unavailable_503 + readStats.unavailable_503 > 0, detail: `/readyz 503 in every outage (${outages.map((o) => o.readyz_503).join(", ")}); ${stats.unavailable_503} write and ${readStats.unavailable_503} read answers 503` },
-          { check: "ready again soon after PostgreSQL is back", ok: outages.every((o) => o.recovered_ms < 10_000), detail: `${outages.map((o) => `${o.recovered_ms} ms`).join(", ")}` },
-          ...usage.findings, ...checkClient(stats), ...checkClient(readStats).map((f) => ({ ...f, check: `${f.check} (reads)` })), verify(dbUrl),
+          {
+            check: "the API process stayed up (reconnected by itself)",
+            ok: api.alive && api.starts === 1 && stats.network_errors === 0 && readStats.network_errors === 0,
+            detail: `started ${api.starts}×, ${stats.network_errors + readStats.network_errors} connection errors ${[...stats.network_error_samples, ...readStats.network_error_samples].join(" | ")}`,
+          },
+          {
+            check: "while PostgreSQL was down: 503 with Retry-After",
+            ok: outages.every((o) => o.readyz_503 > 0 && o.readyz_retry_after === o.readyz_503) && stats.unavailable_503 + readStats.unavailable_503 > 0,
+            detail: `/readyz 503 in every outage (${outages.map((o) => o.readyz_503).join(", ")}); ${stats.unavailable_503} write and ${readStats.unavailable_503} read answers 503`,
+          },
+          {
+            check: "ready again soon after PostgreSQL is back",
+            ok: outages.every((o) => o.recovered_ms < 10_000),
+            detail: `${outages.map((o) => `${o.recovered_ms} ms`).join(", ")}`,
+          },
+          ...usage.findings,
+          ...checkClient(stats),
+          ...checkClient(readStats).map((f) => ({ ...f, check: `${f.check} (reads)` })),
+          verify(dbUrl),
         ],
       };
     } finally {
@@ -194,29 +262,61 @@ async function payoutSetup(ctx: Context, name: string, o: { apis: number; worker
   const miner = setInterval(() => void chain.test.mine({ blocks: 1 }).catch(() => {}), 250);
   const proxy = o.proxy ? new TcpProxy(await freePort(), chain.port) : undefined;
   await proxy?.up();
-  const settings = (rpc: string) => JSON.stringify([chainSettingsFor(chain, {
-    rpc_urls: [rpc], confirmations: 2, max_batch_size: 8, replace_after_seconds: 3, assets: [{ code: "TUSD", token: chain.token, decimals: 6 }],
-  })]);
+  const settings = (rpc: string) =>
+    JSON.stringify([
+      chainSettingsFor(chain, {
+        rpc_urls: [rpc],
+        confirmations: 2,
+        max_batch_size: 8,
+        replace_after_seconds: 3,
+        assets: [{ code: "TUSD", token: chain.token, decimals: 6 }],
+      }),
+    ]);
   const common = { DATABASE_URL: dbUrl, TREASURY_SIGNER_KEY: chain.signerKey, HOLD_EXPIRY_INTERVAL_MS: "60000" };
-  const apis = await Promise.all(Array.from({ length: o.apis }, async (_, i) =>
-    apiProcess(`api-${i + 1}`, await freePort(), { ...common, ADMIN_API_KEY: ADMIN_KEY, RUN_WORKERS: "false", CHAINS: settings(chain.rpcUrl) })));
-  const workers = Array.from({ length: o.workers }, (_, i) => workerProcess(`worker-${i + 1}`, {
-    ...common, CHAINS: settings(proxy ? `http://127.0.0.1:${proxy.port}` : chain.rpcUrl), PAYOUT_INTERVAL_MS: "150", JOURNAL_SEAL_INTERVAL_MS: "1000",
-  }));
+  const apis = await Promise.all(
+    Array.from({ length: o.apis }, async (_, i) =>
+      apiProcess(`api-${i + 1}`, await freePort(), { ...common, ADMIN_API_KEY: ADMIN_KEY, RUN_WORKERS: "false", CHAINS: settings(chain.rpcUrl) }),
+    ),
+  );
+  const workers = Array.from({ length: o.workers }, (_, i) =>
+    workerProcess(`worker-${i + 1}`, {
+      ...common,
+      CHAINS: settings(proxy ? `http://127.0.0.1:${proxy.port}` : chain.rpcUrl),
+      PAYOUT_INTERVAL_MS: "150",
+      JOURNAL_SEAL_INTERVAL_MS: "1000",
+    }),
+  );
   for (const a of apis) await a.start();
   const bases = apis.map((a) => a.base);
   const stats = newStats();
-  await must(stats, bases, "POST", "/v1/assets", ADMIN_KEY, { code: "TUSD", scale: 6, settlement: { kind: "erc20", chain_id: CHAIN_ID, token_address: chain.token } });
+  await must(stats, bases, "POST", "/v1/assets", ADMIN_KEY, {
+    code: "TUSD",
+    scale: 6,
+    settlement: { kind: "erc20", chain_id: CHAIN_ID, token_address: chain.token },
+  });
   const market = await seedMarket(stats, bases, ADMIN_KEY, { asset: "TUSD", operators: o.operators, customers: 20, deposit: "1000000000000" });
   const wallets = new Map<string, `0x${string}`>();
   await pool(market.operators, 4, async (id) => {
     const wallet = privateKeyToAccount(generatePrivateKey());
     const ch = await must(stats, bases, "POST", `/v1/operators/${id}/payout-address-challenges`, ADMIN_KEY, { chain_id: CHAIN_ID, address: wallet.address });
-    await must(stats, bases, "PUT", `/v1/operators/${id}/payout-address`, ADMIN_KEY, { chain_id: CHAIN_ID, address: wallet.address, challenge_id: ch.id, signature: await wallet.signMessage({ message: ch.message }) });
+    await must(stats, bases, "PUT", `/v1/operators/${id}/payout-address`, ADMIN_KEY, {
+      chain_id: CHAIN_ID,
+      address: wallet.address,
+      challenge_id: ch.id,
+      signature: await wallet.signMessage({ message: ch.message }),
+    });
     wallets.set(id, wallet.address.toLowerCase() as `0x${string}`);
   });
   return {
-    dbUrl, chain, proxy, apis, workers, bases, market, wallets, stats,
+    dbUrl,
+    chain,
+    proxy,
+    apis,
+    workers,
+    bases,
+    market,
+    wallets,
+    stats,
     async close() {
       clearInterval(miner);
       await Promise.all([...apis, ...workers].map((s) => s.stop()));
@@ -250,7 +350,10 @@ const paidEvent = parseAbiItem("event Paid(bytes32 indexed payoutId, address ind
  * what the ledger says it was paid, every nonce was used once, and a reconciliation run over the
  * whole range (through the API) matches every outgoing payment.
  */
-async function checkPayouts(s: PayoutSetup, acknowledged: Set<string>): Promise<{ findings: Finding[]; confirmed: number; failed: number; events: number; doubled: number; missing: number }> {
+async function checkPayouts(
+  s: PayoutSetup,
+  acknowledged: Set<string>,
+): Promise<{ findings: Finding[]; confirmed: number; failed: number; events: number; doubled: number; missing: number }> {
   const sql = postgres(s.dbUrl, { max: 1, onnotice: () => {} });
   try {
     const payouts = await sql<{ id: string; status: string; operator_id: string; to_address: string; amount: string; tx_hash: string | null }[]>`
@@ -269,7 +372,12 @@ async function checkPayouts(s: PayoutSetup, acknowledged: Set<string>): Promise<
     const byId = new Map(payouts.map((p) => [p.id, p]));
     const mismatched = confirmed.filter((p) => {
       const ev = eventsById.get(p.id);
-      return ev?.length !== 1 || ev[0]!.args.amount !== BigInt(p.amount) || ev[0]!.args.recipient!.toLowerCase() !== p.to_address.toLowerCase() || ev[0]!.transactionHash !== p.tx_hash;
+      return (
+        ev?.length !== 1 ||
+        ev[0]!.args.amount !== BigInt(p.amount) ||
+        ev[0]!.args.recipient!.toLowerCase() !== p.to_address.toLowerCase() ||
+        ev[0]!.transactionHash !== p.tx_hash
+      );
     });
     const doubled = [...eventsById.values()].filter((e) => e.length > 1).length;
     const strays = [...eventsById.keys()].filter((id) => byId.get(id)?.status !== "confirmed");
@@ -279,25 +387,72 @@ async function checkPayouts(s: PayoutSetup, acknowledged: Set<string>): Promise<
       const onChain = await s.chain.tokenBalance(address);
       if (ledger !== onChain) wallets.push(`${op}: ledger ${ledger}, chain ${onChain}`);
     }
-    const nonces = await sql<{ nonce: string; n: number }[]>`select nonce::text, count(*)::int as n from chain_transactions where nonce is not null group by nonce having count(*) > 1`;
+    const nonces = await sql<
+      { nonce: string; n: number }[]
+    >`select nonce::text, count(*)::int as n from chain_transactions where nonce is not null group by nonce having count(*) > 1`;
     const signerNonce = await s.chain.public.getTransactionCount({ address: s.chain.signer.address });
     const { used } = (await sql<{ used: number }[]>`select count(distinct nonce)::int as used from chain_transactions where nonce is not null`)[0]!;
     // Reconciliation as finance would run it: final blocks only.
     await sleep(1000);
     const final = (await s.chain.public.getBlockNumber()) - 1n;
-    const run = await must(s.stats, s.bases, "POST", "/v1/reconciliations", ADMIN_KEY, { chain_id: CHAIN_ID, asset: "TUSD", from_block: 0, to_block: Number(final) });
-    const { unmatched } = (await sql<{ unmatched: number }[]>`select count(*)::int as unmatched from reconciliation_items where reconciliation_id = ${run.id} and direction = 'out' and status <> 'matched'`)[0]!;
-    const { matched } = (await sql<{ matched: number }[]>`select count(*)::int as matched from reconciliation_items where reconciliation_id = ${run.id} and direction = 'out' and status = 'matched'`)[0]!;
+    const run = await must(s.stats, s.bases, "POST", "/v1/reconciliations", ADMIN_KEY, {
+      chain_id: CHAIN_ID,
+      asset: "TUSD",
+      from_block: 0,
+      to_block: Number(final),
+    });
+    const { unmatched } = (
+      await sql<
+        { unmatched: number }[]
+      >`select count(*)::int as unmatched from reconciliation_items where reconciliation_id = ${run.id} and direction = 'out' and status <> 'matched'`
+    )[0]!;
+    const { matched } = (
+      await sql<
+        { matched: number }[]
+      >`select count(*)::int as matched from reconciliation_items where reconciliation_id = ${run.id} and direction = 'out' and status = 'matched'`
+    )[0]!;
     return {
-      confirmed: confirmed.length, failed: failed.length, events: logs.length, doubled, missing: mismatched.length + missingRows.length,
+      confirmed: confirmed.length,
+      failed: failed.length,
+      events: logs.length,
+      doubled,
+      missing: mismatched.length + missingRows.length,
       findings: [
-        { check: "the payouts stored are exactly the payouts acknowledged", ok: unknown.length === 0 && missingRows.length === 0, detail: `${acknowledged.size} acknowledged, ${payouts.length} stored, ${missingRows.length} missing, ${unknown.length} never acknowledged` },
-        { check: "every payout final and confirmed", ok: failed.length === 0 && confirmed.length === payouts.length, detail: `${payouts.length} payouts: ${confirmed.length} confirmed, ${failed.length} failed` },
-        { check: "each confirmed payout has exactly one matching Paid event", ok: mismatched.length === 0, detail: `${logs.length} Paid events, ${mismatched.length} confirmed payouts without exactly one matching event` },
-        { check: "no Paid event twice or for anything not confirmed", ok: doubled === 0 && strays.length === 0, detail: `${doubled} paid twice, ${strays.length} events without a confirmed payout` },
-        { check: "each operator's wallet holds what the ledger paid it", ok: wallets.length === 0, detail: wallets.length === 0 ? `${s.wallets.size} wallets agree` : wallets.slice(0, 3).join("; ") },
-        { check: "every nonce used by one transaction, none skipped", ok: nonces.length === 0 && used === signerNonce, detail: `signer nonce ${signerNonce}, ${used} nonces in the ledger's transactions, ${nonces.length} used twice` },
-        { check: "reconciliation over the whole range: every outgoing payment matched", ok: unmatched === 0 && matched === confirmed.length, detail: `blocks 0–${final}: ${matched} matched, ${unmatched} not; summary ${JSON.stringify(run.summary)}` },
+        {
+          check: "the payouts stored are exactly the payouts acknowledged",
+          ok: unknown.length === 0 && missingRows.length === 0,
+          detail: `${acknowledged.size} acknowledged, ${payouts.length} stored, ${missingRows.length} missing, ${unknown.length} never acknowledged`,
+        },
+        {
+          check: "every payout final and confirmed",
+          ok: failed.length === 0 && confirmed.length === payouts.length,
+          detail: `${payouts.length} payouts: ${confirmed.length} confirmed, ${failed.length} failed`,
+        },
+        {
+          check: "each confirmed payout has exactly one matching Paid event",
+          ok: mismatched.length === 0,
+          detail: `${logs.length} Paid events, ${mismatched.length} confirmed payouts without exactly one matching event`,
+        },
+        {
+          check: "no Paid event twice or for anything not confirmed",
+          ok: doubled === 0 && strays.length === 0,
+          detail: `${doubled} paid twice, ${strays.length} events without a confirmed payout`,
+        },
+        {
+          check: "each operator's wallet holds what the ledger paid it",
+          ok: wallets.length === 0,
+          detail: wallets.length === 0 ? `${s.wallets.size} wallets agree` : wallets.slice(0, 3).join("; "),
+        },
+        {
+          check: "every nonce used by one transaction, none skipped",
+          ok: nonces.length === 0 && used === signerNonce,
+          detail: `signer nonce ${signerNonce}, ${used} nonces in the ledger's transactions, ${nonces.length} used twice`,
+        },
+        {
+          check: "reconciliation over the whole range: every outgoing payment matched",
+          ok: unmatched === 0 && matched === confirmed.length,
+          detail: `blocks 0–${final}: ${matched} matched, ${unmatched} not; summary ${JSON.stringify(run.summary)}`,
+        },
       ],
     };
   } finally {
@@ -317,14 +472,30 @@ async function bothWorkersWorked(s: PayoutSetup): Promise<Finding> {
 /** Gives operators earnings, then asks each for a payout of part of its available balance. */
 async function payoutCycle(s: PayoutSetup, cycle: number, records: number, ops: string[], acknowledged: Set<string>): Promise<number> {
   const ids = Array.from({ length: records }, (_, i) => `pc${cycle}-r${i}`);
-  const r = await send(s.stats, s.bases, "POST", "/v1/usage/batch", s.market.key, { records: ids.map((id) => usageRecord(s.market, "TUSD", id)) }, `cycle-${cycle}-usage`);
+  const r = await send(
+    s.stats,
+    s.bases,
+    "POST",
+    "/v1/usage/batch",
+    s.market.key,
+    { records: ids.map((id) => usageRecord(s.market, "TUSD", id)) },
+    `cycle-${cycle}-usage`,
+  );
   if (r.status !== 200) throw new Error(`usage: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
   let created = 0;
   await pool(ops, 4, async (op) => {
     const b = await must(s.stats, s.bases, "GET", `/v1/operators/${op}/balances`, ADMIN_KEY);
     const available = BigInt(b.data.find((x: { asset: string }) => x.asset === "TUSD")?.available ?? "0");
     if (available < 2n) return;
-    const payout = await must(s.stats, s.bases, "POST", "/v1/payouts", ADMIN_KEY, { operator_id: op, asset: "TUSD", amount: String(available / 2n) }, `cycle-${cycle}-payout-${op}`);
+    const payout = await must(
+      s.stats,
+      s.bases,
+      "POST",
+      "/v1/payouts",
+      ADMIN_KEY,
+      { operator_id: op, asset: "TUSD", amount: String(available / 2n) },
+      `cycle-${cycle}-payout-${op}`,
+    );
     acknowledged.add(payout.id);
     created++;
   });
@@ -334,7 +505,8 @@ async function payoutCycle(s: PayoutSetup, cycle: number, records: number, ops: 
 /** The payout worker killed at random points over many payout cycles, with the RPC cut and restored. */
 const workerKill: Scenario = {
   name: "payout_worker_kills_and_rpc_cuts",
-  description: "payout cycles (earn, request, pay) while the payout worker is SIGKILLed at random moments and at each step of a payout, and its RPC connection is cut and restored",
+  description:
+    "payout cycles (earn, request, pay) while the payout worker is SIGKILLed at random moments and at each step of a payout, and its RPC connection is cut and restored",
   async run(ctx) {
     const s = await payoutSetup(ctx, "worker_kill", { apis: 1, workers: 1, proxy: true, operators: ctx.quick ? 8 : 24 });
     try {
@@ -385,19 +557,35 @@ const workerKill: Scenario = {
       })();
       await Promise.all([work, killer, cutter]);
       const stepKills = worker.faultExits;
-      ctx.log(`  ${created} payouts requested; worker killed ${worker.kills}× by signal, ${stepKills}× at a payout step (${[...stepsReached].join(", ")}); RPC cut ${cuts}×`);
+      ctx.log(
+        `  ${created} payouts requested; worker killed ${worker.kills}× by signal, ${stepKills}× at a payout step (${[...stepsReached].join(", ")}); RPC cut ${cuts}×`,
+      );
       await s.proxy!.up();
       await worker.start();
       await settle(s.dbUrl, 180_000);
       const p = await checkPayouts(s, acknowledged);
       return {
         operations: { payout_cycles: cycles, payouts: created, paid_events: p.events, http_requests: s.stats.requests },
-        faults: { worker_sigkills_random: worker.kills, worker_kills_at_step: stepKills, steps_killed_at: stepsReached.size, rpc_cuts: cuts, rpc_seconds_cut: +secondsCut.toFixed(1) },
-        lost: p.missing, duplicated: p.doubled, client: s.stats,
+        faults: {
+          worker_sigkills_random: worker.kills,
+          worker_kills_at_step: stepKills,
+          steps_killed_at: stepsReached.size,
+          rpc_cuts: cuts,
+          rpc_seconds_cut: +secondsCut.toFixed(1),
+        },
+        lost: p.missing,
+        duplicated: p.doubled,
+        client: s.stats,
         findings: [
-          { check: "the worker was killed and the RPC cut under load", ok: worker.kills + stepKills >= 2 && cuts >= 1, detail: `${worker.kills} kills by signal, ${stepKills} at a step (${[...stepsReached].join(", ") || "none reached"}), ${cuts} cuts` },
+          {
+            check: "the worker was killed and the RPC cut under load",
+            ok: worker.kills + stepKills >= 2 && cuts >= 1,
+            detail: `${worker.kills} kills by signal, ${stepKills} at a step (${[...stepsReached].join(", ") || "none reached"}), ${cuts} cuts`,
+          },
           checkExits([...s.apis, ...s.workers]),
-          ...p.findings, ...checkClient(s.stats), verify(s.dbUrl),
+          ...p.findings,
+          ...checkClient(s.stats),
+          verify(s.dbUrl),
         ],
       };
     } finally {
@@ -409,7 +597,8 @@ const workerKill: Scenario = {
 /** Two API processes and two payout workers on one database, every request sent to both at once. */
 const twoOfEach: Scenario = {
   name: "two_apis_two_workers",
-  description: "two API processes and two payout workers on one database; each usage request and payout request sent to both APIs at the same moment with the same Idempotency-Key, and competing payouts for the same balance",
+  description:
+    "two API processes and two payout workers on one database; each usage request and payout request sent to both APIs at the same moment with the same Idempotency-Key, and competing payouts for the same balance",
   async run(ctx) {
     const paid = ctx.quick ? 8 : 24;
     const s = await payoutSetup(ctx, "two_of_each", { apis: 2, workers: 2, proxy: false, operators: paid + 4 });
@@ -420,7 +609,7 @@ const twoOfEach: Scenario = {
       const bgMarket = { ...s.market, operators: s.market.operators.slice(paid) };
       await Promise.all(s.workers.map((w) => w.start()));
       const [a, b] = s.bases as [string, string];
-          const rounds = ctx.quick ? 6 : 30;
+      const rounds = ctx.quick ? 6 : 30;
       const sent: string[] = [];
       const acknowledged = new Set<string>();
       let racedRecords = 0;
@@ -441,7 +630,10 @@ const twoOfEach: Scenario = {
         const body = { records: ids.map((id) => usageRecord(s.market, "TUSD", id)) };
         const answers = await Promise.all([a, b].map((base) => send(s.stats, [base], "POST", "/v1/usage/batch", s.market.key, body, `two-batch-${round}`)));
         for (const r of answers) {
-          if (r.status !== 200) { disagreements.push(`batch ${round}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`); continue; }
+          if (r.status !== 200) {
+            disagreements.push(`batch ${round}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+            continue;
+          }
           r.body.results.forEach((item: { status: string; id?: string; external_id?: string }, k: number) => {
             if ((item.status === "accepted" || item.status === "duplicate") && item.external_id === ids[k]) acknowledged.add(ids[k]!);
             else disagreements.push(`batch ${round} result ${k}: ${JSON.stringify(item).slice(0, 160)}`);
@@ -450,13 +642,19 @@ const twoOfEach: Scenario = {
         const recordIds = answers.map((r) => JSON.stringify(r.body?.results?.map((x: { id?: string }) => x.id)));
         if (recordIds[0] !== recordIds[1]) disagreements.push(`batch ${round}: the two processes answered different records`);
         // Singles, each to both at once.
-        await pool(Array.from({ length: 20 }, (_, i) => `two-${round}-s${i}`), 10, async (id) => {
-          sent.push(id);
-          racedRecords++;
-          const rs = await Promise.all([a, b].map((base) => send(s.stats, [base], "POST", "/v1/usage", s.market.key, usageRecord(s.market, "TUSD", id), `two-single-${id}`)));
-          for (const r of rs) if ((r.status === 200 || r.status === 201) && r.body.external_id === id) acknowledged.add(id);
-          if (rs[0]!.body?.id !== rs[1]!.body?.id) disagreements.push(`single ${id}: ${JSON.stringify(rs.map((r) => r.body?.id))}`);
-        });
+        await pool(
+          Array.from({ length: 20 }, (_, i) => `two-${round}-s${i}`),
+          10,
+          async (id) => {
+            sent.push(id);
+            racedRecords++;
+            const rs = await Promise.all(
+              [a, b].map((base) => send(s.stats, [base], "POST", "/v1/usage", s.market.key, usageRecord(s.market, "TUSD", id), `two-single-${id}`)),
+            );
+            for (const r of rs) if ((r.status === 200 || r.status === 201) && r.body.external_id === id) acknowledged.add(id);
+            if (rs[0]!.body?.id !== rs[1]!.body?.id) disagreements.push(`single ${id}: ${JSON.stringify(rs.map((r) => r.body?.id))}`);
+          },
+        );
         // Payouts: the same request to both (one payout), and two different requests for 60% of the
         // same balance (one of them must be refused).
         await pool(payees, 4, async (op) => {
@@ -468,10 +666,13 @@ const twoOfEach: Scenario = {
             const rs = await Promise.all([a, b].map((base) => send(s.stats, [base], "POST", "/v1/payouts", ADMIN_KEY, body, `two-payout-${round}-${op}`)));
             racedPayouts++;
             for (const r of rs) if (r.status === 201 || r.status === 200) acknowledgedPayouts.add(r.body.id);
-            if (rs.some((r) => r.status !== 201 && r.status !== 200) || rs[0]!.body.id !== rs[1]!.body.id) disagreements.push(`payout ${op}: ${JSON.stringify(rs.map((r) => [r.status, r.body?.id ?? r.body?.code]))}`);
+            if (rs.some((r) => r.status !== 201 && r.status !== 200) || rs[0]!.body.id !== rs[1]!.body.id)
+              disagreements.push(`payout ${op}: ${JSON.stringify(rs.map((r) => [r.status, r.body?.id ?? r.body?.code]))}`);
           } else {
             const body = { operator_id: op, asset: "TUSD", amount: String((available * 6n) / 10n) };
-            const rs = await Promise.all([a, b].map((base, i) => send(s.stats, [base], "POST", "/v1/payouts", ADMIN_KEY, body, `two-compete-${round}-${op}-${i}`)));
+            const rs = await Promise.all(
+              [a, b].map((base, i) => send(s.stats, [base], "POST", "/v1/payouts", ADMIN_KEY, body, `two-compete-${round}-${op}-${i}`)),
+            );
             competing++;
             for (const r of rs) if (r.status === 201) acknowledgedPayouts.add(r.body.id);
             const ok = rs.filter((r) => r.status === 201).length;
@@ -489,20 +690,37 @@ const twoOfEach: Scenario = {
       const usage = await checkUsage(s.dbUrl, sent, acknowledged);
       const p = await checkPayouts(s, acknowledgedPayouts);
       const sql = postgres(s.dbUrl, { max: 1, onnotice: () => {} });
-      const { overdrawn } = (await sql<{ overdrawn: number }[]>`
+      const { overdrawn } = (
+        await sql<{ overdrawn: number }[]>`
         select count(*)::int as overdrawn from accounts a join account_balances b on b.account_id = a.id
-         where a.code = 'operator_payable' and b.debits_posted + b.debits_pending > b.credits_posted`)[0]!;
+         where a.code = 'operator_payable' and b.debits_posted + b.debits_pending > b.credits_posted`
+      )[0]!;
       await sql.end();
       return {
         operations: { records_sent: sent.length, payouts: p.confirmed + p.failed, paid_events: p.events, http_requests: s.stats.requests },
-        faults: { records_sent_to_both_at_once: racedRecords, payouts_sent_to_both_at_once: racedPayouts, competing_payout_pairs: competing, competing_requests_refused: refusedForFunds },
-        lost: usage.lost + p.missing, duplicated: usage.doubled + p.doubled, client: s.stats,
+        faults: {
+          records_sent_to_both_at_once: racedRecords,
+          payouts_sent_to_both_at_once: racedPayouts,
+          competing_payout_pairs: competing,
+          competing_requests_refused: refusedForFunds,
+        },
+        lost: usage.lost + p.missing,
+        duplicated: usage.doubled + p.doubled,
+        client: s.stats,
         findings: [
-          { check: "both processes gave the same answer to the same request; of two competing payouts exactly one was accepted", ok: disagreements.length === 0, detail: disagreements.length === 0 ? `${racedPayouts} payout requests sent twice, ${competing} competing pairs` : disagreements.slice(0, 3).join("; ") },
+          {
+            check: "both processes gave the same answer to the same request; of two competing payouts exactly one was accepted",
+            ok: disagreements.length === 0,
+            detail:
+              disagreements.length === 0 ? `${racedPayouts} payout requests sent twice, ${competing} competing pairs` : disagreements.slice(0, 3).join("; "),
+          },
           { check: "no operator payable overdrawn", ok: overdrawn === 0, detail: `${overdrawn} overdrawn` },
           checkExits([...s.apis, ...s.workers]),
           await bothWorkersWorked(s),
-          ...usage.findings, ...p.findings, ...checkClient(s.stats), verify(s.dbUrl),
+          ...usage.findings,
+          ...p.findings,
+          ...checkClient(s.stats),
+          verify(s.dbUrl),
         ],
       };
     } finally {
@@ -510,6 +728,5 @@ const twoOfEach: Scenario = {
     }
   },
 };
-
 
 export const scenarios: Scenario[] = [apiKill, dbRestart, workerKill, twoOfEach];

@@ -8,7 +8,15 @@ import { existsSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import {
-  createPublicClient, createTestClient, createWalletClient, http, parseEther, type Hex, type PublicClient, type TestClient, type WalletClient,
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  http,
+  parseEther,
+  type Hex,
+  type PublicClient,
+  type TestClient,
+  type WalletClient,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { PayoutVault, RejectsNative, TestStablecoin } from "../contracts/artifacts.js";
@@ -17,7 +25,8 @@ export const CHAIN_ID = 31337;
 
 export function anvilBinary(): string {
   const candidates = [`anvil-${process.platform}-${process.arch === "x64" ? "amd64" : process.arch}`].map((p) =>
-    join(import.meta.dirname, "..", "node_modules", "@foundry-rs", p, "bin", process.platform === "win32" ? "anvil.exe" : "anvil"));
+    join(import.meta.dirname, "..", "node_modules", "@foundry-rs", p, "bin", process.platform === "win32" ? "anvil.exe" : "anvil"),
+  );
   const found = candidates.find((c) => existsSync(c));
   if (!found) throw new Error(`anvil binary not found (looked for ${candidates.join(", ")}); run npm install`);
   return found;
@@ -87,7 +96,12 @@ export async function startLocalChain(options: { blockTime?: number; port?: numb
   const signer = privateKeyToAccount(signerKey);
   await test.setBalance({ address: deployer.address, value: parseEther("1000000") });
   await test.setBalance({ address: signer.address, value: parseEther("100") });
-  const wallet = (account: PrivateKeyAccount) => createWalletClient({ account, transport, chain: { id: chainId, name: "anvil", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } } });
+  const wallet = (account: PrivateKeyAccount) =>
+    createWalletClient({
+      account,
+      transport,
+      chain: { id: chainId, name: "anvil", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } },
+    });
   const deployerWallet = wallet(deployer);
 
   const mineIfManual = async (hash: Hex) => {
@@ -104,7 +118,19 @@ export async function startLocalChain(options: { blockTime?: number; port?: numb
   const token = await deploy(TestStablecoin.abi, TestStablecoin.bytecode);
 
   return {
-    chainId, rpcUrl, port, process: child, public: pub, test, deployer, deployerWallet, signerKey, signer, vault, token, wallet,
+    chainId,
+    rpcUrl,
+    port,
+    process: child,
+    public: pub,
+    test,
+    deployer,
+    deployerWallet,
+    signerKey,
+    signer,
+    vault,
+    token,
+    wallet,
     async send(tx) {
       const hash = await deployerWallet.sendTransaction({ ...tx, account: deployer, chain: deployerWallet.chain });
       await mineIfManual(hash);
@@ -126,7 +152,14 @@ export async function startLocalChain(options: { blockTime?: number; port?: numb
 /** The CHAINS setting for a service paying on this chain (the signer key is read from `keyEnv`). */
 export function chainSettingsFor(chain: LocalChain, extra: Record<string, unknown> = {}, keyEnv = "TREASURY_SIGNER_KEY") {
   return {
-    name: "local", chain_id: chain.chainId, rpc_urls: [chain.rpcUrl], confirmations: 2, signer_key_env: keyEnv, vault: chain.vault,
-    native_asset: { code: "ETH", decimals: 18 }, replace_after_seconds: 5, ...extra,
+    name: "local",
+    chain_id: chain.chainId,
+    rpc_urls: [chain.rpcUrl],
+    confirmations: 2,
+    signer_key_env: keyEnv,
+    vault: chain.vault,
+    native_asset: { code: "ETH", decimals: 18 },
+    replace_after_seconds: 5,
+    ...extra,
   };
 }

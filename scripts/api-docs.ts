@@ -17,7 +17,10 @@ const END = "<!-- endpoints:end -->";
 export async function endpointTable(): Promise<string> {
   // Only the document is needed: no database is touched.
   const app = createApp({
-    ledger: {} as never, settlements: new Settlements([]), log: createLogger("silent"), metrics: createMetrics(),
+    ledger: {} as never,
+    settlements: new Settlements([]),
+    log: createLogger("silent"),
+    metrics: createMetrics(),
     config: { ADMIN_API_KEY: undefined, MAX_BODY_BYTES: 1_048_576, MAX_BATCH_BODY_BYTES: 16_777_216 },
   });
   const doc = (await (await app.request("/openapi.json")).json()) as { paths: Record<string, Record<string, { summary?: string; tags?: string[] }>> };

@@ -16,13 +16,27 @@ await chain.send({ to: chain.vault, value: parseEther("1000") });
 mkdirSync("data", { recursive: true });
 writeFileSync("data/local-signer-key", `${chain.signerKey}\n`, { mode: 0o600 });
 chmodSync("data/local-signer-key", 0o600);
-const { signer_key_env: _unused, ...settings } = chainSettingsFor(chain, { confirmations: 2, assets: [{ code: "TUSD", token: chain.token, decimals: 6 }, { code: "ETH", decimals: 18 }], signer_key_file: "data/local-signer-key" });
+const { signer_key_env: _unused, ...settings } = chainSettingsFor(chain, {
+  confirmations: 2,
+  assets: [
+    { code: "TUSD", token: chain.token, decimals: 6 },
+    { code: "ETH", decimals: 18 },
+  ],
+  signer_key_file: "data/local-signer-key",
+});
 writeFileSync("data/local-chain.json", JSON.stringify([settings], null, 2) + "\n");
 // The bodies of POST /v1/assets for what settles here.
-writeFileSync("data/local-assets.json", JSON.stringify([
-  { code: "TUSD", scale: 6, settlement: { kind: "erc20", chain_id: CHAIN_ID, token_address: chain.token } },
-  { code: "ETH", scale: 18, settlement: { kind: "native", chain_id: CHAIN_ID } },
-], null, 2) + "\n");
+writeFileSync(
+  "data/local-assets.json",
+  JSON.stringify(
+    [
+      { code: "TUSD", scale: 6, settlement: { kind: "erc20", chain_id: CHAIN_ID, token_address: chain.token } },
+      { code: "ETH", scale: 18, settlement: { kind: "native", chain_id: CHAIN_ID } },
+    ],
+    null,
+    2,
+  ) + "\n",
+);
 console.log(`anvil listening on ${chain.rpcUrl} (chain id ${CHAIN_ID}, a block every second)
 payout vault      ${chain.vault}  (funded: 1,000,000 TUSD and 1,000 ETH)
 test stablecoin   ${chain.token}  (TUSD, 6 decimals; anyone may mint)

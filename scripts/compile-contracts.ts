@@ -12,7 +12,8 @@ const out = join(root, "artifacts.ts");
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
-    d.isDirectory() ? sources(join(dir, d.name)) : d.name.endsWith(".sol") ? [join(dir, d.name)] : []);
+    d.isDirectory() ? sources(join(dir, d.name)) : d.name.endsWith(".sol") ? [join(dir, d.name)] : [],
+  );
 }
 
 export function compile(): string {

@@ -34,15 +34,28 @@ try {
   await chain.send({ to: chain.vault, value: parseEther("100") });
   const startBlock = (await chain.public.getBlockNumber()) + 1n;
   writeFileSync(join(work, "signer-key"), `${chain.signerKey}\n`, { mode: 0o600 });
-  const { signer_key_env: _e, ...settings } = chainSettingsFor(chain, { confirmations: 2, assets: [{ code: "TUSD", token: chain.token, decimals: 6 }, { code: "ETH", decimals: 18 }], signer_key_file: join(work, "signer-key") });
+  const { signer_key_env: _e, ...settings } = chainSettingsFor(chain, {
+    confirmations: 2,
+    assets: [
+      { code: "TUSD", token: chain.token, decimals: 6 },
+      { code: "ETH", decimals: 18 },
+    ],
+    signer_key_file: join(work, "signer-key"),
+  });
   writeFileSync(join(work, "chains.json"), JSON.stringify([settings]));
 
   const port = await freePort();
   const adminKey = `demo-admin-${generatePrivateKey().slice(2, 34)}`;
   say(`starting the service on embedded PGlite (${work}) …`);
   const env: NodeJS.ProcessEnv = {
-    ...process.env, PGLITE_DATA_DIR: join(work, "pglite"), ADMIN_API_KEY: adminKey, PORT: String(port), LOG_LEVEL: "warn",
-    CHAINS_FILE: join(work, "chains.json"), PAYOUT_INTERVAL_MS: "300", JOURNAL_SEAL_INTERVAL_MS: "500",
+    ...process.env,
+    PGLITE_DATA_DIR: join(work, "pglite"),
+    ADMIN_API_KEY: adminKey,
+    PORT: String(port),
+    LOG_LEVEL: "warn",
+    CHAINS_FILE: join(work, "chains.json"),
+    PAYOUT_INTERVAL_MS: "300",
+    JOURNAL_SEAL_INTERVAL_MS: "500",
   };
   // The demo's own embedded database and chain, whatever the shell has set.
   delete env.DATABASE_URL;
@@ -59,7 +72,10 @@ try {
   });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
-    const ok = await fetch(`${base}/readyz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${base}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (i > 150 || service.exitCode !== null) throw new Error(`the service did not start: ${serviceErr}`);
     await new Promise((r) => setTimeout(r, 200));
@@ -69,7 +85,11 @@ try {
   const call = async (method: string, path: string, body?: unknown, key = adminKey) => {
     const res = await fetch(`${base}${path}`, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }), ...(method === "POST" ? { "idempotency-key": `demo-${++seq}` } : {}) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...(method === "POST" ? { "idempotency-key": `demo-${++seq}` } : {}),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -82,7 +102,13 @@ try {
   await call("POST", "/v1/assets", { code: "TUSD", scale: 6, settlement: { kind: "erc20", chain_id: CHAIN_ID, token_address: chain.token } });
   await call("POST", "/v1/assets", { code: "ETH", scale: 18, settlement: { kind: "native", chain_id: CHAIN_ID } });
   await call("POST", "/v1/marketplaces", { id: "gpu-cloud", name: "GPU Cloud" });
-  await call("POST", "/v1/marketplaces/gpu-cloud/fee-schedules", { effective_from: "2020-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 800 }, { party: "protocol", bps: 200 }] });
+  await call("POST", "/v1/marketplaces/gpu-cloud/fee-schedules", {
+    effective_from: "2020-01-01T00:00:00Z",
+    rules: [
+      { party: "marketplace", bps: 800 },
+      { party: "protocol", bps: 200 },
+    ],
+  });
   const market = (await call("POST", "/v1/api-keys", { name: "gpu-cloud", role: "marketplace", scope_id: "gpu-cloud" })).secret as string;
   const operators = [
     { id: "nordic-gpu", name: "Nordic GPU", gpus: ["gpu:h100-80gb", "gpu:a100-80gb"] },
@@ -96,7 +122,12 @@ try {
     operatorKeys.set(o.id, key);
     const wallet = privateKeyToAccount(generatePrivateKey());
     const ch = await call("POST", `/v1/operators/${o.id}/payout-address-challenges`, { chain_id: CHAIN_ID, address: wallet.address }, key);
-    await call("PUT", `/v1/operators/${o.id}/payout-address`, { chain_id: CHAIN_ID, address: wallet.address, challenge_id: ch.id, signature: await wallet.signMessage({ message: ch.message }) }, key);
+    await call(
+      "PUT",
+      `/v1/operators/${o.id}/payout-address`,
+      { chain_id: CHAIN_ID, address: wallet.address, challenge_id: ch.id, signature: await wallet.signMessage({ message: ch.message }) },
+      key,
+    );
   }
   // The customers pay 5,000 TUSD each into the treasury on chain, from addresses they registered
   // (signing the registration message): money received, which the deposit scanner credits to them
@@ -106,11 +137,20 @@ try {
   for (const c of customers) {
     await call("POST", "/v1/customers", { id: c, billing: "prepaid" }, market);
     const payer = privateKeyToAccount(generatePrivateKey());
-    const signature = await payer.signMessage({ message: depositAddressMessage({ marketplaceId: "gpu-cloud", customerId: c, chainId: BigInt(CHAIN_ID), address: payer.address }) });
+    const signature = await payer.signMessage({
+      message: depositAddressMessage({ marketplaceId: "gpu-cloud", customerId: c, chainId: BigInt(CHAIN_ID), address: payer.address }),
+    });
     await call("POST", `/v1/customers/${c}/deposit-addresses`, { chain_id: CHAIN_ID, address: payer.address, signature }, market);
     await chain.test.setBalance({ address: payer.address, value: parseEther("1") });
     await chain.send({ to: chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [payer.address, deposit] }) });
-    await chain.wallet(payer).writeContract({ address: chain.token, abi: TestStablecoin.abi, functionName: "transfer", args: [chain.vault, deposit], chain: chain.deployerWallet.chain, account: payer });
+    await chain.wallet(payer).writeContract({
+      address: chain.token,
+      abi: TestStablecoin.abi,
+      functionName: "transfer",
+      args: [chain.vault, deposit],
+      chain: chain.deployerWallet.chain,
+      account: payer,
+    });
   }
   say("the customers paid 3 × 5,000 TUSD into the treasury on chain; waiting for the deposit scanner to credit them …");
   for (let i = 0; ; i++) {
@@ -126,7 +166,7 @@ try {
   const today = new Date(((await (await fetch(`${base}/healthz`)).json()) as { time: string }).time);
   const day = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - 1));
   let rnd = 20261129;
-  const random = () => ((rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const records = [];
   for (let hour = 0; hour < 24; hour++) {
     for (const o of operators) {
@@ -136,9 +176,16 @@ try {
         const seconds = gpus * (900 + Math.floor(random() * 2700)); // GPU-seconds in this hour
         const start = new Date(day.getTime() + hour * 3_600_000);
         records.push({
-          external_id: `${o.id}-${gpu}-${hour}`, operator_id: o.id, customer_id: customers[Math.floor(random() * customers.length)],
-          resource: gpu, unit: "gpu_second", quantity: String(seconds), unit_price: (Number(prices[gpu]) / 3600).toFixed(8),
-          asset: "TUSD", period_start: start.toISOString(), period_end: new Date(start.getTime() + 3_600_000).toISOString(),
+          external_id: `${o.id}-${gpu}-${hour}`,
+          operator_id: o.id,
+          customer_id: customers[Math.floor(random() * customers.length)],
+          resource: gpu,
+          unit: "gpu_second",
+          quantity: String(seconds),
+          unit_price: (Number(prices[gpu]) / 3600).toFixed(8),
+          asset: "TUSD",
+          period_start: start.toISOString(),
+          period_end: new Date(start.getTime() + 3_600_000).toISOString(),
         });
       }
     }
@@ -174,30 +221,48 @@ try {
   // Usage counts when its period ends: the day's last hour ends at midnight.
   const from = day.toISOString();
   const to = new Date(day.getTime() + 86_400_000 + 1).toISOString();
-  const earnings = await Promise.all(operators.map(async (o) => ({
-    operator: o.id, rows: (await call("GET", `/v1/operators/${o.id}/earnings?from=${from}&to=${to}&group_by=resource`, undefined, operatorKeys.get(o.id)!)).data,
-  })));
+  const earnings = await Promise.all(
+    operators.map(async (o) => ({
+      operator: o.id,
+      rows: (await call("GET", `/v1/operators/${o.id}/earnings?from=${from}&to=${to}&group_by=resource`, undefined, operatorKeys.get(o.id)!)).data,
+    })),
+  );
   const fees = (await call("GET", `/v1/reports/fee-revenue?from=${from}&to=${to}&group_by=day`)).data;
   const trial = await call("GET", "/v1/reports/trial-balance");
   const verify = await call("GET", "/v1/audit/verify");
 
   const units = (s: string) => (Number(BigInt(s)) / 1e6).toFixed(2);
   const report = {
-    usage_day: from.slice(0, 10), records: accepted,
+    usage_day: from.slice(0, 10),
+    records: accepted,
     operators: earnings.map((e) => ({
       operator: e.operator,
       by_gpu: e.rows.map((r: { group: string; paid_hours: string; gross: string; net: string; effective_rate_per_hour: string }) => ({
-        gpu: r.group, gpu_hours: r.paid_hours, gross: r.gross, net: r.net, effective_rate_per_hour: r.effective_rate_per_hour,
+        gpu: r.group,
+        gpu_hours: r.paid_hours,
+        gross: r.gross,
+        net: r.net,
+        effective_rate_per_hour: r.effective_rate_per_hour,
       })),
       net: e.rows.reduce((n: bigint, r: { net: string }) => n + BigInt(r.net), 0n).toString(),
     })),
     // Summed over the report's days (the day's last hour ends at midnight, on the next day).
-    fees: [...fees.reduce((m: Map<string, { party: string; marketplace_id: string | null; revenue: bigint }>, f: { party: string; marketplace_id: string | null; revenue: string }) => {
-      const k = `${f.party}|${f.marketplace_id ?? ""}`;
-      const e = m.get(k) ?? { party: f.party, marketplace_id: f.marketplace_id, revenue: 0n };
-      e.revenue += BigInt(f.revenue);
-      return m.set(k, e);
-    }, new Map()).values()].map((f) => ({ ...f, revenue: f.revenue.toString() })),
+    fees: [
+      ...fees
+        .reduce(
+          (
+            m: Map<string, { party: string; marketplace_id: string | null; revenue: bigint }>,
+            f: { party: string; marketplace_id: string | null; revenue: string },
+          ) => {
+            const k = `${f.party}|${f.marketplace_id ?? ""}`;
+            const e = m.get(k) ?? { party: f.party, marketplace_id: f.marketplace_id, revenue: 0n };
+            e.revenue += BigInt(f.revenue);
+            return m.set(k, e);
+          },
+          new Map(),
+        )
+        .values(),
+    ].map((f) => ({ ...f, revenue: f.revenue.toString() })),
     payouts: payouts.map((p) => ({ operator: p.operator_id, amount: p.amount, status: p.status, tx_hash: p.tx_hash, block: p.block_number })),
     reconciliation: { id: recon.id, from_block: recon.from_block, to_block: recon.to_block, summary: recon.summary },
     trial_balance: trial.totals,
@@ -208,15 +273,24 @@ try {
   say("Operators' earnings and effective rates (net per GPU-hour)");
   for (const o of report.operators) {
     say(`  ${o.operator.padEnd(14)} net ${units(o.net).padStart(10)} TUSD`);
-    for (const g of o.by_gpu) say(`    ${g.gpu.padEnd(16)} ${String(g.gpu_hours).padStart(12)} GPU-h  gross ${units(g.gross).padStart(9)}  net ${units(g.net).padStart(9)}  ${g.effective_rate_per_hour}/h`);
+    for (const g of o.by_gpu)
+      say(
+        `    ${g.gpu.padEnd(16)} ${String(g.gpu_hours).padStart(12)} GPU-h  gross ${units(g.gross).padStart(9)}  net ${units(g.net).padStart(9)}  ${g.effective_rate_per_hour}/h`,
+      );
   }
   say("\nFees by party");
   for (const f of report.fees) say(`  ${f.party.padEnd(12)} ${(f.marketplace_id ?? "(all)").padEnd(10)} ${units(f.revenue).padStart(10)} TUSD`);
   say("\nPayouts");
-  for (const p of report.payouts) say(`  ${p.operator.padEnd(14)} ${units(p.amount).padStart(10)} TUSD  ${p.status}  ${p.tx_hash ?? ""} (block ${p.block ?? "-"})`);
-  say(`\nReconciliation of blocks ${recon.from_block}-${recon.to_block}: ${Object.entries(recon.summary).map(([k, v]) => `${k} ${v}`).join(", ")}`);
+  for (const p of report.payouts)
+    say(`  ${p.operator.padEnd(14)} ${units(p.amount).padStart(10)} TUSD  ${p.status}  ${p.tx_hash ?? ""} (block ${p.block ?? "-"})`);
+  say(
+    `\nReconciliation of blocks ${recon.from_block}-${recon.to_block}: ${Object.entries(recon.summary)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")}`,
+  );
   say("\nTrial balance");
-  for (const t of report.trial_balance) say(`  ${t.asset.padEnd(6)} debits ${t.debits.padStart(16)}  credits ${t.credits.padStart(16)}  ${t.balanced ? "balanced" : "NOT BALANCED"}`);
+  for (const t of report.trial_balance)
+    say(`  ${t.asset.padEnd(6)} debits ${t.debits.padStart(16)}  credits ${t.credits.padStart(16)}  ${t.balanced ? "balanced" : "NOT BALANCED"}`);
   say(`\nLedger invariants and hash chain: ${verify.ok ? "verified" : "VIOLATED"}`);
   if (jsonOut) writeFileSync(jsonOut, JSON.stringify(report, null, 2));
   if (!verify.ok || payouts.some((p) => p.status !== "confirmed")) exitCode = 1;

@@ -48,11 +48,14 @@ for (const instant of instants) {
   console.log(`\n== date-sensitive tests with the clock starting at ${instant} (${process.env.TEST_DATABASE_URL ? "PostgreSQL" : "PGlite"})`);
   const reporters = outDir ? ["--reporter=default", "--reporter=json", `--outputFile=${join(outDir, `calendar-${instant.slice(0, 10)}.json`)}`] : [];
   const r = spawnSync("npx", ["vitest", "run", ...reporters, ...DATE_SENSITIVE_FILES], {
-    stdio: "inherit", env: { ...process.env, CLOCK_START: instant },
+    stdio: "inherit",
+    env: { ...process.env, CLOCK_START: instant },
   });
   if (r.status !== 0) failed.push(instant);
 }
-console.log(failed.length === 0
-  ? `\ncalendar: the date-sensitive tests passed at ${instants.join(", ")}`
-  : `\ncalendar: the date-sensitive tests FAILED at ${failed.join(", ")}`);
+console.log(
+  failed.length === 0
+    ? `\ncalendar: the date-sensitive tests passed at ${instants.join(", ")}`
+    : `\ncalendar: the date-sensitive tests FAILED at ${failed.join(", ")}`,
+);
 process.exitCode = failed.length === 0 ? 0 : 1;

@@ -16,7 +16,12 @@ export const Config = z.object({
   DB_POOL_SIZE: intFrom(10, 1, 200),
   PORT: intFrom(8080, 0, 65535),
   HOST: z.string().min(1).default("127.0.0.1").describe("interface to listen on; 0.0.0.0 for all"),
-  MANAGEMENT_PORT: z.coerce.number().int().min(0).max(65535).optional()
+  MANAGEMENT_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .optional()
     .describe("a second listener for the management surface (platform keys, /metrics, /docs); the public one then serves tenants only"),
   MANAGEMENT_HOST: z.string().min(1).default("127.0.0.1").describe("interface of the management listener (loopback unless you mean it)"),
   ADMIN_API_KEY: z
@@ -46,13 +51,22 @@ export const Config = z.object({
   CLOCK_START: z
     .string()
     .optional()
-    .refine((v) => v === undefined || (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/.test(v) && !Number.isNaN(Date.parse(v)) &&
-      new Date(v).toISOString().slice(0, 19) === v.slice(0, 19)), "must be an instant in UTC such as 2027-12-31T23:59:59Z")
+    .refine(
+      (v) =>
+        v === undefined ||
+        (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/.test(v) &&
+          !Number.isNaN(Date.parse(v)) &&
+          new Date(v).toISOString().slice(0, 19) === v.slice(0, 19)),
+      "must be an instant in UTC such as 2027-12-31T23:59:59Z",
+    )
     .describe("testing and rehearsal only: the service's clock starts at this instant when the process starts and runs on in real time"),
   FAULT_KILL_AT: z
     .string()
     .optional()
-    .refine((v) => v === undefined || v.split(",").every((p) => (faultPoints as readonly string[]).includes(p)), `must be a comma-separated list of ${faultPoints.join(", ")}`)
+    .refine(
+      (v) => v === undefined || v.split(",").every((p) => (faultPoints as readonly string[]).includes(p)),
+      `must be a comma-separated list of ${faultPoints.join(", ")}`,
+    )
     .describe("testing only: the payout worker kills its own process (SIGKILL) at these points"),
 });
 export type Config = z.infer<typeof Config>;

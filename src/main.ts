@@ -14,7 +14,8 @@ import { startWorkers } from "./workers/start.js";
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL);
-if (config.CLOCK_START) log.warn({ clock_start: config.CLOCK_START }, "CLOCK_START is set: the service's clock started at that instant, not at the machine's time");
+if (config.CLOCK_START)
+  log.warn({ clock_start: config.CLOCK_START }, "CLOCK_START is set: the service's clock started at that instant, not at the machine's time");
 const settlements = new Settlements(loadChainsOrExit(config));
 const db = await openConfiguredDatabase(config);
 await exitOnSettingsConflicts(db, settlements);
@@ -34,20 +35,32 @@ const separate = config.MANAGEMENT_PORT !== undefined;
 const app = createApp({ ...deps, surface: separate ? "public" : "all" });
 const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOST }, (info) => {
   log.info(
-    { address: info.address, port: info.port, database: config.DATABASE_URL ? "postgres" : `pglite:${config.PGLITE_DATA_DIR}`, admin_key_from: adminKey.source,
-      chains: settlements.chains.map((c) => c.settings.name), workers: config.RUN_WORKERS === "true", surface: separate ? "public" : "all",
-      ...(config.CLOCK_START ? { clock_start: config.CLOCK_START } : {}) },
+    {
+      address: info.address,
+      port: info.port,
+      database: config.DATABASE_URL ? "postgres" : `pglite:${config.PGLITE_DATA_DIR}`,
+      admin_key_from: adminKey.source,
+      chains: settlements.chains.map((c) => c.settings.name),
+      workers: config.RUN_WORKERS === "true",
+      surface: separate ? "public" : "all",
+      ...(config.CLOCK_START ? { clock_start: config.CLOCK_START } : {}),
+    },
     `listening on http://${info.address}:${info.port}`,
   );
 }) as Server;
 const servers: Server[] = [server];
 if (separate) {
   const management = createApp({ ...deps, surface: "management" });
-  servers.push(serve({ fetch: management.fetch, port: config.MANAGEMENT_PORT!, hostname: config.MANAGEMENT_HOST }, (info) => {
-    log.info({ address: info.address, port: info.port, surface: "management" }, `management listening on http://${info.address}:${info.port}`);
-  }) as Server);
+  servers.push(
+    serve({ fetch: management.fetch, port: config.MANAGEMENT_PORT!, hostname: config.MANAGEMENT_HOST }, (info) => {
+      log.info({ address: info.address, port: info.port, surface: "management" }, `management listening on http://${info.address}:${info.port}`);
+    }) as Server,
+  );
 } else if (config.HOST !== "127.0.0.1" && config.HOST !== "::1" && config.HOST !== "localhost") {
-  log.warn({ host: config.HOST }, "one listener serves the public API and the management surface (platform keys, /metrics, /docs) on a non-loopback interface: set MANAGEMENT_PORT to keep the management surface apart");
+  log.warn(
+    { host: config.HOST },
+    "one listener serves the public API and the management surface (platform keys, /metrics, /docs) on a non-loopback interface: set MANAGEMENT_PORT to keep the management surface apart",
+  );
 }
 
 let stopping = false;
@@ -58,7 +71,9 @@ async function shutdown(signal: string) {
   log.info({ signal }, "shutting down");
   const closed = Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
   for (const s of servers) s.closeIdleConnections();
-  const forced = setTimeout(() => { for (const s of servers) s.closeAllConnections(); }, 10_000);
+  const forced = setTimeout(() => {
+    for (const s of servers) s.closeAllConnections();
+  }, 10_000);
   await closed;
   clearTimeout(forced);
   await closeLedgerContext(ledger);

@@ -6,32 +6,47 @@ import { parseFraction } from "../domain/payouts.js";
 const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 20-byte hex address");
 
 /** One EVM chain the treasury pays out on (the JSON of CHAINS or CHAINS_FILE is a list of these). */
-export const ChainSettingsInput = z.strictObject({
-  name: z.string().min(1).max(64),
-  chain_id: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
-  rpc_urls: z.array(z.url()).min(1).describe("tried in order: the next when one fails"),
-  confirmations: z.number().int().min(1).max(10_000).default(3).describe("blocks a payout transaction must be buried under"),
-  signer_key_env: z.string().min(1).optional().describe("name of the environment variable holding the treasury signer's private key"),
-  signer_key_file: z.string().min(1).optional().describe("file holding the treasury signer's private key"),
-  vault: Address.describe("the PayoutVault contract that holds the treasury and pays batches"),
-  native_asset: z.strictObject({ code: z.string().min(1).max(32), decimals: z.number().int().min(0).max(36).default(18) })
-    .describe("the ledger asset of the chain's native token, in which gas is booked (created if missing)"),
-  assets: z.array(z.strictObject({
-    code: z.string().min(1).max(32),
-    token: Address.optional().describe("the ERC-20 token; absent for the native token"),
-    decimals: z.number().int().min(0).max(36),
-  })).optional().describe("the assets that settle here; when given, only these are paid out, and each must match its ledger asset (token and scale)"),
-  native_prices: z.record(z.string(), z.string().regex(/^\d{1,30}(\.\d{1,30})?$/)).default({})
-    .describe("per asset code: the price of one native token in whole units of that asset, for gas caps of token payouts"),
-  max_batch_size: z.number().int().min(1).max(500).default(100),
-  replace_after_seconds: z.number().int().min(1).max(86_400).default(60).describe("a transaction unmined this long is replaced with higher fees"),
-  max_fee_per_gas_gwei: z.number().positive().max(1_000_000).optional().describe("never sign a transaction paying more per gas than this (replacements stop at it)"),
-  rpc_timeout_ms: z.number().int().min(100).max(120_000).default(10_000),
-  log_chunk_blocks: z.number().int().min(1).max(1_000_000).default(2_000).describe("blocks per eth_getLogs call (nodes cap the range)"),
-  deposit_start_block: z.number().int().min(0).default(0).describe("the block the deposit scanner starts from"),
-}).refine((c) => (c.signer_key_env === undefined) !== (c.signer_key_file === undefined), {
-  message: "give exactly one of signer_key_env and signer_key_file",
-});
+export const ChainSettingsInput = z
+  .strictObject({
+    name: z.string().min(1).max(64),
+    chain_id: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+    rpc_urls: z.array(z.url()).min(1).describe("tried in order: the next when one fails"),
+    confirmations: z.number().int().min(1).max(10_000).default(3).describe("blocks a payout transaction must be buried under"),
+    signer_key_env: z.string().min(1).optional().describe("name of the environment variable holding the treasury signer's private key"),
+    signer_key_file: z.string().min(1).optional().describe("file holding the treasury signer's private key"),
+    vault: Address.describe("the PayoutVault contract that holds the treasury and pays batches"),
+    native_asset: z
+      .strictObject({ code: z.string().min(1).max(32), decimals: z.number().int().min(0).max(36).default(18) })
+      .describe("the ledger asset of the chain's native token, in which gas is booked (created if missing)"),
+    assets: z
+      .array(
+        z.strictObject({
+          code: z.string().min(1).max(32),
+          token: Address.optional().describe("the ERC-20 token; absent for the native token"),
+          decimals: z.number().int().min(0).max(36),
+        }),
+      )
+      .optional()
+      .describe("the assets that settle here; when given, only these are paid out, and each must match its ledger asset (token and scale)"),
+    native_prices: z
+      .record(z.string(), z.string().regex(/^\d{1,30}(\.\d{1,30})?$/))
+      .default({})
+      .describe("per asset code: the price of one native token in whole units of that asset, for gas caps of token payouts"),
+    max_batch_size: z.number().int().min(1).max(500).default(100),
+    replace_after_seconds: z.number().int().min(1).max(86_400).default(60).describe("a transaction unmined this long is replaced with higher fees"),
+    max_fee_per_gas_gwei: z
+      .number()
+      .positive()
+      .max(1_000_000)
+      .optional()
+      .describe("never sign a transaction paying more per gas than this (replacements stop at it)"),
+    rpc_timeout_ms: z.number().int().min(100).max(120_000).default(10_000),
+    log_chunk_blocks: z.number().int().min(1).max(1_000_000).default(2_000).describe("blocks per eth_getLogs call (nodes cap the range)"),
+    deposit_start_block: z.number().int().min(0).default(0).describe("the block the deposit scanner starts from"),
+  })
+  .refine((c) => (c.signer_key_env === undefined) !== (c.signer_key_file === undefined), {
+    message: "give exactly one of signer_key_env and signer_key_file",
+  });
 
 export interface ChainSettings extends Omit<z.infer<typeof ChainSettingsInput>, "signer_key_env" | "signer_key_file" | "native_prices" | "vault"> {
   chainId: bigint;
@@ -51,7 +66,10 @@ function refuseAmbiguousAssetCodes(chains: z.infer<typeof ChainSettingsInput>[])
   const seen = new Map<string, { chain: string; what: string }>();
   const problems: string[] = [];
   for (const c of chains) {
-    const claims = [{ code: c.native_asset.code, what: "native" }, ...(c.assets ?? []).map((a) => ({ code: a.code, what: a.token?.toLowerCase() ?? "native" }))];
+    const claims = [
+      { code: c.native_asset.code, what: "native" },
+      ...(c.assets ?? []).map((a) => ({ code: a.code, what: a.token?.toLowerCase() ?? "native" })),
+    ];
     for (const { code, what } of claims) {
       const first = seen.get(code);
       if (!first) seen.set(code, { chain: `${c.name} (${c.chain_id})`, what });
@@ -92,7 +110,9 @@ export function loadChains(source: { CHAINS?: string; CHAINS_FILE?: string }, en
     const raw = c.signer_key_env !== undefined ? env[c.signer_key_env] : readFileSync(c.signer_key_file!, "utf8");
     const key = raw?.trim();
     if (!key || !/^0x[0-9a-fA-F]{64}$/.test(key)) {
-      throw new Error(`chain ${c.name}: the signer key ${c.signer_key_env !== undefined ? `in $${c.signer_key_env}` : `in ${c.signer_key_file}`} is missing or not a 32-byte hex private key`);
+      throw new Error(
+        `chain ${c.name}: the signer key ${c.signer_key_env !== undefined ? `in $${c.signer_key_env}` : `in ${c.signer_key_file}`} is missing or not a 32-byte hex private key`,
+      );
     }
     const { signer_key_env: _e, signer_key_file: _f, native_prices, vault, ...rest } = c;
     return {

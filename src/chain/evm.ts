@@ -1,6 +1,20 @@
 import {
-  BaseError, ContractFunctionRevertedError, createPublicClient, encodeFunctionData, fallback, http, keccak256, parseEventLogs, parseTransaction,
-  HttpRequestError, TimeoutError, TransactionNotFoundError, TransactionReceiptNotFoundError, type Hex, type PublicClient, type TransactionReceipt,
+  BaseError,
+  ContractFunctionRevertedError,
+  createPublicClient,
+  encodeFunctionData,
+  fallback,
+  http,
+  keccak256,
+  parseEventLogs,
+  parseTransaction,
+  HttpRequestError,
+  TimeoutError,
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
+  type Hex,
+  type PublicClient,
+  type TransactionReceipt,
 } from "viem";
 import { PayoutVault } from "../../contracts/artifacts.js";
 import { bytes32ToPayoutId, payoutIdToBytes32 } from "../domain/payouts.js";
@@ -71,9 +85,10 @@ export class EvmChain {
     const ids = items.map((i) => payoutIdToBytes32(i.payoutId));
     const to = items.map((i) => i.to as `0x${string}`);
     const amounts = items.map((i) => i.amount);
-    const data = token === null
-      ? encodeFunctionData({ abi: PayoutVault.abi, functionName: "payNative", args: [ids, to, amounts] })
-      : encodeFunctionData({ abi: PayoutVault.abi, functionName: "payToken", args: [token as `0x${string}`, ids, to, amounts] });
+    const data =
+      token === null
+        ? encodeFunctionData({ abi: PayoutVault.abi, functionName: "payNative", args: [ids, to, amounts] })
+        : encodeFunctionData({ abi: PayoutVault.abi, functionName: "payToken", args: [token as `0x${string}`, ids, to, amounts] });
     return { to: this.settings.vault, data, value: 0n };
   }
 
@@ -97,8 +112,15 @@ export class EvmChain {
   /** Signs locally (no RPC). The same inputs always give the same bytes. */
   async sign(call: VaultCall, nonce: bigint, gas: bigint, fees: Fees): Promise<{ hash: Hex; raw: Hex }> {
     const raw = await this.settings.signer.signTransaction({
-      type: "eip1559", chainId: Number(this.chainId), nonce: Number(nonce), to: call.to, data: call.data, value: call.value, gas,
-      maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      type: "eip1559",
+      chainId: Number(this.chainId),
+      nonce: Number(nonce),
+      to: call.to,
+      data: call.data,
+      value: call.value,
+      gas,
+      maxFeePerGas: fees.maxFeePerGas,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
     });
     return { hash: keccak256(raw), raw };
   }
@@ -173,7 +195,8 @@ export class EvmChain {
     const code = await this.client.getCode({ address: this.settings.vault });
     if (!code || code === "0x") throw new Error(`chain ${this.settings.name}: no contract at vault ${this.settings.vault}`);
     const owner = await this.client.readContract({ address: this.settings.vault, abi: PayoutVault.abi, functionName: "owner" });
-    if (owner.toLowerCase() !== this.sender) throw new Error(`chain ${this.settings.name}: vault ${this.settings.vault} is owned by ${owner}, not by the signer ${this.sender}`);
+    if (owner.toLowerCase() !== this.sender)
+      throw new Error(`chain ${this.settings.name}: vault ${this.settings.vault} is owned by ${owner}, not by the signer ${this.sender}`);
   }
 
   /** An ERC-20 token's decimals. */
@@ -189,14 +212,23 @@ export class EvmChain {
     const out: Array<PaidEvent & { txHash: Hex; blockNumber: bigint }> = [];
     for (const [from, to] of chunks(fromBlock, toBlock, BigInt(this.settings.log_chunk_blocks))) {
       const logs = await this.client.getContractEvents({
-        address: this.settings.vault, abi: PayoutVault.abi, eventName: "Paid", fromBlock: from, toBlock: to,
+        address: this.settings.vault,
+        abi: PayoutVault.abi,
+        eventName: "Paid",
+        fromBlock: from,
+        toBlock: to,
         args: { token: (token ?? ZERO_ADDRESS) as `0x${string}` },
       });
       for (const l of logs) {
         const payoutId = bytes32ToPayoutId(l.args.payoutId!) ?? l.args.payoutId!;
         out.push({
-          payoutId, token: l.args.token!.toLowerCase(), recipient: l.args.recipient!.toLowerCase(), amount: l.args.amount!,
-          logIndex: l.logIndex, txHash: l.transactionHash, blockNumber: l.blockNumber,
+          payoutId,
+          token: l.args.token!.toLowerCase(),
+          recipient: l.args.recipient!.toLowerCase(),
+          amount: l.args.amount!,
+          logIndex: l.logIndex,
+          txHash: l.transactionHash,
+          blockNumber: l.blockNumber,
         });
       }
     }
@@ -209,31 +241,47 @@ export class EvmChain {
     if (payoutIds.length === 0 || fromBlock > toBlock) return out;
     for (const [from, to] of chunks(fromBlock, toBlock, BigInt(this.settings.log_chunk_blocks))) {
       const logs = await this.client.getContractEvents({
-        address: this.settings.vault, abi: PayoutVault.abi, eventName: "Paid", fromBlock: from, toBlock: to,
+        address: this.settings.vault,
+        abi: PayoutVault.abi,
+        eventName: "Paid",
+        fromBlock: from,
+        toBlock: to,
         args: { payoutId: payoutIds.map((id) => payoutIdToBytes32(id)) },
       });
-      for (const l of logs) out.push({ payoutId: bytes32ToPayoutId(l.args.payoutId!) ?? l.args.payoutId!, txHash: l.transactionHash, blockNumber: l.blockNumber });
+      for (const l of logs)
+        out.push({ payoutId: bytes32ToPayoutId(l.args.payoutId!) ?? l.args.payoutId!, txHash: l.transactionHash, blockNumber: l.blockNumber });
     }
     return out;
   }
 
   /** ERC-20 Transfer events of a token into the vault in [fromBlock, toBlock], chunked. */
-  async transfersIn(token: string, fromBlock: bigint, toBlock: bigint): Promise<Array<{ from: string; amount: bigint; txHash: Hex; logIndex: number; blockNumber: bigint }>> {
+  async transfersIn(
+    token: string,
+    fromBlock: bigint,
+    toBlock: bigint,
+  ): Promise<Array<{ from: string; amount: bigint; txHash: Hex; logIndex: number; blockNumber: bigint }>> {
     const out: Array<{ from: string; amount: bigint; txHash: Hex; logIndex: number; blockNumber: bigint }> = [];
     for (const [from, to] of chunks(fromBlock, toBlock, BigInt(this.settings.log_chunk_blocks))) {
       const logs = await this.client.getContractEvents({
-        address: token as `0x${string}`, abi: erc20TransferAbi, eventName: "Transfer", fromBlock: from, toBlock: to, args: { to: this.settings.vault },
+        address: token as `0x${string}`,
+        abi: erc20TransferAbi,
+        eventName: "Transfer",
+        fromBlock: from,
+        toBlock: to,
+        args: { to: this.settings.vault },
       });
-      for (const l of logs) out.push({ from: l.args.from!.toLowerCase(), amount: l.args.value!, txHash: l.transactionHash, logIndex: l.logIndex, blockNumber: l.blockNumber });
+      for (const l of logs)
+        out.push({ from: l.args.from!.toLowerCase(), amount: l.args.value!, txHash: l.transactionHash, logIndex: l.logIndex, blockNumber: l.blockNumber });
     }
     return out;
   }
 
   /** What the treasury holds on chain: the vault's balance plus the signer's (which pays gas). */
   async treasuryBalance(token: string | null): Promise<{ vault: bigint; signer: bigint }> {
-    const of = (address: `0x${string}`) => token === null
-      ? this.client.getBalance({ address })
-      : this.client.readContract({ address: token as `0x${string}`, abi: erc20BalanceAbi, functionName: "balanceOf", args: [address] });
+    const of = (address: `0x${string}`) =>
+      token === null
+        ? this.client.getBalance({ address })
+        : this.client.readContract({ address: token as `0x${string}`, abi: erc20BalanceAbi, functionName: "balanceOf", args: [address] });
     const [vault, signer] = await Promise.all([of(this.settings.vault), of(this.sender)]);
     return { vault, signer };
   }
@@ -259,11 +307,21 @@ export function chunks(from: bigint, to: bigint, size: bigint): Array<[bigint, b
   return out;
 }
 
-const erc20TransferAbi = [{
-  type: "event", name: "Transfer", anonymous: false,
-  inputs: [{ name: "from", type: "address", indexed: true }, { name: "to", type: "address", indexed: true }, { name: "value", type: "uint256", indexed: false }],
-}] as const;
-const erc20BalanceAbi = [{ type: "function", name: "balanceOf", stateMutability: "view", inputs: [{ name: "", type: "address" }], outputs: [{ name: "", type: "uint256" }] }] as const;
+const erc20TransferAbi = [
+  {
+    type: "event",
+    name: "Transfer",
+    anonymous: false,
+    inputs: [
+      { name: "from", type: "address", indexed: true },
+      { name: "to", type: "address", indexed: true },
+      { name: "value", type: "uint256", indexed: false },
+    ],
+  },
+] as const;
+const erc20BalanceAbi = [
+  { type: "function", name: "balanceOf", stateMutability: "view", inputs: [{ name: "", type: "address" }], outputs: [{ name: "", type: "uint256" }] },
+] as const;
 const erc20DecimalsAbi = [{ type: "function", name: "decimals", stateMutability: "view", inputs: [], outputs: [{ name: "", type: "uint8" }] }] as const;
 
 /**
@@ -288,7 +346,11 @@ function revertOf(e: unknown): Simulation | undefined {
     try {
       const decoded = new ContractFunctionRevertedError({ abi: PayoutVault.abi, data, functionName: "payNative" });
       if (decoded.data?.errorName === "PaymentFailed") {
-        return { ok: false, failedIndex: Number(decoded.data.args?.[0] as bigint), reason: "the vault could not pay this item (recipient refused it, or the token refused the transfer)" };
+        return {
+          ok: false,
+          failedIndex: Number(decoded.data.args?.[0] as bigint),
+          reason: "the vault could not pay this item (recipient refused it, or the token refused the transfer)",
+        };
       }
       return { ok: false, reason: decoded.reason ?? decoded.data?.errorName ?? decoded.shortMessage };
     } catch {

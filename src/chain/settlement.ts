@@ -10,10 +10,7 @@ import { EvmChain } from "./evm.js";
  * payout paid with an external reference. An asset that settles on a chain this service has no
  * settings for cannot be paid out (`unconfigured`).
  */
-export type Settlement =
-  | { kind: "evm"; chain: EvmChain; token: string | null }
-  | { kind: "none" }
-  | { kind: "unconfigured"; chainId: number; reason?: string };
+export type Settlement = { kind: "evm"; chain: EvmChain; token: string | null } | { kind: "none" } | { kind: "unconfigured"; chainId: number; reason?: string };
 
 /** The settlement adapters of this process, one EVM adapter per configured chain. */
 export class Settlements {
@@ -30,9 +27,12 @@ export class Settlements {
   /** Refuses a chain this service does not pay on, or a malformed address (for addresses to register). */
   requireAddressOn(chainId: bigint, address: string): void {
     if (!this.chain(chainId)) {
-      throw new LedgerError("chain_not_configured", `chain ${chainId} is not configured on this service`, [{ path: "chainId", message: "is not a configured chain" }]);
+      throw new LedgerError("chain_not_configured", `chain ${chainId} is not configured on this service`, [
+        { path: "chainId", message: "is not a configured chain" },
+      ]);
     }
-    if (!isAddress(address, { strict: false })) throw new LedgerError("invalid_request", "address is not a 20-byte hex address", [{ path: "address", message: "invalid" }]);
+    if (!isAddress(address, { strict: false }))
+      throw new LedgerError("invalid_request", "address is not a 20-byte hex address", [{ path: "address", message: "invalid" }]);
   }
 
   forAsset(asset: Asset): Settlement {
@@ -45,9 +45,14 @@ export class Settlements {
     if (listed !== undefined) {
       // The chain's settings name what settles there: the ledger asset must be one of them, exactly.
       const entry = listed.find((a) => a.code === asset.code);
-      if (!entry) return { kind: "unconfigured", chainId: s.chainId, reason: `asset ${asset.code} is not among the assets chain ${s.chainId} is configured to settle` };
+      if (!entry)
+        return { kind: "unconfigured", chainId: s.chainId, reason: `asset ${asset.code} is not among the assets chain ${s.chainId} is configured to settle` };
       if ((entry.token?.toLowerCase() ?? null) !== token || entry.decimals !== asset.scale) {
-        return { kind: "unconfigured", chainId: s.chainId, reason: `asset ${asset.code} (token ${token ?? "native"}, scale ${asset.scale}) differs from the chain's settings (token ${entry.token?.toLowerCase() ?? "native"}, ${entry.decimals} decimals)` };
+        return {
+          kind: "unconfigured",
+          chainId: s.chainId,
+          reason: `asset ${asset.code} (token ${token ?? "native"}, scale ${asset.scale}) differs from the chain's settings (token ${entry.token?.toLowerCase() ?? "native"}, ${entry.decimals} decimals)`,
+        };
       }
     }
     return { kind: "evm", chain, token };

@@ -11,8 +11,26 @@ export type Row = Record<string, unknown>;
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code ?? "";
-  return ["ECONNREFUSED", "ECONNRESET", "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT", "57P01", "57P02", "57P03", "53300", "STOPPING",
-    "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN"].includes(code) || /^08/.test(code);
+  return (
+    [
+      "ECONNREFUSED",
+      "ECONNRESET",
+      "CONNECTION_CLOSED",
+      "CONNECTION_ENDED",
+      "CONNECTION_DESTROYED",
+      "CONNECT_TIMEOUT",
+      "57P01",
+      "57P02",
+      "57P03",
+      "53300",
+      "STOPPING",
+      "EPIPE",
+      "ETIMEDOUT",
+      "EHOSTUNREACH",
+      "ENETUNREACH",
+      "EAI_AGAIN",
+    ].includes(code) || /^08/.test(code)
+  );
 }
 
 /** The small surface every query in the project uses, the same on PostgreSQL and on PGlite. */

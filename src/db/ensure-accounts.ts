@@ -17,8 +17,16 @@ export async function ensureAccounts(db: Queryable, specs: AccountSpec[]): Promi
   const ids = new Map<string, string>();
   if (unique.length === 0) return ids;
   const columns = await pgColumns(unique, [
-    () => uuidv7(), (s) => s.assetId, (s) => s.marketplaceId, (s) => s.ref, (s) => s.code, (s) => s.ownerType, (s) => s.ownerId,
-    (s) => s.normalSide, (s) => s.debitsMustNotExceedCredits ?? false, (s) => (s.overdraftLimit ?? 0n).toString(),
+    () => uuidv7(),
+    (s) => s.assetId,
+    (s) => s.marketplaceId,
+    (s) => s.ref,
+    (s) => s.code,
+    (s) => s.ownerType,
+    (s) => s.ownerId,
+    (s) => s.normalSide,
+    (s) => s.debitsMustNotExceedCredits ?? false,
+    (s) => (s.overdraftLimit ?? 0n).toString(),
   ]);
   const [, assets, markets, refs] = columns;
   await db.query(
@@ -42,7 +50,10 @@ export async function ensureAccounts(db: Queryable, specs: AccountSpec[]): Promi
   );
   for (const r of rows) {
     if (!r.opened_by_service) {
-      throw new LedgerError("account_exists", `account ${r.ref}${r.marketplace_id ? ` of marketplace ${r.marketplace_id}` : ""} was opened through the API, not by the service; the service will not use it as its own`);
+      throw new LedgerError(
+        "account_exists",
+        `account ${r.ref}${r.marketplace_id ? ` of marketplace ${r.marketplace_id}` : ""} was opened through the API, not by the service; the service will not use it as its own`,
+      );
     }
     ids.set(specKey({ assetId: r.asset_id, marketplaceId: r.marketplace_id, ref: r.ref }), r.id);
   }

@@ -31,9 +31,7 @@ export async function sealJournal(db: Database, maxTransfers = MAX_SEAL_TRANSFER
     const [last] = await tx.query<{ id: string; to_txid: string; hash: string }>(
       "select id::text as id, to_txid::text as to_txid, hash from journal_seals order by journal_seals.id desc limit 1",
     );
-    const [{ horizon }] = (await tx.query<{ horizon: string }>(
-      "select pg_snapshot_xmin(pg_current_snapshot())::text as horizon",
-    )) as [{ horizon: string }];
+    const [{ horizon }] = (await tx.query<{ horizon: string }>("select pg_snapshot_xmin(pg_current_snapshot())::text as horizon")) as [{ horizon: string }];
     const from = BigInt(last?.to_txid ?? "0");
     const horizonTxid = BigInt(horizon);
     let to = horizonTxid;
@@ -41,16 +39,23 @@ export async function sealJournal(db: Database, maxTransfers = MAX_SEAL_TRANSFER
     // At most about MAX_SEAL_TRANSFERS per seal, so that a backlog is sealed in bounded steps
     // (and bounded memory): end the seal at the transaction holding the row past the limit. A
     // single database transaction is never split.
-    const [cut] = await tx.query<{ txid: string }>(
-      "select txid::text as txid from transfers where txid >= $1 and txid < $2 order by txid offset $3 limit 1",
-      [from.toString(), to.toString(), maxTransfers]);
+    const [cut] = await tx.query<{ txid: string }>("select txid::text as txid from transfers where txid >= $1 and txid < $2 order by txid offset $3 limit 1", [
+      from.toString(),
+      to.toString(),
+      maxTransfers,
+    ]);
     if (cut) {
       const at = BigInt(cut.txid);
-      const [first] = (await tx.query<{ txid: string }>("select min(txid)::text as txid from transfers where txid >= $1", [from.toString()])) as [{ txid: string }];
+      const [first] = (await tx.query<{ txid: string }>("select min(txid)::text as txid from transfers where txid >= $1", [from.toString()])) as [
+        { txid: string },
+      ];
       if (at > BigInt(first.txid)) to = at;
       else {
         // The first transaction alone holds more than the limit: seal it whole.
-        const [after] = await tx.query<{ txid: string | null }>("select min(txid)::text as txid from transfers where txid > $1 and txid < $2", [at.toString(), to.toString()]);
+        const [after] = await tx.query<{ txid: string | null }>("select min(txid)::text as txid from transfers where txid > $1 and txid < $2", [
+          at.toString(),
+          to.toString(),
+        ]);
         if (after?.txid) to = BigInt(after.txid);
       }
     }
@@ -66,10 +71,15 @@ export async function sealJournal(db: Database, maxTransfers = MAX_SEAL_TRANSFER
       hash: sha256Hex(prevHash + digest),
       cut: to < horizonTxid,
     };
-    await tx.query(
-      "insert into journal_seals (id, from_txid, to_txid, transfer_count, prev_hash, hash, format) values ($1, $2, $3, $4, $5, $6, $7)",
-      [seal.id.toString(), from.toString(), to.toString(), count, prevHash, seal.hash, format],
-    );
+    await tx.query("insert into journal_seals (id, from_txid, to_txid, transfer_count, prev_hash, hash, format) values ($1, $2, $3, $4, $5, $6, $7)", [
+      seal.id.toString(),
+      from.toString(),
+      to.toString(),
+      count,
+      prevHash,
+      seal.hash,
+      format,
+    ]);
     return seal;
   });
 }

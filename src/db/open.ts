@@ -16,7 +16,12 @@ export async function openConfiguredDatabase(config: Config): Promise<Database> 
       process.exit(1);
     }
   }
-  const db = await openDatabase({ url: config.DATABASE_URL, dataDir: config.PGLITE_DATA_DIR, maxConnections: config.DB_POOL_SIZE, clock: configuredClock(config) });
+  const db = await openDatabase({
+    url: config.DATABASE_URL,
+    dataDir: config.PGLITE_DATA_DIR,
+    maxConnections: config.DB_POOL_SIZE,
+    clock: configuredClock(config),
+  });
   await runMigrations(db);
   const close = db.close.bind(db);
   return Object.assign(db, {

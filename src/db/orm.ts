@@ -17,10 +17,13 @@ const orms = new WeakMap<Queryable, Orm>();
 export function orm(db: Queryable): Orm {
   let o = orms.get(db);
   if (!o) {
-    o = drizzle(async (text, params, method) => {
-      if (method === "all") return { rows: await db.queryValues(text, params) };
-      return { rows: await db.query(text, params) };
-    }, { schema });
+    o = drizzle(
+      async (text, params, method) => {
+        if (method === "all") return { rows: await db.queryValues(text, params) };
+        return { rows: await db.query(text, params) };
+      },
+      { schema },
+    );
     orms.set(db, o);
   }
   return o;

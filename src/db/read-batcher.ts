@@ -25,7 +25,11 @@ export class ReadBatcher<K, V> {
 }
 
 /** One batcher per database handle and purpose. */
-export function batcherFor<K, V>(cache: WeakMap<Queryable, ReadBatcher<K, V>>, db: Queryable, load: (db: Queryable, keys: K[]) => Promise<V[]>): ReadBatcher<K, V> {
+export function batcherFor<K, V>(
+  cache: WeakMap<Queryable, ReadBatcher<K, V>>,
+  db: Queryable,
+  load: (db: Queryable, keys: K[]) => Promise<V[]>,
+): ReadBatcher<K, V> {
   let b = cache.get(db);
   if (!b) {
     b = new ReadBatcher((keys) => load(db, keys));

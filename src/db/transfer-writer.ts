@@ -13,9 +13,7 @@ export type { BatchOutcome } from "./transfer-writer/strategies.js";
 import { Contended } from "./transfer-writer/statements.js";
 
 /** The outcome of one request of a batch: its transfer (new or replayed), or why it was refused. */
-export type TransferResult =
-  | { ok: true; transfer: Transfer; replayed: boolean }
-  | { ok: false; error: LedgerError };
+export type TransferResult = { ok: true; transfer: Transfer; replayed: boolean } | { ok: false; error: LedgerError };
 
 const MAX_ATTEMPTS = 5;
 
@@ -105,7 +103,10 @@ async function attemptBatch(db: Database, batch: BatchInputs, afterWrite: AfterW
     await strategy.write(tx, state, decided, afterWrite);
   });
   const { outcomes, bookedAt } = decided!;
-  const replayed = await loadTransfers(db, outcomes.flatMap((o) => (o.kind === "replayed" ? [o.id] : [])));
+  const replayed = await loadTransfers(
+    db,
+    outcomes.flatMap((o) => (o.kind === "replayed" ? [o.id] : [])),
+  );
   return outcomes.map((o): TransferResult => {
     if (o.kind === "refused") return { ok: false, error: o.error };
     if (o.kind === "replayed") return { ok: true, transfer: replayed.get(o.id)!, replayed: true };
@@ -157,7 +158,10 @@ async function readState(tx: Queryable, db: Database, valid: TransferInput[], st
 
   // Read resolutions only now: whoever resolved these held the same account locks and has committed.
   if (refs.length > 0) {
-    for (const r of await resolutionsOf(tx, refs.map((t) => t.id))) {
+    for (const r of await resolutionsOf(
+      tx,
+      refs.map((t) => t.id),
+    )) {
       if (r.pending_id) state.resolutions.set(r.pending_id, r.kind);
       if (r.reverses_id) state.reversed.add(r.reverses_id);
     }
@@ -166,7 +170,12 @@ async function readState(tx: Queryable, db: Database, valid: TransferInput[], st
 }
 
 /** Runs each request through the ledger rules, in order; a refusal affects nothing that follows. */
-async function decide(inputs: TransferInput[], state: LedgerState, checked: Map<TransferInput, { hash: string }>, strategy: LockingStrategy): Promise<Decisions> {
+async function decide(
+  inputs: TransferInput[],
+  state: LedgerState,
+  checked: Map<TransferInput, { hash: string }>,
+  strategy: LockingStrategy,
+): Promise<Decisions> {
   const decided: Decisions = { created: [], entries: [], outcomes: [], bookedAt: state.now };
   for (const [k, input] of inputs.entries()) {
     // Only while no balance row is locked (the optimistic mode): a lock held longer makes others wait.

@@ -34,9 +34,7 @@ export function postedBalance(side: Side, b: Balances): bigint {
  * Incoming pending amounts are not available until posted.
  */
 export function availableBalance(side: Side, b: Balances): bigint {
-  return side === "credit"
-    ? b.creditsPosted - b.debitsPosted - b.debitsPending
-    : b.debitsPosted - b.creditsPosted - b.creditsPending;
+  return side === "credit" ? b.creditsPosted - b.debitsPosted - b.debitsPending : b.debitsPosted - b.creditsPosted - b.creditsPending;
 }
 
 /** Which limit, if any, the balances break. Pending amounts count against the limit (holds reserve). */

@@ -2,8 +2,15 @@ import { unitsToDecimal } from "./money.js";
 
 /** Seconds in one unit, for units that measure time; other units have no paid hours. */
 const SECONDS_PER_UNIT: Record<string, bigint> = {
-  gpu_second: 1n, gpu_minute: 60n, gpu_hour: 3600n, cpu_second: 1n, cpu_minute: 60n, cpu_hour: 3600n,
-  second: 1n, minute: 60n, hour: 3600n,
+  gpu_second: 1n,
+  gpu_minute: 60n,
+  gpu_hour: 3600n,
+  cpu_second: 1n,
+  cpu_minute: 60n,
+  cpu_hour: 3600n,
+  second: 1n,
+  minute: 60n,
+  hour: 3600n,
 };
 
 /** An exact non-negative decimal string as digits / 10^exp (any length). */

@@ -47,9 +47,7 @@ export interface EntryRecord {
 /** What every planned transfer starts from: its identity and request, before the legs its kind decides. */
 type PlannedBase = Omit<TransferRecord, "legs">;
 
-export type ExecuteResult =
-  | { status: "created"; transfer: TransferRecord; entries: EntryRecord[] }
-  | { status: "replayed"; transferId: string };
+export type ExecuteResult = { status: "created"; transfer: TransferRecord; entries: EntryRecord[] } | { status: "replayed"; transferId: string };
 
 /**
  * The rules of the ledger over an in-memory slice of its state: the accounts a batch touches, the
@@ -128,8 +126,7 @@ export class LedgerState {
         ? { debitAccountId: leg.debitAccountId, creditAccountId: leg.creditAccountId, assetId: asset, postedAmount: 0n, pendingAmount: leg.amount }
         : { debitAccountId: leg.debitAccountId, creditAccountId: leg.creditAccountId, assetId: asset, postedAmount: leg.amount, pendingAmount: 0n };
     });
-    const timeoutAt =
-      pending && input.timeoutSeconds !== undefined ? new Date(this.now.getTime() + input.timeoutSeconds * 1000) : null;
+    const timeoutAt = pending && input.timeoutSeconds !== undefined ? new Date(this.now.getTime() + input.timeoutSeconds * 1000) : null;
     return { ...base, timeoutAt, legs };
   }
 
@@ -179,11 +176,15 @@ export class LedgerState {
 
   private legAsset(debitId: string, creditId: string, i: number): string {
     const debit = this.accounts.get(debitId);
-    if (!debit) throw new LedgerError("account_not_found", `account ${debitId} does not exist`, [{ path: `legs.${i}.debitAccountId`, message: "does not exist" }]);
+    if (!debit)
+      throw new LedgerError("account_not_found", `account ${debitId} does not exist`, [{ path: `legs.${i}.debitAccountId`, message: "does not exist" }]);
     const credit = this.accounts.get(creditId);
-    if (!credit) throw new LedgerError("account_not_found", `account ${creditId} does not exist`, [{ path: `legs.${i}.creditAccountId`, message: "does not exist" }]);
+    if (!credit)
+      throw new LedgerError("account_not_found", `account ${creditId} does not exist`, [{ path: `legs.${i}.creditAccountId`, message: "does not exist" }]);
     if (debit.assetId !== credit.assetId) {
-      throw new LedgerError("asset_mismatch", `leg ${i} moves between accounts of different assets`, [{ path: `legs.${i}`, message: "debit and credit accounts hold different assets" }]);
+      throw new LedgerError("asset_mismatch", `leg ${i} moves between accounts of different assets`, [
+        { path: `legs.${i}`, message: "debit and credit accounts hold different assets" },
+      ]);
     }
     return debit.assetId;
   }
@@ -224,7 +225,10 @@ export class LedgerState {
       const credit = balancesOf(leg.creditAccountId);
       credit.creditsPosted += leg.postedAmount;
       credit.creditsPending += leg.pendingAmount;
-      for (const [side, accountId, b] of [["debit", leg.debitAccountId, debit], ["credit", leg.creditAccountId, credit]] as const) {
+      for (const [side, accountId, b] of [
+        ["debit", leg.debitAccountId, debit],
+        ["credit", leg.creditAccountId, credit],
+      ] as const) {
         entries.push({
           transferId: transfer.id,
           leg: i,

@@ -4,7 +4,16 @@ import type { Role } from "./access.js";
  * Four eyes for manual money (docs/ledger.md, "Four eyes"): the kinds of proposal, their states,
  * and who may propose and who may approve each kind.
  */
-export const PROPOSAL_KINDS = ["receipt", "credit_limit", "customer_credit_limit", "reconciliation_adjustment", "usage_limits", "payout", "operator_payout_limits", "payout_policy"] as const;
+export const PROPOSAL_KINDS = [
+  "receipt",
+  "credit_limit",
+  "customer_credit_limit",
+  "reconciliation_adjustment",
+  "usage_limits",
+  "payout",
+  "operator_payout_limits",
+  "payout_policy",
+] as const;
 export type ProposalKind = (typeof PROPOSAL_KINDS)[number];
 
 export type ProposalStatus = "proposed" | "approved" | "rejected";

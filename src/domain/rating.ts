@@ -91,8 +91,7 @@ export interface ConfiguredOverride {
   max?: Record<string, string>;
 }
 
-const matchesResource = (pattern: string, resource: string) =>
-  pattern.endsWith("*") ? resource.startsWith(pattern.slice(0, -1)) : pattern === resource;
+const matchesResource = (pattern: string, resource: string) => (pattern.endsWith("*") ? resource.startsWith(pattern.slice(0, -1)) : pattern === resource);
 
 /**
  * The rule that applies to one record: the most specific matching override (operator and resource,

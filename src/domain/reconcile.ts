@@ -58,27 +58,45 @@ export function matchPayouts(ledger: LedgerPayout[], chain: ChainPayment[]): Rec
   for (const c of sorted) {
     const p = byId.get(c.payoutId);
     const base = {
-      direction: "out" as const, txHash: c.txHash, logIndex: c.logIndex, blockNumber: c.blockNumber, chainAmount: c.amount, chainAddress: c.recipient,
+      direction: "out" as const,
+      txHash: c.txHash,
+      logIndex: c.logIndex,
+      blockNumber: c.blockNumber,
+      chainAmount: c.amount,
+      chainAddress: c.recipient,
     };
     if (!p || seen.has(p.payoutId) || p.status !== "confirmed" || (p.txHash !== null && p.txHash.toLowerCase() !== c.txHash.toLowerCase())) {
-      const detail = !p ? `no ledger payout has id ${c.payoutId}`
-        : p.status !== "confirmed" ? `payout ${p.payoutId} is ${p.status} in the ledger, not confirmed (rerun once the worker has confirmed it)`
-        : `a payment for payout ${p.payoutId} in a transaction the ledger did not record for it`;
+      const detail = !p
+        ? `no ledger payout has id ${c.payoutId}`
+        : p.status !== "confirmed"
+          ? `payout ${p.payoutId} is ${p.status} in the ledger, not confirmed (rerun once the worker has confirmed it)`
+          : `a payment for payout ${p.payoutId} in a transaction the ledger did not record for it`;
       items.push({ ...base, status: "unexpected_on_chain", payoutId: p ? p.payoutId : null, ledgerAmount: null, ledgerAddress: null, detail });
       continue;
     }
     seen.add(p.payoutId);
     const common = { ...base, payoutId: p.payoutId, ledgerAmount: p.amount, ledgerAddress: p.recipient };
     if (p.amount !== c.amount) items.push({ ...common, status: "amount_mismatch", detail: `the ledger paid ${p.amount}, the chain ${c.amount}` });
-    else if (p.recipient.toLowerCase() !== c.recipient.toLowerCase()) items.push({ ...common, status: "recipient_mismatch", detail: `the ledger paid ${p.recipient}, the chain ${c.recipient}` });
+    else if (p.recipient.toLowerCase() !== c.recipient.toLowerCase())
+      items.push({ ...common, status: "recipient_mismatch", detail: `the ledger paid ${p.recipient}, the chain ${c.recipient}` });
     else items.push({ ...common, status: "matched", detail: "" });
   }
   const missing = ledger.filter((p) => p.inRange && p.status === "confirmed" && !seen.has(p.payoutId)).sort((a, b) => (a.payoutId < b.payoutId ? -1 : 1));
   for (const p of missing) {
     items.push({
-      status: "missing_on_chain", direction: "out", payoutId: p.payoutId, txHash: p.txHash, logIndex: p.logIndex, blockNumber: p.blockNumber,
-      ledgerAmount: p.amount, chainAmount: null, ledgerAddress: p.recipient, chainAddress: null,
-      detail: p.txHash ? `the ledger records it paid in ${p.txHash}, which holds no matching payment` : "the ledger records it paid; the chain shows no payment",
+      status: "missing_on_chain",
+      direction: "out",
+      payoutId: p.payoutId,
+      txHash: p.txHash,
+      logIndex: p.logIndex,
+      blockNumber: p.blockNumber,
+      ledgerAmount: p.amount,
+      chainAmount: null,
+      ledgerAddress: p.recipient,
+      chainAddress: null,
+      detail: p.txHash
+        ? `the ledger records it paid in ${p.txHash}, which holds no matching payment`
+        : "the ledger records it paid; the chain shows no payment",
     });
   }
   return items;

@@ -124,4 +124,3 @@ function safeStringify(value: unknown): string | undefined {
     return undefined;
   }
 }
-

@@ -18,7 +18,10 @@ export async function actOnTransfer(c: Context<AppEnv>, id: string, body: unknow
   // pays it on chain would let the operator be paid twice.
   const owner = ["payout", "chain_deposit", "chain_tx", "receipt", "reconciliation"].find((k) => target.metadata && k in target.metadata);
   if (owner !== undefined) {
-    throw new ApiError("invalid_request", `transfer ${id} belongs to a ${owner.replace("_", " ")}; act on it through its own routes (e.g. POST /v1/payouts/{id}/cancel)`);
+    throw new ApiError(
+      "invalid_request",
+      `transfer ${id} belongs to a ${owner.replace("_", " ")}; act on it through its own routes (e.g. POST /v1/payouts/{id}/cancel)`,
+    );
   }
   // Usage owns its transfer too: its reversal refunds a closed hold into the customer's balance.
   // (A marketplace key is told first that the accounts are the service's; an admin, that the
@@ -26,14 +29,20 @@ export async function actOnTransfer(c: Context<AppEnv>, id: string, body: unknow
   if (target.metadata && "usage" in target.metadata && c.get("principal").role === "admin") {
     throw new ApiError("invalid_request", `transfer ${id} belongs to a usage record; correct it with POST /v1/usage/{id}/reverse`);
   }
-  const unusable = await unusableAccounts(c, target.legs.flatMap((l) => [l.debitAccountId, l.creditAccountId]));
+  const unusable = await unusableAccounts(
+    c,
+    target.legs.flatMap((l) => [l.debitAccountId, l.creditAccountId]),
+  );
   // Visible but touching accounts this key may not move money on (e.g. an operator's payable, or
   // the service's own accounts of its marketplace): saying so leaks nothing, since the key can read the transfer.
   if (unusable.size > 0) {
     const reserved = [...unusable.values()].flatMap((u) => (u.reason === "reserved" ? [u.account.ref] : []));
-    throw new ApiError("forbidden", [...unusable.values()].every((u) => u.reason === "reserved")
-      ? `transfer ${id} moves money on the service's own accounts (${reserved.join(", ")}), which only the service's routes move; correct usage with POST /v1/usage/{id}/reverse`
-      : `transfer ${id} touches accounts outside your marketplace; correct usage with POST /v1/usage/{id}/reverse`);
+    throw new ApiError(
+      "forbidden",
+      [...unusable.values()].every((u) => u.reason === "reserved")
+        ? `transfer ${id} moves money on the service's own accounts (${reserved.join(", ")}), which only the service's routes move; correct usage with POST /v1/usage/{id}/reverse`
+        : `transfer ${id} touches accounts outside your marketplace; correct usage with POST /v1/usage/{id}/reverse`,
+    );
   }
   if (target.metadata && "usage" in target.metadata) {
     throw new ApiError("invalid_request", `transfer ${id} belongs to a usage record; correct it with POST /v1/usage/{id}/reverse`);

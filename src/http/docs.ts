@@ -21,7 +21,8 @@ export function registerDocs(app: OpenAPIHono<AppEnv>): void {
     info: {
       title: "Settlement & payout ledger",
       version: "1.0.0",
-      description: "Amounts are strings of integers in the asset's smallest unit. Every POST needs an Idempotency-Key header. Errors are application/problem+json (RFC 9457).",
+      description:
+        "Amounts are strings of integers in the asset's smallest unit. Every POST needs an Idempotency-Key header. Errors are application/problem+json (RFC 9457).",
     },
   });
   const css = file("swagger-ui.css");
@@ -30,5 +31,6 @@ export function registerDocs(app: OpenAPIHono<AppEnv>): void {
   app.get("/docs/swagger-ui.css", (c) => c.body(css, 200, { "content-type": "text/css", "cache-control": "public, max-age=86400" }));
   app.get("/docs/swagger-ui-bundle.js", (c) => c.body(js, 200, { "content-type": "text/javascript", "cache-control": "public, max-age=86400" }));
   app.get("/docs/init.js", (c) =>
-    c.body(`window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#api", validatorUrl: null });`, 200, { "content-type": "text/javascript" }));
+    c.body(`window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#api", validatorUrl: null });`, 200, { "content-type": "text/javascript" }),
+  );
 }

@@ -19,8 +19,15 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
 
 export async function idempotentRequest(c: Context<AppEnv>, body: unknown): Promise<IdempotentRequest> {
   const key = c.req.header("idempotency-key");
-  if (key === undefined) throw new ApiError("idempotency_key_required", "POST requests need an 'Idempotency-Key' header (any unique string up to 255 printable characters, e.g. a UUID)");
-  if (!KEY.test(key)) throw new ApiError("invalid_request", "the Idempotency-Key header must be 1-255 printable ASCII characters without spaces", [{ path: "Idempotency-Key", message: "invalid" }]);
+  if (key === undefined)
+    throw new ApiError(
+      "idempotency_key_required",
+      "POST requests need an 'Idempotency-Key' header (any unique string up to 255 printable characters, e.g. a UUID)",
+    );
+  if (!KEY.test(key))
+    throw new ApiError("invalid_request", "the Idempotency-Key header must be 1-255 printable ASCII characters without spaces", [
+      { path: "Idempotency-Key", message: "invalid" },
+    ]);
   const method = c.req.method;
   const path = c.req.path;
   return { scope: tenantOf(c.get("principal")), key, method, path, hash: await canonicalSha256({ method, path, body }, giveWay, batchTuning.yieldEvery) };

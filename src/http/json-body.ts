@@ -52,7 +52,9 @@ export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
   // PostgreSQL stores no NUL character in text or jsonb: refused here, naming where it is.
   if (found.nulAt !== undefined) {
     const path = found.nulAt === "" ? "body" : found.nulAt;
-    throw new ApiError("invalid_request", `${path}: must not contain a NUL character (\\u0000)`, [{ path, message: "must not contain a NUL character (\\u0000)" }]);
+    throw new ApiError("invalid_request", `${path}: must not contain a NUL character (\\u0000)`, [
+      { path, message: "must not contain a NUL character (\\u0000)" },
+    ]);
   }
   // The route's validator reads the body through c.req.json(): it gets this parse instead of a second one.
   c.req.json = (() => Promise.resolve(parsed)) as typeof c.req.json;

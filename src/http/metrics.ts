@@ -9,15 +9,24 @@ export function createMetrics(db?: Queryable) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   if (db) {
-    countGauge(registry, db, "payouts_waiting_for_funds",
-      "Pending payouts the vault cannot pay yet, by chain and asset: fund the vault (GET /v1/treasury gives the shortfall)", ["chain_id", "asset"],
+    countGauge(
+      registry,
+      db,
+      "payouts_waiting_for_funds",
+      "Pending payouts the vault cannot pay yet, by chain and asset: fund the vault (GET /v1/treasury gives the shortfall)",
+      ["chain_id", "asset"],
       `select p.chain_id::text as chain_id, s.code as asset, count(*)::text as n from payouts p join assets s on s.id = p.asset_id
-        where p.status = 'pending' and p.note like 'waiting for funds%' group by 1, 2`);
-    countGauge(registry, db, "chain_transactions_stuck",
+        where p.status = 'pending' and p.note like 'waiting for funds%' group by 1, 2`,
+    );
+    countGauge(
+      registry,
+      db,
+      "chain_transactions_stuck",
       "Payout transactions signed or submitted whose last step failed (e.g. paid on chain but not yet settled in the ledger), by chain and status: the worker retries them; a value that stays above 0 needs a look",
       ["chain_id", "status"],
       `select chain_id::text as chain_id, status, count(*)::text as n from chain_transactions
-        where status in ('signed', 'submitted') and last_error is not null group by 1, 2`);
+        where status in ('signed', 'submitted') and last_error is not null group by 1, 2`,
+    );
   }
   return {
     registry,
@@ -52,7 +61,10 @@ export type Metrics = ReturnType<typeof createMetrics>;
 /** A gauge of row counts read from the database at each scrape: `sql` returns the labels and `n`. */
 function countGauge(registry: Registry, db: Queryable, name: string, help: string, labelNames: string[], sql: string): void {
   new Gauge({
-    name, help, labelNames, registers: [registry],
+    name,
+    help,
+    labelNames,
+    registers: [registry],
     async collect() {
       this.reset();
       for (const r of await db.query<Record<string, string>>(sql)) {

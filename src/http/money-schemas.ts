@@ -3,7 +3,12 @@ import { parseUnits } from "../domain/money.js";
 
 /** Amounts travel as strings of integer smallest units: JSON numbers lose precision past 2^53. */
 export const Amount = z
-  .string({ error: (i) => (i.input === undefined ? "is required" : "must be a string holding an integer amount in the asset's smallest unit, e.g. \"1500000\" (JSON numbers lose precision)") })
+  .string({
+    error: (i) =>
+      i.input === undefined
+        ? "is required"
+        : 'must be a string holding an integer amount in the asset\'s smallest unit, e.g. "1500000" (JSON numbers lose precision)',
+  })
   .superRefine((v, ctx) => {
     if (!/^[0-9]+$/.test(v)) {
       ctx.addIssue({ code: "custom", message: "must be an integer amount in the asset's smallest unit: digits only, no sign, decimal point or exponent" });

@@ -7,7 +7,11 @@
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
-  constructor(private readonly perSecond: number, private readonly burst: number, private readonly now: () => number = () => performance.now()) {}
+  constructor(
+    private readonly perSecond: number,
+    private readonly burst: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /** Takes a token for `key`: undefined when allowed, else the seconds to wait. */
   take(key: string): number | undefined {

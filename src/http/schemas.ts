@@ -5,7 +5,10 @@ export const Uuid = z.uuid({ error: "must be a uuid" }).openapi({ example: "0193
 
 export const Timestamp = z.iso
   .datetime({ offset: true, error: "must be an RFC 3339 date-time, e.g. 2026-11-29T12:00:00Z" })
-  .refine((v) => { const t = Date.parse(v); return t >= Date.UTC(1970, 0, 1) && t < Date.UTC(10000, 0, 1); }, "must be between 1970 and 9999")
+  .refine((v) => {
+    const t = Date.parse(v);
+    return t >= Date.UTC(1970, 0, 1) && t < Date.UTC(10000, 0, 1);
+  }, "must be between 1970 and 9999")
   .openapi({ example: "2026-11-29T12:00:00Z" });
 
 const MAX_METADATA_DEPTH = 8;
@@ -69,7 +72,10 @@ export const Account = z
     debits_must_not_exceed_credits: z.boolean(),
     credits_must_not_exceed_debits: z.boolean(),
     metadata: Metadata,
-    opened_by_service: z.boolean().openapi({ description: "part of the service's chart of accounts (customers', operators', fee, hold, clearing, treasury accounts): only the service moves money on it" }),
+    opened_by_service: z.boolean().openapi({
+      description:
+        "part of the service's chart of accounts (customers', operators', fee, hold, clearing, treasury accounts): only the service moves money on it",
+    }),
     created_at: Timestamp,
   })
   .openapi("Account");
@@ -127,5 +133,4 @@ export const Transfer = z
   })
   .openapi("Transfer");
 
-export const page = <T extends z.ZodType>(item: T, name: string) =>
-  z.object({ data: z.array(item), next_cursor: z.string().nullable() }).openapi(name);
+export const page = <T extends z.ZodType>(item: T, name: string) => z.object({ data: z.array(item), next_cursor: z.string().nullable() }).openapi(name);

@@ -10,9 +10,11 @@ export const assetOut = (a: Asset) => ({
   code: a.code,
   scale: a.scale,
   settlement:
-    a.settlement.kind === "erc20" ? { kind: a.settlement.kind, chain_id: a.settlement.chainId, token_address: a.settlement.tokenAddress }
-    : a.settlement.kind === "native" ? { kind: a.settlement.kind, chain_id: a.settlement.chainId }
-    : { kind: a.settlement.kind },
+    a.settlement.kind === "erc20"
+      ? { kind: a.settlement.kind, chain_id: a.settlement.chainId, token_address: a.settlement.tokenAddress }
+      : a.settlement.kind === "native"
+        ? { kind: a.settlement.kind, chain_id: a.settlement.chainId }
+        : { kind: a.settlement.kind },
   created_at: a.createdAt.toISOString(),
 });
 

@@ -36,11 +36,7 @@ export async function submitTransfer(c: Context<AppEnv>, body: unknown, input: U
  * A batch in one database transaction; each item gets its own result. Items this key may not use
  * (`refused` up front) are answered as if the account did not exist.
  */
-export async function submitTransferBatch(
-  c: Context<AppEnv>,
-  body: unknown,
-  items: (Unkeyed | ApiError)[],
-): Promise<Response> {
+export async function submitTransferBatch(c: Context<AppEnv>, body: unknown, items: (Unkeyed | ApiError)[]): Promise<Response> {
   const deps = c.get("deps");
   return replayOrRun(c, body, async (ledgerKey) => {
     // Item i's key ends in "#i": the length prefixes keep it from spelling any single request's key.

@@ -14,7 +14,10 @@ export async function actingMarketplace(c: Context<AppEnv>, given: string | unde
     return p.scopeId!;
   }
   if (p.role === "admin") {
-    if (given === undefined) throw new ApiError("invalid_request", "admin keys must name the marketplace_id they act for", [{ path: "marketplace_id", message: "is required for admin keys" }]);
+    if (given === undefined)
+      throw new ApiError("invalid_request", "admin keys must name the marketplace_id they act for", [
+        { path: "marketplace_id", message: "is required for admin keys" },
+      ]);
     if (!(await getMarketplace(c.get("deps").ledger.db, given))) throw new ApiError("marketplace_not_found", `marketplace ${given} does not exist`);
     return given;
   }

@@ -35,7 +35,10 @@ export async function visibleTransfer(c: Context<AppEnv>, id: string): Promise<T
  * `reserved` (it sees the account, which is one of the service's own). Admin keys may use any
  * account opened through the API, none of the service's own; the ledger itself reports unknown ones.
  */
-export async function unusableAccounts(c: Context<AppEnv>, ids: string[]): Promise<Map<string, { reason: "hidden" } | { reason: "reserved"; account: Account }>> {
+export async function unusableAccounts(
+  c: Context<AppEnv>,
+  ids: string[],
+): Promise<Map<string, { reason: "hidden" } | { reason: "reserved"; account: Account }>> {
   const principal = c.get("principal");
   const out = new Map<string, { reason: "hidden" } | { reason: "reserved"; account: Account }>();
   const accounts = new Map((await getAccounts(c.get("deps").ledger.db, [...new Set(ids)])).map((a) => [a.id, a]));

@@ -18,9 +18,16 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest();
 
 export const ApiKeyInput = z
   .strictObject({
-    name: z.string().min(1).max(100).regex(/^[^\u0000]*$/, "must not contain NUL characters"),
+    name: z
+      .string()
+      .min(1)
+      .max(100)
+      .regex(/^[^\u0000]*$/, "must not contain NUL characters"),
     role: z.enum(["admin", "finance", "marketplace", "operator"]),
-    scopeId: z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be the id of an existing marketplace or operator").optional(),
+    scopeId: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be the id of an existing marketplace or operator")
+      .optional(),
   })
   .refine((k) => (k.scopeId !== undefined) === (k.role === "marketplace" || k.role === "operator"), {
     message: "marketplace and operator keys need the id they act for; admin and finance keys take none",
@@ -41,7 +48,13 @@ export async function createApiKey(db: Queryable, raw: ApiKeyInput, createdBy: s
   const prefix = randomBytes(8).toString("hex");
   const secret = `lk_${prefix}_${randomBytes(32).toString("base64url")}`;
   const key = await insertApiKey(db, {
-    id: uuidv7(), prefix, secretHash: sha256(secret).toString("hex"), name: input.name, role: input.role, scopeId: input.scopeId ?? null, createdBy,
+    id: uuidv7(),
+    prefix,
+    secretHash: sha256(secret).toString("hex"),
+    name: input.name,
+    role: input.role,
+    scopeId: input.scopeId ?? null,
+    createdBy,
   });
   return { ...key, secret };
 }

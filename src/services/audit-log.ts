@@ -9,10 +9,13 @@ export type { AuditEntry } from "../db/queries/audit-log.js";
  * caller waits for its own row to be durable.
  */
 export function createAuditWriter(db: Database): GroupCommitter<AuditEntry, void> {
-  return new GroupCommitter<AuditEntry, void>(async (items) => {
-    await insertAuditEntries(db, items, db.clock.now());
-    return items.map(() => undefined);
-  }, { maxItems: 1000, maxConcurrent: db.kind === "pglite" ? 1 : 2, windowMs: 0 });
+  return new GroupCommitter<AuditEntry, void>(
+    async (items) => {
+      await insertAuditEntries(db, items, db.clock.now());
+      return items.map(() => undefined);
+    },
+    { maxItems: 1000, maxConcurrent: db.kind === "pglite" ? 1 : 2, windowMs: 0 },
+  );
 }
 
 /**
@@ -25,7 +28,10 @@ export class RefusedAuditBudget {
   private window = -1;
   private counts = new Map<string, number>();
   private total = 0;
-  constructor(private readonly perMinute = 60, private readonly totalPerMinute = 600) {}
+  constructor(
+    private readonly perMinute = 60,
+    private readonly totalPerMinute = 600,
+  ) {}
 
   take(source: string, nowMs: number): boolean {
     const window = Math.floor(nowMs / 60_000);

@@ -6,7 +6,13 @@ import { ensureAccounts } from "../db/ensure-accounts.js";
 import { chart, specKey, type AccountSpec } from "../domain/chart.js";
 import type { Asset } from "../domain/assets.js";
 import {
-  advanceDepositCursor, depositAddressOwners, depositCursor, ensureDepositCursor, insertChainDeposit, lockReceivedTransaction, registerDepositAddressRow,
+  advanceDepositCursor,
+  depositAddressOwners,
+  depositCursor,
+  ensureDepositCursor,
+  insertChainDeposit,
+  lockReceivedTransaction,
+  registerDepositAddressRow,
 } from "../db/queries/deposits.js";
 import { hasReceiptProposalForReferenceKeys, receiptProposalsByReferenceKeys } from "../db/queries/proposals.js";
 import { writeTransfers } from "../db/transfer-writer.js";
@@ -22,23 +28,39 @@ import { getCustomer } from "./marketplaces.js";
  * funding, credited to a customer). An address belongs to one customer per chain.
  */
 export async function registerDepositAddress(
-  db: Queryable, settlements: Settlements,
+  db: Queryable,
+  settlements: Settlements,
   input: { marketplaceId: string; customerId: string; chainId: bigint; address: string; signature: string; createdBy: string },
 ) {
   settlements.requireAddressOn(input.chainId, input.address);
-  if (!(await getCustomer(db, input.marketplaceId, input.customerId))) throw new LedgerError("customer_not_found", `customer ${input.customerId} does not exist`);
+  if (!(await getCustomer(db, input.marketplaceId, input.customerId)))
+    throw new LedgerError("customer_not_found", `customer ${input.customerId} does not exist`);
   const address = input.address.toLowerCase();
-  const message = depositAddressMessage({ marketplaceId: input.marketplaceId, customerId: input.customerId, chainId: input.chainId, address: getAddress(address) });
-  const valid = /^0x[0-9a-fA-F]{130}$/.test(input.signature)
-    && (await verifyMessage({ address: address as `0x${string}`, message, signature: input.signature as `0x${string}` }).catch(() => false));
+  const message = depositAddressMessage({
+    marketplaceId: input.marketplaceId,
+    customerId: input.customerId,
+    chainId: input.chainId,
+    address: getAddress(address),
+  });
+  const valid =
+    /^0x[0-9a-fA-F]{130}$/.test(input.signature) &&
+    (await verifyMessage({ address: address as `0x${string}`, message, signature: input.signature as `0x${string}` }).catch(() => false));
   if (!valid) {
-    throw new LedgerError("signature_invalid", `the signature is not the address's signature of the registration message (${JSON.stringify(message)})`, [{ path: "signature", message: "does not verify" }]);
+    throw new LedgerError("signature_invalid", `the signature is not the address's signature of the registration message (${JSON.stringify(message)})`, [
+      { path: "signature", message: "does not verify" },
+    ]);
   }
   const owner = await registerDepositAddressRow(db, {
-    chainId: input.chainId, address, marketplaceId: input.marketplaceId, customerId: input.customerId, createdBy: input.createdBy,
+    chainId: input.chainId,
+    address,
+    marketplaceId: input.marketplaceId,
+    customerId: input.customerId,
+    createdBy: input.createdBy,
   });
   if (owner.marketplace_id !== input.marketplaceId || owner.customer_id !== input.customerId) {
-    throw new LedgerError("invalid_request", `address ${address} is already registered to another customer on chain ${input.chainId}`, [{ path: "address", message: "registered to another customer" }]);
+    throw new LedgerError("invalid_request", `address ${address} is already registered to another customer on chain ${input.chainId}`, [
+      { path: "address", message: "registered to another customer" },
+    ]);
   }
   return { chainId: input.chainId, address, marketplaceId: input.marketplaceId, customerId: input.customerId };
 }
@@ -96,43 +118,75 @@ async function creditDepositsOnce(db: Database, chain: EvmChain, asset: Asset, i
   const receipts = await receiptProposalsByReferenceKeys(db, [...new Set(inbound.map((t) => t.txHash.toLowerCase()))]);
   const receiptOf = new Map(receipts.map((r) => [r.key, r]));
   const credited = inbound.filter((t) => ownerOf.has(t.from) && !receiptOf.has(t.txHash.toLowerCase()));
-  const specOf = (t: InboundTransfer): AccountSpec => {
-    const o = ownerOf.get(t.from)!;
-    return chart.customer(asset.id, o.marketplace_id, o.customer_id, o.billing === "prepaid");
-  };
-  const transferIds = new Map<string, string>();
   const key = (t: InboundTransfer) => `chain-deposit:${route}:${t.txHash.toLowerCase()}:${t.logIndex}`;
+  const transferIds = new Map<string, string>();
   if (credited.length > 0) {
-    const results = await writeTransfers(db, async (tx) => {
-      await lockReceivedTransactions(tx, credited.map((t) => t.txHash));
-      if (await hasReceiptProposalForReferenceKeys(tx, [...new Set(credited.map((t) => t.txHash.toLowerCase()))])) throw new ReceiptRecordedMeanwhile();
-      const ids = await ensureAccounts(tx, [chart.treasury(asset.id, route), ...credited.map(specOf)]);
-      return credited.map((t): TransferInput => ({
-        kind: "standard", idempotencyKey: key(t),
-        metadata: { chain_deposit: { chain_id: route, tx_hash: t.txHash, log_index: t.logIndex, from: t.from } },
-        legs: [{ debitAccountId: ids.get(specKey(chart.treasury(asset.id, route)))!, creditAccountId: ids.get(specKey(specOf(t)))!, amount: t.amount }],
-      }));
-    }, {
-      afterWrite: async (tx, outcomes) => {
-        for (const [i, o] of outcomes.entries()) {
-          if (o.kind === "refused") throw o.error;
-          const t = credited[i]!;
-          const owner = ownerOf.get(t.from)!;
-          await insertChainDeposit(tx, {
-            chainId: route, txHash: t.txHash.toLowerCase(), logIndex: t.logIndex, assetId: asset.id, fromAddress: t.from, amount: t.amount, blockNumber: t.blockNumber,
-            marketplaceId: owner.marketplace_id, customerId: owner.customer_id, transferId: o.kind === "created" ? o.transfer.id : o.id,
-          });
-        }
-      },
-    });
+    const results = await writeDeposits(db, asset, route, credited, ownerOf, key);
     for (const [i, r] of results.entries()) if (r.ok) transferIds.set(key(credited[i]!), r.transfer.id);
   }
   return inbound.map((t): DepositOutcome => {
     const r = receiptOf.get(t.txHash.toLowerCase());
     if (r) return { kind: "receipt", proposalId: r.id, approved: r.status === "approved" };
     const o = ownerOf.get(t.from);
-    return o ? { kind: "credited", marketplaceId: o.marketplace_id, customerId: o.customer_id, transferId: transferIds.get(key(t))! } : { kind: "unregistered" };
+    return o
+      ? { kind: "credited", marketplaceId: o.marketplace_id, customerId: o.customer_id, transferId: transferIds.get(key(t))! }
+      : { kind: "unregistered" };
   });
+}
+
+type DepositOwner = Awaited<ReturnType<typeof depositAddressOwners>>[number];
+
+/** Treasury → each depositing customer's account, and the deposit rows, in one transaction under the received-transaction locks. */
+async function writeDeposits(
+  db: Database,
+  asset: Asset,
+  route: string,
+  credited: InboundTransfer[],
+  ownerOf: Map<string, DepositOwner>,
+  key: (t: InboundTransfer) => string,
+) {
+  const specOf = (t: InboundTransfer): AccountSpec => {
+    const o = ownerOf.get(t.from)!;
+    return chart.customer(asset.id, o.marketplace_id, o.customer_id, o.billing === "prepaid");
+  };
+  return writeTransfers(
+    db,
+    async (tx) => {
+      await lockReceivedTransactions(
+        tx,
+        credited.map((t) => t.txHash),
+      );
+      if (await hasReceiptProposalForReferenceKeys(tx, [...new Set(credited.map((t) => t.txHash.toLowerCase()))])) throw new ReceiptRecordedMeanwhile();
+      const ids = await ensureAccounts(tx, [chart.treasury(asset.id, route), ...credited.map(specOf)]);
+      return credited.map((t): TransferInput => ({
+        kind: "standard",
+        idempotencyKey: key(t),
+        metadata: { chain_deposit: { chain_id: route, tx_hash: t.txHash, log_index: t.logIndex, from: t.from } },
+        legs: [{ debitAccountId: ids.get(specKey(chart.treasury(asset.id, route)))!, creditAccountId: ids.get(specKey(specOf(t)))!, amount: t.amount }],
+      }));
+    },
+    {
+      afterWrite: async (tx, outcomes) => {
+        for (const [i, o] of outcomes.entries()) {
+          if (o.kind === "refused") throw o.error;
+          const t = credited[i]!;
+          const owner = ownerOf.get(t.from)!;
+          await insertChainDeposit(tx, {
+            chainId: route,
+            txHash: t.txHash.toLowerCase(),
+            logIndex: t.logIndex,
+            assetId: asset.id,
+            fromAddress: t.from,
+            amount: t.amount,
+            blockNumber: t.blockNumber,
+            marketplaceId: owner.marketplace_id,
+            customerId: owner.customer_id,
+            transferId: o.kind === "created" ? o.transfer.id : o.id,
+          });
+        }
+      },
+    },
+  );
 }
 
 /**

@@ -15,18 +15,30 @@ export async function settingsConflicts(db: Queryable, settlements: Settlements)
     ...(c.settings.assets ?? []).map((a) => ({ chain: c, code: a.code, token: a.token?.toLowerCase() ?? null })),
   ]);
   if (claims.length === 0) return [];
-  const assets = await getAssetsByCodes(db, claims.map((c) => c.code));
+  const assets = await getAssetsByCodes(
+    db,
+    claims.map((c) => c.code),
+  );
   const byCode = new Map(assets.map((a) => [a.code, a]));
   const problems: string[] = [];
   for (const c of claims) {
     const a = byCode.get(c.code);
     if (!a) continue;
     const s = a.settlement;
-    const same = s.kind !== "offchain" && BigInt(s.chainId) === c.chain.chainId
-      && (c.token === null ? s.kind === "native" : s.kind === "erc20" && s.tokenAddress.toLowerCase() === c.token);
+    const same =
+      s.kind !== "offchain" &&
+      BigInt(s.chainId) === c.chain.chainId &&
+      (c.token === null ? s.kind === "native" : s.kind === "erc20" && s.tokenAddress.toLowerCase() === c.token);
     if (!same) {
-      const is = s.kind === "offchain" ? "settled off-chain" : s.kind === "native" ? `the native token of chain ${s.chainId}` : `token ${s.tokenAddress.toLowerCase()} on chain ${s.chainId}`;
-      problems.push(`chain ${c.chain.settings.name} (${c.chain.chainId}) names ${c.token === null ? "its native token" : `token ${c.token}`} ${c.code}, but asset ${c.code} in the database is ${is}: give it another code in the chain settings`);
+      const is =
+        s.kind === "offchain"
+          ? "settled off-chain"
+          : s.kind === "native"
+            ? `the native token of chain ${s.chainId}`
+            : `token ${s.tokenAddress.toLowerCase()} on chain ${s.chainId}`;
+      problems.push(
+        `chain ${c.chain.settings.name} (${c.chain.chainId}) names ${c.token === null ? "its native token" : `token ${c.token}`} ${c.code}, but asset ${c.code} in the database is ${is}: give it another code in the chain settings`,
+      );
     }
   }
   return problems;

@@ -9,7 +9,11 @@ import { isReservedRef } from "../domain/chart.js";
 import { inTransaction } from "./transaction.js";
 import { parseInput } from "./validation.js";
 
-const shortText = z.string().min(1).max(200).regex(/^[^\u0000]*$/, "must not contain NUL characters");
+const shortText = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^\u0000]*$/, "must not contain NUL characters");
 
 export const AccountInput = z
   .strictObject({
@@ -42,17 +46,28 @@ export async function createAccount(db: Database | Queryable, raw: AccountInput)
     throw new LedgerError("invalid_request", "metadata must not contain NUL characters", [{ path: "metadata", message: "must not contain NUL characters" }]);
   }
   if (input.ref !== undefined && isReservedRef(input.ref)) {
-    throw new LedgerError("invalid_request", `ref ${input.ref} is reserved for the service's own accounts (customer:, operator:, hold:, deposits:, payouts:, treasury:, expense:, protocol:, *:fees); choose another`,
-      [{ path: "ref", message: "is reserved for the service's own accounts" }]);
+    throw new LedgerError(
+      "invalid_request",
+      `ref ${input.ref} is reserved for the service's own accounts (customer:, operator:, hold:, deposits:, payouts:, treasury:, expense:, protocol:, *:fees); choose another`,
+      [{ path: "ref", message: "is reserved for the service's own accounts" }],
+    );
   }
   return inTransaction(db, async (tx) => {
     if (!(await getAsset(tx, input.assetId))) {
       throw new LedgerError("asset_not_found", `asset ${input.assetId} does not exist`, [{ path: "assetId", message: "does not exist" }]);
     }
     const created = await insertAccount(tx, {
-      id: input.id ?? uuidv7(), assetId: input.assetId, ref: input.ref ?? null, code: input.code, ownerType: input.ownerType ?? null, ownerId: input.ownerId ?? null,
-      normalSide: input.normalSide, debitsMustNotExceedCredits: input.debitsMustNotExceedCredits, creditsMustNotExceedDebits: input.creditsMustNotExceedDebits,
-      metadataJson, marketplaceId: input.marketplaceId ?? null,
+      id: input.id ?? uuidv7(),
+      assetId: input.assetId,
+      ref: input.ref ?? null,
+      code: input.code,
+      ownerType: input.ownerType ?? null,
+      ownerId: input.ownerId ?? null,
+      normalSide: input.normalSide,
+      debitsMustNotExceedCredits: input.debitsMustNotExceedCredits,
+      creditsMustNotExceedDebits: input.creditsMustNotExceedDebits,
+      metadataJson,
+      marketplaceId: input.marketplaceId ?? null,
     });
     if (created) {
       await insertAccountBalances(tx, created.id);

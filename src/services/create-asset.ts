@@ -40,8 +40,6 @@ export async function createAsset(db: Queryable, raw: AssetInput): Promise<Asset
   if (same) return existing;
   throw new LedgerError(
     "asset_exists",
-    existing
-      ? `asset ${input.code} already exists with different attributes`
-      : `another asset already settles as chain ${chainId} token ${token}`,
+    existing ? `asset ${input.code} already exists with different attributes` : `another asset already settles as chain ${chainId} token ${token}`,
   );
 }

@@ -9,23 +9,36 @@ import type { TransferInput } from "../domain/transfers.js";
  * them failed, in one transaction with `alsoInTx`. Only payouts still in one of `from` move.
  */
 export async function failPayouts(
-  db: Database, ids: string[], reason: string, from: PayoutStatus[], alsoInTx?: (tx: Queryable, failed: string[]) => Promise<void>,
+  db: Database,
+  ids: string[],
+  reason: string,
+  from: PayoutStatus[],
+  alsoInTx?: (tx: Queryable, failed: string[]) => Promise<void>,
 ): Promise<string[]> {
   let failed: string[] = [];
-  const [first] = await writeTransfers(db, async (tx) => {
-    const rows = await lockPayoutHoldsIn(tx, ids, from);
-    failed = rows.map((r) => r.id);
-    return rows.map((r): TransferInput => ({ kind: "void_pending", pendingId: r.hold_transfer_id, idempotencyKey: `payout:${r.id}:void`, metadata: { payout: { id: r.id, reason } } }));
-  }, {
-    afterWrite: async (tx, outcomes, bookedAt) => {
-      throwIfRefused(outcomes);
-      if (failed.length > 0) {
-        await markPayoutsFailed(tx, failed, reason, bookedAt);
-        await recordPayoutEvents(tx, failed, "failed", bookedAt, { reason });
-      }
-      await alsoInTx?.(tx, failed);
+  const [first] = await writeTransfers(
+    db,
+    async (tx) => {
+      const rows = await lockPayoutHoldsIn(tx, ids, from);
+      failed = rows.map((r) => r.id);
+      return rows.map((r): TransferInput => ({
+        kind: "void_pending",
+        pendingId: r.hold_transfer_id,
+        idempotencyKey: `payout:${r.id}:void`,
+        metadata: { payout: { id: r.id, reason } },
+      }));
     },
-  });
+    {
+      afterWrite: async (tx, outcomes, bookedAt) => {
+        throwIfRefused(outcomes);
+        if (failed.length > 0) {
+          await markPayoutsFailed(tx, failed, reason, bookedAt);
+          await recordPayoutEvents(tx, failed, "failed", bookedAt, { reason });
+        }
+        await alsoInTx?.(tx, failed);
+      },
+    },
+  );
   if (first && !first.ok) throw first.error;
   return failed;
 }

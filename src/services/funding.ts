@@ -1,7 +1,13 @@
 import type { Queryable } from "../db/client.js";
 import {
-  customersNeedBeyondCash, lockFundingOfOperatorMarketplaces, lockMarketplaceFundingShared, lockOperatorPayoutFunds, marketplaceFundingTotals,
-  marketplacePoolTotals, payablesOfPaidOperators, unfundedUsageByOperator,
+  customersNeedBeyondCash,
+  lockFundingOfOperatorMarketplaces,
+  lockMarketplaceFundingShared,
+  lockOperatorPayoutFunds,
+  marketplaceFundingTotals,
+  marketplacePoolTotals,
+  payablesOfPaidOperators,
+  unfundedUsageByOperator,
 } from "../db/queries/funding.js";
 import { marketplaceIdsOfOperator } from "../db/queries/parties.js";
 import { unitsToDecimal } from "../domain/money.js";
@@ -56,7 +62,11 @@ export interface Unfunded {
  * only `operatorId`). Usage reversed is left out.
  */
 export async function unfundedUsage(
-  db: Queryable, marketplaceId: string, assetId: string, operatorId: string | null = null, options: { withoutUsageId?: string } = {},
+  db: Queryable,
+  marketplaceId: string,
+  assetId: string,
+  operatorId: string | null = null,
+  options: { withoutUsageId?: string } = {},
 ): Promise<Unfunded[]> {
   const pool = await marketplacePool(db, marketplaceId, assetId);
   const available = pool.settled + pool.creditLimit;
@@ -137,8 +147,14 @@ export async function marketplaceFunding(db: Queryable, marketplaceId: string, a
   const row = await marketplaceFundingTotals(db, marketplaceId, assetId);
   const unfunded = await unfundedUsage(db, marketplaceId, assetId);
   return {
-    marketplaceId, assetId, customersReceived: BigInt(row!.received), settled: pool.settled, creditLimit: pool.creditLimit,
-    claimedUnsettled: BigInt(row!.clearing), usageGross: BigInt(row!.usage), awaitingGross: unfunded.reduce((s, u) => s + u.gross, 0n),
+    marketplaceId,
+    assetId,
+    customersReceived: BigInt(row!.received),
+    settled: pool.settled,
+    creditLimit: pool.creditLimit,
+    claimedUnsettled: BigInt(row!.clearing),
+    usageGross: BigInt(row!.usage),
+    awaitingGross: unfunded.reduce((s, u) => s + u.gross, 0n),
   };
 }
 

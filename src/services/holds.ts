@@ -5,7 +5,15 @@ import { ensureAccounts } from "../db/ensure-accounts.js";
 import { chart, specKey } from "../domain/chart.js";
 import { getBalance } from "../db/queries/accounts.js";
 import { getAssetByCode } from "../db/queries/assets.js";
-import { findHoldIdByOpenTransfer, getHoldRow, insertHold, listHoldsDueForClosing, markHoldClosed, recordHoldCloseTransfer, type HoldRow } from "../db/queries/holds.js";
+import {
+  findHoldIdByOpenTransfer,
+  getHoldRow,
+  insertHold,
+  listHoldsDueForClosing,
+  markHoldClosed,
+  recordHoldCloseTransfer,
+  type HoldRow,
+} from "../db/queries/holds.js";
 import { writeTransfers } from "../db/transfer-writer.js";
 import { getCustomer } from "./marketplaces.js";
 
@@ -30,10 +38,19 @@ const maybeDate = (v: Date | string | null) => (v === null ? null : new Date(v))
 
 async function toHold(db: Queryable, r: HoldRow): Promise<Hold> {
   return {
-    id: r.id, marketplaceId: r.marketplace_id, customerId: r.customer_id, assetId: r.asset_id, amount: BigInt(r.amount),
-    remaining: (await getBalance(db, r.escrow_account_id))!.posted, escrowAccountId: r.escrow_account_id,
-    openTransferId: r.open_transfer_id, status: r.status, expiresAt: maybeDate(r.expires_at), closedAt: maybeDate(r.closed_at),
-    closeTransferId: r.close_transfer_id, createdAt: new Date(r.created_at),
+    id: r.id,
+    marketplaceId: r.marketplace_id,
+    customerId: r.customer_id,
+    assetId: r.asset_id,
+    amount: BigInt(r.amount),
+    remaining: (await getBalance(db, r.escrow_account_id))!.posted,
+    escrowAccountId: r.escrow_account_id,
+    openTransferId: r.open_transfer_id,
+    status: r.status,
+    expiresAt: maybeDate(r.expires_at),
+    closedAt: maybeDate(r.closed_at),
+    closeTransferId: r.close_transfer_id,
+    createdAt: new Date(r.created_at),
   };
 }
 
@@ -52,8 +69,10 @@ export async function openHold(
   input: { marketplaceId: string; customerId: string; asset: string; amount: bigint; timeoutSeconds?: number; idempotencyKey: string },
 ): Promise<Hold> {
   const customer = await getCustomer(db, input.marketplaceId, input.customerId);
-  if (!customer) throw new LedgerError("customer_not_found", `customer ${input.customerId} does not exist`, [{ path: "customerId", message: "does not exist" }]);
-  if (customer.billing !== "prepaid") throw new LedgerError("invalid_request", "holds reserve prepaid funds; this customer is postpaid", [{ path: "customerId", message: "is postpaid" }]);
+  if (!customer)
+    throw new LedgerError("customer_not_found", `customer ${input.customerId} does not exist`, [{ path: "customerId", message: "does not exist" }]);
+  if (customer.billing !== "prepaid")
+    throw new LedgerError("invalid_request", "holds reserve prepaid funds; this customer is postpaid", [{ path: "customerId", message: "is postpaid" }]);
   const asset = await getAssetByCode(db, input.asset);
   if (!asset) throw new LedgerError("asset_not_found", `asset ${input.asset} does not exist`, [{ path: "asset", message: "does not exist" }]);
   // Derived from the request's key: a retry is the very same ledger request (same hold id, same
@@ -66,12 +85,14 @@ export async function openHold(
   // hold leaves nothing behind.
   const prepare = async (tx: Queryable) => {
     accounts = await ensureAccounts(tx, [from, escrow]);
-    return [{
-      kind: "standard" as const,
-      idempotencyKey: input.idempotencyKey,
-      metadata: { hold: { id, customer_id: input.customerId } },
-      legs: [{ debitAccountId: accounts.get(specKey(from))!, creditAccountId: accounts.get(specKey(escrow))!, amount: input.amount }],
-    }];
+    return [
+      {
+        kind: "standard" as const,
+        idempotencyKey: input.idempotencyKey,
+        metadata: { hold: { id, customer_id: input.customerId } },
+        legs: [{ debitAccountId: accounts.get(specKey(from))!, creditAccountId: accounts.get(specKey(escrow))!, amount: input.amount }],
+      },
+    ];
   };
   const [result] = await writeTransfers(db, prepare, {
     afterWrite: async (tx, [outcome], bookedAt) => {
@@ -79,8 +100,15 @@ export async function openHold(
       if (outcome?.kind !== "created") return;
       const expiresAt = input.timeoutSeconds === undefined ? null : new Date(bookedAt.getTime() + input.timeoutSeconds * 1000).toISOString();
       await insertHold(tx, {
-        id, marketplaceId: input.marketplaceId, customerId: input.customerId, assetId: asset.id, amount: input.amount,
-        escrowAccountId: accounts.get(specKey(escrow)), openTransferId: outcome.transfer.id, expiresAt, createdAt: bookedAt,
+        id,
+        marketplaceId: input.marketplaceId,
+        customerId: input.customerId,
+        assetId: asset.id,
+        amount: input.amount,
+        escrowAccountId: accounts.get(specKey(escrow)),
+        openTransferId: outcome.transfer.id,
+        expiresAt,
+        createdAt: bookedAt,
       });
     },
   });
@@ -108,12 +136,16 @@ export async function closeHold(db: Database, id: string, reason: "closed" | "ex
     if (left === 0n) break;
     // Keyed by the escrow's totals: concurrent closes that saw the same state move it once, and a
     // later sweep (after a refund into the escrow) is a new request.
-    const [r] = await writeTransfers(db, [{
-      // No reason in the request: a user's close and the expirer's that saw the same escrow make the
-      // same request, and one replays the other (the reason is on the hold row).
-      kind: "standard", idempotencyKey: `hold-close:${id}:${escrow.debitsPosted}:${escrow.creditsPosted}`, metadata: { hold: { id, close: true } },
-      legs: [{ debitAccountId: hold.escrowAccountId, creditAccountId: customerAccount, amount: left }],
-    }]);
+    const [r] = await writeTransfers(db, [
+      {
+        // No reason in the request: a user's close and the expirer's that saw the same escrow make the
+        // same request, and one replays the other (the reason is on the hold row).
+        kind: "standard",
+        idempotencyKey: `hold-close:${id}:${escrow.debitsPosted}:${escrow.creditsPosted}`,
+        metadata: { hold: { id, close: true } },
+        legs: [{ debitAccountId: hold.escrowAccountId, creditAccountId: customerAccount, amount: left }],
+      },
+    ]);
     if (r!.ok) {
       // The first close transfer stays referenced; later sweeps (see reverseUsage) are in the ledger.
       await recordHoldCloseTransfer(db, id, r!.transfer.id);

@@ -22,7 +22,11 @@ export async function ingestUsage(db: Database, items: UsageItem[], options: { a
   const hashes = await hashAll(items);
   const { fresh, firstInBatch } = await sortOutRepeats(db, items, hashes, results);
   const now = db.clock.now();
-  const facts = await loadFacts(db, fresh.map((i) => items[i]!), now);
+  const facts = await loadFacts(
+    db,
+    fresh.map((i) => items[i]!),
+    now,
+  );
   const planned = await planAll(items, fresh, hashes, facts, now, results);
   if (options.atomic && results.some((r) => r?.status === "rejected")) return abortAll(results);
   if (planned.length === 0) return finish(db, items, results, firstInBatch);
@@ -48,17 +52,23 @@ async function hashAll(items: UsageItem[]): Promise<string[]> {
  * the write, as a duplicate of the first). Returns the records to rate (by index) and, for each
  * record, the index of its first occurrence in the batch.
  */
-async function sortOutRepeats(db: Database, items: UsageItem[], hashes: string[], results: OpenResults): Promise<{ fresh: number[]; firstInBatch: Map<string, number> }> {
-  const existing = await findUsageByExternalIds(db, items.map((i) => ({ marketplaceId: i.marketplaceId, externalId: i.input.externalId })));
+async function sortOutRepeats(
+  db: Database,
+  items: UsageItem[],
+  hashes: string[],
+  results: OpenResults,
+): Promise<{ fresh: number[]; firstInBatch: Map<string, number> }> {
+  const existing = await findUsageByExternalIds(
+    db,
+    items.map((i) => ({ marketplaceId: i.marketplaceId, externalId: i.input.externalId })),
+  );
   const firstInBatch = new Map<string, number>();
   const fresh: number[] = [];
   items.forEach((item, i) => {
     const key = usageKey(item.marketplaceId, item.input.externalId);
     const stored = existing.get(key);
     if (stored) {
-      results[i] = stored.requestHash === hashes[i]
-        ? { status: "duplicate", record: stored }
-        : { status: "rejected", error: conflict(item.input.externalId) };
+      results[i] = stored.requestHash === hashes[i] ? { status: "duplicate", record: stored } : { status: "rejected", error: conflict(item.input.externalId) };
     } else if (firstInBatch.has(key)) {
       if (hashes[firstInBatch.get(key)!] !== hashes[i]) results[i] = { status: "rejected", error: conflict(item.input.externalId) };
       // else: resolved after the write, as a duplicate of the first
@@ -72,13 +82,17 @@ async function sortOutRepeats(db: Database, items: UsageItem[], hashes: string[]
 
 /** What rating the fresh records needs to know of their marketplaces: customers, operators, fee schedules, assets, holds, limits. */
 function loadFacts(db: Database, fresh: UsageItem[], now: Date): Promise<MarketplaceFacts> {
-  return loadMarketplaceFacts(db, {
-    customers: fresh.map((item) => [item.marketplaceId, item.input.customerId]),
-    operators: fresh.map((item) => [item.marketplaceId, item.input.operatorId]),
-    marketplaces: [...new Set(fresh.map((item) => item.marketplaceId))],
-    assetCodes: [...new Set(fresh.map((item) => item.input.asset))],
-    holdIds: [...new Set(fresh.flatMap((item) => (item.input.holdId === undefined ? [] : [item.input.holdId])))],
-  }, now);
+  return loadMarketplaceFacts(
+    db,
+    {
+      customers: fresh.map((item) => [item.marketplaceId, item.input.customerId]),
+      operators: fresh.map((item) => [item.marketplaceId, item.input.operatorId]),
+      marketplaces: [...new Set(fresh.map((item) => item.marketplaceId))],
+      assetCodes: [...new Set(fresh.map((item) => item.input.asset))],
+      holdIds: [...new Set(fresh.flatMap((item) => (item.input.holdId === undefined ? [] : [item.input.holdId])))],
+    },
+    now,
+  );
 }
 
 /** Rates and checks each fresh record; a record refused here gets its result now and is left out. */

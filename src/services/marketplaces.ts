@@ -4,9 +4,23 @@ import type { Database, Queryable } from "../db/client.js";
 import { isTransferAmount } from "../domain/money.js";
 import { ensureAccounts } from "../db/ensure-accounts.js";
 import {
-  findAssetIdByCode, getCustomerRow, getInvitationRow, getMarketplaceRow, getOperatorRow, insertCustomer, insertInvitation, insertMarketplace, insertOperator,
-  isOperatorOfMarketplace, linkNewOperatorToMarketplace, linkOperatorToMarketplace, listInvitationRows, lockInvitation, markInvitationAccepted,
-  type InvitationRow, type PartyRow,
+  findAssetIdByCode,
+  getCustomerRow,
+  getInvitationRow,
+  getMarketplaceRow,
+  getOperatorRow,
+  insertCustomer,
+  insertInvitation,
+  insertMarketplace,
+  insertOperator,
+  isOperatorOfMarketplace,
+  linkNewOperatorToMarketplace,
+  linkOperatorToMarketplace,
+  listInvitationRows,
+  lockInvitation,
+  markInvitationAccepted,
+  type InvitationRow,
+  type PartyRow,
 } from "../db/queries/parties.js";
 import { chart } from "../domain/chart.js";
 import { inTransaction } from "./transaction.js";
@@ -14,7 +28,11 @@ import { parseInput } from "./validation.js";
 
 /** Ids of marketplaces, operators and customers: chosen by callers, stable, URL-safe. */
 export const PartyId = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be 1-64 characters of a-z, 0-9, '_', '.' or '-'");
-const Name = z.string().min(1).max(200).regex(/^[^\u0000]*$/, "must not contain NUL characters");
+const Name = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[^\u0000]*$/, "must not contain NUL characters");
 const Meta = z.record(z.string(), z.unknown()).default({});
 
 export interface Party {
@@ -24,8 +42,7 @@ export interface Party {
   createdAt: Date;
 }
 
-const toParty = (r: PartyRow): Party =>
-  ({ id: r.id, name: r.name, metadata: r.metadata, createdAt: new Date(r.created_at) });
+const toParty = (r: PartyRow): Party => ({ id: r.id, name: r.name, metadata: r.metadata, createdAt: new Date(r.created_at) });
 
 export const MarketplaceInput = z.strictObject({ id: PartyId, name: Name, metadata: Meta });
 
@@ -81,7 +98,10 @@ export interface Invitation {
 }
 
 const toInvitation = (r: InvitationRow): Invitation => ({
-  marketplaceId: r.marketplace_id, operatorId: r.operator_id, invitedAt: new Date(r.invited_at), acceptedAt: r.accepted_at === null ? null : new Date(r.accepted_at),
+  marketplaceId: r.marketplace_id,
+  operatorId: r.operator_id,
+  invitedAt: new Date(r.invited_at),
+  acceptedAt: r.accepted_at === null ? null : new Date(r.accepted_at),
 });
 
 /**
@@ -94,7 +114,10 @@ const toInvitation = (r: InvitationRow): Invitation => ({
 export type MarketplaceRegistration = { kind: "registered"; operator: Operator } | { kind: "invited"; invitation: Invitation };
 
 export async function registerOperatorForMarketplace(
-  db: Queryable, now: Date, by: string, raw: { id: string; name: string; metadata?: Record<string, unknown>; marketplaceId: string },
+  db: Queryable,
+  now: Date,
+  by: string,
+  raw: { id: string; name: string; metadata?: Record<string, unknown>; marketplaceId: string },
 ): Promise<MarketplaceRegistration> {
   const input = parseInput(OperatorInput, raw);
   const marketplaceId = input.marketplaceId!;
@@ -140,7 +163,10 @@ export async function getOperator(db: Queryable, id: string): Promise<Operator |
 }
 
 export const CustomerInput = z.strictObject({
-  marketplaceId: PartyId, id: PartyId, billing: z.enum(["prepaid", "postpaid"]), metadata: Meta,
+  marketplaceId: PartyId,
+  id: PartyId,
+  billing: z.enum(["prepaid", "postpaid"]),
+  metadata: Meta,
   /** Postpaid only, and required: how much the customer may owe in each asset. */
   creditLimits: z.array(z.strictObject({ asset: z.string(), creditLimit: z.bigint() })).optional(),
 });
@@ -166,37 +192,58 @@ export async function createCustomer(db: Queryable, raw: z.input<typeof Customer
   if (!(await getMarketplace(db, input.marketplaceId))) throw new LedgerError("marketplace_not_found", `marketplace ${input.marketplaceId} does not exist`);
   const limits = input.creditLimits ?? [];
   if (input.billing === "prepaid" && limits.length > 0) {
-    throw new LedgerError("invalid_request", "credit_limits are for postpaid customers; a prepaid customer spends what it deposited", [{ path: "credit_limits", message: "only for billing postpaid" }]);
+    throw new LedgerError("invalid_request", "credit_limits are for postpaid customers; a prepaid customer spends what it deposited", [
+      { path: "credit_limits", message: "only for billing postpaid" },
+    ]);
   }
   if (input.billing === "postpaid" && limits.length === 0) {
-    throw new LedgerError("invalid_request", "a postpaid customer needs a credit limit in at least one asset: credit_limits [{\"asset\": \"TUSD\", \"credit_limit\": \"…\"}] (smallest units)",
-      [{ path: "credit_limits", message: "is required for billing postpaid" }]);
+    throw new LedgerError(
+      "invalid_request",
+      'a postpaid customer needs a credit limit in at least one asset: credit_limits [{"asset": "TUSD", "credit_limit": "…"}] (smallest units)',
+      [{ path: "credit_limits", message: "is required for billing postpaid" }],
+    );
   }
   const assets = new Map<string, { id: string; code: string }>();
   for (const [i, l] of limits.entries()) {
     const a = await findAssetIdByCode(db, l.asset);
     if (!a) throw new LedgerError("asset_not_found", `asset ${l.asset} does not exist`, [{ path: `credit_limits.${i}.asset`, message: "does not exist" }]);
-    if (assets.has(a.code)) throw new LedgerError("invalid_request", `credit_limits names ${a.code} twice`, [{ path: `credit_limits.${i}.asset`, message: "named twice" }]);
-    if (!isTransferAmount(l.creditLimit)) throw new LedgerError("invalid_request", "a credit limit is a positive integer of at most 2^256 - 1 smallest units", [{ path: `credit_limits.${i}.credit_limit`, message: "out of range" }]);
+    if (assets.has(a.code))
+      throw new LedgerError("invalid_request", `credit_limits names ${a.code} twice`, [{ path: `credit_limits.${i}.asset`, message: "named twice" }]);
+    if (!isTransferAmount(l.creditLimit))
+      throw new LedgerError("invalid_request", "a credit limit is a positive integer of at most 2^256 - 1 smallest units", [
+        { path: `credit_limits.${i}.credit_limit`, message: "out of range" },
+      ]);
     assets.set(a.code, a);
   }
   return inTransaction(db, async (tx) => {
     const inserted = await insertCustomer(tx, { marketplaceId: input.marketplaceId, id: input.id, billing: input.billing, metadata: input.metadata });
     if (inserted) {
-      await ensureAccounts(tx, limits.map((l) => ({ ...chart.customer(assets.get(l.asset)!.id, input.marketplaceId, input.id, false), overdraftLimit: l.creditLimit })));
+      await ensureAccounts(
+        tx,
+        limits.map((l) => ({ ...chart.customer(assets.get(l.asset)!.id, input.marketplaceId, input.id, false), overdraftLimit: l.creditLimit })),
+      );
       return (await getCustomer(tx, input.marketplaceId, input.id))!;
     }
     const existing = (await getCustomer(tx, input.marketplaceId, input.id))!;
     const sameLimits = limits.every((l) => existing.creditLimits.some((e) => e.asset === l.asset && e.creditLimit === l.creditLimit));
     if (existing.billing === input.billing && JSON.stringify(existing.metadata) === JSON.stringify(input.metadata) && sameLimits) return existing;
-    throw new LedgerError("customer_exists", `customer ${input.id} already exists with other attributes (billing ${existing.billing}${sameLimits ? "" : "; its credit limits change by proposal: PUT /v1/customers/{id}/credit-limits/{asset}"})`);
+    throw new LedgerError(
+      "customer_exists",
+      `customer ${input.id} already exists with other attributes (billing ${existing.billing}${sameLimits ? "" : "; its credit limits change by proposal: PUT /v1/customers/{id}/credit-limits/{asset}"})`,
+    );
   });
 }
 
 export async function getCustomer(db: Queryable, marketplaceId: string, id: string): Promise<Customer | undefined> {
   const r = await getCustomerRow(db, marketplaceId, id);
-  return r && {
-    marketplaceId: r.marketplace_id, id: r.id, billing: r.billing, metadata: r.metadata, createdAt: new Date(r.created_at),
-    creditLimits: (r.limits ?? []).map((l) => ({ asset: l.asset, creditLimit: BigInt(l.credit_limit) })),
-  };
+  return (
+    r && {
+      marketplaceId: r.marketplace_id,
+      id: r.id,
+      billing: r.billing,
+      metadata: r.metadata,
+      createdAt: new Date(r.created_at),
+      creditLimits: (r.limits ?? []).map((l) => ({ asset: l.asset, creditLimit: BigInt(l.credit_limit) })),
+    }
+  );
 }

@@ -2,8 +2,14 @@ import { getAddress, verifyMessage } from "viem";
 import type { Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
 import {
-  insertAddressChallenge, insertPayoutAddressEvent, listCurrentPayoutAddresses, listPayoutAddressEvents, lockAddressChallenge, lockCurrentPayoutAddress,
-  markAddressChallengeUsed, upsertPayoutAddress,
+  insertAddressChallenge,
+  insertPayoutAddressEvent,
+  listCurrentPayoutAddresses,
+  listPayoutAddressEvents,
+  lockAddressChallenge,
+  lockCurrentPayoutAddress,
+  markAddressChallengeUsed,
+  upsertPayoutAddress,
 } from "../db/queries/payout-addresses.js";
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
@@ -24,7 +30,14 @@ export interface AddressChallenge {
 }
 
 /** Issues a message for the operator to sign with the address it wants to be paid to. */
-export async function issueAddressChallenge(db: Queryable, settlements: Settlements, operatorId: string, chainId: bigint, address: string, now: Date): Promise<AddressChallenge> {
+export async function issueAddressChallenge(
+  db: Queryable,
+  settlements: Settlements,
+  operatorId: string,
+  chainId: bigint,
+  address: string,
+  now: Date,
+): Promise<AddressChallenge> {
   settlements.requireAddressOn(chainId, address);
   if (!(await getOperator(db, operatorId))) throw new LedgerError("operator_not_found", `operator ${operatorId} does not exist`);
   const id = uuidv7(now.getTime());
@@ -51,7 +64,8 @@ export interface PayoutAddress {
  * Payouts already created keep the address they were created with.
  */
 export async function setPayoutAddress(
-  db: Database, settlements: Settlements,
+  db: Database,
+  settlements: Settlements,
   input: { operatorId: string; chainId: bigint; address: string; challengeId: string; signature: string; changedBy: string; requestId?: string },
 ): Promise<PayoutAddress> {
   settlements.requireAddressOn(input.chainId, input.address);
@@ -62,7 +76,8 @@ export async function setPayoutAddress(
   return inTransaction(db, async (tx) => {
     const now = db.clock.now();
     const ch = await lockAddressChallenge(tx, input.challengeId, now);
-    if (!ch || ch.operator_id !== input.operatorId) throw new LedgerError("challenge_not_found", `challenge ${input.challengeId} does not exist for this operator`);
+    if (!ch || ch.operator_id !== input.operatorId)
+      throw new LedgerError("challenge_not_found", `challenge ${input.challengeId} does not exist for this operator`);
     const current = await lockCurrentPayoutAddress(tx, input.operatorId, input.chainId);
     if (ch.used_at !== null) {
       // A retry of the request that used it: the same answer.
@@ -73,16 +88,30 @@ export async function setPayoutAddress(
     }
     if (ch.expired) throw new LedgerError("challenge_invalid", "the challenge expired: ask for a new one");
     if (ch.chain_id !== input.chainId.toString() || ch.address !== address) {
-      throw new LedgerError("challenge_invalid", "the challenge was issued for another chain or address", [{ path: "challengeId", message: "does not match chain_id and address" }]);
+      throw new LedgerError("challenge_invalid", "the challenge was issued for another chain or address", [
+        { path: "challengeId", message: "does not match chain_id and address" },
+      ]);
     }
-    const valid = await verifyMessage({ address: address as `0x${string}`, message: ch.message, signature: input.signature as `0x${string}` }).catch(() => false);
-    if (!valid) throw new LedgerError("signature_invalid", "the signature is not the address's signature of the challenge message", [{ path: "signature", message: "does not verify" }]);
+    const valid = await verifyMessage({ address: address as `0x${string}`, message: ch.message, signature: input.signature as `0x${string}` }).catch(
+      () => false,
+    );
+    if (!valid)
+      throw new LedgerError("signature_invalid", "the signature is not the address's signature of the challenge message", [
+        { path: "signature", message: "does not verify" },
+      ]);
     await markAddressChallengeUsed(tx, input.challengeId, now);
     const old = current?.address ?? null;
     await upsertPayoutAddress(tx, { operatorId: input.operatorId, chainId: input.chainId, address, challengeId: input.challengeId, verifiedAt: now });
     await insertPayoutAddressEvent(tx, {
-      operatorId: input.operatorId, chainId: input.chainId, oldAddress: old, newAddress: address, challengeId: input.challengeId, signature: input.signature,
-      changedBy: input.changedBy, requestId: input.requestId ?? null, changedAt: now,
+      operatorId: input.operatorId,
+      chainId: input.chainId,
+      oldAddress: old,
+      newAddress: address,
+      challengeId: input.challengeId,
+      signature: input.signature,
+      changedBy: input.changedBy,
+      requestId: input.requestId ?? null,
+      changedAt: now,
     });
     return { operatorId: input.operatorId, chainId: input.chainId, address, verifiedAt: now, changed: old !== address };
   });

@@ -1,7 +1,12 @@
 import type { Queryable } from "../db/client.js";
 import { getAssetByCode } from "../db/queries/assets.js";
 import {
-  getOperatorPayoutLimitRow, getPayoutPolicyRow, listPayoutPolicyRows, listScheduledPayoutPolicyRows, upsertPayoutPolicy, type PayoutPolicyRow,
+  getOperatorPayoutLimitRow,
+  getPayoutPolicyRow,
+  listPayoutPolicyRows,
+  listScheduledPayoutPolicyRows,
+  upsertPayoutPolicy,
+  type PayoutPolicyRow,
 } from "../db/queries/payout-policies.js";
 import { LedgerError } from "../domain/errors.js";
 
@@ -20,10 +25,17 @@ export interface PayoutPolicy {
 }
 
 const toPolicy = (r: PayoutPolicyRow): PayoutPolicy => ({
-  assetId: r.asset_id, assetCode: r.code, minAmount: BigInt(r.min_amount), schedule: r.schedule, intervalSeconds: r.interval_seconds,
-  maxGasShareBps: r.max_gas_share_bps, maxPerPayout: r.max_per_payout === null ? null : BigInt(r.max_per_payout),
+  assetId: r.asset_id,
+  assetCode: r.code,
+  minAmount: BigInt(r.min_amount),
+  schedule: r.schedule,
+  intervalSeconds: r.interval_seconds,
+  maxGasShareBps: r.max_gas_share_bps,
+  maxPerPayout: r.max_per_payout === null ? null : BigInt(r.max_per_payout),
   maxPerDay: r.max_per_day === null ? null : BigInt(r.max_per_day),
-  approvalThreshold: r.approval_threshold === null ? null : BigInt(r.approval_threshold), updatedBy: r.updated_by, updatedAt: r.updated_at === null ? null : new Date(r.updated_at),
+  approvalThreshold: r.approval_threshold === null ? null : BigInt(r.approval_threshold),
+  updatedBy: r.updated_by,
+  updatedAt: r.updated_at === null ? null : new Date(r.updated_at),
 });
 
 /** An asset's policy; an asset without one has the default: pay on request, from one unit, no gas cap. */
@@ -41,8 +53,14 @@ export async function scheduledPolicies(db: Queryable): Promise<PayoutPolicy[]> 
 }
 
 export interface PayoutPolicyInput {
-  asset: string; minAmount: bigint; schedule: "manual" | "interval"; intervalSeconds?: number; maxGasShareBps?: number | null;
-  maxPerPayout?: bigint | null; maxPerDay?: bigint | null; approvalThreshold?: bigint | null;
+  asset: string;
+  minAmount: bigint;
+  schedule: "manual" | "interval";
+  intervalSeconds?: number;
+  maxGasShareBps?: number | null;
+  maxPerPayout?: bigint | null;
+  maxPerDay?: bigint | null;
+  approvalThreshold?: bigint | null;
 }
 
 /** Checks a policy as it would be set; answers its asset. */
@@ -54,9 +72,16 @@ export async function checkPayoutPolicy(db: Queryable, input: PayoutPolicyInput)
       { path: "intervalSeconds", message: input.schedule === "interval" ? "is required" : "is only for schedule 'interval'" },
     ]);
   }
-  for (const [field, cap] of [["maxPerPayout", input.maxPerPayout], ["maxPerDay", input.maxPerDay]] as const) {
+  for (const [field, cap] of [
+    ["maxPerPayout", input.maxPerPayout],
+    ["maxPerDay", input.maxPerDay],
+  ] as const) {
     if (cap != null && cap < input.minAmount) {
-      throw new LedgerError("invalid_request", `${field === "maxPerPayout" ? "max_per_payout" : "max_per_day"} must be at least min_amount (${input.minAmount})`, [{ path: field, message: "is below min_amount" }]);
+      throw new LedgerError(
+        "invalid_request",
+        `${field === "maxPerPayout" ? "max_per_payout" : "max_per_day"} must be at least min_amount (${input.minAmount})`,
+        [{ path: field, message: "is below min_amount" }],
+      );
     }
   }
   return asset;
@@ -66,8 +91,16 @@ export async function checkPayoutPolicy(db: Queryable, input: PayoutPolicyInput)
 export async function setPayoutPolicy(db: Queryable, input: PayoutPolicyInput & { updatedBy: string; now: Date }): Promise<PayoutPolicy> {
   const asset = await checkPayoutPolicy(db, input);
   await upsertPayoutPolicy(db, {
-    assetId: asset.id, minAmount: input.minAmount, schedule: input.schedule, intervalSeconds: input.intervalSeconds ?? null, maxGasShareBps: input.maxGasShareBps ?? null,
-    maxPerPayout: input.maxPerPayout ?? null, maxPerDay: input.maxPerDay ?? null, approvalThreshold: input.approvalThreshold ?? null, updatedBy: input.updatedBy, updatedAt: input.now,
+    assetId: asset.id,
+    minAmount: input.minAmount,
+    schedule: input.schedule,
+    intervalSeconds: input.intervalSeconds ?? null,
+    maxGasShareBps: input.maxGasShareBps ?? null,
+    maxPerPayout: input.maxPerPayout ?? null,
+    maxPerDay: input.maxPerDay ?? null,
+    approvalThreshold: input.approvalThreshold ?? null,
+    updatedBy: input.updatedBy,
+    updatedAt: input.now,
   });
   return getPayoutPolicy(db, asset.id);
 }
@@ -85,8 +118,12 @@ export interface OperatorPayoutLimits {
 export async function getOperatorPayoutLimits(db: Queryable, operatorId: string, assetId: string): Promise<OperatorPayoutLimits> {
   const r = (await getOperatorPayoutLimitRow(db, operatorId, assetId))!;
   return {
-    operatorId, assetCode: r.code, maxPerPayout: r.max_per_payout === null ? null : BigInt(r.max_per_payout), maxPerDay: r.max_per_day === null ? null : BigInt(r.max_per_day),
-    proposalId: r.proposal_id, updatedAt: r.updated_at === null ? null : new Date(r.updated_at),
+    operatorId,
+    assetCode: r.code,
+    maxPerPayout: r.max_per_payout === null ? null : BigInt(r.max_per_payout),
+    maxPerDay: r.max_per_day === null ? null : BigInt(r.max_per_day),
+    proposalId: r.proposal_id,
+    updatedAt: r.updated_at === null ? null : new Date(r.updated_at),
   };
 }
 

@@ -16,8 +16,20 @@ import { getOperator } from "./marketplaces.js";
 import { proposePayoutApproval } from "./proposals.js";
 import { failPayouts, throwIfRefused } from "./fail-payouts.js";
 import {
-  getAvailableBalance, getPayout, getPayoutAddress, getPayoutIdByHold, hasNoOverdraftLimit, insertPayout, lockOperatorPayoutDay, lockPayoutsIn,
-  markPayoutConfirmed, payoutExists, recordPayoutEvents, setPayoutNote, sumPayoutsNotFailed, type Payout,
+  getAvailableBalance,
+  getPayout,
+  getPayoutAddress,
+  getPayoutIdByHold,
+  hasNoOverdraftLimit,
+  insertPayout,
+  lockOperatorPayoutDay,
+  lockPayoutsIn,
+  markPayoutConfirmed,
+  payoutExists,
+  recordPayoutEvents,
+  setPayoutNote,
+  sumPayoutsNotFailed,
+  type Payout,
 } from "../db/queries/payouts.js";
 import { getOperatorPayoutLimits, getPayoutPolicy, lowerCap, type PayoutPolicy } from "./payout-policies.js";
 
@@ -82,7 +94,10 @@ async function assetAndRoute(db: Database, settlements: Settlements, input: Crea
   }
   const route = settlements.forAsset(asset);
   if (route.kind === "unconfigured") {
-    throw new LedgerError("chain_not_configured", route.reason ?? `asset ${asset.code} settles on chain ${route.chainId}, which this service is not configured to pay on`);
+    throw new LedgerError(
+      "chain_not_configured",
+      route.reason ?? `asset ${asset.code} settles on chain ${route.chainId}, which this service is not configured to pay on`,
+    );
   }
   return { asset, route };
 }
@@ -131,13 +146,20 @@ async function holdRequest(tx: Queryable, db: Database, { input, asset, daily, d
   // The hold relies on the payable's no-overdraft limit; an account opened by hand without it
   // (POST /v1/accounts) must not be paid out from.
   if (!(await hasNoOverdraftLimit(tx, accounts.get(specKey(payable))))) {
-    throw new LedgerError("invalid_request", `operator ${input.operatorId}'s ${asset.code} payable account was opened without the no-overdraft limit (debits_must_not_exceed_credits); payouts from it are refused`);
+    throw new LedgerError(
+      "invalid_request",
+      `operator ${input.operatorId}'s ${asset.code} payable account was opened without the no-overdraft limit (debits_must_not_exceed_credits); payouts from it are refused`,
+    );
   }
   await checkFunded(tx, input, asset, accounts.get(specKey(payable))!, id);
-  return [{
-    kind: "pending", idempotencyKey: input.idempotencyKey, metadata: { payout: { id, operator_id: input.operatorId } },
-    legs: [{ debitAccountId: accounts.get(specKey(payable))!, creditAccountId: accounts.get(specKey(inTransit))!, amount: input.amount }],
-  }];
+  return [
+    {
+      kind: "pending",
+      idempotencyKey: input.idempotencyKey,
+      metadata: { payout: { id, operator_id: input.operatorId } },
+      legs: [{ debitAccountId: accounts.get(specKey(payable))!, creditAccountId: accounts.get(specKey(inTransit))!, amount: input.amount }],
+    },
+  ];
 }
 
 /**
@@ -145,11 +167,18 @@ async function holdRequest(tx: Queryable, db: Database, { input, asset, daily, d
  * funds told in the operator's terms); a created one gets its payout row, its first event and,
  * above the policy's approval threshold, a proposal for a second key to approve it before it is paid.
  */
-async function recordPayout(tx: Queryable, { input, asset, policy, destination: { settlement, chainId, toAddress }, id }: CheckedPayout, outcome: BatchOutcome | undefined, bookedAt: Date): Promise<void> {
+async function recordPayout(
+  tx: Queryable,
+  { input, asset, policy, destination: { settlement, chainId, toAddress }, id }: CheckedPayout,
+  outcome: BatchOutcome | undefined,
+  bookedAt: Date,
+): Promise<void> {
   if (outcome?.kind === "refused") {
     const e = outcome.error;
     if (e.code === "exceeds_credits") {
-      throw new LedgerError("exceeds_credits", `the operator's available ${asset.code} balance is less than ${input.amount}`, [{ path: "amount", message: "exceeds the available balance" }]);
+      throw new LedgerError("exceeds_credits", `the operator's available ${asset.code} balance is less than ${input.amount}`, [
+        { path: "amount", message: "exceeds the available balance" },
+      ]);
     }
     throw e;
   }
@@ -157,12 +186,27 @@ async function recordPayout(tx: Queryable, { input, asset, policy, destination: 
   // Above the policy's approval threshold, a second key approves the payout before it is paid.
   const needsApproval = policy.approvalThreshold !== null && input.amount > policy.approvalThreshold;
   await insertPayout(tx, {
-    id, operatorId: input.operatorId, assetId: asset.id, settlement, chainId, toAddress, amount: input.amount, trigger: input.trigger, requestedBy: input.requestedBy,
-    holdTransferId: outcome.transfer.id, createdAt: bookedAt, approval: needsApproval ? "required" : null,
+    id,
+    operatorId: input.operatorId,
+    assetId: asset.id,
+    settlement,
+    chainId,
+    toAddress,
+    amount: input.amount,
+    trigger: input.trigger,
+    requestedBy: input.requestedBy,
+    holdTransferId: outcome.transfer.id,
+    createdAt: bookedAt,
+    approval: needsApproval ? "required" : null,
   });
   await recordPayoutEvents(tx, [id], "pending", bookedAt, { trigger: input.trigger, requested_by: input.requestedBy });
   if (needsApproval) {
-    const proposal = await proposePayoutApproval(tx, bookedAt, input.requestedBy, { payoutId: id, operatorId: input.operatorId, asset: asset.code, amount: input.amount });
+    const proposal = await proposePayoutApproval(tx, bookedAt, input.requestedBy, {
+      payoutId: id,
+      operatorId: input.operatorId,
+      asset: asset.code,
+      amount: input.amount,
+    });
     await setPayoutNote(tx, id, `awaiting approval: above the policy's approval threshold of ${policy.approvalThreshold} (proposal ${proposal.id})`);
   }
 }
@@ -182,8 +226,9 @@ async function checkFunded(tx: Queryable, input: CreatePayoutInput, asset: Asset
   const awaiting = await awaitingFunds(tx, input.operatorId, asset.id);
   const now = payableNow(available, awaiting);
   if (input.amount > now) {
-    const message = `operator ${input.operatorId} can be paid ${unitsToDecimal(now, asset.scale)} ${asset.code} now, less than the ${unitsToDecimal(input.amount, asset.scale)} asked for: `
-      + `the rest of its available ${unitsToDecimal(available, asset.scale)} is earnings whose money has not been received (${describeAwaiting(awaiting, asset)})`;
+    const message =
+      `operator ${input.operatorId} can be paid ${unitsToDecimal(now, asset.scale)} ${asset.code} now, less than the ${unitsToDecimal(input.amount, asset.scale)} asked for: ` +
+      `the rest of its available ${unitsToDecimal(available, asset.scale)} is earnings whose money has not been received (${describeAwaiting(awaiting, asset)})`;
     throw new LedgerError("payout_unfunded", message, [{ path: "amount", message }]);
   }
 }
@@ -205,7 +250,16 @@ export function utcDay(now: Date): { start: Date; end: Date } {
  * counted twice: it replays). Taken under a transaction-scoped lock per operator and asset, so that
  * concurrent requests are counted one after the other.
  */
-async function checkDailyCap(tx: Queryable, now: Date, input: CreatePayoutInput, assetId: string, assetCode: string, cap: bigint, whose: string, payoutId: string): Promise<void> {
+async function checkDailyCap(
+  tx: Queryable,
+  now: Date,
+  input: CreatePayoutInput,
+  assetId: string,
+  assetCode: string,
+  cap: bigint,
+  whose: string,
+  payoutId: string,
+): Promise<void> {
   await lockOperatorPayoutDay(tx, input.operatorId, assetId);
   const { start, end } = utcDay(now);
   const left = cap - (await sumPayoutsNotFailed(tx, input.operatorId, assetId, start, end, payoutId));
@@ -242,41 +296,62 @@ export async function confirmPayouts(
 ): Promise<string[]> {
   let confirmed: Payout[] = [];
   const specs = new Map<string, string>();
-  const [first] = await writeTransfers(db, async (tx) => {
-    const open = new Set(await lockPayoutsIn(tx, payouts.map((p) => p.id), from));
-    confirmed = payouts.filter((p) => open.has(p.id));
-    const wanted = confirmed.flatMap((p) => [chart.payoutsInTransit(p.assetId, routeOf(p)), chart.treasury(p.assetId, routeOf(p))]);
-    const ids = await ensureAccounts(tx, wanted);
-    for (const [k, v] of ids) specs.set(k, v);
-    return [
-      ...confirmed.flatMap((p): TransferInput[] => [
-        { kind: "post_pending", pendingId: p.holdTransferId, idempotencyKey: `payout:${p.id}:post`, metadata: { payout: { id: p.id } } },
-        {
-          kind: "standard", idempotencyKey: `payout:${p.id}:settle`,
-          metadata: { payout: { id: p.id, tx_hash: details.get(p.id)?.txHash ?? null, external_reference: details.get(p.id)?.externalReference ?? null } },
-          legs: [{
-            debitAccountId: specs.get(specKey(chart.payoutsInTransit(p.assetId, routeOf(p))))!,
-            creditAccountId: specs.get(specKey(chart.treasury(p.assetId, routeOf(p))))!, amount: p.amount,
-          }],
-        },
-      ]),
-      ...(confirmed.length > 0 ? extra : []),
-    ];
-  }, {
-    afterWrite: async (tx, outcomes, bookedAt) => {
-      throwIfRefused(outcomes);
-      for (const [i, p] of confirmed.entries()) {
-        const settle = outcomes[i * 2 + 1]!;
-        const settleId = settle.kind === "created" ? settle.transfer.id : settle.kind === "replayed" ? settle.id : null;
-        const d = details.get(p.id) ?? {};
-        await markPayoutConfirmed(tx, p.id, settleId, d, bookedAt);
-      }
-      await recordPayoutEvents(tx, confirmed.map((p) => p.id), "confirmed", bookedAt);
-      if (confirmed.length > 0) await alsoInTx?.(tx);
+  const [first] = await writeTransfers(
+    db,
+    async (tx) => {
+      const open = new Set(
+        await lockPayoutsIn(
+          tx,
+          payouts.map((p) => p.id),
+          from,
+        ),
+      );
+      confirmed = payouts.filter((p) => open.has(p.id));
+      const wanted = confirmed.flatMap((p) => [chart.payoutsInTransit(p.assetId, routeOf(p)), chart.treasury(p.assetId, routeOf(p))]);
+      const ids = await ensureAccounts(tx, wanted);
+      for (const [k, v] of ids) specs.set(k, v);
+      return [...confirmed.flatMap((p) => settlementOf(p, specs, details.get(p.id))), ...(confirmed.length > 0 ? extra : [])];
     },
-  });
+    {
+      afterWrite: async (tx, outcomes, bookedAt) => {
+        throwIfRefused(outcomes);
+        for (const [i, p] of confirmed.entries()) {
+          const settle = outcomes[i * 2 + 1]!;
+          const settleId = settle.kind === "created" ? settle.transfer.id : settle.kind === "replayed" ? settle.id : null;
+          const d = details.get(p.id) ?? {};
+          await markPayoutConfirmed(tx, p.id, settleId, d, bookedAt);
+        }
+        await recordPayoutEvents(
+          tx,
+          confirmed.map((p) => p.id),
+          "confirmed",
+          bookedAt,
+        );
+        if (confirmed.length > 0) await alsoInTx?.(tx);
+      },
+    },
+  );
   if (first && !first.ok) throw first.error;
   return confirmed.map((p) => p.id);
+}
+
+/** A confirmed payout's two transfers: its hold posted (payable → in transit), then in transit → treasury. */
+function settlementOf(p: Payout, accountIds: Map<string, string>, d: { txHash?: string; externalReference?: string } | undefined): TransferInput[] {
+  return [
+    { kind: "post_pending", pendingId: p.holdTransferId, idempotencyKey: `payout:${p.id}:post`, metadata: { payout: { id: p.id } } },
+    {
+      kind: "standard",
+      idempotencyKey: `payout:${p.id}:settle`,
+      metadata: { payout: { id: p.id, tx_hash: d?.txHash ?? null, external_reference: d?.externalReference ?? null } },
+      legs: [
+        {
+          debitAccountId: accountIds.get(specKey(chart.payoutsInTransit(p.assetId, routeOf(p))))!,
+          creditAccountId: accountIds.get(specKey(chart.treasury(p.assetId, routeOf(p))))!,
+          amount: p.amount,
+        },
+      ],
+    },
+  ];
 }
 
 /** Off-chain settlement: finance paid the operator by other means and records the reference. */
@@ -287,7 +362,8 @@ export async function markPayoutPaid(db: Database, id: string, reference: string
     throw new LedgerError("invalid_request", `payout ${id} settles on chain ${p.chainId}: the payout worker confirms it from the chain`);
   }
   if (p.status === "confirmed" && p.externalReference === reference) return p;
-  if (p.approval === "required") throw new LedgerError("payout_not_approved", `payout ${id} waits for a second key's approval (${p.note}); it cannot be marked paid before`);
+  if (p.approval === "required")
+    throw new LedgerError("payout_not_approved", `payout ${id} waits for a second key's approval (${p.note}); it cannot be marked paid before`);
   const done = await confirmPayouts(db, [p], new Map([[id, { externalReference: reference }]]), ["pending"]);
   if (done.length === 0) throw new LedgerError("payout_not_pending", `payout ${id} is ${(await getPayout(db, id))!.status}`);
   return (await getPayout(db, id))!;

@@ -1,37 +1,31 @@
 import type { Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
-import { chart } from "../domain/chart.js";
-import { getAssetByCode } from "../db/queries/assets.js";
 import { type Asset } from "../domain/assets.js";
 import {
-  batchedPayoutTotal, chainTxAttemptHashes, getAdjustmentAccounts, getItemResolution, getItemToAdjust, getReconciliationItem, getReconciliationRow,
-  insertReconciliation, insertReconciliationItems, listReconciliationItems, markItemResolved, payoutsInFlight, payoutsToReconcile, pendingPayoutTotals,
-  treasuryAccountTotals, type ItemRow,
+  getAdjustmentAccounts,
+  getItemResolution,
+  getItemToAdjust,
+  getReconciliationItem,
+  getReconciliationRow,
+  insertReconciliation,
+  insertReconciliationItems,
+  listReconciliationItems,
+  markItemResolved,
+  payoutsToReconcile,
+  type ItemRow,
 } from "../db/queries/reconciliations.js";
 import { writeTransfers } from "../db/transfer-writer.js";
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
-import { matchPayouts, summarize, type ItemStatus, type LedgerPayout } from "../domain/reconcile.js";
+import { matchPayouts, summarize, type ItemStatus, type LedgerPayout, type ReconciliationItem } from "../domain/reconcile.js";
+import { assetOrThrow, evmRoute, type EvmRoute } from "./evm-route.js";
 import { creditDeposits } from "./chain-deposits.js";
 
 export type { ItemRow } from "../db/queries/reconciliations.js";
+export { treasuryCheck } from "./treasury-check.js";
 
 /** The widest block range one run may cover. */
 export const MAX_RANGE_BLOCKS = 5_000_000n;
-
-function evmRoute(settlements: Settlements, asset: Asset, chainId: bigint) {
-  const route = settlements.forAsset(asset);
-  if (route.kind !== "evm" || route.chain.chainId !== chainId) {
-    throw new LedgerError("invalid_request", `asset ${asset.code} does not settle on chain ${chainId}${route.kind === "unconfigured" ? " (not configured here)" : ""}`, [{ path: "asset", message: "does not settle on this chain" }]);
-  }
-  return route;
-}
-
-async function assetOrThrow(db: Queryable, code: string): Promise<Asset> {
-  const asset = await getAssetByCode(db, code);
-  if (!asset) throw new LedgerError("asset_not_found", `asset ${code} does not exist`, [{ path: "asset", message: "does not exist" }]);
-  return asset;
-}
 
 /**
  * Compares the ledger's confirmed payouts of a chain and asset with the vault's payments in a
@@ -39,68 +33,131 @@ async function assetOrThrow(db: Queryable, code: string): Promise<Asset> {
  * Stores the run and its items; a rerun over the same range gives the same items.
  */
 export async function runReconciliation(
-  db: Database, settlements: Settlements, input: { chainId: bigint; asset: string; fromBlock: bigint; toBlock: bigint; requestedBy: string },
+  db: Database,
+  settlements: Settlements,
+  input: { chainId: bigint; asset: string; fromBlock: bigint; toBlock: bigint; requestedBy: string },
 ): Promise<string> {
   const asset = await assetOrThrow(db, input.asset);
   const { chain, token } = evmRoute(settlements, asset, input.chainId);
-  if (input.fromBlock > input.toBlock) throw new LedgerError("invalid_request", "from_block must not be after to_block", [{ path: "fromBlock", message: "after to_block" }]);
-  if (input.toBlock - input.fromBlock + 1n > MAX_RANGE_BLOCKS) throw new LedgerError("invalid_request", `a run covers at most ${MAX_RANGE_BLOCKS} blocks`, [{ path: "toBlock", message: "range too wide" }]);
-  // Final blocks only: what a reorg may still undo is neither credited (deposits) nor judged.
-  const head = await chain.head();
-  const final = head - BigInt(chain.settings.confirmations) + 1n;
-  if (input.toBlock > final) {
-    throw new LedgerError("invalid_request", `to_block ${input.toBlock} is not final yet: the chain's head is ${head} and ${chain.settings.confirmations} confirmations are required (at most ${final})`, [{ path: "toBlock", message: "not final yet" }]);
-  }
+  await checkFinalRange(chain, input);
 
   const paid = await chain.paidLogs(token, input.fromBlock, input.toBlock);
   // Payouts recorded as paid in the range, and any payout a payment of the range names, whatever its state.
   const rows = await payoutsToReconcile(db, {
-    chainId: input.chainId, assetId: asset.id, fromBlock: input.fromBlock, toBlock: input.toBlock,
+    chainId: input.chainId,
+    assetId: asset.id,
+    fromBlock: input.fromBlock,
+    toBlock: input.toBlock,
     payoutIds: paid.map((p) => p.payoutId).filter((id) => /^[0-9a-f-]{36}$/.test(id)),
   });
   const ledger: LedgerPayout[] = rows.map((r) => ({
-    payoutId: r.id, status: r.status, inRange: r.in_range, amount: BigInt(r.amount), recipient: r.to_address, txHash: r.tx_hash, logIndex: r.log_index,
+    payoutId: r.id,
+    status: r.status,
+    inRange: r.in_range,
+    amount: BigInt(r.amount),
+    recipient: r.to_address,
+    txHash: r.tx_hash,
+    logIndex: r.log_index,
     blockNumber: r.block_number === null ? null : BigInt(r.block_number),
   }));
-  const items = matchPayouts(ledger, paid.map((p) => ({ ...p, txHash: p.txHash.toLowerCase() })));
+  const items = matchPayouts(
+    ledger,
+    paid.map((p) => ({ ...p, txHash: p.txHash.toLowerCase() })),
+  );
 
-  if (token !== null) {
-    const inbound = await chain.transfersIn(token, input.fromBlock, input.toBlock);
-    const outcomes = await creditDeposits(db, chain, asset, inbound);
-    for (const [i, t] of inbound.entries()) {
-      const o = outcomes[i]!;
-      items.push({
-        status: o.kind === "credited" || (o.kind === "receipt" && o.approved) ? "matched" : "unexpected_on_chain", direction: "in", payoutId: null, txHash: t.txHash.toLowerCase(), logIndex: t.logIndex,
-        blockNumber: t.blockNumber, ledgerAmount: o.kind === "credited" || (o.kind === "receipt" && o.approved) ? t.amount : null, chainAmount: t.amount,
-        ledgerAddress: o.kind === "credited" ? t.from : null, chainAddress: t.from,
-        detail: o.kind === "credited" ? `deposit of customer ${o.marketplaceId}/${o.customerId}`
-          : o.kind === "receipt" ? `recorded as a receipt (proposal ${o.proposalId}${o.approved ? "" : ", not yet approved"})`
-          : "a transfer into the treasury from an address no customer registered",
-      });
-    }
-  }
+  if (token !== null) items.push(...(await depositItems(db, chain, asset, token, input)));
 
   const id = uuidv7();
   await db.transaction(async (tx) => {
     await insertReconciliation(tx, {
-      id, chainId: input.chainId, assetId: asset.id, fromBlock: input.fromBlock, toBlock: input.toBlock, summary: summarize(items), requestedBy: input.requestedBy,
+      id,
+      chainId: input.chainId,
+      assetId: asset.id,
+      fromBlock: input.fromBlock,
+      toBlock: input.toBlock,
+      summary: summarize(items),
+      requestedBy: input.requestedBy,
     });
     if (items.length > 0) await insertReconciliationItems(tx, id, items);
   });
   return id;
 }
 
+/** A run covers at most MAX_RANGE_BLOCKS blocks, all final (what a reorg may still undo is neither credited nor judged). */
+async function checkFinalRange(chain: EvmRoute["chain"], input: { fromBlock: bigint; toBlock: bigint }): Promise<void> {
+  if (input.fromBlock > input.toBlock)
+    throw new LedgerError("invalid_request", "from_block must not be after to_block", [{ path: "fromBlock", message: "after to_block" }]);
+  if (input.toBlock - input.fromBlock + 1n > MAX_RANGE_BLOCKS)
+    throw new LedgerError("invalid_request", `a run covers at most ${MAX_RANGE_BLOCKS} blocks`, [{ path: "toBlock", message: "range too wide" }]);
+  const head = await chain.head();
+  const final = head - BigInt(chain.settings.confirmations) + 1n;
+  if (input.toBlock > final) {
+    throw new LedgerError(
+      "invalid_request",
+      `to_block ${input.toBlock} is not final yet: the chain's head is ${head} and ${chain.settings.confirmations} confirmations are required (at most ${final})`,
+      [{ path: "toBlock", message: "not final yet" }],
+    );
+  }
+}
+
+/** Transfers into the treasury in the range: registered customers' deposits are credited (once), the rest reported. */
+async function depositItems(
+  db: Database,
+  chain: EvmRoute["chain"],
+  asset: Asset,
+  token: NonNullable<EvmRoute["token"]>,
+  input: { fromBlock: bigint; toBlock: bigint },
+): Promise<ReconciliationItem[]> {
+  const inbound = await chain.transfersIn(token, input.fromBlock, input.toBlock);
+  const outcomes = await creditDeposits(db, chain, asset, inbound);
+  return inbound.map((t, i): ReconciliationItem => {
+    const o = outcomes[i]!;
+    return {
+      status: o.kind === "credited" || (o.kind === "receipt" && o.approved) ? "matched" : "unexpected_on_chain",
+      direction: "in",
+      payoutId: null,
+      txHash: t.txHash.toLowerCase(),
+      logIndex: t.logIndex,
+      blockNumber: t.blockNumber,
+      ledgerAmount: o.kind === "credited" || (o.kind === "receipt" && o.approved) ? t.amount : null,
+      chainAmount: t.amount,
+      ledgerAddress: o.kind === "credited" ? t.from : null,
+      chainAddress: t.from,
+      detail:
+        o.kind === "credited"
+          ? `deposit of customer ${o.marketplaceId}/${o.customerId}`
+          : o.kind === "receipt"
+            ? `recorded as a receipt (proposal ${o.proposalId}${o.approved ? "" : ", not yet approved"})`
+            : "a transfer into the treasury from an address no customer registered",
+    };
+  });
+}
+
 export interface ReconciliationRun {
-  id: string; chainId: bigint; assetId: string; assetCode: string; fromBlock: bigint; toBlock: bigint;
-  summary: Record<ItemStatus, number>; requestedBy: string; createdAt: Date;
+  id: string;
+  chainId: bigint;
+  assetId: string;
+  assetCode: string;
+  fromBlock: bigint;
+  toBlock: bigint;
+  summary: Record<ItemStatus, number>;
+  requestedBy: string;
+  createdAt: Date;
 }
 
 export async function getReconciliation(db: Queryable, id: string): Promise<ReconciliationRun | undefined> {
   const r = await getReconciliationRow(db, id);
   if (!r) return undefined;
   return {
-    id: r.id, chainId: BigInt(r.chain_id), assetId: r.asset_id, assetCode: r.code, fromBlock: BigInt(r.from_block), toBlock: BigInt(r.to_block),
-    summary: r.summary, requestedBy: r.requested_by, createdAt: new Date(r.created_at),
+    id: r.id,
+    chainId: BigInt(r.chain_id),
+    assetId: r.asset_id,
+    assetCode: r.code,
+    fromBlock: BigInt(r.from_block),
+    toBlock: BigInt(r.to_block),
+    summary: r.summary,
+    requestedBy: r.requested_by,
+    createdAt: new Date(r.created_at),
   };
 }
 
@@ -119,11 +176,16 @@ export async function listItems(db: Queryable, runId: string, f: { status?: Item
  * a customer or a fee account.
  */
 export async function resolveItem(
-  db: Database, runId: string, itemId: bigint,
+  db: Database,
+  runId: string,
+  itemId: bigint,
   input: {
-    note: string; adjustment?: { debitAccountId: string; creditAccountId: string; amount: bigint }; resolvedBy: string;
+    note: string;
+    adjustment?: { debitAccountId: string; creditAccountId: string; amount: bigint };
+    resolvedBy: string;
     /** The second key that approved the adjustment, and what else to write in the same transaction (the proposal's decision). */
-    approvedBy?: string; alsoInTx?: (tx: Queryable, bookedAt: Date, transferId: string | null) => Promise<void>;
+    approvedBy?: string;
+    alsoInTx?: (tx: Queryable, bookedAt: Date, transferId: string | null) => Promise<void>;
   },
 ): Promise<ItemRow> {
   const item = await getItemResolution(db, runId, itemId);
@@ -131,17 +193,37 @@ export async function resolveItem(
   if (item.resolved_at !== null) throw new LedgerError("item_already_resolved", `item ${itemId} was resolved already`);
   const a = input.adjustment;
   if (a) await checkAdjustment(db, runId, itemId, a);
-  const inputs = a ? [{
-    kind: "standard" as const, idempotencyKey: `reconciliation-item:${itemId}:adjustment`,
-    metadata: { reconciliation: { id: runId, item_id: itemId.toString(), note: input.note, resolved_by: input.resolvedBy, ...(input.approvedBy ? { approved_by: input.approvedBy } : {}) } },
-    legs: [{ debitAccountId: a.debitAccountId, creditAccountId: a.creditAccountId, amount: a.amount }],
-  }] : [];
+  const inputs = a
+    ? [
+        {
+          kind: "standard" as const,
+          idempotencyKey: `reconciliation-item:${itemId}:adjustment`,
+          metadata: {
+            reconciliation: {
+              id: runId,
+              item_id: itemId.toString(),
+              note: input.note,
+              resolved_by: input.resolvedBy,
+              ...(input.approvedBy ? { approved_by: input.approvedBy } : {}),
+            },
+          },
+          legs: [{ debitAccountId: a.debitAccountId, creditAccountId: a.creditAccountId, amount: a.amount }],
+        },
+      ]
+    : [];
   let done = false;
   const [result] = await writeTransfers(db, inputs, {
     afterWrite: async (tx, outcomes, bookedAt) => {
       if (outcomes[0]?.kind === "refused") throw outcomes[0].error;
       const transferId = outcomes[0]?.kind === "created" ? outcomes[0].transfer.id : outcomes[0]?.kind === "replayed" ? outcomes[0].id : null;
-      const updated = await markItemResolved(tx, { runId, itemId, resolvedBy: input.resolvedBy, note: input.note, adjustmentTransferId: transferId, resolvedAt: bookedAt });
+      const updated = await markItemResolved(tx, {
+        runId,
+        itemId,
+        resolvedBy: input.resolvedBy,
+        note: input.note,
+        adjustmentTransferId: transferId,
+        resolvedAt: bookedAt,
+      });
       if (!updated) throw new LedgerError("item_already_resolved", `item ${itemId} was resolved already`);
       await input.alsoInTx?.(tx, bookedAt, transferId);
       done = true;
@@ -156,18 +238,24 @@ export async function getItem(db: Queryable, itemId: bigint): Promise<ItemRow | 
   return getReconciliationItem(db, itemId);
 }
 
-export async function checkAdjustment(db: Queryable, runId: string, itemId: bigint, a: { debitAccountId: string; creditAccountId: string; amount: bigint }): Promise<void> {
+export async function checkAdjustment(
+  db: Queryable,
+  runId: string,
+  itemId: bigint,
+  a: { debitAccountId: string; creditAccountId: string; amount: bigint },
+): Promise<void> {
   const item = await getItemToAdjust(db, runId, itemId);
   const refuse = (message: string, path: string) => {
     throw new LedgerError("invalid_request", message, [{ path: `adjustment.${path}`, message }]);
   };
   if (item!.status === "matched") refuse(`item ${itemId} is matched: there is no discrepancy to adjust`, "amount");
   // A payment to the wrong recipient leaves the treasury right: what is owed is the operator's, not a treasury adjustment.
-  if (item!.status === "recipient_mismatch") refuse(`item ${itemId} is a payment to another recipient: the treasury is right, so there is nothing to adjust here; resolve it with a note`, "amount");
+  if (item!.status === "recipient_mismatch")
+    refuse(`item ${itemId} is a payment to another recipient: the treasury is right, so there is nothing to adjust here; resolve it with a note`, "amount");
   const ledger = BigInt(item!.ledger_amount ?? "0");
   const chain = BigInt(item!.chain_amount ?? "0");
-  const discrepancy = item!.status === "amount_mismatch" ? (chain > ledger ? chain - ledger : ledger - chain)
-    : item!.status === "unexpected_on_chain" ? chain : ledger;
+  const discrepancy =
+    item!.status === "amount_mismatch" ? (chain > ledger ? chain - ledger : ledger - chain) : item!.status === "unexpected_on_chain" ? chain : ledger;
   if (a.amount > discrepancy) refuse(`the adjustment of ${a.amount} exceeds the item's discrepancy of ${discrepancy}`, "amount");
   const accounts = await getAdjustmentAccounts(db, [a.debitAccountId, a.creditAccountId]);
   const byId = new Map(accounts.map((x) => [x.id, x]));
@@ -178,67 +266,28 @@ export async function checkAdjustment(db: Queryable, runId: string, itemId: bigi
   const debitTreasury = isTreasury(a.debitAccountId);
   const creditTreasury = isTreasury(a.creditAccountId);
   if (debitTreasury === creditTreasury) {
-    refuse(`an adjustment moves money between the run's treasury account (treasury:${item!.chain_id}) and an account of the platform's books, not of the service's chart`, debitTreasury ? "credit_account_id" : "debit_account_id");
+    refuse(
+      `an adjustment moves money between the run's treasury account (treasury:${item!.chain_id}) and an account of the platform's books, not of the service's chart`,
+      debitTreasury ? "credit_account_id" : "debit_account_id",
+    );
   }
   // The side of the treasury follows the discrepancy: more on chain than booked (an inflow the ledger
   // does not know, a payout booked but never sent, one sent for less) debits it; less on chain
   // (an outflow the ledger does not know, a payout sent for more) credits it.
-  const onChainMore = item!.status === "unexpected_on_chain" ? item!.direction === "in"
-    : item!.status === "missing_on_chain" ? true
-    : chain < ledger;
+  const onChainMore = item!.status === "unexpected_on_chain" ? item!.direction === "in" : item!.status === "missing_on_chain" ? true : chain < ledger;
   if (debitTreasury !== onChainMore) {
-    refuse(`the chain holds ${onChainMore ? "more" : "less"} than the ledger for this item: the adjustment ${onChainMore ? "debits" : "credits"} the treasury`, onChainMore ? "debit_account_id" : "credit_account_id");
+    refuse(
+      `the chain holds ${onChainMore ? "more" : "less"} than the ledger for this item: the adjustment ${onChainMore ? "debits" : "credits"} the treasury`,
+      onChainMore ? "debit_account_id" : "credit_account_id",
+    );
   }
   const other = debitTreasury ? "credit_account_id" : "debit_account_id";
   const counter = byId.get(debitTreasury ? a.creditAccountId : a.debitAccountId);
   if (!counter) refuse("the account does not exist", other);
   if (counter!.opened_by_service || counter!.marketplace_id !== null) {
-    refuse(`account ${counter!.ref ?? counter!.id} is not an account of the platform's books (an equity, suspense or loss account an admin opened): adjustments cannot credit or debit operators, customers, marketplaces or fees`, other);
+    refuse(
+      `account ${counter!.ref ?? counter!.id} is not an account of the platform's books (an equity, suspense or loss account an admin opened): adjustments cannot credit or debit operators, customers, marketplaces or fees`,
+      other,
+    );
   }
 }
-
-/**
- * The treasury on chain (vault + signer) against its ledger account, with what is in flight:
- * payouts signed or submitted but not confirmed, and how much of them the chain already shows
- * mined (left the vault, and for the native token, gas the signer spent). What remains is
- * unexplained: funding or outflows the ledger has not recorded.
- */
-export async function treasuryCheck(db: Database, settlements: Settlements, chainId: bigint, assetCode: string) {
-  const asset = await assetOrThrow(db, assetCode);
-  const { chain, token } = evmRoute(settlements, asset, chainId);
-  const route = chainId.toString();
-  const onChain = await chain.treasuryBalance(token);
-  const acct = await treasuryAccountTotals(db, asset.id, chart.treasury(asset.id, route).ref);
-  const ledger = acct ? BigInt(acct.d) - BigInt(acct.c) : 0n;
-  const flying = await payoutsInFlight(db, route, asset.id);
-  let minedAmount = 0n;
-  let minedGas = 0n;
-  for (const f of flying) {
-    const hashes = await chainTxAttemptHashes(db, f.chain_tx_id);
-    for (const h of hashes) {
-      const r = await chain.receipt(h.hash);
-      if (!r) continue;
-      if (r.status === "success") minedAmount += BigInt(f.amount);
-      if (token === null) minedGas += r.gasUsed * r.effectiveGasPrice;
-      break;
-    }
-  }
-  const total = onChain.vault + onChain.signer;
-  const expected = ledger - minedAmount - minedGas;
-  // Payouts not yet batched, against what the vault can pay once the ones in flight have left it.
-  const queued = await pendingPayoutTotals(db, route, asset.id);
-  const batched = await batchedPayoutTotal(db, route, asset.id);
-  const inFlightAmount = flying.reduce((n, f) => n + BigInt(f.amount), 0n);
-  const stillToLeave = BigInt(batched!.amount) + inFlightAmount - minedAmount;
-  const shortfall = BigInt(queued!.amount) + stillToLeave - onChain.vault;
-  return {
-    chainId, asset: asset.code, onChain: { vault: onChain.vault, signer: onChain.signer, total }, ledger,
-    inFlight: {
-      payouts: flying.reduce((n, f) => n + Number(f.payouts), 0), amount: flying.reduce((n, f) => n + BigInt(f.amount), 0n),
-      minedAmount, minedGas,
-    },
-    expectedOnChain: expected, unexplained: total - expected,
-    pending: { payouts: Number(queued!.payouts), amount: BigInt(queued!.amount), shortfall: shortfall > 0n ? shortfall : 0n },
-  };
-}
-

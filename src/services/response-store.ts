@@ -13,16 +13,19 @@ const STATEMENT_BYTES = 64 * 1024 * 1024;
  */
 export function createResponseWriter(db: Database, options: { statementBytes?: number } = {}): GroupCommitter<StoredResponse, void> {
   const statementBytes = options.statementBytes ?? STATEMENT_BYTES;
-  return new GroupCommitter<StoredResponse, void>(async (items) => {
-    // One jsonb parameter per statement, with each response body spliced in as it is (see
-    // encodeStoredResponse); statements stay well under jsonb's size limit (256 MB).
-    const rows = items.map(encodeStoredResponse);
-    for (let start = 0; start < rows.length;) {
-      let end = start;
-      for (let bytes = 0; end < rows.length && (end === start || bytes + rows[end]!.length < statementBytes); end++) bytes += rows[end]!.length;
-      await storeEncodedResponses(db, rows.slice(start, end));
-      start = end;
-    }
-    return items.map(() => undefined);
-  }, { maxItems: 1000, maxConcurrent: db.kind === "pglite" ? 1 : 2, windowMs: 0 });
+  return new GroupCommitter<StoredResponse, void>(
+    async (items) => {
+      // One jsonb parameter per statement, with each response body spliced in as it is (see
+      // encodeStoredResponse); statements stay well under jsonb's size limit (256 MB).
+      const rows = items.map(encodeStoredResponse);
+      for (let start = 0; start < rows.length;) {
+        let end = start;
+        for (let bytes = 0; end < rows.length && (end === start || bytes + rows[end]!.length < statementBytes); end++) bytes += rows[end]!.length;
+        await storeEncodedResponses(db, rows.slice(start, end));
+        start = end;
+      }
+      return items.map(() => undefined);
+    },
+    { maxItems: 1000, maxConcurrent: db.kind === "pglite" ? 1 : 2, windowMs: 0 },
+  );
 }

@@ -25,9 +25,11 @@ async function keepsPaidOutFunded(tx: Queryable, usage: UsageRecord): Promise<vo
   const awaiting = await awaitingFunds(tx, usage.operatorId, usage.assetId, { withoutUsageId: usage.id });
   if (after < awaiting.total) {
     const asset = (await getAsset(tx, usage.assetId))!;
-    throw new LedgerError("exceeds_credits",
-      `reversing usage record ${usage.id} would take back ${unitsToDecimal(usage.net, asset.scale)} ${asset.code} of operator ${usage.operatorId}'s funded earnings, `
-      + `which it has already been paid out or is being paid: what is left (${unitsToDecimal(after, asset.scale)}) is less than its earnings still awaiting funds (${unitsToDecimal(awaiting.total, asset.scale)})`);
+    throw new LedgerError(
+      "exceeds_credits",
+      `reversing usage record ${usage.id} would take back ${unitsToDecimal(usage.net, asset.scale)} ${asset.code} of operator ${usage.operatorId}'s funded earnings, ` +
+        `which it has already been paid out or is being paid: what is left (${unitsToDecimal(after, asset.scale)}) is less than its earnings still awaiting funds (${unitsToDecimal(awaiting.total, asset.scale)})`,
+    );
   }
 }
 
@@ -37,15 +39,22 @@ async function keepsPaidOutFunded(tx: Queryable, usage: UsageRecord): Promise<vo
  * `reversed`. Like any transfer, the reversal obeys the limits: if the operator has already been paid
  * out the net, it is refused (exceeds_credits) and must be recovered another way.
  */
-export async function reverseUsage(db: Database, usage: UsageRecord, reason: string, idempotencyKey: string): Promise<{ record: UsageRecord; reversalId: string }> {
+export async function reverseUsage(
+  db: Database,
+  usage: UsageRecord,
+  reason: string,
+  idempotencyKey: string,
+): Promise<{ record: UsageRecord; reversalId: string }> {
   const [r] = await writeTransfers(db, async (tx) => {
     await keepsPaidOutFunded(tx, usage);
-    return [{
-      kind: "reversal",
-      reversesId: usage.transferId,
-      idempotencyKey,
-      metadata: { usage_reversal: { usage_id: usage.id, external_id: usage.externalId, reason } },
-    }];
+    return [
+      {
+        kind: "reversal",
+        reversesId: usage.transferId,
+        idempotencyKey,
+        metadata: { usage_reversal: { usage_id: usage.id, external_id: usage.externalId, reason } },
+      },
+    ];
   });
   if (!r!.ok) {
     if (r!.error.code === "idempotency_conflict" || r!.error.code === "already_reversed") {

@@ -39,13 +39,16 @@ export async function getUsageLimits(db: Queryable, marketplaceId: string, asset
   const limits = limitsOf(row, asset.scale);
   const defaults = defaultLimits(asset.scale);
   return {
-    marketplaceId, asset: asset.code, maxGrossPerRecord: limits.maxGrossPerRecord,
+    marketplaceId,
+    asset: asset.code,
+    maxGrossPerRecord: limits.maxGrossPerRecord,
     maxQuantityPerSecond: Object.fromEntries([...limits.maxQuantityPerSecond].map(([u, r]) => [u, formatDecimal(r)])),
     defaults: {
       maxGrossPerRecord: defaults.maxGrossPerRecord,
       maxQuantityPerSecond: { ...Object.fromEntries(DEFAULT_UNITS.map((u) => [u, formatRate(defaultRate(u)!)])) },
     },
-    updatedBy: row?.updated_by ?? null, updatedAt: row ? new Date(row.updated_at) : null,
+    updatedBy: row?.updated_by ?? null,
+    updatedAt: row ? new Date(row.updated_at) : null,
   };
 }
 
@@ -54,7 +57,8 @@ export async function getUsageLimits(db: Queryable, marketplaceId: string, asset
  * null removes that unit's rate (back to its default).
  */
 export async function setUsageLimits(
-  db: Database | Queryable, now: Date,
+  db: Database | Queryable,
+  now: Date,
   input: { marketplaceId: string; asset: string; maxGrossPerRecord?: bigint | null; maxQuantityPerSecond?: Record<string, string | null>; updatedBy: string },
 ): Promise<UsageLimitsView> {
   if (!(await getMarketplace(db, input.marketplaceId))) throw new LedgerError("marketplace_not_found", `marketplace ${input.marketplaceId} does not exist`);
@@ -69,13 +73,21 @@ export async function setUsageLimits(
       if (rate === null) delete rates[unit];
       else {
         const d: Decimal | undefined = parseRate(rate);
-        if (!d) throw new LedgerError("invalid_request", `the rate for ${unit} must be a positive decimal`, [{ path: `maxQuantityPerSecond.${unit}`, message: "must be a positive decimal" }]);
+        if (!d)
+          throw new LedgerError("invalid_request", `the rate for ${unit} must be a positive decimal`, [
+            { path: `maxQuantityPerSecond.${unit}`, message: "must be a positive decimal" },
+          ]);
         rates[unit] = formatDecimal(d);
       }
     }
-    const gross = input.maxGrossPerRecord === undefined ? current?.max_gross_per_record ?? null : input.maxGrossPerRecord?.toString() ?? null;
+    const gross = input.maxGrossPerRecord === undefined ? (current?.max_gross_per_record ?? null) : (input.maxGrossPerRecord?.toString() ?? null);
     await updateUsageLimits(tx, {
-      marketplaceId: input.marketplaceId, assetId: asset.id, maxGrossPerRecord: gross, maxQuantityPerSecond: rates, updatedBy: input.updatedBy, updatedAt: now,
+      marketplaceId: input.marketplaceId,
+      assetId: asset.id,
+      maxGrossPerRecord: gross,
+      maxQuantityPerSecond: rates,
+      updatedBy: input.updatedBy,
+      updatedAt: now,
     });
     return getUsageLimits(tx, input.marketplaceId, asset.code);
   });

@@ -3,8 +3,15 @@ import type { Database } from "../db/client.js";
 import { sha256Hex } from "../domain/canonical.js";
 import { digestRange, type SealFormat } from "../db/journal-seals.js";
 import {
-  countLedgerRows, findBalancesNotMatchingEntries, findBrokenReferences, findLimitViolations, findRunningBalanceMismatches, findTransfersWithoutEntries,
-  findUnbalancedAssets, findUnbalancedLegs, listJournalSeals,
+  countLedgerRows,
+  findBalancesNotMatchingEntries,
+  findBrokenReferences,
+  findLimitViolations,
+  findRunningBalanceMismatches,
+  findTransfersWithoutEntries,
+  findUnbalancedAssets,
+  findUnbalancedLegs,
+  listJournalSeals,
 } from "../db/queries/verify.js";
 
 export interface Violation {
@@ -28,32 +35,46 @@ export async function verifyLedger(db: Database): Promise<VerifyReport> {
     for (const r of rows.slice(0, MAX_PER_CHECK)) violations.push({ check, detail: describe(r) });
   };
 
-  add("balanced_assets", await findUnbalancedAssets(db),
-    (r) => `asset ${r.code}: total debits minus credits is ${r.posted_diff} posted and ${r.pending_diff} pending (must be 0)`);
+  add(
+    "balanced_assets",
+    await findUnbalancedAssets(db),
+    (r) => `asset ${r.code}: total debits minus credits is ${r.posted_diff} posted and ${r.pending_diff} pending (must be 0)`,
+  );
 
-  add("balanced_legs", await findUnbalancedLegs(db),
-    (r) => `transfer ${r.transfer_id} leg ${r.leg} is not one debit and one credit of the same amount and asset`);
+  add(
+    "balanced_legs",
+    await findUnbalancedLegs(db),
+    (r) => `transfer ${r.transfer_id} leg ${r.leg} is not one debit and one credit of the same amount and asset`,
+  );
 
-  add("balances_match_entries", await findBalancesNotMatchingEntries(db),
-    (r) => `account ${r.account_id}: stored balances differ from the sum of its entries`);
+  add("balances_match_entries", await findBalancesNotMatchingEntries(db), (r) => `account ${r.account_id}: stored balances differ from the sum of its entries`);
 
-  add("running_balance", await findRunningBalanceMismatches(db),
-    (r) => `account ${r.account_id}: the running balance of its last entry differs from its posted balance`);
+  add(
+    "running_balance",
+    await findRunningBalanceMismatches(db),
+    (r) => `account ${r.account_id}: the running balance of its last entry differs from its posted balance`,
+  );
 
-  add("limits", await findLimitViolations(db),
-    (r) => `account ${r.id}: ${r.what}, which its flags forbid`);
+  add("limits", await findLimitViolations(db), (r) => `account ${r.id}: ${r.what}, which its flags forbid`);
 
-  add("references", await findBrokenReferences(db),
-    (r) => String(r.what));
+  add("references", await findBrokenReferences(db), (r) => String(r.what));
 
-  add("transfers_have_entries", await findTransfersWithoutEntries(db),
-    (r) => `transfer ${r.id} has no entries`);
+  add("transfers_have_entries", await findTransfersWithoutEntries(db), (r) => `transfer ${r.id} has no entries`);
 
   // Only money that came in goes out: what an operator was paid (or is being paid) never takes
   // earnings whose money has not been received, so its available balance always holds them.
-  const unfunded = (await paidBeyondFunds(db)).map((p) => ({ owner_id: p.operatorId, asset_id: p.assetId, available: p.available.toString(), awaiting: p.awaiting.toString() }));
-  add("funded_payouts", unfunded,
-    (r) => `operator ${r.owner_id} (asset ${r.asset_id}) was paid out of earnings whose money has not been received: available ${r.available} is less than its ${r.awaiting} awaiting funds`);
+  const unfunded = (await paidBeyondFunds(db)).map((p) => ({
+    owner_id: p.operatorId,
+    asset_id: p.assetId,
+    available: p.available.toString(),
+    awaiting: p.awaiting.toString(),
+  }));
+  add(
+    "funded_payouts",
+    unfunded,
+    (r) =>
+      `operator ${r.owner_id} (asset ${r.asset_id}) was paid out of earnings whose money has not been received: available ${r.available} is less than its ${r.awaiting} awaiting funds`,
+  );
 
   violations.push(...(await verifyHashChain(db)));
 
@@ -62,8 +83,11 @@ export async function verifyLedger(db: Database): Promise<VerifyReport> {
     ok: violations.length === 0,
     violations,
     counts: {
-      assets: Number(counts.assets), accounts: Number(counts.accounts), transfers: Number(counts.transfers),
-      entries: Number(counts.entries), seals: Number(counts.seals),
+      assets: Number(counts.assets),
+      accounts: Number(counts.accounts),
+      transfers: Number(counts.transfers),
+      entries: Number(counts.entries),
+      seals: Number(counts.seals),
     },
   };
 }

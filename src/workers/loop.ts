@@ -10,7 +10,10 @@ export function startLoop(name: string, intervalMs: number, tick: () => Promise<
   let running: Promise<void> = Promise.resolve();
   const run = () => {
     running = tick()
-      .then(() => undefined, (err) => log.error({ worker: name, err }, "worker tick failed"))
+      .then(
+        () => undefined,
+        (err) => log.error({ worker: name, err }, "worker tick failed"),
+      )
       .finally(() => {
         if (!stopped) timer = setTimeout(run, intervalMs);
       });

@@ -8,7 +8,8 @@ import { startWorkers } from "./start.js";
 /** `npm run worker`: the background workers alone, for running them apart from the API processes. */
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL);
-if (config.CLOCK_START) log.warn({ clock_start: config.CLOCK_START }, "CLOCK_START is set: the workers' clock started at that instant, not at the machine's time");
+if (config.CLOCK_START)
+  log.warn({ clock_start: config.CLOCK_START }, "CLOCK_START is set: the workers' clock started at that instant, not at the machine's time");
 const settlements = new Settlements(loadChainsOrExit(config));
 const db = await openConfiguredDatabase(config);
 await exitOnSettingsConflicts(db, settlements);

@@ -13,7 +13,6 @@ import { schedule } from "./payout/schedule.js";
 import { signBatched } from "./payout/sign.js";
 import { watchSubmitted } from "./payout/watch.js";
 
-
 export interface PayoutWorkerOptions {
   log: Logger;
   /** Called at each fault point; the default does nothing. */
@@ -40,10 +39,16 @@ export interface PayoutWorkerOptions {
 export class PayoutWorker {
   private readonly ctx: PayoutContext;
 
-  constructor(private readonly db: Database, private readonly settlements: Settlements, private readonly options: PayoutWorkerOptions) {
+  constructor(
+    private readonly db: Database,
+    private readonly settlements: Settlements,
+    private readonly options: PayoutWorkerOptions,
+  ) {
     const fault = options.fault ?? (() => {});
     this.ctx = {
-      db, settlements, fault,
+      db,
+      settlements,
+      fault,
       now: () => db.clock.now(),
       get log() {
         return options.log;

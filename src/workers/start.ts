@@ -22,21 +22,36 @@ export function startWorkers(db: Database, config: Config, log: Logger, settleme
   });
   const loops = [
     startLoop("payouts", config.PAYOUT_INTERVAL_MS, () => payouts.tick(), log),
-    startLoop("hold-expirer", config.HOLD_EXPIRY_INTERVAL_MS, async () => {
-      const n = await expireHolds(db);
-      if (n > 0) log.info({ worker: "hold-expirer", expired: n }, "expired holds");
-    }, log),
-    startLoop("usage-hold-expirer", config.HOLD_EXPIRY_INTERVAL_MS, async () => {
-      const n = await expireUsageHolds(db);
-      if (n > 0) log.info({ worker: "usage-hold-expirer", expired: n }, "closed expired usage holds");
-    }, log),
-    startLoop("journal-sealer", config.JOURNAL_SEAL_INTERVAL_MS, async () => {
-      // A backlog is sealed in bounded seals, a few per tick (so that stopping never waits long).
-      let seals = 0;
-      for (let seal = await sealJournal(db); seal; seal = seal.cut && ++seals < 10 ? await sealJournal(db) : undefined) {
-        log.debug({ worker: "journal-sealer", seal: seal.id.toString(), transfers: seal.transferCount }, "sealed journal");
-      }
-    }, log),
+    startLoop(
+      "hold-expirer",
+      config.HOLD_EXPIRY_INTERVAL_MS,
+      async () => {
+        const n = await expireHolds(db);
+        if (n > 0) log.info({ worker: "hold-expirer", expired: n }, "expired holds");
+      },
+      log,
+    ),
+    startLoop(
+      "usage-hold-expirer",
+      config.HOLD_EXPIRY_INTERVAL_MS,
+      async () => {
+        const n = await expireUsageHolds(db);
+        if (n > 0) log.info({ worker: "usage-hold-expirer", expired: n }, "closed expired usage holds");
+      },
+      log,
+    ),
+    startLoop(
+      "journal-sealer",
+      config.JOURNAL_SEAL_INTERVAL_MS,
+      async () => {
+        // A backlog is sealed in bounded seals, a few per tick (so that stopping never waits long).
+        let seals = 0;
+        for (let seal = await sealJournal(db); seal; seal = seal.cut && ++seals < 10 ? await sealJournal(db) : undefined) {
+          log.debug({ worker: "journal-sealer", seal: seal.id.toString(), transfers: seal.transferCount }, "sealed journal");
+        }
+      },
+      log,
+    ),
   ];
   return async () => {
     await Promise.all(loops.map((l) => l.stop()));

@@ -6,7 +6,9 @@ const t = worldPerFile();
 
 const rows = async (where: string, params: unknown[] = []) =>
   t.api.db.query<{ request_id: string; client_request_id: string | null; status: number; method: string; path: string; key_id: string | null }>(
-    `select request_id, client_request_id, status, method, path, key_id from audit_log where ${where} order by id`, params);
+    `select request_id, client_request_id, status, method, path, key_id from audit_log where ${where} order by id`,
+    params,
+  );
 
 describe("the audit log", () => {
   it("request ids are the service's: two requests that send one X-Request-Id get two ids, the client's is kept beside them", async () => {
@@ -18,18 +20,30 @@ describe("the audit log", () => {
     const logged = await rows("client_request_id = 'same-id-twice'");
     expect(logged.map((r) => r.request_id).sort()).toEqual([a.headers.get("x-request-id"), b.headers.get("x-request-id")].sort());
     // Nobody can pass its id off as another request's: a client id equal to a service id is only the client's.
-    const c = await t.api.call("POST", "/v1/customers", { key: t.w.keys.m1, body: { id: "audit-c", billing: "prepaid" }, headers: { "x-request-id": a.headers.get("x-request-id")! } });
+    const c = await t.api.call("POST", "/v1/customers", {
+      key: t.w.keys.m1,
+      body: { id: "audit-c", billing: "prepaid" },
+      headers: { "x-request-id": a.headers.get("x-request-id")! },
+    });
     expect((await rows("request_id = $1", [a.headers.get("x-request-id")])).length).toBe(1);
     expect(c.headers.get("x-request-id")).not.toBe(a.headers.get("x-request-id"));
     // A client id that is not printable ASCII (or too long) is not kept.
-    const odd = await t.api.call("POST", "/v1/customers", { key: t.w.keys.m1, body: { id: "audit-d", billing: "prepaid" }, headers: { "x-request-id": "x".repeat(101) } });
+    const odd = await t.api.call("POST", "/v1/customers", {
+      key: t.w.keys.m1,
+      body: { id: "audit-d", billing: "prepaid" },
+      headers: { "x-request-id": "x".repeat(101) },
+    });
     expect((await rows("request_id = $1", [odd.headers.get("x-request-id")]))[0]).toMatchObject({ client_request_id: null });
     const listed = expectStatus(await t.api.call("GET", "/v1/audit/log?limit=1000", { key: t.w.keys.finance }), 200).body.data;
     expect(listed.filter((e: { client_request_id: string | null }) => e.client_request_id === "same-id-twice")).toHaveLength(2);
   });
 
   it("refused requests are audited: an oversized body (413), no key or a bad one (401), a role that may not (403), of any method", async () => {
-    const big = await t.api.call("POST", "/v1/customers", { key: t.w.keys.m1, raw: JSON.stringify({ id: "big", billing: "prepaid", metadata: { x: "x".repeat(1_100_000) } }), headers: { "x-request-id": "too-big" } });
+    const big = await t.api.call("POST", "/v1/customers", {
+      key: t.w.keys.m1,
+      raw: JSON.stringify({ id: "big", billing: "prepaid", metadata: { x: "x".repeat(1_100_000) } }),
+      headers: { "x-request-id": "too-big" },
+    });
     expect(big.status).toBe(413);
     expect(await rows("client_request_id = 'too-big'")).toEqual([expect.objectContaining({ status: 413, method: "POST", path: "/v1/customers" })]);
     const anonymous = await t.api.call("GET", "/v1/payouts", { key: null, headers: { "x-request-id": "no-key" } });
@@ -69,7 +83,10 @@ describe("the audit log", () => {
     const paged: { id: string }[] = [];
     let cursor: string | null = null;
     for (let i = 0; i < 100; i++) {
-      const page: { data: { id: string }[]; next_cursor: string | null } = expectStatus(await t.api.call("GET", `/v1/audit/log?key_id=${keyId}&limit=2${cursor ? `&cursor=${cursor}` : ""}`, { key: t.w.keys.finance }), 200).body;
+      const page: { data: { id: string }[]; next_cursor: string | null } = expectStatus(
+        await t.api.call("GET", `/v1/audit/log?key_id=${keyId}&limit=2${cursor ? `&cursor=${cursor}` : ""}`, { key: t.w.keys.finance }),
+        200,
+      ).body;
       paged.push(...page.data);
       cursor = page.next_cursor;
       if (!cursor) break;
@@ -77,14 +94,24 @@ describe("the audit log", () => {
     expect(paged.map((e) => e.id)).toEqual(everything.map((e: { id: string }) => e.id));
     expect([...paged.map((e) => BigInt(e.id))].sort((a, b) => (a < b ? -1 : 1))).toEqual(paged.map((e) => BigInt(e.id)));
     const last = everything[everything.length - 1] as { at: string };
-    const after = expectStatus(await t.api.call("GET", `/v1/audit/log?key_id=${keyId}&from=${encodeURIComponent(new Date(Date.parse(last.at) + 1).toISOString())}`, { key: t.w.keys.finance }), 200).body.data;
+    const after = expectStatus(
+      await t.api.call("GET", `/v1/audit/log?key_id=${keyId}&from=${encodeURIComponent(new Date(Date.parse(last.at) + 1).toISOString())}`, {
+        key: t.w.keys.finance,
+      }),
+      200,
+    ).body.data;
     expect(after).toEqual([]);
-    const upTo = expectStatus(await t.api.call("GET", `/v1/audit/log?key_id=${keyId}&limit=1000&to=${encodeURIComponent(last.at)}`, { key: t.w.keys.finance }), 200).body.data;
+    const upTo = expectStatus(
+      await t.api.call("GET", `/v1/audit/log?key_id=${keyId}&limit=1000&to=${encodeURIComponent(last.at)}`, { key: t.w.keys.finance }),
+      200,
+    ).body.data;
     expect(upTo.length).toBe(everything.filter((e: { at: string }) => e.at < last.at).length);
     expect(expectStatus(await t.api.call("GET", "/v1/audit/log?key_id=nobody", { key: t.w.keys.finance }), 200).body.data).toEqual([]);
     expect((await t.api.call("GET", "/v1/audit/log?cursor=abc", { key: t.w.keys.finance })).status).toBe(400);
     // A period that ends before it starts is a mistake to name, not an empty page.
-    const backwards = await t.api.call("GET", `/v1/audit/log?from=${encodeURIComponent(last.at)}&to=${encodeURIComponent(everything[0].at)}`, { key: t.w.keys.finance });
+    const backwards = await t.api.call("GET", `/v1/audit/log?from=${encodeURIComponent(last.at)}&to=${encodeURIComponent(everything[0].at)}`, {
+      key: t.w.keys.finance,
+    });
     expect(backwards.status).toBe(400);
     expect(JSON.stringify(backwards.body)).toContain("from must be before to");
   });

@@ -16,15 +16,29 @@ let api: TestApi;
 let mk: string;
 
 const usage = (id: string, periodEnd: Date, extra: Record<string, unknown> = {}) => ({
-  external_id: id, operator_id: "op", customer_id: "pre", resource: "gpu:h100", unit: "gpu_hour", quantity: "1", unit_price: "2",
-  asset: "USDC", period_start: new Date(periodEnd.getTime() - 3_600_000).toISOString(), period_end: periodEnd.toISOString(), ...extra,
+  external_id: id,
+  operator_id: "op",
+  customer_id: "pre",
+  resource: "gpu:h100",
+  unit: "gpu_hour",
+  quantity: "1",
+  unit_price: "2",
+  asset: "USDC",
+  period_start: new Date(periodEnd.getTime() - 3_600_000).toISOString(),
+  period_end: periodEnd.toISOString(),
+  ...extra,
 });
 
 beforeAll(async () => {
   api = await testApi({ db: await freshDatabase({ clock }) });
   expectStatus(await api.call("POST", "/v1/assets", { body: { code: "USDC", scale: 6, settlement: { kind: "offchain" } } }), 201);
   expectStatus(await api.call("POST", "/v1/marketplaces", { body: { id: "m", name: "m" } }), 201);
-  expectStatus(await api.call("POST", "/v1/marketplaces/m/fee-schedules", { body: { effective_from: "2020-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 1000 }] } }), 201);
+  expectStatus(
+    await api.call("POST", "/v1/marketplaces/m/fee-schedules", {
+      body: { effective_from: "2020-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 1000 }] },
+    }),
+    201,
+  );
   mk = expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: "m", role: "marketplace", scope_id: "m" } }), 201).body.secret;
   expectStatus(await api.call("POST", "/v1/operators", { key: mk, body: { id: "op", name: "op" } }), 201);
   expectStatus(await api.call("POST", "/v1/customers", { key: mk, body: { id: "pre", billing: "prepaid" } }), 201);
@@ -56,7 +70,10 @@ describe("the service's clock", () => {
 
   it("expires holds when its time says so, before and after the expirers run", async () => {
     clock.set(new Date("2031-06-16T08:00:00Z"));
-    const hold = expectStatus(await api.call("POST", "/v1/holds", { key: mk, body: { customer_id: "pre", asset: "USDC", amount: "5000000", timeout_seconds: 3600 } }), 201).body;
+    const hold = expectStatus(
+      await api.call("POST", "/v1/holds", { key: mk, body: { customer_id: "pre", asset: "USDC", amount: "5000000", timeout_seconds: 3600 } }),
+      201,
+    ).body;
     expect(hold.expires_at).toBe("2031-06-16T09:00:00.000Z");
     clock.set(new Date("2031-06-16T08:59:59Z"));
     expectStatus(await api.call("POST", "/v1/usage", { key: mk, body: usage("on-hold", new Date("2031-06-16T08:00:00Z"), { hold_id: hold.id }) }), 201);
@@ -77,7 +94,12 @@ describe("the service's clock", () => {
       expectStatus(await api.call("POST", "/v1/accounts", { body: { asset_id: assetId, code: ref, normal_side, ref } }), 201).body.id as string;
     const from = await open("equity:clock", "debit");
     const to = await open("suspense:clock", "credit");
-    const pending = expectStatus(await api.call("POST", "/v1/transfers", { body: { type: "pending", timeout_seconds: 60, legs: [{ debit_account_id: from, credit_account_id: to, amount: "1" }] } }), 201).body;
+    const pending = expectStatus(
+      await api.call("POST", "/v1/transfers", {
+        body: { type: "pending", timeout_seconds: 60, legs: [{ debit_account_id: from, credit_account_id: to, amount: "1" }] },
+      }),
+      201,
+    ).body;
     expect(pending.timeout_at).toBe("2031-07-01T00:01:00.000Z");
     clock.set(new Date("2031-07-01T00:00:59Z"));
     expect(await expireHolds(api.ledger.db)).toBe(0);
@@ -96,7 +118,8 @@ describe("the service's clock", () => {
     // July's fee revenue nets to nothing for this record; August, when it was corrected, sees none of it.
     const july = expectStatus(await api.call("GET", "/v1/reports/fee-revenue?from=2031-07-01T00:00:00Z&to=2031-08-01T00:00:00Z&group_by=month"), 200).body.data;
     expect(july.map((r: { revenue: string }) => r.revenue)).toEqual(["0"]);
-    const august = expectStatus(await api.call("GET", "/v1/reports/fee-revenue?from=2031-08-01T00:00:00Z&to=2031-09-01T00:00:00Z&group_by=month"), 200).body.data;
+    const august = expectStatus(await api.call("GET", "/v1/reports/fee-revenue?from=2031-08-01T00:00:00Z&to=2031-09-01T00:00:00Z&group_by=month"), 200).body
+      .data;
     expect(august).toEqual([]);
   });
 });
@@ -111,7 +134,11 @@ describe("CLOCK_START", () => {
   });
 
   it("is an instant in UTC or a clear configuration error", () => {
-    expect(configuredClock(Config.parse({ CLOCK_START: "2028-02-29T23:59:59Z" })).now().getTime()).toBeGreaterThanOrEqual(Date.parse("2028-02-29T23:59:59Z"));
+    expect(
+      configuredClock(Config.parse({ CLOCK_START: "2028-02-29T23:59:59Z" }))
+        .now()
+        .getTime(),
+    ).toBeGreaterThanOrEqual(Date.parse("2028-02-29T23:59:59Z"));
     for (const bad of ["tomorrow", "2028-02-30T00:00:00Z", "2028-02-29T23:59:59+01:00", "2028-02-29"]) {
       const r = Config.safeParse({ CLOCK_START: bad });
       expect(r.success, bad).toBe(false);

@@ -27,8 +27,16 @@ async function setup() {
 // The usage lies in the middle of a month wholly in the past, whatever day the suite runs on.
 const month = pastMonth();
 const usage = (id: string, operator: string, customer: string, quantity: string, price: string) => ({
-  external_id: id, operator_id: operator, customer_id: customer, resource: "gpu:h100", unit: "gpu_hour", quantity, unit_price: price,
-  asset: TOKEN, period_start: month.day(10).toISOString(), period_end: month.day(11).toISOString(),
+  external_id: id,
+  operator_id: operator,
+  customer_id: customer,
+  resource: "gpu:h100",
+  unit: "gpu_hour",
+  quantity,
+  unit_price: price,
+  asset: TOKEN,
+  period_start: month.day(10).toISOString(),
+  period_end: month.day(11).toISOString(),
 });
 
 describe("finance: trial balance, reports, reconciliation, audit", () => {
@@ -36,37 +44,85 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
     const { w, api, finance } = await setup();
     // A marketplace with a fee schedule, two operators, a prepaid and a postpaid customer.
     expectStatus(await api.call("POST", "/v1/marketplaces", { body: { id: "mkt", name: "GPU market" } }), 201);
-    expectStatus(await api.call("POST", "/v1/marketplaces/mkt/fee-schedules", { body: { effective_from: "2020-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 1000 }, { party: "protocol", bps: 150 }] } }), 201);
+    expectStatus(
+      await api.call("POST", "/v1/marketplaces/mkt/fee-schedules", {
+        body: {
+          effective_from: "2020-01-01T00:00:00Z",
+          rules: [
+            { party: "marketplace", bps: 1000 },
+            { party: "protocol", bps: 150 },
+          ],
+        },
+      }),
+      201,
+    );
     const mk = expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: "mkt", role: "marketplace", scope_id: "mkt" } }), 201).body.secret as string;
     for (const op of ["op-1", "op-2"]) expectStatus(await api.call("POST", "/v1/operators", { key: mk, body: { id: op, name: op } }), 201);
     expectStatus(await api.call("POST", "/v1/customers", { key: mk, body: { id: "pre", billing: "prepaid" } }), 201);
-    expectStatus(await api.call("POST", "/v1/customers", { key: mk, body: { id: "post", billing: "postpaid", credit_limits: [{ asset: TOKEN, credit_limit: "1000000000000000000000000" }] } }), 201);
+    expectStatus(
+      await api.call("POST", "/v1/customers", {
+        key: mk,
+        body: { id: "post", billing: "postpaid", credit_limits: [{ asset: TOKEN, credit_limit: "1000000000000000000000000" }] },
+      }),
+      201,
+    );
     expectStatus(await api.call("POST", "/v1/customers/pre/deposits", { key: mk, body: { asset: TOKEN, amount: "50000000" } }), 201);
 
     // The prepaid customer also pays on chain, from its registered address.
     const payer = privateKeyToAccount(generatePrivateKey());
     await w.chain.test.setBalance({ address: payer.address, value: parseEther("1") });
     await w.chain.send({ to: w.chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [payer.address, 30_000_000n] }) });
-    const signature = await payer.signMessage({ message: depositAddressMessage({ marketplaceId: "mkt", customerId: "pre", chainId: 31337n, address: payer.address }) });
-    const unsigned = await api.call("POST", "/v1/customers/pre/deposit-addresses", { key: mk, body: { chain_id: 31337, address: payer.address, signature: `0x${"1b".repeat(65)}` } });
+    const signature = await payer.signMessage({
+      message: depositAddressMessage({ marketplaceId: "mkt", customerId: "pre", chainId: 31337n, address: payer.address }),
+    });
+    const unsigned = await api.call("POST", "/v1/customers/pre/deposit-addresses", {
+      key: mk,
+      body: { chain_id: 31337, address: payer.address, signature: `0x${"1b".repeat(65)}` },
+    });
     expect(unsigned.body).toMatchObject({ status: 422, code: "signature_invalid" });
     expectStatus(await api.call("POST", "/v1/customers/pre/deposit-addresses", { key: mk, body: { chain_id: 31337, address: payer.address, signature } }), 201);
-    await w.chain.wallet(payer).writeContract({ address: w.chain.token, abi: TestStablecoin.abi, functionName: "transfer", args: [w.chain.vault, 30_000_000n], chain: w.chain.deployerWallet.chain, account: payer });
+    await w.chain.wallet(payer).writeContract({
+      address: w.chain.token,
+      abi: TestStablecoin.abi,
+      functionName: "transfer",
+      args: [w.chain.vault, 30_000_000n],
+      chain: w.chain.deployerWallet.chain,
+      account: payer,
+    });
     await w.chain.test.mine({ blocks: 3 });
     const worker = w.worker();
     await worker.tick(); // the deposit scanner credits it: the customer's own money, which funds its usage
 
     // Usage: a batch, one record reversed.
-    const batch = expectStatus(await api.call("POST", "/v1/usage/batch", { key: mk, body: { records: [
-      usage("j1", "op-1", "pre", "10", "2.5"), usage("j2", "op-2", "pre", "4", "3.25"), usage("j3", "op-1", "post", "7", "1.75"), usage("j4", "op-2", "post", "1", "9.99"),
-    ] } }), 200).body;
+    const batch = expectStatus(
+      await api.call("POST", "/v1/usage/batch", {
+        key: mk,
+        body: {
+          records: [
+            usage("j1", "op-1", "pre", "10", "2.5"),
+            usage("j2", "op-2", "pre", "4", "3.25"),
+            usage("j3", "op-1", "post", "7", "1.75"),
+            usage("j4", "op-2", "post", "1", "9.99"),
+          ],
+        },
+      }),
+      200,
+    ).body;
     const j4 = batch.results.find((r: { external_id: string }) => r.external_id === "j4");
     expectStatus(await api.call("POST", `/v1/usage/${j4.id}/reverse`, { key: mk, body: { reason: "meter fault" } }), 201);
 
     // Payouts: op-1 on chain (after proving an address), and an off-chain one in another asset.
     const acct = privateKeyToAccount(generatePrivateKey());
-    const ch = expectStatus(await api.call("POST", "/v1/operators/op-1/payout-address-challenges", { body: { chain_id: 31337, address: acct.address } }), 201).body;
-    expectStatus(await api.call("PUT", "/v1/operators/op-1/payout-address", { body: { chain_id: 31337, address: acct.address, challenge_id: ch.id, signature: await acct.signMessage({ message: ch.message }) } }), 200);
+    const ch = expectStatus(
+      await api.call("POST", "/v1/operators/op-1/payout-address-challenges", { body: { chain_id: 31337, address: acct.address } }),
+      201,
+    ).body;
+    expectStatus(
+      await api.call("PUT", "/v1/operators/op-1/payout-address", {
+        body: { chain_id: 31337, address: acct.address, challenge_id: ch.id, signature: await acct.signMessage({ message: ch.message }) },
+      }),
+      200,
+    );
     const p1 = expectStatus(await api.call("POST", "/v1/payouts", { key: finance, body: { operator_id: "op-1", asset: TOKEN, amount: "20000000" } }), 201).body;
     await w.drive([p1.id], [worker]);
     expectStatus(await api.call("POST", "/v1/assets", { body: { code: "EUR", scale: 2, settlement: { kind: "offchain" } } }), 201);
@@ -95,9 +151,17 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
 
     // Fee revenue: 10% marketplace, 1.5% protocol of the usage not reversed, in the usage's month
     // (j4's reversal is effective when j4 was, though it was booked today).
-    const fees = expectStatus(await api.call("GET", `/v1/reports/fee-revenue?from=${month.from.toISOString()}&to=${month.to.toISOString()}&group_by=month`, { key: finance }), 200).body.data;
+    const fees = expectStatus(
+      await api.call("GET", `/v1/reports/fee-revenue?from=${month.from.toISOString()}&to=${month.to.toISOString()}&group_by=month`, { key: finance }),
+      200,
+    ).body.data;
     const gross = 25_000_000 + 13_000_000 + 12_250_000; // j4 reversed
-    expect(fees.find((f: { party: string }) => f.party === "marketplace")).toMatchObject({ period: month.label, asset: TOKEN, marketplace_id: "mkt", revenue: String(gross / 10) });
+    expect(fees.find((f: { party: string }) => f.party === "marketplace")).toMatchObject({
+      period: month.label,
+      asset: TOKEN,
+      marketplace_id: "mkt",
+      revenue: String(gross / 10),
+    });
     expect(fees.find((f: { party: string }) => f.party === "protocol")).toMatchObject({ period: month.label, marketplace_id: null });
 
     // Payouts by period, with the transaction hash; operator statements close on the payables.
@@ -112,7 +176,9 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
     expect(op1).toMatchObject({ credits: "0", debits: "20000000" });
     expect(BigInt(op1.opening)).toBe(BigInt(byRef("operator:op-1:payable").balance) + 20_000_000n);
     expect(BigInt(op1.closing)).toBe(BigInt(byRef("operator:op-1:payable").balance));
-    expect((await api.call("GET", "/v1/reports/payouts?from=2026-01-01T00:00:00Z&to=2028-01-01T00:00:00Z", { key: finance })).body.code).toBe("invalid_request");
+    expect((await api.call("GET", "/v1/reports/payouts?from=2026-01-01T00:00:00Z&to=2028-01-01T00:00:00Z", { key: finance })).body.code).toBe(
+      "invalid_request",
+    );
   });
 
   it("reconciliation over HTTP: run, filter, CSV, resolve with an adjusting transfer; every call is in the audit log", async () => {
@@ -122,9 +188,19 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
     await w.drive([p.id]);
     await w.chain.test.mine({ blocks: 2 });
     const head = Number(await w.chain.public.getBlockNumber()) - 1; // the last final block (2 confirmations)
-    const notFinal = await api.call("POST", "/v1/reconciliations", { key: finance, body: { chain_id: 31337, asset: TOKEN, from_block: 0, to_block: head + 1 } });
+    const notFinal = await api.call("POST", "/v1/reconciliations", {
+      key: finance,
+      body: { chain_id: 31337, asset: TOKEN, from_block: 0, to_block: head + 1 },
+    });
     expect(notFinal.body).toMatchObject({ status: 400, code: "invalid_request", errors: [{ path: "to_block" }] });
-    const run = expectStatus(await api.call("POST", "/v1/reconciliations", { key: finance, body: { chain_id: 31337, asset: TOKEN, from_block: 0, to_block: head }, headers: { "x-request-id": "recon-1" } }), 201).body;
+    const run = expectStatus(
+      await api.call("POST", "/v1/reconciliations", {
+        key: finance,
+        body: { chain_id: 31337, asset: TOKEN, from_block: 0, to_block: head },
+        headers: { "x-request-id": "recon-1" },
+      }),
+      201,
+    ).body;
     expect(run.summary).toMatchObject({ matched: 1, unexpected_on_chain: 1 }); // the payout; the vault's funding
     const unexpected = expectStatus(await api.call("GET", `/v1/reconciliations/${run.id}?status=unexpected_on_chain`, { key: finance }), 200).body.items;
     expect(unexpected).toHaveLength(1);
@@ -135,16 +211,21 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
 
     // Resolve the funding with an adjusting transfer: treasury (debit) against equity (credit).
     const asset = (await api.call("GET", "/v1/assets")).body.data.find((a: { code: string }) => a.code === TOKEN);
-    const equity = expectStatus(await api.call("POST", "/v1/accounts", { body: { asset_id: asset.id, code: "equity", normal_side: "credit", ref: "equity:treasury_funding" } }), 201).body;
+    const equity = expectStatus(
+      await api.call("POST", "/v1/accounts", { body: { asset_id: asset.id, code: "equity", normal_side: "credit", ref: "equity:treasury_funding" } }),
+      201,
+    ).body;
     const tb = (await api.call("GET", "/v1/reports/trial-balance", { key: finance })).body;
     const treasury = tb.accounts.find((a: { ref: string; asset: string }) => a.ref === "treasury:31337" && a.asset === TOKEN);
     // Finance cannot create an operator's balance through a resolution: not on a matched item, not
     // into an operator's payable, not for more than the discrepancy (each refused, nothing written).
-    const protocolFees = tb.accounts.find((a: { ref: string; asset: string }) => a.ref === "protocol:fees" && a.asset === TOKEN)
-      ?? tb.accounts.find((a: { ref: string }) => a.ref === "treasury:31337");
+    const protocolFees =
+      tb.accounts.find((a: { ref: string; asset: string }) => a.ref === "protocol:fees" && a.asset === TOKEN) ??
+      tb.accounts.find((a: { ref: string }) => a.ref === "treasury:31337");
     const payable = tb.accounts.find((a: { ref: string }) => a.ref === `operator:${op.id}:payable`);
     const matched = expectStatus(await api.call("GET", `/v1/reconciliations/${run.id}?status=matched`, { key: finance }), 200).body.items[0];
-    const available = async () => (await api.call("GET", `/v1/operators/${op.id}/balances`)).body.data.find((b: { asset: string }) => b.asset === TOKEN).available;
+    const available = async () =>
+      (await api.call("GET", `/v1/operators/${op.id}/balances`)).body.data.find((b: { asset: string }) => b.asset === TOKEN).available;
     const before = await available();
     for (const [item, adjustment] of [
       [matched.id, { debit_account_id: protocolFees.account_id, credit_account_id: payable.account_id, amount: "5000000" }],
@@ -158,12 +239,20 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
     }
     expect(await available()).toBe(before);
     // One finance key alone moves nothing: the adjustment is a proposal, and the item stays open.
-    const proposed = expectStatus(await api.call("POST", `/v1/reconciliations/${run.id}/items/${unexpected[0].id}/resolve`, {
-      key: finance, body: { note: "opening treasury funding", adjustment: { debit_account_id: treasury.account_id, credit_account_id: equity.id, amount: "1000000000000" } },
-    }), 200).body;
+    const proposed = expectStatus(
+      await api.call("POST", `/v1/reconciliations/${run.id}/items/${unexpected[0].id}/resolve`, {
+        key: finance,
+        body: {
+          note: "opening treasury funding",
+          adjustment: { debit_account_id: treasury.account_id, credit_account_id: equity.id, amount: "1000000000000" },
+        },
+      }),
+      200,
+    ).body;
     expect(proposed).toMatchObject({ resolved_at: null, adjustment_transfer_id: null, proposal_id: expect.any(String) });
     const second = await api.call("POST", `/v1/reconciliations/${run.id}/items/${unexpected[0].id}/resolve`, {
-      key: finance, body: { note: "again", adjustment: { debit_account_id: treasury.account_id, credit_account_id: equity.id, amount: "1" } },
+      key: finance,
+      body: { note: "again", adjustment: { debit_account_id: treasury.account_id, credit_account_id: equity.id, amount: "1" } },
     });
     expect(second.status).toBe(409);
     const self = await api.call("POST", `/v1/proposals/${proposed.proposal_id}/approve`, { key: finance, body: {} });
@@ -172,10 +261,14 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
     // The bootstrap key takes part in no decision; a second person's key does.
     expect((await api.call("POST", `/v1/proposals/${proposed.proposal_id}/approve`, { body: {} })).body).toMatchObject({ status: 403, code: "four_eyes" });
     const controller = expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: "controller", role: "finance" } }), 201).body.secret as string;
-    const approved = expectStatus(await api.call("POST", `/v1/proposals/${proposed.proposal_id}/approve`, { key: controller, body: { reason: "matches the funding transaction" } }), 200).body;
+    const approved = expectStatus(
+      await api.call("POST", `/v1/proposals/${proposed.proposal_id}/approve`, { key: controller, body: { reason: "matches the funding transaction" } }),
+      200,
+    ).body;
     expect(approved).toMatchObject({ kind: "reconciliation_adjustment", status: "approved", result: { transfer_id: expect.any(String) } });
-    const resolved = expectStatus(await api.call("GET", `/v1/reconciliations/${run.id}?status=unexpected_on_chain`, { key: finance }), 200).body.items
-      .find((i: { id: string }) => i.id === unexpected[0].id);
+    const resolved = expectStatus(await api.call("GET", `/v1/reconciliations/${run.id}?status=unexpected_on_chain`, { key: finance }), 200).body.items.find(
+      (i: { id: string }) => i.id === unexpected[0].id,
+    );
     expect(resolved).toMatchObject({ resolution_note: "opening treasury funding", adjustment_transfer_id: approved.result.transfer_id });
     const again = await api.call("POST", `/v1/reconciliations/${run.id}/items/${unexpected[0].id}/resolve`, { key: finance, body: { note: "twice" } });
     expect(again.status).toBe(409);
@@ -185,7 +278,14 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
     // The audit log: who did what, with the request id; refused calls too.
     const log = expectStatus(await api.call("GET", "/v1/audit/log?limit=1000", { key: finance }), 200).body.data;
     const recon = log.find((e: { client_request_id: string | null }) => e.client_request_id === "recon-1");
-    expect(recon).toMatchObject({ method: "POST", path: "/v1/reconciliations", route: "/v1/reconciliations", status: 201, role: "finance", body_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(recon).toMatchObject({
+      method: "POST",
+      path: "/v1/reconciliations",
+      route: "/v1/reconciliations",
+      status: 201,
+      role: "finance",
+      body_sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     expect(recon.request_id).not.toBe("recon-1");
     expect(log.some((e: { path: string; status: number }) => e.path.endsWith("/resolve") && e.status === 409)).toBe(true);
     expect(log.every((e: { method: string }) => e.method !== "GET")).toBe(true);
@@ -198,7 +298,9 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
     // the server, and other test files' transactions may hold it back for a moment.
     for (let i = 0; i < 100; i++) {
       await sealJournal(w.db);
-      const [open] = await w.db.query<{ n: string }>("select count(*)::text as n from transfers where txid >= (select coalesce(max(to_txid), 0) from journal_seals)");
+      const [open] = await w.db.query<{ n: string }>(
+        "select count(*)::text as n from transfers where txid >= (select coalesce(max(to_txid), 0) from journal_seals)",
+      );
       if (open!.n === "0") break;
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -16,14 +16,33 @@ let payout: string;
 beforeAll(async () => {
   api = await testApi({ settlements: offlineSettlements() });
   w = await world(api);
-  hold = expectStatus(await api.call("POST", "/v1/transfers", {
-    key: w.keys.m1, body: { type: "pending", legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "5" }] },
-  }), 201).body.id;
+  hold = expectStatus(
+    await api.call("POST", "/v1/transfers", {
+      key: w.keys.m1,
+      body: { type: "pending", legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "5" }] },
+    }),
+    201,
+  ).body.id;
   payout = expectStatus(await api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount: "5" } }), 201).body.id;
 });
 afterAll(async () => api.close());
 
-type Kind = "nullableAmount" | "amount" | "uuid" | "text" | "code" | "int" | "bool" | "enum" | "metadata" | "timestamp" | "legs" | "decimal" | "records" | "rules" | "units";
+type Kind =
+  | "nullableAmount"
+  | "amount"
+  | "uuid"
+  | "text"
+  | "code"
+  | "int"
+  | "bool"
+  | "enum"
+  | "metadata"
+  | "timestamp"
+  | "legs"
+  | "decimal"
+  | "records"
+  | "rules"
+  | "units";
 
 const deep = (n: number): unknown => (n === 0 ? 1 : [deep(n - 1)]);
 const sql = ["'; drop table transfers; --", "1 or 1=1", "$1", "\\x00"];
@@ -31,22 +50,85 @@ const huge = (1n << 256n).toString();
 
 /** Values that are wrong for a field of this kind. */
 const badFor: Record<Kind, fc.Arbitrary<unknown>> = {
-  amount: fc.oneof(fc.integer(), fc.double(), fc.constantFrom("1.5", "-1", "0", "", " 1", "1e3", "0x10", "01", huge, "١٢٣", "💸", ...sql), fc.constant(null), fc.array(fc.nat()), fc.string().filter((s) => !/^[1-9][0-9]*$/.test(s))),
+  amount: fc.oneof(
+    fc.integer(),
+    fc.double(),
+    fc.constantFrom("1.5", "-1", "0", "", " 1", "1e3", "0x10", "01", huge, "١٢٣", "💸", ...sql),
+    fc.constant(null),
+    fc.array(fc.nat()),
+    fc.string().filter((s) => !/^[1-9][0-9]*$/.test(s)),
+  ),
   // An amount where null means "none" (a cap).
-  nullableAmount: fc.oneof(fc.integer(), fc.double(), fc.constantFrom("1.5", "-1", "0", "", " 1", "1e3", "0x10", "01", huge, "١٢٣", "💸", ...sql), fc.array(fc.nat()), fc.string().filter((s) => !/^[1-9][0-9]*$/.test(s))),
-  uuid: fc.oneof(fc.string().filter((s) => !/^[0-9a-f-]{36}$/.test(s)), fc.integer(), fc.constant(null), fc.constantFrom(...sql)),
+  nullableAmount: fc.oneof(
+    fc.integer(),
+    fc.double(),
+    fc.constantFrom("1.5", "-1", "0", "", " 1", "1e3", "0x10", "01", huge, "١٢٣", "💸", ...sql),
+    fc.array(fc.nat()),
+    fc.string().filter((s) => !/^[1-9][0-9]*$/.test(s)),
+  ),
+  uuid: fc.oneof(
+    fc.string().filter((s) => !/^[0-9a-f-]{36}$/.test(s)),
+    fc.integer(),
+    fc.constant(null),
+    fc.constantFrom(...sql),
+  ),
   text: fc.oneof(fc.integer(), fc.constant(null), fc.array(fc.string()), fc.constant("x".repeat(5000)), fc.constant("a\u0000b")),
   code: fc.oneof(fc.constantFrom("", "💸", "UP PER", "x".repeat(200), ...sql), fc.integer(), fc.constant(null)),
-  int: fc.oneof(fc.double().filter((d) => !Number.isInteger(d)), fc.constantFrom(-1, 1e21, "6", null, [], {})),
+  int: fc.oneof(
+    fc.double().filter((d) => !Number.isInteger(d)),
+    fc.constantFrom(-1, 1e21, "6", null, [], {}),
+  ),
   bool: fc.oneof(fc.constantFrom("true", 1, 0, null, [], {})),
-  enum: fc.oneof(fc.string().filter((s) => !["standard", "pending", "debit", "credit", "admin", "finance", "marketplace", "operator", "erc20", "native", "offchain", "prepaid", "postpaid"].includes(s)), fc.integer(), fc.constant(null)),
-  metadata: fc.oneof(fc.constantFrom("x", 1, null, [], [1, 2], true), fc.constant({ deep: deep(50) }), fc.constant({ big: "x".repeat(20_000) }), fc.constant({ nul: "a\u0000" })),
+  enum: fc.oneof(
+    fc
+      .string()
+      .filter(
+        (s) =>
+          ![
+            "standard",
+            "pending",
+            "debit",
+            "credit",
+            "admin",
+            "finance",
+            "marketplace",
+            "operator",
+            "erc20",
+            "native",
+            "offchain",
+            "prepaid",
+            "postpaid",
+          ].includes(s),
+      ),
+    fc.integer(),
+    fc.constant(null),
+  ),
+  metadata: fc.oneof(
+    fc.constantFrom("x", 1, null, [], [1, 2], true),
+    fc.constant({ deep: deep(50) }),
+    fc.constant({ big: "x".repeat(20_000) }),
+    fc.constant({ nul: "a\u0000" }),
+  ),
   timestamp: fc.oneof(fc.constantFrom("yesterday", "2026-13-01T00:00:00Z", "2026-01-01", "", 1700000000, null), fc.string()),
   legs: fc.oneof(fc.constantFrom([], "legs", 1, null, {}), fc.array(fc.jsonValue(), { minLength: 1, maxLength: 3 })),
-  decimal: fc.oneof(fc.integer(), fc.double(), fc.constantFrom("-1", "1e3", ".5", "5.", "01", "1." + "0".repeat(19), "1".repeat(41), "", "NaN", "∞", ...sql), fc.constant(null)),
+  decimal: fc.oneof(
+    fc.integer(),
+    fc.double(),
+    fc.constantFrom("-1", "1e3", ".5", "5.", "01", "1." + "0".repeat(19), "1".repeat(41), "", "NaN", "∞", ...sql),
+    fc.constant(null),
+  ),
   // Like amount, but zero is a valid fee amount.
-  units: fc.oneof(fc.integer(), fc.double(), fc.constantFrom("1.5", "-1", "", " 1", "1e3", "0x10", "01", huge, "١٢٣", "💸", ...sql), fc.constant(null), fc.array(fc.nat())),
-  rules: fc.oneof(fc.constantFrom("rules", 1, null, {}, [1], [null], [{}], [{ party: "x" }]), fc.constant(Array.from({ length: 11 }, (_, i) => ({ party: `p${i}`, bps: 1 })))),
+  units: fc.oneof(
+    fc.integer(),
+    fc.double(),
+    fc.constantFrom("1.5", "-1", "", " 1", "1e3", "0x10", "01", huge, "١٢٣", "💸", ...sql),
+    fc.constant(null),
+    fc.array(fc.nat()),
+  ),
+  rules: fc.oneof(
+    fc.constantFrom("rules", 1, null, {}, [1], [null], [{}], [{ party: "x" }]),
+    fc.constant(Array.from({ length: 11 }, (_, i) => ({ party: `p${i}`, bps: 1 }))),
+  ),
   records: fc.oneof(fc.constantFrom([], "records", 1, null, {}), fc.constant(Array.from({ length: 10_001 }, () => ({})))),
 };
 
@@ -61,108 +143,274 @@ interface PostRoute {
 
 const legs = () => [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1" }];
 const routes: PostRoute[] = [
-  { name: "POST /v1/api-keys", path: () => "/v1/api-keys", key: () => w.keys.admin, valid: () => ({ name: "k", role: "marketplace", scope_id: "m1" }), fields: { name: "text", role: "enum", scope_id: "code" } },
-  { name: "POST /v1/assets", path: () => "/v1/assets", key: () => w.keys.admin, valid: () => ({ code: "FUZZ", scale: 6, settlement: { kind: "offchain" } }), fields: { code: "code", scale: "int", settlement: "enum" } },
   {
-    name: "POST /v1/accounts", path: () => "/v1/accounts", key: () => w.keys.m1,
-    valid: () => ({ asset_id: w.asset.id, code: "fuzz", normal_side: "credit", ref: "fuzz", metadata: {} }),
-    fields: { asset_id: "uuid", code: "code", normal_side: "enum", ref: "text", owner_id: "text", debits_must_not_exceed_credits: "bool", metadata: "metadata" },
+    name: "POST /v1/api-keys",
+    path: () => "/v1/api-keys",
+    key: () => w.keys.admin,
+    valid: () => ({ name: "k", role: "marketplace", scope_id: "m1" }),
+    fields: { name: "text", role: "enum", scope_id: "code" },
   },
   {
-    name: "POST /v1/transfers", path: () => "/v1/transfers", key: () => w.keys.m1,
+    name: "POST /v1/assets",
+    path: () => "/v1/assets",
+    key: () => w.keys.admin,
+    valid: () => ({ code: "FUZZ", scale: 6, settlement: { kind: "offchain" } }),
+    fields: { code: "code", scale: "int", settlement: "enum" },
+  },
+  {
+    name: "POST /v1/accounts",
+    path: () => "/v1/accounts",
+    key: () => w.keys.m1,
+    valid: () => ({ asset_id: w.asset.id, code: "fuzz", normal_side: "credit", ref: "fuzz", metadata: {} }),
+    fields: {
+      asset_id: "uuid",
+      code: "code",
+      normal_side: "enum",
+      ref: "text",
+      owner_id: "text",
+      debits_must_not_exceed_credits: "bool",
+      metadata: "metadata",
+    },
+  },
+  {
+    name: "POST /v1/transfers",
+    path: () => "/v1/transfers",
+    key: () => w.keys.m1,
     valid: () => ({ type: "pending", legs: legs(), timeout_seconds: 60, effective_at: "2026-01-01T00:00:00Z", metadata: {} }),
     fields: { type: "enum", legs: "legs", timeout_seconds: "int", effective_at: "timestamp", metadata: "metadata", id: "uuid" },
   },
   {
-    name: "POST /v1/transfers (leg fields)", path: () => "/v1/transfers", key: () => w.keys.m1,
+    name: "POST /v1/transfers (leg fields)",
+    path: () => "/v1/transfers",
+    key: () => w.keys.m1,
     valid: () => ({ legs: legs() }),
     fields: { "legs.0.amount": "amount", "legs.0.debit_account_id": "uuid", "legs.0.credit_account_id": "uuid" },
   },
-  { name: "POST /v1/marketplaces", path: () => "/v1/marketplaces", key: () => w.keys.admin, valid: () => ({ id: "fuzz-market", name: "x" }), fields: { id: "code", name: "text", metadata: "metadata" } },
   {
-    name: "POST /v1/marketplaces/{id}/fee-schedules", path: () => "/v1/marketplaces/m1/fee-schedules", key: () => w.keys.admin,
-    valid: () => ({ effective_from: "2031-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 100, fixed: { USDC: "1" } }] }),
-    fields: { effective_from: "timestamp", rules: "rules", "rules.0.party": "code", "rules.0.bps": "int", "rules.0.fixed": "metadata", "rules.0.fixed.USDC": "units" },
+    name: "POST /v1/marketplaces",
+    path: () => "/v1/marketplaces",
+    key: () => w.keys.admin,
+    valid: () => ({ id: "fuzz-market", name: "x" }),
+    fields: { id: "code", name: "text", metadata: "metadata" },
   },
-  { name: "POST /v1/operators", path: () => "/v1/operators", key: () => w.keys.m1, valid: () => ({ id: "fuzz-op", name: "x" }), fields: { id: "code", name: "text", marketplace_id: "code", metadata: "metadata" } },
-  { name: "POST /v1/customers", path: () => "/v1/customers", key: () => w.keys.m1, valid: () => ({ id: "fuzz-cust", billing: "prepaid" }), fields: { id: "code", billing: "enum", metadata: "metadata" } },
   {
-    name: "POST /v1/customers (postpaid)", path: () => "/v1/customers", key: () => w.keys.m1,
+    name: "POST /v1/marketplaces/{id}/fee-schedules",
+    path: () => "/v1/marketplaces/m1/fee-schedules",
+    key: () => w.keys.admin,
+    valid: () => ({ effective_from: "2031-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 100, fixed: { USDC: "1" } }] }),
+    fields: {
+      effective_from: "timestamp",
+      rules: "rules",
+      "rules.0.party": "code",
+      "rules.0.bps": "int",
+      "rules.0.fixed": "metadata",
+      "rules.0.fixed.USDC": "units",
+    },
+  },
+  {
+    name: "POST /v1/operators",
+    path: () => "/v1/operators",
+    key: () => w.keys.m1,
+    valid: () => ({ id: "fuzz-op", name: "x" }),
+    fields: { id: "code", name: "text", marketplace_id: "code", metadata: "metadata" },
+  },
+  {
+    name: "POST /v1/customers",
+    path: () => "/v1/customers",
+    key: () => w.keys.m1,
+    valid: () => ({ id: "fuzz-cust", billing: "prepaid" }),
+    fields: { id: "code", billing: "enum", metadata: "metadata" },
+  },
+  {
+    name: "POST /v1/customers (postpaid)",
+    path: () => "/v1/customers",
+    key: () => w.keys.m1,
     valid: () => ({ id: "fuzz-post", billing: "postpaid", credit_limits: [{ asset: "USDC", credit_limit: "1000" }] }),
     fields: { id: "code", "credit_limits.0.asset": "code", "credit_limits.0.credit_limit": "amount", metadata: "metadata" },
   },
   {
-    name: "PUT /v1/customers/{id}/credit-limits/{asset}", method: "PUT", path: () => "/v1/customers/m1only/credit-limits/USDC", key: () => w.keys.m1,
-    valid: () => ({ credit_limit: "1000000000000000000000000" }), fields: { credit_limit: "code" },
+    name: "PUT /v1/customers/{id}/credit-limits/{asset}",
+    method: "PUT",
+    path: () => "/v1/customers/m1only/credit-limits/USDC",
+    key: () => w.keys.m1,
+    valid: () => ({ credit_limit: "1000000000000000000000000" }),
+    fields: { credit_limit: "code" },
   },
   {
-    name: "PUT /v1/operators/{id}/payout-limits/{asset}", method: "PUT", path: () => "/v1/operators/o1/payout-limits/USDC", key: () => w.keys.finance,
+    name: "PUT /v1/operators/{id}/payout-limits/{asset}",
+    method: "PUT",
+    path: () => "/v1/operators/o1/payout-limits/USDC",
+    key: () => w.keys.finance,
     valid: () => ({ max_per_payout: "1000", max_per_day: "5000" }),
     // Both are nullable (the policy's cap alone), so null is not a bad value of theirs.
     fields: { max_per_payout: "nullableAmount", max_per_day: "nullableAmount" },
   },
   {
-    name: "POST /v1/holds", path: () => "/v1/holds", key: () => w.keys.m1,
-    valid: () => ({ customer_id: "c1", asset: "USDC", amount: "1", timeout_seconds: 600 }), fields: { customer_id: "code", asset: "code", amount: "amount", timeout_seconds: "int" },
+    name: "POST /v1/holds",
+    path: () => "/v1/holds",
+    key: () => w.keys.m1,
+    valid: () => ({ customer_id: "c1", asset: "USDC", amount: "1", timeout_seconds: 600 }),
+    fields: { customer_id: "code", asset: "code", amount: "amount", timeout_seconds: "int" },
   },
-  { name: "POST /v1/usage/{id}/reverse", path: () => `/v1/usage/${w.m1Usage.id}/reverse`, key: () => w.keys.m1, valid: () => ({ reason: "meter fault" }), fields: { reason: "text" } },
-  { name: "POST /v1/customers/{id}/deposits", path: () => "/v1/customers/c1/deposits", key: () => w.keys.m1, valid: () => ({ asset: "USDC", amount: "1" }), fields: { asset: "code", amount: "amount", metadata: "metadata" } },
   {
-    name: "POST /v1/usage", path: () => "/v1/usage", key: () => w.keys.m1, valid: () => w.usage("fuzz-usage"),
+    name: "POST /v1/usage/{id}/reverse",
+    path: () => `/v1/usage/${w.m1Usage.id}/reverse`,
+    key: () => w.keys.m1,
+    valid: () => ({ reason: "meter fault" }),
+    fields: { reason: "text" },
+  },
+  {
+    name: "POST /v1/customers/{id}/deposits",
+    path: () => "/v1/customers/c1/deposits",
+    key: () => w.keys.m1,
+    valid: () => ({ asset: "USDC", amount: "1" }),
+    fields: { asset: "code", amount: "amount", metadata: "metadata" },
+  },
+  {
+    name: "POST /v1/usage",
+    path: () => "/v1/usage",
+    key: () => w.keys.m1,
+    valid: () => w.usage("fuzz-usage"),
     fields: {
-      external_id: "text", operator_id: "code", customer_id: "code", resource: "code", unit: "code", quantity: "decimal",
-      unit_price: "decimal", amount: "amount", asset: "code", period_start: "timestamp", period_end: "timestamp", metadata: "metadata",
+      external_id: "text",
+      operator_id: "code",
+      customer_id: "code",
+      resource: "code",
+      unit: "code",
+      quantity: "decimal",
+      unit_price: "decimal",
+      amount: "amount",
+      asset: "code",
+      period_start: "timestamp",
+      period_end: "timestamp",
+      metadata: "metadata",
     },
   },
-  { name: "POST /v1/usage/batch", path: () => "/v1/usage/batch", key: () => w.keys.m1, valid: () => ({ records: [w.usage("fuzz-batch")], atomic: true }), fields: { records: "records", atomic: "bool", marketplace_id: "int" } },
-  { name: "POST /v1/transfers/{id}/post", path: () => `/v1/transfers/${hold}/post`, key: () => w.keys.m1, valid: () => ({ amount: "1", metadata: {} }), fields: { amount: "amount", effective_at: "timestamp", metadata: "metadata" } },
-  { name: "POST /v1/transfers/{id}/void", path: () => `/v1/transfers/${hold}/void`, key: () => w.keys.m1, valid: () => ({ metadata: {} }), fields: { metadata: "metadata" } },
-  { name: "POST /v1/transfers/{id}/reverse", path: () => `/v1/transfers/${w.fund.id}/reverse`, key: () => w.keys.m1, valid: () => ({ metadata: {} }), fields: { metadata: "metadata", effective_at: "timestamp" } },
-  { name: "POST /v1/payouts", path: () => "/v1/payouts", key: () => w.keys.finance, valid: () => ({ operator_id: "o1", asset: "USDC", amount: "1" }), fields: { operator_id: "code", asset: "code", amount: "amount" } },
-  { name: "POST /v1/payouts/{id}/mark-paid", path: () => `/v1/payouts/${payout}/mark-paid`, key: () => w.keys.finance, valid: () => ({ reference: "wire-7" }), fields: { reference: "text" } },
   {
-    name: "POST /v1/operators/{id}/payout-address-challenges", path: () => "/v1/operators/o1/payout-address-challenges", key: () => w.keys.o1,
-    valid: () => ({ chain_id: 31337, address: `0x${"ab".repeat(20)}` }), fields: { chain_id: "int", address: "code" },
+    name: "POST /v1/usage/batch",
+    path: () => "/v1/usage/batch",
+    key: () => w.keys.m1,
+    valid: () => ({ records: [w.usage("fuzz-batch")], atomic: true }),
+    fields: { records: "records", atomic: "bool", marketplace_id: "int" },
   },
   {
-    name: "PUT /v1/operators/{id}/payout-address", method: "PUT", path: () => "/v1/operators/o1/payout-address", key: () => w.keys.o1,
-    valid: () => ({ chain_id: 31337, address: `0x${"ab".repeat(20)}`, challenge_id: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e", signature: `0x${"cd".repeat(65)}` }),
+    name: "POST /v1/transfers/{id}/post",
+    path: () => `/v1/transfers/${hold}/post`,
+    key: () => w.keys.m1,
+    valid: () => ({ amount: "1", metadata: {} }),
+    fields: { amount: "amount", effective_at: "timestamp", metadata: "metadata" },
+  },
+  {
+    name: "POST /v1/transfers/{id}/void",
+    path: () => `/v1/transfers/${hold}/void`,
+    key: () => w.keys.m1,
+    valid: () => ({ metadata: {} }),
+    fields: { metadata: "metadata" },
+  },
+  {
+    name: "POST /v1/transfers/{id}/reverse",
+    path: () => `/v1/transfers/${w.fund.id}/reverse`,
+    key: () => w.keys.m1,
+    valid: () => ({ metadata: {} }),
+    fields: { metadata: "metadata", effective_at: "timestamp" },
+  },
+  {
+    name: "POST /v1/payouts",
+    path: () => "/v1/payouts",
+    key: () => w.keys.finance,
+    valid: () => ({ operator_id: "o1", asset: "USDC", amount: "1" }),
+    fields: { operator_id: "code", asset: "code", amount: "amount" },
+  },
+  {
+    name: "POST /v1/payouts/{id}/mark-paid",
+    path: () => `/v1/payouts/${payout}/mark-paid`,
+    key: () => w.keys.finance,
+    valid: () => ({ reference: "wire-7" }),
+    fields: { reference: "text" },
+  },
+  {
+    name: "POST /v1/operators/{id}/payout-address-challenges",
+    path: () => "/v1/operators/o1/payout-address-challenges",
+    key: () => w.keys.o1,
+    valid: () => ({ chain_id: 31337, address: `0x${"ab".repeat(20)}` }),
+    fields: { chain_id: "int", address: "code" },
+  },
+  {
+    name: "PUT /v1/operators/{id}/payout-address",
+    method: "PUT",
+    path: () => "/v1/operators/o1/payout-address",
+    key: () => w.keys.o1,
+    valid: () => ({
+      chain_id: 31337,
+      address: `0x${"ab".repeat(20)}`,
+      challenge_id: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e",
+      signature: `0x${"cd".repeat(65)}`,
+    }),
     fields: { chain_id: "int", address: "code", challenge_id: "uuid", signature: "code" },
   },
-  { name: "POST /v1/reconciliations", path: () => "/v1/reconciliations", key: () => w.keys.finance, valid: () => ({ chain_id: 31337, asset: "USDC", from_block: 0, to_block: 10 }), fields: { chain_id: "int", asset: "code", from_block: "int", to_block: "int" } },
   {
-    name: "POST /v1/reconciliations/{id}/items/{item_id}/resolve", path: () => "/v1/reconciliations/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e/items/1/resolve", key: () => w.keys.finance,
+    name: "POST /v1/reconciliations",
+    path: () => "/v1/reconciliations",
+    key: () => w.keys.finance,
+    valid: () => ({ chain_id: 31337, asset: "USDC", from_block: 0, to_block: 10 }),
+    fields: { chain_id: "int", asset: "code", from_block: "int", to_block: "int" },
+  },
+  {
+    name: "POST /v1/reconciliations/{id}/items/{item_id}/resolve",
+    path: () => "/v1/reconciliations/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e/items/1/resolve",
+    key: () => w.keys.finance,
     valid: () => ({ note: "n", adjustment: { debit_account_id: w.m1Funding.id, credit_account_id: w.m1Customer.id, amount: "1" } }),
     fields: { note: "text", adjustment: "legs", "adjustment.debit_account_id": "uuid", "adjustment.amount": "amount" },
   },
   {
-    name: "POST /v1/customers/{id}/deposit-addresses", path: () => "/v1/customers/c1/deposit-addresses", key: () => w.keys.m1,
-    valid: () => ({ chain_id: 31337, address: `0x${"ab".repeat(20)}`, signature: `0x${"1b".repeat(65)}` }), fields: { chain_id: "int", address: "code", signature: "code", marketplace_id: "int" },
+    name: "POST /v1/customers/{id}/deposit-addresses",
+    path: () => "/v1/customers/c1/deposit-addresses",
+    key: () => w.keys.m1,
+    valid: () => ({ chain_id: 31337, address: `0x${"ab".repeat(20)}`, signature: `0x${"1b".repeat(65)}` }),
+    fields: { chain_id: "int", address: "code", signature: "code", marketplace_id: "int" },
   },
   {
-    name: "PUT /v1/marketplaces/{id}/usage-limits/{asset}", method: "PUT", path: () => "/v1/marketplaces/m1/usage-limits/USDC", key: () => w.keys.admin,
+    name: "PUT /v1/marketplaces/{id}/usage-limits/{asset}",
+    method: "PUT",
+    path: () => "/v1/marketplaces/m1/usage-limits/USDC",
+    key: () => w.keys.admin,
     valid: () => ({ max_gross_per_record: "1000000000", max_quantity_per_second: { gpu_hour: "30" } }),
     // Both fields are nullable (back to the default), so null is not a bad value of theirs.
     fields: { max_quantity_per_second: "metadata" },
   },
   {
-    name: "POST /v1/marketplaces/{id}/receipts", path: () => "/v1/marketplaces/m1/receipts", key: () => w.keys.finance,
-    valid: () => ({ asset: "USDC", amount: "1", reference: "fuzz wire", customer_id: "c1" }), fields: { asset: "code", amount: "amount", reference: "text", customer_id: "code" },
+    name: "POST /v1/marketplaces/{id}/receipts",
+    path: () => "/v1/marketplaces/m1/receipts",
+    key: () => w.keys.finance,
+    valid: () => ({ asset: "USDC", amount: "1", reference: "fuzz wire", customer_id: "c1" }),
+    fields: { asset: "code", amount: "amount", reference: "text", customer_id: "code" },
   },
   {
-    name: "POST /v1/marketplaces/{id}/credit-limits", path: () => "/v1/marketplaces/m1/credit-limits", key: () => w.keys.admin,
-    valid: () => ({ asset: "USDC", credit_limit: "1" }), fields: { asset: "code", credit_limit: "code" },
+    name: "POST /v1/marketplaces/{id}/credit-limits",
+    path: () => "/v1/marketplaces/m1/credit-limits",
+    key: () => w.keys.admin,
+    valid: () => ({ asset: "USDC", credit_limit: "1" }),
+    fields: { asset: "code", credit_limit: "code" },
   },
   {
-    name: "POST /v1/proposals/{id}/reject", path: () => "/v1/proposals/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e/reject", key: () => w.keys.finance,
-    valid: () => ({ reason: "no such wire" }), fields: { reason: "text" },
+    name: "POST /v1/proposals/{id}/reject",
+    path: () => "/v1/proposals/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e/reject",
+    key: () => w.keys.finance,
+    valid: () => ({ reason: "no such wire" }),
+    fields: { reason: "text" },
   },
   {
-    name: "POST /v1/proposals/{id}/approve", path: () => "/v1/proposals/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e/approve", key: () => w.keys.finance,
-    valid: () => ({ reason: "seen on the statement" }), fields: { reason: "text" },
+    name: "POST /v1/proposals/{id}/approve",
+    path: () => "/v1/proposals/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e/approve",
+    key: () => w.keys.finance,
+    valid: () => ({ reason: "seen on the statement" }),
+    fields: { reason: "text" },
   },
   {
-    name: "PUT /v1/payout-policies/{asset}", method: "PUT", path: () => "/v1/payout-policies/USDC", key: () => w.keys.admin,
+    name: "PUT /v1/payout-policies/{asset}",
+    method: "PUT",
+    path: () => "/v1/payout-policies/USDC",
+    key: () => w.keys.admin,
     valid: () => ({ min_amount: "1", schedule: "interval", interval_seconds: 3600, max_gas_share_bps: 100 }),
     // max_gas_share_bps is nullable (no cap): its bad values are in payouts.error.test.ts.
     fields: { min_amount: "amount", schedule: "enum", interval_seconds: "int" },
@@ -181,8 +429,17 @@ function withField(body: Record<string, unknown>, path: string, value: unknown):
 
 const wholeBodies = fc.oneof(
   fc.string().map((raw) => ({ raw })),
-  fc.jsonValue().filter((v) => v === null || typeof v !== "object" || Array.isArray(v)).map((v) => ({ raw: JSON.stringify(v) })),
-  fc.dictionary(fc.string({ minLength: 1 }).map((k) => "x_" + k), fc.jsonValue(), { minKeys: 1, maxKeys: 4 }).map((body) => ({ extra: body })),
+  fc
+    .jsonValue()
+    .filter((v) => v === null || typeof v !== "object" || Array.isArray(v))
+    .map((v) => ({ raw: JSON.stringify(v) })),
+  fc
+    .dictionary(
+      fc.string({ minLength: 1 }).map((k) => "x_" + k),
+      fc.jsonValue(),
+      { minKeys: 1, maxKeys: 4 },
+    )
+    .map((body) => ({ extra: body })),
   fc.constantFrom('{"a":', "[".repeat(20_000), '{"legs": [' + "{".repeat(5000), "\u0000").map((raw) => ({ raw })),
 );
 
@@ -220,8 +477,9 @@ describe("hostile bodies on every POST and PUT route", () => {
 
     it(`${route.name}: wrong content types`, async () => {
       await fc.assert(
-        fc.asyncProperty(fc.constantFrom("text/plain", "application/xml", "multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "application/jsonx"), async (type) =>
-          expectRefusedWithoutWrites(route, { raw: JSON.stringify(route.valid()), headers: { "content-type": type } }),
+        fc.asyncProperty(
+          fc.constantFrom("text/plain", "application/xml", "multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "application/jsonx"),
+          async (type) => expectRefusedWithoutWrites(route, { raw: JSON.stringify(route.valid()), headers: { "content-type": type } }),
         ),
         { numRuns: 5 },
       );
@@ -239,10 +497,14 @@ function stringPaths(value: unknown, path = ""): string[] {
 
 describe("a NUL character in any string of any body", () => {
   it("the table above covers every POST and PUT route of the OpenAPI document that takes a JSON body", async () => {
-    const doc = (await api.call("GET", "/openapi.json", { key: null })).body as { paths: Record<string, Record<string, { requestBody?: { content?: Record<string, unknown> } }>> };
-    const withBody = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops)
-      .filter(([method, op]) => ["post", "put"].includes(method) && op.requestBody?.content?.["application/json"] !== undefined)
-      .map(([method]) => `${method.toUpperCase()} ${path}`));
+    const doc = (await api.call("GET", "/openapi.json", { key: null })).body as {
+      paths: Record<string, Record<string, { requestBody?: { content?: Record<string, unknown> } }>>;
+    };
+    const withBody = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([method, op]) => ["post", "put"].includes(method) && op.requestBody?.content?.["application/json"] !== undefined)
+        .map(([method]) => `${method.toUpperCase()} ${path}`),
+    );
     const covered = new Set(routes.map((r) => r.name.replace(/ \(.*\)$/, "")));
     expect(withBody.filter((r) => !covered.has(r)).sort()).toEqual([]);
   });

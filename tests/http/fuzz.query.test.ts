@@ -27,14 +27,35 @@ afterAll(async () => api.close());
 const hostile = fc.oneof(
   fc.string({ maxLength: 50 }),
   fc.string({ unit: "grapheme", maxLength: 20 }),
-  fc.constantFrom("", " ", "-1", "0", "1e309", "NaN", "99999999999999999999999999", (1n << 256n).toString(), "'; drop table transfers; --", "%00", "%zz", "x".repeat(5000),
-    "2026-13-45T99:99:99Z", "true", "null", "[]", "{}", "../../etc/passwd", "\u0000", "💸"),
+  fc.constantFrom(
+    "",
+    " ",
+    "-1",
+    "0",
+    "1e309",
+    "NaN",
+    "99999999999999999999999999",
+    (1n << 256n).toString(),
+    "'; drop table transfers; --",
+    "%00",
+    "%zz",
+    "x".repeat(5000),
+    "2026-13-45T99:99:99Z",
+    "true",
+    "null",
+    "[]",
+    "{}",
+    "../../etc/passwd",
+    "\u0000",
+    "💸",
+  ),
   fc.integer().map(String),
 );
 
 /** A concrete path: ids of the world where the route takes them, else hostile values. */
 const concrete = (path: string, value: string) =>
-  path.replace("{id}", path.startsWith("/v1/operators") ? "o1" : path.startsWith("/v1/accounts") ? w.m1Customer.id : value)
+  path
+    .replace("{id}", path.startsWith("/v1/operators") ? "o1" : path.startsWith("/v1/accounts") ? w.m1Customer.id : value)
     .replace(/\{[a-z_]+\}/g, encodeURIComponent(value));
 
 describe("hostile query strings and headers on every GET route", () => {
@@ -45,7 +66,9 @@ describe("hostile query strings and headers on every GET route", () => {
   it("query strings: known parameters with hostile values, unknown ones, repeated ones", async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.integer({ min: 0, max: 10_000 }), fc.array(fc.tuple(fc.boolean(), hostile), { maxLength: 4 }), hostile,
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.array(fc.tuple(fc.boolean(), hostile), { maxLength: 4 }),
+        hostile,
         async (pick, params, pathValue) => {
           const route = gets[pick % gets.length]!;
           const search = new URLSearchParams();
@@ -64,7 +87,10 @@ describe("hostile query strings and headers on every GET route", () => {
     );
     // Both kinds of answer were exercised: requests that pass and requests that are refused.
     expect(seen.get(200) ?? 0, JSON.stringify([...seen])).toBeGreaterThan(20);
-    expect([...seen.keys()].some((s) => s >= 400), JSON.stringify([...seen])).toBe(true);
+    expect(
+      [...seen.keys()].some((s) => s >= 400),
+      JSON.stringify([...seen]),
+    ).toBe(true);
   });
 
   it("headers: odd authorization, request ids, accept and content types", async () => {
@@ -72,7 +98,11 @@ describe("hostile query strings and headers on every GET route", () => {
       fc.asyncProperty(
         fc.integer({ min: 0, max: 10_000 }),
         fc.record({
-          authorization: fc.oneof(fc.constant(undefined), fc.string({ maxLength: 300 }).map((s) => `Bearer ${s}`), fc.constantFrom("Basic abc", "Bearer", "bearer  x", "Bearer " + "A".repeat(5000))),
+          authorization: fc.oneof(
+            fc.constant(undefined),
+            fc.string({ maxLength: 300 }).map((s) => `Bearer ${s}`),
+            fc.constantFrom("Basic abc", "Bearer", "bearer  x", "Bearer " + "A".repeat(5000)),
+          ),
           "x-request-id": fc.oneof(fc.constant(undefined), fc.string({ maxLength: 200 })),
           accept: fc.oneof(fc.constant(undefined), fc.constantFrom("text/csv", "application/xml", "*/*", "")),
           "content-type": fc.oneof(fc.constant(undefined), fc.constantFrom("text/plain", "application/json; charset=latin1")),
@@ -81,7 +111,8 @@ describe("hostile query strings and headers on every GET route", () => {
           const route = gets[pick % gets.length]!;
           const clean = Object.fromEntries(Object.entries(headers).filter(([, v]) => v !== undefined && /^[\x20-\x7e]*$/.test(v))) as Record<string, string>;
           const res = await api.call("GET", concrete(route.path, "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e"), {
-            key: clean.authorization === undefined ? undefined : null, headers: clean,
+            key: clean.authorization === undefined ? undefined : null,
+            headers: clean,
           });
           expect(res.status, `${route.path} ${JSON.stringify(clean).slice(0, 200)} -> ${JSON.stringify(res.body).slice(0, 200)}`).toBeLessThan(500);
           if (res.status >= 400) expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);

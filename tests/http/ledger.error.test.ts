@@ -13,15 +13,34 @@ afterAll(async () => api.close());
 const refused = (request: () => Promise<ApiResponse>, status: number, code: string, field?: string) => expectRefused(api, request, status, code, field);
 
 const leg = (amount: unknown) => ({ legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount }] });
-const transfer = (body: unknown, extra: Record<string, unknown> = {}) => () => api.call("POST", "/v1/transfers", { key: w.keys.m1, body, ...extra });
+const transfer =
+  (body: unknown, extra: Record<string, unknown> = {}) =>
+  () =>
+    api.call("POST", "/v1/transfers", { key: w.keys.m1, body, ...extra });
 
 describe("bad transfer requests: a clear 4xx, nothing written", () => {
   it("malformed JSON", () => refused(() => api.call("POST", "/v1/transfers", { key: w.keys.m1, raw: '{"legs": [' }), 400, "malformed_json"));
-  it("wrong content type", () => refused(() => api.call("POST", "/v1/transfers", { key: w.keys.m1, raw: "legs=1", headers: { "content-type": "application/x-www-form-urlencoded" } }), 415, "unsupported_media_type"));
+  it("wrong content type", () =>
+    refused(
+      () => api.call("POST", "/v1/transfers", { key: w.keys.m1, raw: "legs=1", headers: { "content-type": "application/x-www-form-urlencoded" } }),
+      415,
+      "unsupported_media_type",
+    ));
   it("no body", () => refused(() => api.call("POST", "/v1/transfers", { key: w.keys.m1 }), 400, "invalid_request"));
-  it("oversized body", () => refused(() => api.call("POST", "/v1/transfers", { key: w.keys.m1, body: { ...leg("1"), metadata: { pad: "x".repeat(1_100_000) } } }), 413, "payload_too_large"));
+  it("oversized body", () =>
+    refused(
+      () => api.call("POST", "/v1/transfers", { key: w.keys.m1, body: { ...leg("1"), metadata: { pad: "x".repeat(1_100_000) } } }),
+      413,
+      "payload_too_large",
+    ));
   it("unknown field", () => refused(transfer({ ...leg("1"), colour: "red" }), 400, "invalid_request", "colour"));
-  it("unknown field in a leg", () => refused(transfer({ legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1", memo: "x" }] }), 400, "invalid_request", "legs.0.memo"));
+  it("unknown field in a leg", () =>
+    refused(
+      transfer({ legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1", memo: "x" }] }),
+      400,
+      "invalid_request",
+      "legs.0.memo",
+    ));
   it("amount as a JSON number", async () => {
     const res = await refused(transfer(leg(1000)), 400, "invalid_request", "legs.0.amount");
     expect(res.body.detail).toMatch(/string/);
@@ -36,12 +55,24 @@ describe("bad transfer requests: a clear 4xx, nothing written", () => {
   it("amount in exponent form", () => refused(transfer(leg("1e6")), 400, "invalid_request", "legs.0.amount"));
   it("wrong type of legs", () => refused(transfer({ legs: "all of them" }), 400, "invalid_request", "legs"));
   it("no legs", () => refused(transfer({ legs: [] }), 400, "invalid_request", "legs"));
-  it("bad account id", () => refused(transfer({ legs: [{ debit_account_id: "nope", credit_account_id: w.m1Fees.id, amount: "1" }] }), 400, "invalid_request", "legs.0.debit_account_id"));
-  it("debit and credit the same account", () => refused(transfer({ legs: [{ debit_account_id: w.m1Fees.id, credit_account_id: w.m1Fees.id, amount: "1" }] }), 400, "invalid_request", "legs.0"));
+  it("bad account id", () =>
+    refused(
+      transfer({ legs: [{ debit_account_id: "nope", credit_account_id: w.m1Fees.id, amount: "1" }] }),
+      400,
+      "invalid_request",
+      "legs.0.debit_account_id",
+    ));
+  it("debit and credit the same account", () =>
+    refused(transfer({ legs: [{ debit_account_id: w.m1Fees.id, credit_account_id: w.m1Fees.id, amount: "1" }] }), 400, "invalid_request", "legs.0"));
   it("timeout on a standard transfer", () => refused(transfer({ ...leg("1"), timeout_seconds: 60 }), 400, "invalid_request", "timeout_seconds"));
   it("bad effective_at", () => refused(transfer({ ...leg("1"), effective_at: "yesterday" }), 400, "invalid_request", "effective_at"));
   it("metadata that is not an object", () => refused(transfer({ ...leg("1"), metadata: [1, 2] }), 400, "invalid_request", "metadata"));
-  it("unknown account", () => refused(transfer({ legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e", amount: "1" }] }), 404, "account_not_found"));
+  it("unknown account", () =>
+    refused(
+      transfer({ legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e", amount: "1" }] }),
+      404,
+      "account_not_found",
+    ));
   it("accounts of different assets", async () => {
     const eur = expectStatus(await api.call("POST", "/v1/assets", { body: { code: "EUR", scale: 2, settlement: { kind: "offchain" } } }), 201).body;
     const e = expectStatus(await api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: eur.id, code: "x", normal_side: "credit" } }), 201).body;
@@ -80,20 +111,53 @@ describe("bad requests elsewhere", () => {
   it("an unknown route", () => refused(() => api.call("GET", "/v1/nothing-here"), 404, "not_found"));
   it("an asset with too many decimals of scale, or a bad code", async () => {
     await refused(() => api.call("POST", "/v1/assets", { body: { code: "X", scale: 78, settlement: { kind: "offchain" } } }), 400, "invalid_request", "scale");
-    await refused(() => api.call("POST", "/v1/assets", { body: { code: "bad code", scale: 2, settlement: { kind: "offchain" } } }), 400, "invalid_request", "code");
-    await refused(() => api.call("POST", "/v1/assets", { body: { code: "X", scale: 2, settlement: { kind: "erc20", chain_id: 1, token_address: "0x12" } } }), 400, "invalid_request", "settlement.token_address");
+    await refused(
+      () => api.call("POST", "/v1/assets", { body: { code: "bad code", scale: 2, settlement: { kind: "offchain" } } }),
+      400,
+      "invalid_request",
+      "code",
+    );
+    await refused(
+      () => api.call("POST", "/v1/assets", { body: { code: "X", scale: 2, settlement: { kind: "erc20", chain_id: 1, token_address: "0x12" } } }),
+      400,
+      "invalid_request",
+      "settlement.token_address",
+    );
   });
-  it("the same asset code with another scale", () => refused(() => api.call("POST", "/v1/assets", { body: { code: "USDC", scale: 18, settlement: { kind: "offchain" } } }), 409, "asset_exists"));
-  it("an account of an unknown asset", () => refused(() => api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e", code: "x", normal_side: "credit" } }), 404, "asset_not_found"));
-  it("an account with both limits", () => refused(() => api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: w.asset.id, code: "x", normal_side: "credit", debits_must_not_exceed_credits: true, credits_must_not_exceed_debits: true } }), 400, "invalid_request", "credits_must_not_exceed_debits"));
-  it("an account ref reused with other attributes", () => refused(() => api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: w.asset.id, code: "other", normal_side: "credit", ref: "wallet:c1" } }), 409, "account_exists"));
-  it("a balance as of a bad date", () => refused(() => api.call("GET", `/v1/accounts/${w.m1Customer.id}/balance?as_of=tomorrow`), 400, "invalid_request", "as_of"));
+  it("the same asset code with another scale", () =>
+    refused(() => api.call("POST", "/v1/assets", { body: { code: "USDC", scale: 18, settlement: { kind: "offchain" } } }), 409, "asset_exists"));
+  it("an account of an unknown asset", () =>
+    refused(
+      () => api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e", code: "x", normal_side: "credit" } }),
+      404,
+      "asset_not_found",
+    ));
+  it("an account with both limits", () =>
+    refused(
+      () =>
+        api.call("POST", "/v1/accounts", {
+          key: w.keys.m1,
+          body: { asset_id: w.asset.id, code: "x", normal_side: "credit", debits_must_not_exceed_credits: true, credits_must_not_exceed_debits: true },
+        }),
+      400,
+      "invalid_request",
+      "credits_must_not_exceed_debits",
+    ));
+  it("an account ref reused with other attributes", () =>
+    refused(
+      () => api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: w.asset.id, code: "other", normal_side: "credit", ref: "wallet:c1" } }),
+      409,
+      "account_exists",
+    ));
+  it("a balance as of a bad date", () =>
+    refused(() => api.call("GET", `/v1/accounts/${w.m1Customer.id}/balance?as_of=tomorrow`), 400, "invalid_request", "as_of"));
   it("a bad cursor or limit", async () => {
     await refused(() => api.call("GET", `/v1/accounts/${w.m1Customer.id}/entries?cursor=zzz`), 400, "invalid_request", "cursor");
     await refused(() => api.call("GET", `/v1/accounts/${w.m1Customer.id}/entries?limit=0`), 400, "invalid_request", "limit");
     await refused(() => api.call("GET", `/v1/accounts/${w.m1Customer.id}/entries?limit=ten`), 400, "invalid_request", "limit");
   });
-  it("a key without the scope its role needs", () => refused(() => api.call("POST", "/v1/api-keys", { body: { name: "m", role: "marketplace" } }), 400, "invalid_request", "scope_id"));
+  it("a key without the scope its role needs", () =>
+    refused(() => api.call("POST", "/v1/api-keys", { body: { name: "m", role: "marketplace" } }), 400, "invalid_request", "scope_id"));
   it("revoking an unknown key", () => refused(() => api.call("POST", "/v1/api-keys/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e/revoke"), 404, "not_found"));
 });
 
@@ -116,28 +180,64 @@ describe("idempotency keys of single and batch requests never collide", () => {
 });
 
 describe("bodies that are not what they seem", () => {
-  const raw = (text: string, headers: Record<string, string> = {}) => () => api.call("POST", "/v1/transfers", { key: w.keys.m1, raw: text, headers });
-  const body = () => JSON.stringify({ legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1" }], metadata: { note: "__X__" } });
+  const raw =
+    (text: string, headers: Record<string, string> = {}) =>
+    () =>
+      api.call("POST", "/v1/transfers", { key: w.keys.m1, raw: text, headers });
+  const body = () =>
+    JSON.stringify({ legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1" }], metadata: { note: "__X__" } });
   it("a lone surrogate in a string", () => refused(raw(body().replace("__X__", "\\ud800")), 400, "invalid_request"));
-  it("a lone surrogate in an account ref", () => refused(() => api.call("POST", "/v1/accounts", { key: w.keys.m1, raw: JSON.stringify({ asset_id: w.asset.id, code: "x", normal_side: "credit", ref: "__X__" }).replace("__X__", "\\udc00") }), 400, "invalid_request"));
+  it("a lone surrogate in an account ref", () =>
+    refused(
+      () =>
+        api.call("POST", "/v1/accounts", {
+          key: w.keys.m1,
+          raw: JSON.stringify({ asset_id: w.asset.id, code: "x", normal_side: "credit", ref: "__X__" }).replace("__X__", "\\udc00"),
+        }),
+      400,
+      "invalid_request",
+    ));
   it("5,000 nested objects", () => refused(raw(body().replace('"__X__"', '{"a":'.repeat(5000) + "1" + "}".repeat(5000))), 400, "invalid_request"));
   it("a __proto__ key", () => refused(raw(body().replace('"note"', '"__proto__"').replace('"__X__"', '{"x":1}')), 400, "invalid_request", "__proto__"));
   it("bytes that are not UTF-8", async () => {
     const before = await writeCounts(api.db);
     const bytes = Buffer.concat([Buffer.from(body().split("__X__")[0]!), Buffer.from([0xff, 0xfe]), Buffer.from(body().split("__X__")[1]!)]);
-    const res = await api.app.request("/v1/transfers", { method: "POST", body: bytes, headers: { authorization: `Bearer ${w.keys.m1}`, "content-type": "application/json", "idempotency-key": "utf8" } });
+    const res = await api.app.request("/v1/transfers", {
+      method: "POST",
+      body: bytes,
+      headers: { authorization: `Bearer ${w.keys.m1}`, "content-type": "application/json", "idempotency-key": "utf8" },
+    });
     expect(res.status).toBe(400);
     expect(await writeCounts(api.db)).toEqual(before);
   });
   it("a compressed body", () => refused(raw(body(), { "content-encoding": "gzip" }), 415, "unsupported_media_type"));
   it("an owner id without its type, or with a trailing space", async () => {
-    await refused(() => api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: w.asset.id, code: "x", normal_side: "credit", owner_id: "o1" } }), 400, "invalid_request", "owner_id");
-    await refused(() => api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: w.asset.id, code: "x", normal_side: "credit", owner_type: "operator", owner_id: "o1 " } }), 400, "invalid_request", "owner_id");
+    await refused(
+      () => api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: w.asset.id, code: "x", normal_side: "credit", owner_id: "o1" } }),
+      400,
+      "invalid_request",
+      "owner_id",
+    );
+    await refused(
+      () =>
+        api.call("POST", "/v1/accounts", {
+          key: w.keys.m1,
+          body: { asset_id: w.asset.id, code: "x", normal_side: "credit", owner_type: "operator", owner_id: "o1 " },
+        }),
+      400,
+      "invalid_request",
+      "owner_id",
+    );
   });
   it("field paths keep the casing that was sent", async () => {
     const res = await refused(transfer({ ...leg("1"), fooBar: 1 }), 400, "invalid_request", "fooBar");
     expect(res.body.detail).toContain("fooBar");
-    const asset = await refused(() => api.call("POST", "/v1/assets", { body: { code: "X", scale: 2, settlement: { kind: "erc20", chain_id: 1, token_address: "0x12" } } }), 400, "invalid_request", "settlement.token_address");
+    const asset = await refused(
+      () => api.call("POST", "/v1/assets", { body: { code: "X", scale: 2, settlement: { kind: "erc20", chain_id: 1, token_address: "0x12" } } }),
+      400,
+      "invalid_request",
+      "settlement.token_address",
+    );
     expect(asset.body.detail).toContain("settlement.token_address");
   });
   it("limits out of range, written oddly, or absurd", async () => {
@@ -162,7 +262,10 @@ describe("which check answers first", () => {
   });
   it("a POST with an optional body may come with no body and no content type", async () => {
     const hold = expectStatus(await api.call("POST", "/v1/transfers", { key: w.keys.m1, body: { type: "pending", ...leg("1") } }), 201).body;
-    const res = await api.app.request(`/v1/transfers/${hold.id}/void`, { method: "POST", headers: { authorization: `Bearer ${w.keys.m1}`, "idempotency-key": "void-no-body", "content-length": "0" } });
+    const res = await api.app.request(`/v1/transfers/${hold.id}/void`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${w.keys.m1}`, "idempotency-key": "void-no-body", "content-length": "0" },
+    });
     expect(res.status).toBe(201);
   });
   it("the bearer scheme in any case", async () => {

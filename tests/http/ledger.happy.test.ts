@@ -14,11 +14,19 @@ const balance = async (id: string, query = "") => expectStatus(await api.call("G
 
 describe("transfers over HTTP", () => {
   it("records a transfer and shows it in balances, entries and GET", async () => {
-    const res = expectStatus(await api.call("POST", "/v1/transfers", {
-      key: w.keys.m1,
-      body: { legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "250" }], metadata: { job: "j1" } },
-    }), 201);
-    expect(res.body).toMatchObject({ type: "standard", status: "posted", metadata: { job: "j1" }, legs: [{ amount: "250", posted_amount: "250", pending_amount: "0" }] });
+    const res = expectStatus(
+      await api.call("POST", "/v1/transfers", {
+        key: w.keys.m1,
+        body: { legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "250" }], metadata: { job: "j1" } },
+      }),
+      201,
+    );
+    expect(res.body).toMatchObject({
+      type: "standard",
+      status: "posted",
+      metadata: { job: "j1" },
+      legs: [{ amount: "250", posted_amount: "250", pending_amount: "0" }],
+    });
     expect(res.headers.get("x-request-id")).toBeTruthy();
     expect(await balance(w.m1Fees.id)).toMatchObject({ posted: "250", available: "250", credits_posted: "250" });
     expect(expectStatus(await api.call("GET", `/v1/transfers/${res.body.id}`, { key: w.keys.finance }), 200).body).toEqual(res.body);
@@ -27,7 +35,11 @@ describe("transfers over HTTP", () => {
   });
 
   it("replays a retried request with the original status and body", async () => {
-    const req = { key: w.keys.m1, idempotencyKey: "pay-once", body: { legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "7" }] } };
+    const req = {
+      key: w.keys.m1,
+      idempotencyKey: "pay-once",
+      body: { legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "7" }] },
+    };
     const first = expectStatus(await api.call("POST", "/v1/transfers", req), 201);
     const again = expectStatus(await api.call("POST", "/v1/transfers", req), 201);
     expect(again.body).toEqual(first.body);
@@ -38,9 +50,13 @@ describe("transfers over HTTP", () => {
 
   it("holds, posts in part, and voids", async () => {
     const before = await balance(w.m1Customer.id);
-    const hold = expectStatus(await api.call("POST", "/v1/transfers", {
-      key: w.keys.m1, body: { type: "pending", timeout_seconds: 3600, legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1000" }] },
-    }), 201).body;
+    const hold = expectStatus(
+      await api.call("POST", "/v1/transfers", {
+        key: w.keys.m1,
+        body: { type: "pending", timeout_seconds: 3600, legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1000" }] },
+      }),
+      201,
+    ).body;
     expect(hold).toMatchObject({ type: "pending", status: "pending", legs: [{ amount: "1000", pending_amount: "1000" }] });
     expect(hold.timeout_at).toBeTruthy();
     expect(BigInt((await balance(w.m1Customer.id)).available)).toBe(BigInt(before.available) - 1000n);
@@ -49,37 +65,60 @@ describe("transfers over HTTP", () => {
     expect(expectStatus(await api.call("GET", `/v1/transfers/${hold.id}`), 200).body.status).toBe("posted");
     expect(BigInt((await balance(w.m1Customer.id)).available)).toBe(BigInt(before.available) - 400n);
 
-    const hold2 = expectStatus(await api.call("POST", "/v1/transfers", {
-      key: w.keys.m1, body: { type: "pending", legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "5" }] },
-    }), 201).body;
+    const hold2 = expectStatus(
+      await api.call("POST", "/v1/transfers", {
+        key: w.keys.m1,
+        body: { type: "pending", legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "5" }] },
+      }),
+      201,
+    ).body;
     // A body is optional on void.
     expectStatus(await api.call("POST", `/v1/transfers/${hold2.id}/void`, { key: w.keys.m1 }), 201);
     expect(expectStatus(await api.call("GET", `/v1/transfers/${hold2.id}`), 200).body.status).toBe("voided");
   });
 
   it("reverses a transfer, referencing it", async () => {
-    const t = expectStatus(await api.call("POST", "/v1/transfers", {
-      key: w.keys.m1, body: { legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "33" }] },
-    }), 201).body;
+    const t = expectStatus(
+      await api.call("POST", "/v1/transfers", {
+        key: w.keys.m1,
+        body: { legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "33" }] },
+      }),
+      201,
+    ).body;
     const r = expectStatus(await api.call("POST", `/v1/transfers/${t.id}/reverse`, { key: w.keys.m1, body: { metadata: { reason: "duplicate" } } }), 201).body;
-    expect(r).toMatchObject({ type: "reversal", reverses_id: t.id, legs: [{ debit_account_id: w.m1Fees.id, credit_account_id: w.m1Customer.id, amount: "33" }] });
+    expect(r).toMatchObject({
+      type: "reversal",
+      reverses_id: t.id,
+      legs: [{ debit_account_id: w.m1Fees.id, credit_account_id: w.m1Customer.id, amount: "33" }],
+    });
     expect(expectStatus(await api.call("GET", `/v1/transfers/${t.id}`), 200).body.status).toBe("reversed");
   });
 
   it("writes a batch in one go with one result per item", async () => {
     const legs = (amount: string) => [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount }];
-    const res = expectStatus(await api.call("POST", "/v1/transfers", {
-      key: w.keys.m1, body: { transfers: [{ legs: legs("1") }, { legs: legs("999999999999") }, { legs: legs("2") }] },
-    }), 200).body;
+    const res = expectStatus(
+      await api.call("POST", "/v1/transfers", {
+        key: w.keys.m1,
+        body: { transfers: [{ legs: legs("1") }, { legs: legs("999999999999") }, { legs: legs("2") }] },
+      }),
+      200,
+    ).body;
     expect(res.results.map((r: { status: string }) => r.status)).toEqual(["created", "refused", "created"]);
     expect(res.results[1].error).toMatchObject({ code: "exceeds_credits", status: 422 });
   });
 
   it("reads balances as of an effective instant", async () => {
-    const acct = expectStatus(await api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: w.asset.id, code: "test", normal_side: "credit" } }), 201).body;
-    expectStatus(await api.call("POST", "/v1/transfers", {
-      key: w.keys.m1, body: { effective_at: "2026-01-10T00:00:00Z", legs: [{ debit_account_id: w.m1Funding.id, credit_account_id: acct.id, amount: "10" }] },
-    }), 201);
+    const acct = expectStatus(
+      await api.call("POST", "/v1/accounts", { key: w.keys.m1, body: { asset_id: w.asset.id, code: "test", normal_side: "credit" } }),
+      201,
+    ).body;
+    expectStatus(
+      await api.call("POST", "/v1/transfers", {
+        key: w.keys.m1,
+        body: { effective_at: "2026-01-10T00:00:00Z", legs: [{ debit_account_id: w.m1Funding.id, credit_account_id: acct.id, amount: "10" }] },
+      }),
+      201,
+    );
     expect(await balance(acct.id, "?as_of=2026-01-09T23:59:59Z")).toMatchObject({ posted: "0", as_of: "2026-01-09T23:59:59.000Z" });
     expect(await balance(acct.id, "?as_of=2026-01-10T00:00:00Z")).toMatchObject({ posted: "10" });
   });
@@ -97,7 +136,8 @@ describe("accounts, assets and keys over HTTP", () => {
   });
 
   it("lists assets with a cursor", async () => {
-    for (const code of ["A1", "A2", "A3"]) expectStatus(await api.call("POST", "/v1/assets", { body: { code, scale: 2, settlement: { kind: "offchain" } } }), 201);
+    for (const code of ["A1", "A2", "A3"])
+      expectStatus(await api.call("POST", "/v1/assets", { body: { code, scale: 2, settlement: { kind: "offchain" } } }), 201);
     const p1 = expectStatus(await api.call("GET", "/v1/assets?limit=2", { key: w.keys.o1 }), 200).body;
     expect(p1.data.map((a: { code: string }) => a.code)).toEqual(["A1", "A2"]);
     const p2 = expectStatus(await api.call("GET", `/v1/assets?limit=2&cursor=${p1.next_cursor}`, { key: w.keys.o1 }), 200).body;
@@ -105,9 +145,15 @@ describe("accounts, assets and keys over HTTP", () => {
   });
 
   it("creates a key whose secret is shown once, and lists keys without secrets", async () => {
-    const created = expectStatus(await api.call("POST", "/v1/api-keys", { idempotencyKey: "k1", body: { name: "ops", role: "operator", scope_id: "o1" } }), 201).body;
+    const created = expectStatus(
+      await api.call("POST", "/v1/api-keys", { idempotencyKey: "k1", body: { name: "ops", role: "operator", scope_id: "o1" } }),
+      201,
+    ).body;
     expect(created.secret).toMatch(/^lk_[0-9a-f]{16}_/);
-    const replay = expectStatus(await api.call("POST", "/v1/api-keys", { idempotencyKey: "k1", body: { name: "ops", role: "operator", scope_id: "o1" } }), 201).body;
+    const replay = expectStatus(
+      await api.call("POST", "/v1/api-keys", { idempotencyKey: "k1", body: { name: "ops", role: "operator", scope_id: "o1" } }),
+      201,
+    ).body;
     expect(replay).toEqual({ ...created, secret: null });
     const list = expectStatus(await api.call("GET", "/v1/api-keys?limit=1000"), 200).body;
     expect(list.data.find((k: { id: string }) => k.id === created.id)).toMatchObject({ role: "operator", scope_id: "o1", revoked_at: null });
@@ -117,7 +163,10 @@ describe("accounts, assets and keys over HTTP", () => {
 
 describe("operations", () => {
   it("answers health, readiness, metrics, the OpenAPI document and the docs page without a key", async () => {
-    expect((await api.call("GET", "/healthz", { key: null })).body).toEqual({ status: "ok", time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) });
+    expect((await api.call("GET", "/healthz", { key: null })).body).toEqual({
+      status: "ok",
+      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
     const ready = (await api.call("GET", "/readyz", { key: null })).body;
     expect(ready, `readyz answered ${JSON.stringify(ready)}`).toMatchObject({ status: "ok", time: expect.any(String) });
     const metrics = await api.call("GET", "/metrics", { key: null });

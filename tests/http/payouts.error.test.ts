@@ -8,8 +8,18 @@ let w: World;
 beforeAll(async () => {
   api = await testApi({ settlements: offlineSettlements() });
   w = await world(api);
-  expectStatus(await api.call("POST", "/v1/assets", { body: { code: "TUSD", scale: 6, settlement: { kind: "erc20", chain_id: 31337, token_address: `0x${"44".repeat(20)}` } } }), 201);
-  expectStatus(await api.call("POST", "/v1/assets", { body: { code: "MAINUSD", scale: 6, settlement: { kind: "erc20", chain_id: 1, token_address: `0x${"55".repeat(20)}` } } }), 201);
+  expectStatus(
+    await api.call("POST", "/v1/assets", {
+      body: { code: "TUSD", scale: 6, settlement: { kind: "erc20", chain_id: 31337, token_address: `0x${"44".repeat(20)}` } },
+    }),
+    201,
+  );
+  expectStatus(
+    await api.call("POST", "/v1/assets", {
+      body: { code: "MAINUSD", scale: 6, settlement: { kind: "erc20", chain_id: 1, token_address: `0x${"55".repeat(20)}` } },
+    }),
+    201,
+  );
 });
 afterAll(async () => api.close());
 
@@ -26,7 +36,13 @@ describe("payout requests that are refused, with nothing written", () => {
   it("the policy minimum", async () => {
     await proposeAndApprove(api, "PUT", "/v1/payout-policies/USDC", { min_amount: "1000", schedule: "manual" });
     try {
-      const res = await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount: "999" } }), 422, "payout_below_minimum", "amount");
+      const res = await expectRefused(
+        api,
+        () => api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount: "999" } }),
+        422,
+        "payout_below_minimum",
+        "amount",
+      );
       expect(res.body.detail).toMatch(/1000/);
     } finally {
       await proposeAndApprove(api, "PUT", "/v1/payout-policies/USDC", { min_amount: "1", schedule: "manual" });
@@ -35,7 +51,8 @@ describe("payout requests that are refused, with nothing written", () => {
 
   it("caps per payout and per day (UTC) set by the platform: beyond them refused, naming what is left", async () => {
     const policy = (extra: Record<string, unknown>) => api.call("PUT", "/v1/payout-policies/USDC", { body: { min_amount: "1", schedule: "manual", ...extra } });
-    const setPolicy = (extra: Record<string, unknown>) => proposeAndApprove(api, "PUT", "/v1/payout-policies/USDC", { min_amount: "1", schedule: "manual", ...extra });
+    const setPolicy = (extra: Record<string, unknown>) =>
+      proposeAndApprove(api, "PUT", "/v1/payout-policies/USDC", { min_amount: "1", schedule: "manual", ...extra });
     await expectRefused(api, () => policy({ min_amount: "1000", max_per_payout: "999" }), 400, "invalid_request", "max_per_payout");
     await setPolicy({ max_per_payout: "1000000", max_per_day: "1500000" });
     const usdc = expectStatus(await api.call("GET", "/v1/payout-policies"), 200).body.data.find((p: { asset: string }) => p.asset === "USDC");
@@ -63,7 +80,10 @@ describe("payout requests that are refused, with nothing written", () => {
   it("a policy change is a proposal: one admin's change does nothing until an independent key approves it", async () => {
     const { proposer, approver } = await fourEyes(api);
     // An admin alone tries to lift every cap and the approval threshold.
-    const proposal = expectStatus(await api.call("PUT", "/v1/payout-policies/USDC", { key: proposer, body: { min_amount: "1", schedule: "manual", max_per_payout: "1" } }), 202).body;
+    const proposal = expectStatus(
+      await api.call("PUT", "/v1/payout-policies/USDC", { key: proposer, body: { min_amount: "1", schedule: "manual", max_per_payout: "1" } }),
+      202,
+    ).body;
     expect(proposal).toMatchObject({ kind: "payout_policy", status: "proposed", payload: { asset: "USDC", max_per_payout: "1" } });
     const before = expectStatus(await api.call("GET", "/v1/payout-policies"), 200).body.data.find((p: { asset: string }) => p.asset === "USDC");
     expect(before.max_per_payout).toBeNull();
@@ -71,7 +91,12 @@ describe("payout requests that are refused, with nothing written", () => {
     await expectRefused(api, () => api.call("POST", `/v1/proposals/${proposal.id}/approve`, { body: {} }), 403, "four_eyes");
     await expectRefused(api, () => api.call("POST", `/v1/proposals/${proposal.id}/approve`, { key: w.keys.o1, body: {} }), 403, "forbidden");
     // Asked again, the same change answers the open proposal.
-    expect(expectStatus(await api.call("PUT", "/v1/payout-policies/USDC", { key: proposer, body: { min_amount: "1", schedule: "manual", max_per_payout: "1" } }), 202).body.id).toBe(proposal.id);
+    expect(
+      expectStatus(
+        await api.call("PUT", "/v1/payout-policies/USDC", { key: proposer, body: { min_amount: "1", schedule: "manual", max_per_payout: "1" } }),
+        202,
+      ).body.id,
+    ).toBe(proposal.id);
     expectStatus(await api.call("POST", `/v1/proposals/${proposal.id}/reject`, { key: approver, body: { reason: "no" } }), 200);
     const after = expectStatus(await api.call("GET", "/v1/payout-policies"), 200).body.data.find((p: { asset: string }) => p.asset === "USDC");
     expect(after.max_per_payout).toBeNull();
@@ -85,7 +110,12 @@ describe("payout requests that are refused, with nothing written", () => {
     await expectRefused(api, () => api.call("PUT", path, { key: w.keys.m1, body: { max_per_payout: "1000000000", max_per_day: null } }), 403, "forbidden");
     await expectRefused(api, () => api.call("PUT", path, { body: { max_per_payout: "0", max_per_day: null } }), 400, "invalid_request", "max_per_payout");
     await expectRefused(api, () => api.call("PUT", path, { body: { max_per_payout: "5" } }), 400, "invalid_request", "max_per_day");
-    await expectRefused(api, () => api.call("PUT", "/v1/operators/nobody/payout-limits/USDC", { body: { max_per_payout: "5", max_per_day: null } }), 404, "operator_not_found");
+    await expectRefused(
+      api,
+      () => api.call("PUT", "/v1/operators/nobody/payout-limits/USDC", { body: { max_per_payout: "5", max_per_day: null } }),
+      404,
+      "operator_not_found",
+    );
     const open = expectStatus(await api.call("PUT", path, { key: w.keys.finance, body: { max_per_payout: "300000", max_per_day: "500000" } }), 202).body;
     const made: string[] = [];
     try {
@@ -93,7 +123,12 @@ describe("payout requests that are refused, with nothing written", () => {
       await proposeAndApprove(api, "PUT", path, { max_per_payout: "300000", max_per_day: "500000" });
       // The operator sees its caps in force.
       expect(expectStatus(await api.call("GET", path, { key: w.keys.o1 }), 200).body).toMatchObject({
-        operator_id: "o1", asset: "USDC", max_per_payout: "300000", max_per_day: "500000", own: { max_per_payout: "300000", max_per_day: "500000" }, policy: { max_per_payout: null },
+        operator_id: "o1",
+        asset: "USDC",
+        max_per_payout: "300000",
+        max_per_day: "500000",
+        own: { max_per_payout: "300000", max_per_day: "500000" },
+        policy: { max_per_payout: null },
       });
       const over = await expectRefused(api, () => pay("300001"), 422, "payout_limit_exceeded", "amount");
       expect(over.body.detail).toMatch(/largest payout of USDC is 300000 .*operator o1's own max_per_payout/);
@@ -115,11 +150,37 @@ describe("payout requests that are refused, with nothing written", () => {
 
   it("unknown asset, unknown or other operator, unknown fields, missing operator for finance", async () => {
     await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "NOPE", amount: "1" } }), 404, "asset_not_found", "asset");
-    await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.o2, body: { operator_id: "o1", asset: "USDC", amount: "1" } }), 404, "operator_not_found");
-    await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.finance, body: { operator_id: "ghost", asset: "USDC", amount: "1" } }), 404, "operator_not_found");
-    await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.finance, body: { asset: "USDC", amount: "1" } }), 400, "invalid_request", "operator_id");
-    await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount: "1", to_address: "0x00" } }), 400, "invalid_request");
-    await expectRefused(api, () => api.call("POST", "/v1/payouts", { key: w.keys.m1, body: { operator_id: "o1", asset: "USDC", amount: "1" } }), 403, "forbidden");
+    await expectRefused(
+      api,
+      () => api.call("POST", "/v1/payouts", { key: w.keys.o2, body: { operator_id: "o1", asset: "USDC", amount: "1" } }),
+      404,
+      "operator_not_found",
+    );
+    await expectRefused(
+      api,
+      () => api.call("POST", "/v1/payouts", { key: w.keys.finance, body: { operator_id: "ghost", asset: "USDC", amount: "1" } }),
+      404,
+      "operator_not_found",
+    );
+    await expectRefused(
+      api,
+      () => api.call("POST", "/v1/payouts", { key: w.keys.finance, body: { asset: "USDC", amount: "1" } }),
+      400,
+      "invalid_request",
+      "operator_id",
+    );
+    await expectRefused(
+      api,
+      () => api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount: "1", to_address: "0x00" } }),
+      400,
+      "invalid_request",
+    );
+    await expectRefused(
+      api,
+      () => api.call("POST", "/v1/payouts", { key: w.keys.m1, body: { operator_id: "o1", asset: "USDC", amount: "1" } }),
+      403,
+      "forbidden",
+    );
   });
 
   it("an on-chain asset without a verified address, and an asset on a chain the service does not pay on", async () => {
@@ -131,9 +192,19 @@ describe("payout requests that are refused, with nothing written", () => {
     const p = expectStatus(await api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount: "3" } }), 201).body;
     expectStatus(await api.call("POST", `/v1/payouts/${p.id}/mark-paid`, { key: w.keys.finance, body: { reference: "wire-9" } }), 200);
     await expectRefused(api, () => api.call("POST", `/v1/payouts/${p.id}/cancel`, { key: w.keys.o1 }), 409, "payout_not_pending");
-    await expectRefused(api, () => api.call("POST", `/v1/payouts/${p.id}/mark-paid`, { key: w.keys.finance, body: { reference: "another" } }), 409, "payout_not_pending");
+    await expectRefused(
+      api,
+      () => api.call("POST", `/v1/payouts/${p.id}/mark-paid`, { key: w.keys.finance, body: { reference: "another" } }),
+      409,
+      "payout_not_pending",
+    );
     await expectRefused(api, () => api.call("POST", `/v1/payouts/${p.id}/mark-paid`, { key: w.keys.o1, body: { reference: "x" } }), 403, "forbidden");
-    await expectRefused(api, () => api.call("POST", "/v1/payouts/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e/cancel", { key: w.keys.finance }), 404, "payout_not_found");
+    await expectRefused(
+      api,
+      () => api.call("POST", "/v1/payouts/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e/cancel", { key: w.keys.finance }),
+      404,
+      "payout_not_found",
+    );
     await expectRefused(api, () => api.call("GET", "/v1/payouts/not-a-uuid", { key: w.keys.finance }), 400, "invalid_request");
   });
 
@@ -157,10 +228,28 @@ describe("payout requests that are refused, with nothing written", () => {
   });
 
   it("policies: interval without seconds, unknown asset, bad caps", async () => {
-    await expectRefused(api, () => api.call("PUT", "/v1/payout-policies/USDC", { body: { min_amount: "1", schedule: "interval" } }), 400, "invalid_request", "interval_seconds");
-    await expectRefused(api, () => api.call("PUT", "/v1/payout-policies/USDC", { body: { min_amount: "1", schedule: "manual", interval_seconds: 3600 } }), 400, "invalid_request", "interval_seconds");
+    await expectRefused(
+      api,
+      () => api.call("PUT", "/v1/payout-policies/USDC", { body: { min_amount: "1", schedule: "interval" } }),
+      400,
+      "invalid_request",
+      "interval_seconds",
+    );
+    await expectRefused(
+      api,
+      () => api.call("PUT", "/v1/payout-policies/USDC", { body: { min_amount: "1", schedule: "manual", interval_seconds: 3600 } }),
+      400,
+      "invalid_request",
+      "interval_seconds",
+    );
     await expectRefused(api, () => api.call("PUT", "/v1/payout-policies/NOPE", { body: { min_amount: "1", schedule: "manual" } }), 404, "asset_not_found");
-    await expectRefused(api, () => api.call("PUT", "/v1/payout-policies/USDC", { body: { min_amount: "1", schedule: "manual", max_gas_share_bps: 10_001 } }), 400, "invalid_request", "max_gas_share_bps");
+    await expectRefused(
+      api,
+      () => api.call("PUT", "/v1/payout-policies/USDC", { body: { min_amount: "1", schedule: "manual", max_gas_share_bps: 10_001 } }),
+      400,
+      "invalid_request",
+      "max_gas_share_bps",
+    );
   });
 });
 
@@ -169,7 +258,8 @@ describe("payout address proofs that are refused", () => {
     const owner = privateKeyToAccount(generatePrivateKey());
     const thief = privateKeyToAccount(generatePrivateKey());
     const ch = await challenge(owner.address);
-    const put = (body: Record<string, unknown>) => () => api.call("PUT", "/v1/operators/o1/payout-address", { key: w.keys.o1, body: { chain_id: 31337, address: owner.address, challenge_id: ch.id, ...body } });
+    const put = (body: Record<string, unknown>) => () =>
+      api.call("PUT", "/v1/operators/o1/payout-address", { key: w.keys.o1, body: { chain_id: 31337, address: owner.address, challenge_id: ch.id, ...body } });
     await expectRefused(api, put({ signature: await thief.signMessage({ message: ch.message }) }), 422, "signature_invalid", "signature");
     await expectRefused(api, put({ signature: await owner.signMessage({ message: "something else" }) }), 422, "signature_invalid", "signature");
     await expectRefused(api, put({ signature: "0x1234" }), 400, "invalid_request", "signature");
@@ -177,9 +267,16 @@ describe("payout address proofs that are refused", () => {
     await expectRefused(api, put({ address: thief.address, signature: await thief.signMessage({ message: ch.message }) }), 422, "challenge_invalid");
     // Then the right one works, once; reusing the challenge for another address is refused.
     expectStatus(await put({ signature: await owner.signMessage({ message: ch.message }) })(), 200);
-    await expectRefused(api, () => api.call("PUT", "/v1/operators/o1/payout-address", {
-      key: w.keys.o1, body: { chain_id: 31337, address: thief.address, challenge_id: ch.id, signature: `0x${"11".repeat(65)}` },
-    }), 422, "challenge_invalid");
+    await expectRefused(
+      api,
+      () =>
+        api.call("PUT", "/v1/operators/o1/payout-address", {
+          key: w.keys.o1,
+          body: { chain_id: 31337, address: thief.address, challenge_id: ch.id, signature: `0x${"11".repeat(65)}` },
+        }),
+      422,
+      "challenge_invalid",
+    );
   });
 
   it("an expired challenge, another operator's challenge, an unconfigured chain, a bad address", async () => {
@@ -187,14 +284,46 @@ describe("payout address proofs that are refused", () => {
     const ch = await challenge(a.address);
     await api.db.query("update payout_address_challenges set expires_at = now() - interval '1 second' where id = $1", [ch.id]);
     const sig = await a.signMessage({ message: ch.message });
-    await expectRefused(api, () => api.call("PUT", "/v1/operators/o1/payout-address", { key: w.keys.o1, body: { chain_id: 31337, address: a.address, challenge_id: ch.id, signature: sig } }), 422, "challenge_invalid");
+    await expectRefused(
+      api,
+      () =>
+        api.call("PUT", "/v1/operators/o1/payout-address", {
+          key: w.keys.o1,
+          body: { chain_id: 31337, address: a.address, challenge_id: ch.id, signature: sig },
+        }),
+      422,
+      "challenge_invalid",
+    );
     const ch2 = await challenge(a.address, "o2", w.keys.o2);
     const sig2 = await a.signMessage({ message: ch2.message });
-    await expectRefused(api, () => api.call("PUT", "/v1/operators/o1/payout-address", {
-      key: w.keys.o1, body: { chain_id: 31337, address: a.address, challenge_id: ch2.id, signature: sig2 },
-    }), 404, "challenge_not_found");
-    await expectRefused(api, () => api.call("POST", "/v1/operators/o1/payout-address-challenges", { key: w.keys.o1, body: { chain_id: 1, address: a.address } }), 422, "chain_not_configured");
-    await expectRefused(api, () => api.call("POST", "/v1/operators/o1/payout-address-challenges", { key: w.keys.o1, body: { chain_id: 31337, address: "0x123" } }), 400, "invalid_request", "address");
-    await expectRefused(api, () => api.call("POST", "/v1/operators/o1/payout-address-challenges", { key: w.keys.o2, body: { chain_id: 31337, address: a.address } }), 404, "operator_not_found");
+    await expectRefused(
+      api,
+      () =>
+        api.call("PUT", "/v1/operators/o1/payout-address", {
+          key: w.keys.o1,
+          body: { chain_id: 31337, address: a.address, challenge_id: ch2.id, signature: sig2 },
+        }),
+      404,
+      "challenge_not_found",
+    );
+    await expectRefused(
+      api,
+      () => api.call("POST", "/v1/operators/o1/payout-address-challenges", { key: w.keys.o1, body: { chain_id: 1, address: a.address } }),
+      422,
+      "chain_not_configured",
+    );
+    await expectRefused(
+      api,
+      () => api.call("POST", "/v1/operators/o1/payout-address-challenges", { key: w.keys.o1, body: { chain_id: 31337, address: "0x123" } }),
+      400,
+      "invalid_request",
+      "address",
+    );
+    await expectRefused(
+      api,
+      () => api.call("POST", "/v1/operators/o1/payout-address-challenges", { key: w.keys.o2, body: { chain_id: 31337, address: a.address } }),
+      404,
+      "operator_not_found",
+    );
   });
 });

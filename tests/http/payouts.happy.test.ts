@@ -21,11 +21,15 @@ async function setup(chainOverrides: Record<string, unknown> = {}) {
 }
 
 async function proveAddress(api: TestApi, key: string, operatorId: string, account = privateKeyToAccount(generatePrivateKey())) {
-  const ch = expectStatus(await api.call("POST", `/v1/operators/${operatorId}/payout-address-challenges`, { key, body: { chain_id: 31337, address: account.address } }), 201).body;
+  const ch = expectStatus(
+    await api.call("POST", `/v1/operators/${operatorId}/payout-address-challenges`, { key, body: { chain_id: 31337, address: account.address } }),
+    201,
+  ).body;
   expect(ch.message).toContain(account.address);
   expect(ch.message).toContain(operatorId);
   const res = await api.call("PUT", `/v1/operators/${operatorId}/payout-address`, {
-    key, body: { chain_id: 31337, address: account.address, challenge_id: ch.id, signature: await account.signMessage({ message: ch.message }) },
+    key,
+    body: { chain_id: 31337, address: account.address, challenge_id: ch.id, signature: await account.signMessage({ message: ch.message }) },
   });
   return { account, res: expectStatus(res, 200) };
 }
@@ -48,7 +52,15 @@ describe("payouts over HTTP", () => {
 
     const created = await api.call("POST", "/v1/payouts", { key: op, body: { asset: TOKEN, amount: "20000000" }, idempotencyKey: "payout-1" });
     expectStatus(created, 201);
-    expect(created.body).toMatchObject({ operator_id: "op1", asset: TOKEN, amount: "20000000", status: "pending", settlement: "evm", chain_id: 31337, to_address: second.account.address.toLowerCase() });
+    expect(created.body).toMatchObject({
+      operator_id: "op1",
+      asset: TOKEN,
+      amount: "20000000",
+      status: "pending",
+      settlement: "evm",
+      chain_id: 31337,
+      to_address: second.account.address.toLowerCase(),
+    });
     // A retry with the same key is the same payout.
     const retry = await api.call("POST", "/v1/payouts", { key: op, body: { asset: TOKEN, amount: "20000000" }, idempotencyKey: "payout-1" });
     expect(retry.body.id).toBe(created.body.id);
@@ -61,7 +73,12 @@ describe("payouts over HTTP", () => {
     expect(balances).toMatchObject({ available: "30000000", pending: "0", in_transit: "20000000", paid_out: "0" });
     await w.drive([created.body.id]);
     const done = expectStatus(await api.call("GET", `/v1/payouts/${created.body.id}`, { key: op }), 200).body;
-    expect(done).toMatchObject({ status: "confirmed", tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/), log_index: expect.any(Number), settle_transfer_id: expect.any(String) });
+    expect(done).toMatchObject({
+      status: "confirmed",
+      tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/),
+      log_index: expect.any(Number),
+      settle_transfer_id: expect.any(String),
+    });
     expect(await w.chain.tokenBalance(second.account.address)).toBe(20_000_000n);
     balances = expectStatus(await api.call("GET", "/v1/operators/op1/balances", { key: op }), 200).body.data[0];
     expect(balances).toMatchObject({ available: "30000000", pending: "0", in_transit: "0", paid_out: "20000000" });

@@ -19,7 +19,10 @@ beforeAll(async () => {
   const settlements = new Settlements(loadChains({ CHAINS: JSON.stringify([chainSettingsFor(chain)]) }, { TREASURY_SIGNER_KEY: chain.signerKey }));
   api = await testApi({ settlements });
   w = await world(api);
-  expectStatus(await api.call("POST", "/v1/assets", { body: { code: "TUSD", scale: 6, settlement: { kind: "erc20", chain_id: 31337, token_address: chain.token } } }), 201);
+  expectStatus(
+    await api.call("POST", "/v1/assets", { body: { code: "TUSD", scale: 6, settlement: { kind: "erc20", chain_id: 31337, token_address: chain.token } } }),
+    201,
+  );
   // An inflow into the treasury no customer explains: each reconciliation has an item to resolve.
   await chain.send({ to: chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [chain.vault, 1_000n] }) });
 });
@@ -33,13 +36,15 @@ const everyone = ["admin", "finance", "marketplace", "operator"] as const;
 /** A fresh hold in m1 (so that each post/void/reverse check has something to act on). */
 async function m1Hold(w: World): Promise<string> {
   const res = await api.call("POST", "/v1/transfers", {
-    key: w.keys.m1, body: { type: "pending", legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1" }] },
+    key: w.keys.m1,
+    body: { type: "pending", legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1" }] },
   });
   return expectStatus(res, 201).body.id;
 }
 async function m1Posted(w: World): Promise<string> {
   const res = await api.call("POST", "/v1/transfers", {
-    key: w.keys.m1, body: { legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1" }] },
+    key: w.keys.m1,
+    body: { legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1" }] },
   });
   return expectStatus(res, 201).body.id;
 }
@@ -50,20 +55,31 @@ const routes: RouteSecurity[] = [
   { method: "POST", route: "/v1/api-keys", allowed: ["admin"], request: () => ({ path: "/v1/api-keys", body: { name: "x", role: "finance" } }) },
   { method: "GET", route: "/v1/api-keys", allowed: ["admin"], request: () => ({ path: "/v1/api-keys" }) },
   {
-    method: "POST", route: "/v1/api-keys/{id}/revoke", allowed: ["admin"],
+    method: "POST",
+    route: "/v1/api-keys/{id}/revoke",
+    allowed: ["admin"],
     request: async () => {
       const k = expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: "throwaway", role: "finance" } }), 201).body;
       return { path: `/v1/api-keys/${k.id}/revoke` };
     },
   },
-  { method: "POST", route: "/v1/assets", allowed: ["admin"], request: () => ({ path: "/v1/assets", body: { code: "EURC", scale: 6, settlement: { kind: "offchain" } } }) },
+  {
+    method: "POST",
+    route: "/v1/assets",
+    allowed: ["admin"],
+    request: () => ({ path: "/v1/assets", body: { code: "EURC", scale: 6, settlement: { kind: "offchain" } } }),
+  },
   { method: "GET", route: "/v1/assets", allowed: [...everyone], request: () => ({ path: "/v1/assets" }) },
   {
-    method: "POST", route: "/v1/accounts", allowed: ["admin", "marketplace"],
+    method: "POST",
+    route: "/v1/accounts",
+    allowed: ["admin", "marketplace"],
     request: (w) => ({ path: "/v1/accounts", body: { asset_id: w.asset.id, code: "customer_wallet", normal_side: "credit", ref: "wallet:c9" } }),
   },
   ...(["", "/balance", "/entries"] as const).map((suffix): RouteSecurity => ({
-    method: "GET", route: `/v1/accounts/{id}${suffix}`, allowed: [...everyone],
+    method: "GET",
+    route: `/v1/accounts/{id}${suffix}`,
+    allowed: [...everyone],
     request: (w, as) => ({ path: `/v1/accounts/${ownAccount(w, as)}${suffix}` }),
     otherTenant: (w) => [
       { as: "m1", path: `/v1/accounts/${w.m2Customer.id}${suffix}` },
@@ -73,7 +89,9 @@ const routes: RouteSecurity[] = [
     ],
   })),
   {
-    method: "POST", route: "/v1/transfers", allowed: ["admin", "marketplace"],
+    method: "POST",
+    route: "/v1/transfers",
+    allowed: ["admin", "marketplace"],
     request: (w) => ({ path: "/v1/transfers", body: { legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m1Fees.id, amount: "1" }] } }),
     otherTenant: (w) => [
       { as: "m2", path: "/v1/transfers", body: { legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m2Customer.id, amount: "1" }] } },
@@ -81,53 +99,79 @@ const routes: RouteSecurity[] = [
     ],
   },
   {
-    method: "GET", route: "/v1/transfers/{id}", allowed: [...everyone],
+    method: "GET",
+    route: "/v1/transfers/{id}",
+    allowed: [...everyone],
     request: async (w, as) => {
       if (as !== "o1") return { path: `/v1/transfers/${w.fund.id}` };
       // The operator sees the transfers on its payable: its usage's.
       return { path: `/v1/transfers/${w.m1Usage.transfer_id}` };
     },
-    otherTenant: (w) => [{ as: "m2", path: `/v1/transfers/${w.fund.id}` }, { as: "o1", path: `/v1/transfers/${w.fund.id}` }],
+    otherTenant: (w) => [
+      { as: "m2", path: `/v1/transfers/${w.fund.id}` },
+      { as: "o1", path: `/v1/transfers/${w.fund.id}` },
+    ],
   },
   ...(["post", "void"] as const).map((action): RouteSecurity => ({
-    method: "POST", route: `/v1/transfers/{id}/${action}`, allowed: ["admin", "marketplace"],
+    method: "POST",
+    route: `/v1/transfers/{id}/${action}`,
+    allowed: ["admin", "marketplace"],
     request: async (w) => ({ path: `/v1/transfers/${await m1Hold(w)}/${action}`, body: {} }),
     otherTenant: (w) => [{ as: "m2", path: `/v1/transfers/${w.fund.id}/${action}`, body: {} }],
   })),
   {
-    method: "POST", route: "/v1/transfers/{id}/reverse", allowed: ["admin", "marketplace"],
+    method: "POST",
+    route: "/v1/transfers/{id}/reverse",
+    allowed: ["admin", "marketplace"],
     request: async (w) => ({ path: `/v1/transfers/${await m1Posted(w)}/reverse`, body: {} }),
     otherTenant: (w) => [{ as: "m2", path: `/v1/transfers/${w.fund.id}/reverse`, body: {} }],
   },
   {
-    method: "POST", route: "/v1/marketplaces", allowed: ["admin"],
+    method: "POST",
+    route: "/v1/marketplaces",
+    allowed: ["admin"],
     request: () => ({ path: "/v1/marketplaces", body: { id: `mk-${Math.random().toString(36).slice(2, 10)}`, name: "x" } }),
   },
   {
-    method: "POST", route: "/v1/marketplaces/{id}/fee-schedules", allowed: ["admin"],
-    request: () => ({ path: "/v1/marketplaces/m1/fee-schedules", body: { effective_from: new Date(Date.UTC(2030, 0, 1) + Math.floor(Math.random() * 1e10)).toISOString(), rules: [] } }),
+    method: "POST",
+    route: "/v1/marketplaces/{id}/fee-schedules",
+    allowed: ["admin"],
+    request: () => ({
+      path: "/v1/marketplaces/m1/fee-schedules",
+      body: { effective_from: new Date(Date.UTC(2030, 0, 1) + Math.floor(Math.random() * 1e10)).toISOString(), rules: [] },
+    }),
   },
   {
-    method: "GET", route: "/v1/marketplaces/{id}/fee-schedules", allowed: ["admin", "finance", "marketplace"],
+    method: "GET",
+    route: "/v1/marketplaces/{id}/fee-schedules",
+    allowed: ["admin", "finance", "marketplace"],
     request: () => ({ path: "/v1/marketplaces/m1/fee-schedules" }),
     otherTenant: () => [{ as: "m2", path: "/v1/marketplaces/m1/fee-schedules" }],
   },
   {
-    method: "PUT", route: "/v1/marketplaces/{id}/usage-limits/{asset}", allowed: ["admin"],
+    method: "PUT",
+    route: "/v1/marketplaces/{id}/usage-limits/{asset}",
+    allowed: ["admin"],
     request: () => ({ path: "/v1/marketplaces/m1/usage-limits/USDC", body: { max_quantity_per_second: { gpu_hour: "30" } } }),
   },
   {
-    method: "GET", route: "/v1/marketplaces/{id}/usage-limits/{asset}", allowed: ["admin", "finance", "marketplace"],
+    method: "GET",
+    route: "/v1/marketplaces/{id}/usage-limits/{asset}",
+    allowed: ["admin", "finance", "marketplace"],
     request: () => ({ path: "/v1/marketplaces/m1/usage-limits/USDC" }),
     otherTenant: () => [{ as: "m2", path: "/v1/marketplaces/m1/usage-limits/USDC" }],
   },
   {
-    method: "GET", route: "/v1/operators/{id}/invitations", allowed: ["admin", "finance", "operator"],
+    method: "GET",
+    route: "/v1/operators/{id}/invitations",
+    allowed: ["admin", "finance", "operator"],
     request: () => ({ path: "/v1/operators/o1/invitations" }),
     otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/invitations" }],
   },
   {
-    method: "POST", route: "/v1/operators/{id}/invitations/{marketplace_id}/accept", allowed: ["admin", "operator"],
+    method: "POST",
+    route: "/v1/operators/{id}/invitations/{marketplace_id}/accept",
+    allowed: ["admin", "operator"],
     request: async () => {
       // A marketplace of its own (not m1 or m2, whose tenancy the other checks rely on) asks to sell for o1.
       const m = await invitingMarketplace();
@@ -136,40 +180,65 @@ const routes: RouteSecurity[] = [
     otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/invitations/m1/accept", body: {} }],
   },
   {
-    method: "POST", route: "/v1/operators", allowed: ["admin", "marketplace"],
+    method: "POST",
+    route: "/v1/operators",
+    allowed: ["admin", "marketplace"],
     request: (_w, as) => ({ path: "/v1/operators", body: { id: "o1", name: "operator o1", ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
   },
   {
-    method: "POST", route: "/v1/customers", allowed: ["admin", "marketplace"],
+    method: "POST",
+    route: "/v1/customers",
+    allowed: ["admin", "marketplace"],
     request: (_w, as) => ({ path: "/v1/customers", body: { id: "c1", billing: "prepaid", ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
   },
   {
-    method: "PUT", route: "/v1/customers/{id}/credit-limits/{asset}", allowed: ["admin", "marketplace"],
-    request: (_w, as) => ({ path: "/v1/customers/m1only/credit-limits/USDC", body: { credit_limit: "1000000000000000000000000", ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
+    method: "PUT",
+    route: "/v1/customers/{id}/credit-limits/{asset}",
+    allowed: ["admin", "marketplace"],
+    request: (_w, as) => ({
+      path: "/v1/customers/m1only/credit-limits/USDC",
+      body: { credit_limit: "1000000000000000000000000", ...(as === "admin" ? { marketplace_id: "m1" } : {}) },
+    }),
     otherTenant: () => [{ as: "m2", path: "/v1/customers/m1only/credit-limits/USDC", body: { credit_limit: "5" } }],
   },
   {
-    method: "POST", route: "/v1/customers/{id}/deposits", allowed: ["admin", "marketplace"],
+    method: "POST",
+    route: "/v1/customers/{id}/deposits",
+    allowed: ["admin", "marketplace"],
     request: (_w, as) => ({ path: "/v1/customers/m1only/deposits", body: { asset: "USDC", amount: "5", ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
     otherTenant: () => [{ as: "m2", path: "/v1/customers/m1only/deposits", body: { asset: "USDC", amount: "5" } }],
   },
   {
-    method: "POST", route: "/v1/usage", allowed: ["admin", "marketplace"],
+    method: "POST",
+    route: "/v1/usage",
+    allowed: ["admin", "marketplace"],
     request: (w, as) => ({ path: "/v1/usage", body: { ...w.usage(`sec-${Math.random()}`), ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
     otherTenant: (w) => [{ as: "m2", path: "/v1/usage", body: w.usage("sec-other") }],
   },
   {
-    method: "POST", route: "/v1/usage/batch", allowed: ["admin", "marketplace"],
-    request: (w, as) => ({ path: "/v1/usage/batch", body: { records: [w.usage(`secb-${Math.random()}`)], ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
+    method: "POST",
+    route: "/v1/usage/batch",
+    allowed: ["admin", "marketplace"],
+    request: (w, as) => ({
+      path: "/v1/usage/batch",
+      body: { records: [w.usage(`secb-${Math.random()}`)], ...(as === "admin" ? { marketplace_id: "m1" } : {}) },
+    }),
   },
   {
-    method: "GET", route: "/v1/usage/{id}", allowed: [...everyone],
+    method: "GET",
+    route: "/v1/usage/{id}",
+    allowed: [...everyone],
     request: (w) => ({ path: `/v1/usage/${w.m1Usage.id}` }),
-    otherTenant: (w) => [{ as: "m2", path: `/v1/usage/${w.m1Usage.id}` }, { as: "o2", path: `/v1/usage/${w.m1Usage.id}` }],
+    otherTenant: (w) => [
+      { as: "m2", path: `/v1/usage/${w.m1Usage.id}` },
+      { as: "o2", path: `/v1/usage/${w.m1Usage.id}` },
+    ],
   },
   { method: "GET", route: "/v1/usage", allowed: [...everyone], request: () => ({ path: "/v1/usage" }) },
   {
-    method: "POST", route: "/v1/usage/{id}/reverse", allowed: ["admin", "marketplace"],
+    method: "POST",
+    route: "/v1/usage/{id}/reverse",
+    allowed: ["admin", "marketplace"],
     request: async (w) => {
       const u = expectStatus(await api.call("POST", "/v1/usage", { key: w.keys.m1, body: w.usage(`rev-${Math.random()}`) }), 201).body;
       return { path: `/v1/usage/${u.id}/reverse`, body: { reason: "test" } };
@@ -177,86 +246,140 @@ const routes: RouteSecurity[] = [
     otherTenant: (w) => [{ as: "m2", path: `/v1/usage/${w.m1Usage.id}/reverse`, body: { reason: "not mine" } }],
   },
   {
-    method: "POST", route: "/v1/holds", allowed: ["admin", "marketplace"],
+    method: "POST",
+    route: "/v1/holds",
+    allowed: ["admin", "marketplace"],
     request: (_w, as) => ({ path: "/v1/holds", body: { customer_id: "c1", asset: "USDC", amount: "10", ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
     otherTenant: () => [{ as: "m2", path: "/v1/holds", body: { customer_id: "m1only", asset: "USDC", amount: "10" } }],
   },
   {
-    method: "GET", route: "/v1/holds/{id}", allowed: ["admin", "finance", "marketplace"],
+    method: "GET",
+    route: "/v1/holds/{id}",
+    allowed: ["admin", "finance", "marketplace"],
     request: async (w) => ({ path: `/v1/holds/${await m1UsageHold(w)}` }),
     otherTenant: () => [{ as: "m2", path: `/v1/holds/${lastHold}` }],
   },
   {
-    method: "POST", route: "/v1/holds/{id}/close", allowed: ["admin", "marketplace"],
+    method: "POST",
+    route: "/v1/holds/{id}/close",
+    allowed: ["admin", "marketplace"],
     request: async (w) => ({ path: `/v1/holds/${await m1UsageHold(w)}/close` }),
     otherTenant: () => [{ as: "m2", path: `/v1/holds/${lastHold}/close` }],
   },
   ...(["balances", `statement?${wideRange()}`, `earnings?${wideRange()}`] as const).map((view): RouteSecurity => ({
-    method: "GET", route: `/v1/operators/{id}/${view.split("?")[0]}`, allowed: ["admin", "finance", "operator"],
+    method: "GET",
+    route: `/v1/operators/{id}/${view.split("?")[0]}`,
+    allowed: ["admin", "finance", "operator"],
     request: () => ({ path: `/v1/operators/o1/${view}` }),
     otherTenant: () => [{ as: "o2", path: `/v1/operators/o1/${view}` }],
   })),
   {
-    method: "POST", route: "/v1/operators/{id}/payout-address-challenges", allowed: ["admin", "operator"],
-    request: () => ({ path: "/v1/operators/o1/payout-address-challenges", body: { chain_id: 31337, address: privateKeyToAccount(generatePrivateKey()).address } }),
+    method: "POST",
+    route: "/v1/operators/{id}/payout-address-challenges",
+    allowed: ["admin", "operator"],
+    request: () => ({
+      path: "/v1/operators/o1/payout-address-challenges",
+      body: { chain_id: 31337, address: privateKeyToAccount(generatePrivateKey()).address },
+    }),
     otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/payout-address-challenges", body: { chain_id: 31337, address: `0x${"22".repeat(20)}` } }],
   },
   {
-    method: "PUT", route: "/v1/operators/{id}/payout-address", allowed: ["admin", "operator"],
+    method: "PUT",
+    route: "/v1/operators/{id}/payout-address",
+    allowed: ["admin", "operator"],
     request: async () => ({ path: "/v1/operators/o1/payout-address", body: await signedAddress("o1") }),
-    otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/payout-address", body: { chain_id: 31337, address: `0x${"22".repeat(20)}`, challenge_id: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e", signature: `0x${"33".repeat(65)}` } }],
+    otherTenant: () => [
+      {
+        as: "o2",
+        path: "/v1/operators/o1/payout-address",
+        body: { chain_id: 31337, address: `0x${"22".repeat(20)}`, challenge_id: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e", signature: `0x${"33".repeat(65)}` },
+      },
+    ],
   },
   {
-    method: "GET", route: "/v1/operators/{id}/payout-addresses", allowed: ["admin", "finance", "operator"],
+    method: "GET",
+    route: "/v1/operators/{id}/payout-addresses",
+    allowed: ["admin", "finance", "operator"],
     request: () => ({ path: "/v1/operators/o1/payout-addresses" }),
     otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/payout-addresses" }],
   },
   {
-    method: "POST", route: "/v1/payouts", allowed: ["admin", "finance", "operator"],
+    method: "POST",
+    route: "/v1/payouts",
+    allowed: ["admin", "finance", "operator"],
     request: () => ({ path: "/v1/payouts", body: { operator_id: "o1", asset: "USDC", amount: "1" } }),
     otherTenant: () => [{ as: "o2", path: "/v1/payouts", body: { operator_id: "o1", asset: "USDC", amount: "1" } }],
   },
   { method: "GET", route: "/v1/payouts", allowed: ["admin", "finance", "operator"], request: () => ({ path: "/v1/payouts" }) },
   {
-    method: "GET", route: "/v1/payouts/{id}", allowed: ["admin", "finance", "operator"],
+    method: "GET",
+    route: "/v1/payouts/{id}",
+    allowed: ["admin", "finance", "operator"],
     request: async () => ({ path: `/v1/payouts/${await o1Payout()}` }),
     otherTenant: () => [{ as: "o2", path: `/v1/payouts/${lastPayout}` }],
   },
   {
-    method: "POST", route: "/v1/payouts/{id}/cancel", allowed: ["admin", "finance", "operator"],
+    method: "POST",
+    route: "/v1/payouts/{id}/cancel",
+    allowed: ["admin", "finance", "operator"],
     request: async () => ({ path: `/v1/payouts/${await o1Payout()}/cancel` }),
     otherTenant: () => [{ as: "o2", path: `/v1/payouts/${lastPayout}/cancel` }],
   },
   {
-    method: "POST", route: "/v1/payouts/{id}/mark-paid", allowed: ["admin", "finance"],
+    method: "POST",
+    route: "/v1/payouts/{id}/mark-paid",
+    allowed: ["admin", "finance"],
     request: async () => ({ path: `/v1/payouts/${await o1Payout()}/mark-paid`, body: { reference: "wire-1" } }),
   },
-  { method: "PUT", route: "/v1/payout-policies/{asset}", allowed: ["admin"], request: () => ({ path: "/v1/payout-policies/USDC", body: { min_amount: "1", schedule: "manual" } }) },
   {
-    method: "GET", route: "/v1/operators/{id}/payout-limits/{asset}", allowed: ["admin", "finance", "operator"],
+    method: "PUT",
+    route: "/v1/payout-policies/{asset}",
+    allowed: ["admin"],
+    request: () => ({ path: "/v1/payout-policies/USDC", body: { min_amount: "1", schedule: "manual" } }),
+  },
+  {
+    method: "GET",
+    route: "/v1/operators/{id}/payout-limits/{asset}",
+    allowed: ["admin", "finance", "operator"],
     request: () => ({ path: "/v1/operators/o1/payout-limits/USDC" }),
     otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/payout-limits/USDC" }],
   },
   {
-    method: "PUT", route: "/v1/operators/{id}/payout-limits/{asset}", allowed: ["admin", "finance"],
+    method: "PUT",
+    route: "/v1/operators/{id}/payout-limits/{asset}",
+    allowed: ["admin", "finance"],
     request: () => ({ path: "/v1/operators/o1/payout-limits/USDC", body: { max_per_payout: "1000", max_per_day: null } }),
   },
   { method: "GET", route: "/v1/payout-policies", allowed: ["admin", "finance"], request: () => ({ path: "/v1/payout-policies" }) },
   {
-    method: "POST", route: "/v1/customers/{id}/deposit-addresses", allowed: ["admin", "marketplace"],
+    method: "POST",
+    route: "/v1/customers/{id}/deposit-addresses",
+    allowed: ["admin", "marketplace"],
     request: async (_w, as) => {
       const a = privateKeyToAccount(generatePrivateKey());
       const signature = await a.signMessage({ message: depositAddressMessage({ marketplaceId: "m1", customerId: "c1", chainId: 31337n, address: a.address }) });
-      return { path: "/v1/customers/c1/deposit-addresses", body: { chain_id: 31337, address: a.address, signature, ...(as === "admin" ? { marketplace_id: "m1" } : {}) } };
+      return {
+        path: "/v1/customers/c1/deposit-addresses",
+        body: { chain_id: 31337, address: a.address, signature, ...(as === "admin" ? { marketplace_id: "m1" } : {}) },
+      };
     },
   },
-  { method: "POST", route: "/v1/reconciliations", allowed: ["admin", "finance"], request: () => ({ path: "/v1/reconciliations", body: { chain_id: 31337, asset: "TUSD", from_block: 0, to_block: 1 } }) },
   {
-    method: "GET", route: "/v1/reconciliations/{id}", allowed: ["admin", "finance"],
+    method: "POST",
+    route: "/v1/reconciliations",
+    allowed: ["admin", "finance"],
+    request: () => ({ path: "/v1/reconciliations", body: { chain_id: 31337, asset: "TUSD", from_block: 0, to_block: 1 } }),
+  },
+  {
+    method: "GET",
+    route: "/v1/reconciliations/{id}",
+    allowed: ["admin", "finance"],
     request: async () => ({ path: `/v1/reconciliations/${(await reconciliation()).id}` }),
   },
   {
-    method: "POST", route: "/v1/reconciliations/{id}/items/{item_id}/resolve", allowed: ["admin", "finance"],
+    method: "POST",
+    route: "/v1/reconciliations/{id}/items/{item_id}/resolve",
+    allowed: ["admin", "finance"],
     request: async () => {
       const r = await reconciliation();
       const item = expectStatus(await api.call("GET", `/v1/reconciliations/${r.id}?status=unexpected_on_chain`), 200).body.items[0];
@@ -264,27 +387,52 @@ const routes: RouteSecurity[] = [
     },
   },
   { method: "GET", route: "/v1/treasury", allowed: ["admin", "finance"], request: () => ({ path: "/v1/treasury?chain_id=31337&asset=TUSD" }) },
-  ...(["trial-balance", "fee-revenue?from=2026-01-01T00:00:00Z&to=2026-12-01T00:00:00Z", "payouts?from=2026-01-01T00:00:00Z&to=2026-12-01T00:00:00Z",
-    "operator-statements?from=2026-01-01T00:00:00Z&to=2026-12-01T00:00:00Z"] as const).map((report): RouteSecurity => ({
-    method: "GET", route: `/v1/reports/${report.split("?")[0]}`, allowed: ["admin", "finance"], request: () => ({ path: `/v1/reports/${report}` }),
+  ...(
+    [
+      "trial-balance",
+      "fee-revenue?from=2026-01-01T00:00:00Z&to=2026-12-01T00:00:00Z",
+      "payouts?from=2026-01-01T00:00:00Z&to=2026-12-01T00:00:00Z",
+      "operator-statements?from=2026-01-01T00:00:00Z&to=2026-12-01T00:00:00Z",
+    ] as const
+  ).map((report): RouteSecurity => ({
+    method: "GET",
+    route: `/v1/reports/${report.split("?")[0]}`,
+    allowed: ["admin", "finance"],
+    request: () => ({ path: `/v1/reports/${report}` }),
   })),
   {
-    method: "POST", route: "/v1/marketplaces/{id}/receipts", allowed: ["admin", "finance"],
+    method: "POST",
+    route: "/v1/marketplaces/{id}/receipts",
+    allowed: ["admin", "finance"],
     request: () => ({ path: "/v1/marketplaces/m1/receipts", body: { asset: "USDC", amount: "1", reference: `security receipt ${++receiptN}` } }),
   },
   {
-    method: "POST", route: "/v1/marketplaces/{id}/credit-limits", allowed: ["admin"],
+    method: "POST",
+    route: "/v1/marketplaces/{id}/credit-limits",
+    allowed: ["admin"],
     request: () => ({ path: "/v1/marketplaces/m1/credit-limits", body: { asset: "USDC", credit_limit: "0" } }),
   },
   {
-    method: "GET", route: "/v1/marketplaces/{id}/funding/{asset}", allowed: ["admin", "finance", "marketplace"],
+    method: "GET",
+    route: "/v1/marketplaces/{id}/funding/{asset}",
+    allowed: ["admin", "finance", "marketplace"],
     request: () => ({ path: "/v1/marketplaces/m1/funding/USDC" }),
     otherTenant: () => [{ as: "m2", path: "/v1/marketplaces/m1/funding/USDC" }],
   },
   { method: "GET", route: "/v1/proposals", allowed: ["admin", "finance"], request: () => ({ path: "/v1/proposals?status=proposed" }) },
   { method: "GET", route: "/v1/proposals/{id}", allowed: ["admin", "finance"], request: async () => ({ path: `/v1/proposals/${await proposal()}` }) },
-  { method: "POST", route: "/v1/proposals/{id}/approve", allowed: ["admin", "finance"], request: async () => ({ path: `/v1/proposals/${await proposal()}/approve`, body: {} }) },
-  { method: "POST", route: "/v1/proposals/{id}/reject", allowed: ["admin", "finance"], request: async () => ({ path: `/v1/proposals/${await proposal()}/reject`, body: { reason: "not received" } }) },
+  {
+    method: "POST",
+    route: "/v1/proposals/{id}/approve",
+    allowed: ["admin", "finance"],
+    request: async () => ({ path: `/v1/proposals/${await proposal()}/approve`, body: {} }),
+  },
+  {
+    method: "POST",
+    route: "/v1/proposals/{id}/reject",
+    allowed: ["admin", "finance"],
+    request: async () => ({ path: `/v1/proposals/${await proposal()}/reject`, body: { reason: "not received" } }),
+  },
   { method: "GET", route: "/v1/audit/verify", allowed: ["admin", "finance"], request: () => ({ path: "/v1/audit/verify" }) },
   { method: "GET", route: "/v1/audit/log", allowed: ["admin", "finance"], request: () => ({ path: "/v1/audit/log" }) },
 ];
@@ -295,7 +443,8 @@ async function invitingMarketplace(): Promise<string> {
   if (!inviting) {
     inviting = "inviter";
     expectStatus(await api.call("POST", "/v1/marketplaces", { body: { id: inviting, name: "inviter" } }), 201);
-    const key = expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: "inviter", role: "marketplace", scope_id: inviting } }), 201).body.secret as string;
+    const key = expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: "inviter", role: "marketplace", scope_id: inviting } }), 201).body
+      .secret as string;
     expectStatus(await api.call("POST", "/v1/operators", { key, body: { id: "o1", name: "operator o1" } }), 202);
   }
   return inviting;
@@ -306,7 +455,10 @@ let proposer = "";
 /** A fresh receipt proposal of m1, by a finance key of its own (so that the test's keys may decide it). */
 async function proposal(): Promise<string> {
   proposer ||= expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: "proposer", role: "finance" } }), 201).body.secret as string;
-  const res = await api.call("POST", "/v1/marketplaces/m1/receipts", { key: proposer, body: { asset: "USDC", amount: "1", reference: `security proposal ${++receiptN}` } });
+  const res = await api.call("POST", "/v1/marketplaces/m1/receipts", {
+    key: proposer,
+    body: { asset: "USDC", amount: "1", reference: `security proposal ${++receiptN}` },
+  });
   return expectStatus(res, 201).body.id;
 }
 
@@ -328,7 +480,10 @@ async function o1Payout(): Promise<string> {
 /** A payout address of the operator on the test chain, with a valid proof. */
 async function signedAddress(operatorId: string) {
   const account = privateKeyToAccount(generatePrivateKey());
-  const ch = expectStatus(await api.call("POST", `/v1/operators/${operatorId}/payout-address-challenges`, { body: { chain_id: 31337, address: account.address } }), 201).body;
+  const ch = expectStatus(
+    await api.call("POST", `/v1/operators/${operatorId}/payout-address-challenges`, { body: { chain_id: 31337, address: account.address } }),
+    201,
+  ).body;
   return { chain_id: 31337, address: account.address, challenge_id: ch.id, signature: await account.signMessage({ message: ch.message }) };
 }
 
@@ -434,7 +589,10 @@ describe("NUL characters reach no query", () => {
     const r = await reconciliation();
     const item = expectStatus(await api.call("GET", `/v1/reconciliations/${r.id}?status=unexpected_on_chain`), 200).body.items[0];
     const before = await writeCounts(api.db);
-    const res = await api.call("POST", `/v1/reconciliations/${r.id}/items/${item.id}/resolve`, { key: w.keys.finance, body: { note: "booked\u0000 elsewhere" } });
+    const res = await api.call("POST", `/v1/reconciliations/${r.id}/items/${item.id}/resolve`, {
+      key: w.keys.finance,
+      body: { note: "booked\u0000 elsewhere" },
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(400);
     expect(res.body).toMatchObject({ code: "invalid_request", errors: [{ path: "note" }] });
     expect(await writeCounts(api.db)).toEqual(before);

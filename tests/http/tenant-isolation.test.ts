@@ -11,8 +11,17 @@ beforeAll(async () => {
 });
 
 const record = (amount: string, extra: Record<string, unknown> = {}) => ({
-  external_id: `iso-${++n}`, operator_id: "oz", customer_id: "c1", resource: "gpu:h100", unit: "gpu_hour", quantity: "1", amount, asset: "USDC",
-  period_start: usageMonth.day(5).toISOString(), period_end: usageMonth.day(6).toISOString(), ...extra,
+  external_id: `iso-${++n}`,
+  operator_id: "oz",
+  customer_id: "c1",
+  resource: "gpu:h100",
+  unit: "gpu_hour",
+  quantity: "1",
+  amount,
+  asset: "USDC",
+  period_start: usageMonth.day(5).toISOString(),
+  period_end: usageMonth.day(6).toISOString(),
+  ...extra,
 });
 
 describe("one marketplace cannot block another's usage", () => {
@@ -30,11 +39,17 @@ describe("one marketplace cannot block another's usage", () => {
 
   it("no admin can raise the size of a record past 2^128 - 1 smallest units: no running total can ever overflow", async () => {
     const path = "/v1/marketplaces/m1/usage-limits/USDC";
-    await expectRefused(t.api, () => t.api.call("PUT", path, { key: t.w.keys.admin, body: { max_gross_per_record: (1n << 128n).toString() } }), 400, "invalid_request", "max_gross_per_record");
+    await expectRefused(
+      t.api,
+      () => t.api.call("PUT", path, { key: t.w.keys.admin, body: { max_gross_per_record: (1n << 128n).toString() } }),
+      400,
+      "invalid_request",
+      "max_gross_per_record",
+    );
     await proposeAndApprove(t.api, "PUT", path, { max_gross_per_record: ((1n << 128n) - 1n).toString() });
     // At the ceiling, m1's largest records and their reversals leave oz's totals far from 2^256.
     const big = ((1n << 128n) - 1n).toString();
-    expectStatus(await t.api.call("POST", "/v1/customers/c1/deposits", { key: t.w.keys.m1, body: { asset: "USDC", amount: ((1n << 130n)).toString() } }), 201);
+    expectStatus(await t.api.call("POST", "/v1/customers/c1/deposits", { key: t.w.keys.m1, body: { asset: "USDC", amount: (1n << 130n).toString() } }), 201);
     for (let i = 0; i < 3; i++) {
       const r = expectStatus(await t.api.call("POST", "/v1/usage", { key: t.w.keys.m1, body: record(big) }), 201).body;
       expectStatus(await t.api.call("POST", `/v1/usage/${r.id}/reverse`, { key: t.w.keys.m1, body: { reason: "filler" } }), 201);
@@ -81,12 +96,18 @@ describe("a marketplace cannot take over another's operator", () => {
     await expectRefused(t.api, () => t.api.call("POST", "/v1/operators/o1/invitations/m2/accept", { key: t.w.keys.o2, body: {} }), 404, "operator_not_found");
     await expectRefused(t.api, () => t.api.call("GET", "/v1/operators/o1/invitations", { key: t.w.keys.o2 }), 404, "operator_not_found");
     await expectRefused(t.api, () => t.api.call("POST", "/v1/operators/o1/invitations/mx/accept", { key: t.w.keys.o1, body: {} }), 404, "invitation_not_found");
-    expect(expectStatus(await t.api.call("GET", "/v1/operators/o1/invitations", { key: t.w.keys.o1 }), 200).body.data)
-      .toEqual([{ operator_id: "o1", marketplace_id: "m2", status: "invited", invited_at: right.body.invited_at, accepted_at: null }]);
-    expect(expectStatus(await t.api.call("POST", "/v1/operators/o1/invitations/m2/accept", { key: t.w.keys.o1, body: {} }), 200).body).toMatchObject({ status: "accepted" });
+    expect(expectStatus(await t.api.call("GET", "/v1/operators/o1/invitations", { key: t.w.keys.o1 }), 200).body.data).toEqual([
+      { operator_id: "o1", marketplace_id: "m2", status: "invited", invited_at: right.body.invited_at, accepted_at: null },
+    ]);
+    expect(expectStatus(await t.api.call("POST", "/v1/operators/o1/invitations/m2/accept", { key: t.w.keys.o1, body: {} }), 200).body).toMatchObject({
+      status: "accepted",
+    });
     expectStatus(await t.api.call("POST", "/v1/usage", { key: t.w.keys.m2, body: { ...usage, customer_id: "c1" } }), 201);
     // Now o1 is m2's too: registering it again is an ordinary answer, which shows only m2's own link.
-    expect(expectStatus(await t.api.call("POST", "/v1/operators", { key: t.w.keys.m2, body: { id: "o1", name: "operator o1" } }), 201).body).toMatchObject({ id: "o1", marketplace_ids: ["m2"] });
+    expect(expectStatus(await t.api.call("POST", "/v1/operators", { key: t.w.keys.m2, body: { id: "o1", name: "operator o1" } }), 201).body).toMatchObject({
+      id: "o1",
+      marketplace_ids: ["m2"],
+    });
     await expectRefused(t.api, () => t.api.call("POST", "/v1/operators", { key: t.w.keys.m2, body: { id: "o1", name: "another" } }), 409, "operator_exists");
   });
 });

@@ -23,8 +23,17 @@ describe("usage over HTTP", () => {
     const before = BigInt(await operatorAvailable());
     const res = expectStatus(await api.call("POST", "/v1/usage", { key: w.keys.m1, body: w.usage("h-1", { metadata: { job: "j-1" } }) }), 201);
     expect(res.body).toMatchObject({
-      external_id: "h-1", marketplace_id: "m1", operator_id: "o1", gross: "2498400", net: "2223576", status: "posted", metadata: { job: "j-1" },
-      fees: [{ party: "marketplace", amount: "249840" }, { party: "protocol", amount: "24984" }],
+      external_id: "h-1",
+      marketplace_id: "m1",
+      operator_id: "o1",
+      gross: "2498400",
+      net: "2223576",
+      status: "posted",
+      metadata: { job: "j-1" },
+      fees: [
+        { party: "marketplace", amount: "249840" },
+        { party: "protocol", amount: "24984" },
+      ],
     });
     expect(BigInt(await operatorAvailable())).toBe(before + 2_223_576n);
     // The same record again, under a new Idempotency-Key: the original, with 200.
@@ -34,7 +43,13 @@ describe("usage over HTTP", () => {
   });
 
   it("takes a batch with one result per record and a summary: compact by default, full when asked", async () => {
-    const records = [w.usage("b-1"), w.usage("h-1", { metadata: { job: "j-1" } }), w.usage("b-2", { operator_id: "o2" }), { external_id: "b-3" }, w.usage("b-4", { amount: "5000000", unit_price: undefined })];
+    const records = [
+      w.usage("b-1"),
+      w.usage("h-1", { metadata: { job: "j-1" } }),
+      w.usage("b-2", { operator_id: "o2" }),
+      { external_id: "b-3" },
+      w.usage("b-4", { amount: "5000000", unit_price: undefined }),
+    ];
     const res = expectStatus(await api.call("POST", "/v1/usage/batch", { key: w.keys.m1, body: { records } }), 200).body;
     expect(res.summary).toEqual({ accepted: 2, duplicate: 1, rejected: 2 });
     expect(res.results).toEqual([
@@ -46,7 +61,13 @@ describe("usage over HTTP", () => {
     ]);
     // The same batch again, in full: the records, and the whole problems.
     const full = expectStatus(await api.call("POST", "/v1/usage/batch", { key: w.keys.m1, body: { records, results: "full" } }), 200).body;
-    expect(full.results.map((r: { status: string; error?: { code: string } }) => r.error?.code ?? r.status)).toEqual(["duplicate", "duplicate", "operator_not_found", "invalid_request", "duplicate"]);
+    expect(full.results.map((r: { status: string; error?: { code: string } }) => r.error?.code ?? r.status)).toEqual([
+      "duplicate",
+      "duplicate",
+      "operator_not_found",
+      "invalid_request",
+      "duplicate",
+    ]);
     expect(full.results[3].error.errors.map((e: { path: string }) => e.path)).toContain("operator_id");
     expect(full.results[0].record).toMatchObject({ id: res.results[0].id, external_id: "b-1", gross: expect.any(String) });
     const list = await get("/v1/usage?operator_id=o1&limit=1000", w.keys.m1);
@@ -73,7 +94,10 @@ describe("usage over HTTP", () => {
     expectStatus(await api.call("POST", "/v1/usage", { key: w.keys.m1, body: w.usage("hold-1", { hold_id: hold.id }) }), 201);
     expect((await get(`/v1/holds/${hold.id}`, w.keys.m1)).remaining).toBe(String(5_000_000 - 2_498_400));
     // More than is left in the hold is refused, not taken from the customer's balance.
-    const over = await api.call("POST", "/v1/usage", { key: w.keys.m1, body: w.usage("hold-2", { hold_id: hold.id, amount: "3000000", unit_price: undefined }) });
+    const over = await api.call("POST", "/v1/usage", {
+      key: w.keys.m1,
+      body: w.usage("hold-2", { hold_id: hold.id, amount: "3000000", unit_price: undefined }),
+    });
     expect(over.status).toBe(422);
     const closed = expectStatus(await api.call("POST", `/v1/holds/${hold.id}/close`, { key: w.keys.m1 }), 200).body;
     expect(closed).toMatchObject({ status: "closed", remaining: "0" });

@@ -18,12 +18,17 @@ describe.skipIf(!onRealPostgres)(`concurrency ${NEEDS_PG}`, () => {
     db = await freshDatabase({ maxConnections: 30 });
   });
   /** Entries of the account, in order, whose balance_after is not the sum of the entries up to it. */
-  const runningBalanceBreaks = async (accountId: string) => (await db.query<{ id: string }>(
-    `select id::text from (
+  const runningBalanceBreaks = async (accountId: string) =>
+    (
+      await db.query<{ id: string }>(
+        `select id::text from (
        select e.id, e.balance_after,
               sum(case when (e.side = a.normal_side) then e.posted_amount else -e.posted_amount end) over (order by e.id) as running
          from entries e join accounts a on a.id = e.account_id where e.account_id = $1) t
-      where balance_after <> running`, [accountId])).map((r) => r.id);
+      where balance_after <> running`,
+        [accountId],
+      )
+    ).map((r) => r.id);
 
   afterAll(async () => {
     const report = await verifyLedger(db);
@@ -33,7 +38,10 @@ describe.skipIf(!onRealPostgres)(`concurrency ${NEEDS_PG}`, () => {
 
   // The same races in both modes of the batch writer: accounts locked first, or decided on balances
   // read without locks and locked last (the usage and transfer paths; see writeTransfers).
-  describe.each([["locking", false], ["optimistic", true]] as const)("%s", (mode, optimistic) => {
+  describe.each([
+    ["locking", false],
+    ["optimistic", true],
+  ] as const)("%s", (mode, optimistic) => {
     const write = (batch: TransferInput[]) => writeTransfers(db, batch, { optimistic });
 
     it("50 concurrent spenders never overdraw a no-overdraft account, and the sum is exact", async () => {
@@ -43,16 +51,22 @@ describe.skipIf(!onRealPostgres)(`concurrency ${NEEDS_PG}`, () => {
       const sink = (await anAccount(db, asset.id)).id;
       await write([{ kind: "standard", idempotencyKey: `${mode}-fund`, legs: [{ debitAccountId: funding, creditAccountId: wallet, amount: 1000n }] }]);
       // 50 spenders, each trying 4 times to spend 7: 1400 wanted, 1000 there.
-      const attempts = Array.from({ length: 50 }, (_, s) => Array.from({ length: 4 }, (_, i): TransferInput => ({
-        kind: "standard", idempotencyKey: `${mode}-spend-${s}-${i}`, legs: [{ debitAccountId: wallet, creditAccountId: sink, amount: 7n }],
-      })));
+      const attempts = Array.from({ length: 50 }, (_, s) =>
+        Array.from({ length: 4 }, (_, i): TransferInput => ({
+          kind: "standard",
+          idempotencyKey: `${mode}-spend-${s}-${i}`,
+          legs: [{ debitAccountId: wallet, creditAccountId: sink, amount: 7n }],
+        })),
+      );
       // Half go one at a time on their own transactions; half go through the group committer.
       const ctx = createLedgerContext(db, { maxConcurrent: 8 });
-      const results = await Promise.all(attempts.map(async (mine, s) => {
-        const out = [];
-        for (const a of mine) out.push(s % 2 ? (await write([a]))[0]! : await postTransfer(ctx, a));
-        return out;
-      }));
+      const results = await Promise.all(
+        attempts.map(async (mine, s) => {
+          const out = [];
+          for (const a of mine) out.push(s % 2 ? (await write([a]))[0]! : await postTransfer(ctx, a));
+          return out;
+        }),
+      );
       await ctx.transfers.close();
       const accepted = results.flat().filter((r) => r.ok).length;
       const refused = results.flat().filter((r) => !r.ok);
@@ -83,10 +97,17 @@ describe.skipIf(!onRealPostgres)(`concurrency ${NEEDS_PG}`, () => {
       const sink = (await anAccount(db, asset.id)).id;
       await write([{ kind: "standard", idempotencyKey: `${mode}-fund-exact`, legs: [{ debitAccountId: funding, creditAccountId: wallet, amount: 10n }] }]);
       // Spending the whole balance twice under one key: the second must replay, not fail for funds.
-      const req: TransferInput = { kind: "standard", idempotencyKey: `${mode}-spend-all`, legs: [{ debitAccountId: wallet, creditAccountId: sink, amount: 10n }] };
+      const req: TransferInput = {
+        kind: "standard",
+        idempotencyKey: `${mode}-spend-all`,
+        legs: [{ debitAccountId: wallet, creditAccountId: sink, amount: 10n }],
+      };
       for (let round = 0; round < 5; round++) {
         const key = `${mode}-spend-all-${round}`;
-        if (round > 0) await write([{ kind: "standard", idempotencyKey: `${mode}-refund-${round}`, legs: [{ debitAccountId: sink, creditAccountId: wallet, amount: 10n }] }]);
+        if (round > 0)
+          await write([
+            { kind: "standard", idempotencyKey: `${mode}-refund-${round}`, legs: [{ debitAccountId: sink, creditAccountId: wallet, amount: 10n }] },
+          ]);
         const results = (await Promise.all(Array.from({ length: 8 }, () => write([{ ...req, idempotencyKey: key }])))).flat();
         expect(results.map((r) => (r.ok ? "ok" : r.error.code))).toEqual(Array(8).fill("ok"));
         expect(new Set(results.map((r) => (r.ok ? r.transfer.id : ""))).size).toBe(1);
@@ -101,7 +122,8 @@ describe.skipIf(!onRealPostgres)(`concurrency ${NEEDS_PG}`, () => {
       const batches = Array.from({ length: 24 }, (_, b) => {
         const order = b % 2 ? [...ids] : [...ids].reverse();
         return Array.from({ length: 50 }, (_, i): TransferInput => ({
-          kind: "standard", idempotencyKey: `${mode}-mesh-${b}-${i}`,
+          kind: "standard",
+          idempotencyKey: `${mode}-mesh-${b}-${i}`,
           legs: [
             { debitAccountId: order[i % 8]!, creditAccountId: order[(i + 3) % 8]!, amount: 1n },
             { debitAccountId: order[(i + 5) % 8]!, creditAccountId: order[(i + 1) % 8]!, amount: 2n },
@@ -124,8 +146,14 @@ describe.skipIf(!onRealPostgres)(`concurrency ${NEEDS_PG}`, () => {
       const funding = (await anAccount(db, asset.id, { normalSide: "debit" })).id;
       const wallet = (await noOverdraft(db, asset.id)).id;
       const sink = (await anAccount(db, asset.id)).id;
-      await writeTransfers(db, [{ kind: "standard", idempotencyKey: `fund-${wallet}`, legs: [{ debitAccountId: funding, creditAccountId: wallet, amount: 10n }] }]);
-      const spend = (key: string, amount: bigint): TransferInput => ({ kind: "standard", idempotencyKey: `${key}-${wallet}`, legs: [{ debitAccountId: wallet, creditAccountId: sink, amount }] });
+      await writeTransfers(db, [
+        { kind: "standard", idempotencyKey: `fund-${wallet}`, legs: [{ debitAccountId: funding, creditAccountId: wallet, amount: 10n }] },
+      ]);
+      const spend = (key: string, amount: bigint): TransferInput => ({
+        kind: "standard",
+        idempotencyKey: `${key}-${wallet}`,
+        legs: [{ debitAccountId: wallet, creditAccountId: sink, amount }],
+      });
       // Spends `amount` optimistically; another writer spends `meanwhile` and commits after this
       // batch has decided, before it takes its locks.
       const race = (amount: bigint, meanwhile: bigint) => {
@@ -166,9 +194,17 @@ describe.skipIf(!onRealPostgres)(`concurrency ${NEEDS_PG}`, () => {
     const [a, b] = [(await anAccount(db, asset.id)).id, (await anAccount(db, asset.id)).id];
     const [hold] = await writeTransfers(db, [{ kind: "pending", idempotencyKey: "hold-race", legs: [{ debitAccountId: a, creditAccountId: b, amount: 9n }] }]);
     if (!hold?.ok) throw new Error("hold refused");
-    const results = (await Promise.all(Array.from({ length: 20 }, (_, i) => writeTransfers(db, [
-      i % 2 ? { kind: "post_pending", idempotencyKey: `resolve-${i}`, pendingId: hold.transfer.id } : { kind: "void_pending", idempotencyKey: `resolve-${i}`, pendingId: hold.transfer.id },
-    ])))).flat();
+    const results = (
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          writeTransfers(db, [
+            i % 2
+              ? { kind: "post_pending", idempotencyKey: `resolve-${i}`, pendingId: hold.transfer.id }
+              : { kind: "void_pending", idempotencyKey: `resolve-${i}`, pendingId: hold.transfer.id },
+          ]),
+        ),
+      )
+    ).flat();
     expect(results.filter((r) => r.ok).length).toBe(1);
     expect(results.filter((r) => !r.ok).every((r) => !r.ok && ["pending_already_posted", "pending_already_voided"].includes(r.error.code))).toBe(true);
     expect(await getBalance(db, b)).toMatchObject({ creditsPending: 0n });

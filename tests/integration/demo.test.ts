@@ -10,7 +10,9 @@ describe("npm run demo", () => {
     try {
       const file = join(dir, "report.json");
       const run = spawnSync("npm", ["run", "--silent", "demo", "--", "--json", file], {
-        cwd: join(import.meta.dirname, "..", ".."), encoding: "utf8", timeout: 150_000,
+        cwd: join(import.meta.dirname, "..", ".."),
+        encoding: "utf8",
+        timeout: 150_000,
         env: { ...process.env, TEST_DATABASE_URL: "" },
       });
       expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);

@@ -25,13 +25,19 @@ describe("only money that came in goes out", () => {
     expectStatus(await s.api.call("POST", "/v1/customers/c/deposits", { key: s.keys.market, body: { asset: TOKEN, amount: (89_000n * USD).toString() } }), 201);
     await s.usage("o", "c", 89_000n * USD);
     const net = 89_000n * USD - 8_900n * USD - 890n * USD; // 79,210 TUSD
-    expect(await s.balance("o")).toMatchObject({ available: net.toString(), payable_now: "0", awaiting_funds: net.toString(),
-      awaiting_funds_by_marketplace: [{ marketplace_id: "m", amount: net.toString() }] });
+    expect(await s.balance("o")).toMatchObject({
+      available: net.toString(),
+      payable_now: "0",
+      awaiting_funds: net.toString(),
+      awaiting_funds_by_marketplace: [{ marketplace_id: "m", amount: net.toString() }],
+    });
     // The operator's statement and earnings show the same split.
     const range = wideRange();
     for (const view of ["statement", "earnings"]) {
       const body = expectStatus(await s.api.call("GET", `/v1/operators/o/${view}?${range}`, { key: s.keys.o }), 200).body;
-      expect(body.payable, view).toEqual([expect.objectContaining({ asset: TOKEN, available: net.toString(), payable_now: "0", awaiting_funds: net.toString() })]);
+      expect(body.payable, view).toEqual([
+        expect.objectContaining({ asset: TOKEN, available: net.toString(), payable_now: "0", awaiting_funds: net.toString() }),
+      ]);
     }
     const refused = await s.payout("o", net);
     expectStatus(refused, 422);
@@ -57,7 +63,10 @@ describe("only money that came in goes out", () => {
     expect(approved).toMatchObject({ status: "approved", decided_by: expect.any(String), result: { transfer_id: expect.any(String) } });
     expectStatus(await s.approve(proposal.id, s.keys.admin2), 409);
     // The same money is not received twice.
-    const again = await s.api.call("POST", "/v1/marketplaces/m/receipts", { key: s.keys.finance, body: { asset: TOKEN, amount: "1", reference: "wire 2026-0042" } });
+    const again = await s.api.call("POST", "/v1/marketplaces/m/receipts", {
+      key: s.keys.finance,
+      body: { asset: TOKEN, amount: "1", reference: "wire 2026-0042" },
+    });
     expectStatus(again, 409);
     expect(again.body.code).toBe("receipt_exists");
 
@@ -67,7 +76,12 @@ describe("only money that came in goes out", () => {
     expect(done!.status).toBe("confirmed");
     expect(await s.w.chain.tokenBalance(s.wallets.o!)).toBe(net);
     const funding = expectStatus(await s.api.call("GET", `/v1/marketplaces/m/funding/${TOKEN}`, { key: s.keys.market }), 200).body;
-    expect(funding).toMatchObject({ settled: (89_000n * USD).toString(), claimed_unsettled: "0", usage_gross: (89_000n * USD).toString(), awaiting_gross: "0" });
+    expect(funding).toMatchObject({
+      settled: (89_000n * USD).toString(),
+      claimed_unsettled: "0",
+      usage_gross: (89_000n * USD).toString(),
+      awaiting_gross: "0",
+    });
     expect((await verifyLedger(s.w.db)).violations).toEqual([]);
   });
 
@@ -82,7 +96,10 @@ describe("only money that came in goes out", () => {
     expect(await s.payoutRows()).toBe("0");
 
     // A credit limit is a proposal too: an admin proposes, another key approves.
-    const limit = expectStatus(await s.api.call("POST", "/v1/marketplaces/m/credit-limits", { key: s.keys.admin2, body: { asset: TOKEN, credit_limit: (500n * USD).toString() } }), 201).body;
+    const limit = expectStatus(
+      await s.api.call("POST", "/v1/marketplaces/m/credit-limits", { key: s.keys.admin2, body: { asset: TOKEN, credit_limit: (500n * USD).toString() } }),
+      201,
+    ).body;
     expectStatus(await s.api.call("POST", "/v1/marketplaces/m/credit-limits", { key: s.keys.finance, body: { asset: TOKEN, credit_limit: "1" } }), 403);
     expect((await s.balance("o")).payable_now).toBe("0");
     expectStatus(await s.approve(limit.id, s.keys.finance), 200);
@@ -120,12 +137,18 @@ describe("only money that came in goes out", () => {
     await s.usage("o", "c", 100n * USD);
     const r = await s.proposeReceipt(100n * USD, "bogus");
     expectStatus(await s.api.call("POST", `/v1/proposals/${r.id}/reject`, { key: s.keys.finance, body: { reason: "mine" } }), 403);
-    const rejected = expectStatus(await s.api.call("POST", `/v1/proposals/${r.id}/reject`, { key: s.keys.finance2, body: { reason: "no such wire" } }), 200).body;
+    const rejected = expectStatus(
+      await s.api.call("POST", `/v1/proposals/${r.id}/reject`, { key: s.keys.finance2, body: { reason: "no such wire" } }),
+      200,
+    ).body;
     expect(rejected).toMatchObject({ status: "rejected", reason: "no such wire", result: null });
     expectStatus(await s.approve(r.id, s.keys.admin2), 409);
     expect((await s.balance("o")).payable_now).toBe("0");
     expect((await s.w.db.query("select * from funds_receipts")).length).toBe(0);
-    const unknown = await s.api.call("POST", "/v1/marketplaces/m/receipts", { key: s.keys.finance, body: { asset: TOKEN, amount: "1", reference: "x", customer_id: "nobody" } });
+    const unknown = await s.api.call("POST", "/v1/marketplaces/m/receipts", {
+      key: s.keys.finance,
+      body: { asset: TOKEN, amount: "1", reference: "x", customer_id: "nobody" },
+    });
     expectStatus(unknown, 404);
     expectStatus(await s.api.call("POST", "/v1/marketplaces/m/receipts", { key: s.keys.market, body: { asset: TOKEN, amount: "1", reference: "y" } }), 403);
     const listed = expectStatus(await s.api.call("GET", "/v1/proposals?status=rejected", { key: s.keys.finance }), 200).body;
@@ -152,7 +175,10 @@ describe("only money that came in goes out", () => {
   it("npm run verify names an operator paid beyond its funded earnings", async () => {
     const s = await setup();
     const grant = async (amount: bigint) => {
-      const p = expectStatus(await s.api.call("POST", "/v1/marketplaces/m/credit-limits", { key: s.keys.admin2, body: { asset: TOKEN, credit_limit: amount.toString() } }), 201).body;
+      const p = expectStatus(
+        await s.api.call("POST", "/v1/marketplaces/m/credit-limits", { key: s.keys.admin2, body: { asset: TOKEN, credit_limit: amount.toString() } }),
+        201,
+      ).body;
       expectStatus(await s.approve(p.id, s.keys.finance), 200);
     };
     await grant(500n * USD);
@@ -160,7 +186,10 @@ describe("only money that came in goes out", () => {
     expectStatus(await s.payout("o", 445n * USD), 201);
     expect((await verifyLedger(s.w.db)).violations).toEqual([]);
     // The platform cannot withdraw the credit it advanced and an operator was paid from ...
-    const withdraw = expectStatus(await s.api.call("POST", "/v1/marketplaces/m/credit-limits", { key: s.keys.admin2, body: { asset: TOKEN, credit_limit: "0" } }), 201).body;
+    const withdraw = expectStatus(
+      await s.api.call("POST", "/v1/marketplaces/m/credit-limits", { key: s.keys.admin2, body: { asset: TOKEN, credit_limit: "0" } }),
+      201,
+    ).body;
     const refused = expectStatus(await s.approve(withdraw.id, s.keys.finance), 409).body;
     expect(refused).toMatchObject({ code: "credit_limit_in_use", detail: expect.stringContaining("operator o was paid 445 TUSD beyond its funded earnings") });
     expect((await verifyLedger(s.w.db)).violations).toEqual([]);
@@ -198,7 +227,10 @@ describe("a payout above the approval threshold waits for a second key", () => {
     expect(proposal.payload).toMatchObject({ payout_id: big.id, operator_id: "o", amount: (300n * USD).toString() });
     // The operator asked for it: it may not approve it; neither may a marketplace.
     expectStatus(await s.api.call("POST", `/v1/proposals/${proposal.id}/approve`, { key: s.keys.o, body: {} }), 403);
-    expectStatus(await s.api.call("POST", `/v1/proposals/${proposal.id}/approve`, { key: s.keys.finance, body: { reason: "known operator, monthly payout" } }), 200);
+    expectStatus(
+      await s.api.call("POST", `/v1/proposals/${proposal.id}/approve`, { key: s.keys.finance, body: { reason: "known operator, monthly payout" } }),
+      200,
+    );
     const [done] = await s.w.drive([big.id]);
     expect(done).toMatchObject({ status: "confirmed", approval: "approved" });
     expect(await s.w.chain.tokenBalance(s.wallets.o!)).toBe(400n * USD);
@@ -206,7 +238,10 @@ describe("a payout above the approval threshold waits for a second key", () => {
     const refused = expectStatus(await s.payout("o", 500n * USD), 201).body;
     const [p2] = expectStatus(await s.api.call("GET", "/v1/proposals?kind=payout&status=proposed", { key: s.keys.finance }), 200).body.data;
     expectStatus(await s.api.call("POST", `/v1/proposals/${p2.id}/reject`, { key: s.keys.finance2, body: { reason: "unusual amount" } }), 200);
-    expect(expectStatus(await s.api.call("GET", `/v1/payouts/${refused.id}`), 200).body).toMatchObject({ status: "failed", failure_reason: expect.stringContaining("unusual amount") });
+    expect(expectStatus(await s.api.call("GET", `/v1/payouts/${refused.id}`), 200).body).toMatchObject({
+      status: "failed",
+      failure_reason: expect.stringContaining("unusual amount"),
+    });
     expect((await s.balance("o")).available).toBe((600n * USD).toString());
     expect((await verifyLedger(s.w.db)).violations).toEqual([]);
   });

@@ -26,7 +26,10 @@ describe("attacks on funded payouts and four eyes", () => {
     // A person's admin key proposes a settlement that never arrived ...
     const admin = await s.key("admin");
     const call = (method: string, path: string, body: unknown, key: string) => s.api.call(method, path, { key, body });
-    const proposal = expectStatus(await call("POST", "/v1/marketplaces/m/receipts", { asset: TOKEN, amount: (1_000n * USD).toString(), reference: "no such wire" }, admin), 201).body;
+    const proposal = expectStatus(
+      await call("POST", "/v1/marketplaces/m/receipts", { asset: TOKEN, amount: (1_000n * USD).toString(), reference: "no such wire" }, admin),
+      201,
+    ).body;
     expect((await s.approve(proposal.id, admin)).body.code).toBe("four_eyes");
     // ... mints a second key for itself, and a key through another admin key it minted: neither may approve.
     const puppet = expectStatus(await call("POST", "/v1/api-keys", { name: "puppet", role: "finance" }, admin), 201).body.secret as string;
@@ -40,7 +43,10 @@ describe("attacks on funded payouts and four eyes", () => {
     expectStatus(await s.payout("o", 1n), 422);
     expect(await s.w.chain.tokenBalance(s.wallets.o!)).toBe(0n);
     // The same for a credit limit.
-    const limit = expectStatus(await call("POST", "/v1/marketplaces/m/credit-limits", { asset: TOKEN, credit_limit: (1_000n * USD).toString() }, admin), 201).body;
+    const limit = expectStatus(
+      await call("POST", "/v1/marketplaces/m/credit-limits", { asset: TOKEN, credit_limit: (1_000n * USD).toString() }, admin),
+      201,
+    ).body;
     expect((await s.approve(limit.id, puppet)).body.code).toBe("four_eyes");
     expectStatus(await s.payout("o", 1n), 422);
     // A key the bootstrap key gave another person may.
@@ -54,10 +60,16 @@ describe("attacks on funded payouts and four eyes", () => {
     await s.usage("o", "c", 100n * USD);
     const admin = await s.key("admin");
     const asset = (await s.w.db.query<{ id: string }>("select id from assets where code = $1", [TOKEN]))[0]!;
-    const equity = expectStatus(await s.api.call("POST", "/v1/accounts", { key: admin, body: { asset_id: asset.id, code: "equity", normal_side: "debit", ref: "equity:owner" } }), 201).body;
+    const equity = expectStatus(
+      await s.api.call("POST", "/v1/accounts", { key: admin, body: { asset_id: asset.id, code: "equity", normal_side: "debit", ref: "equity:owner" } }),
+      201,
+    ).body;
     const payable = (await s.w.db.query<{ id: string }>("select id from accounts where ref = 'operator:o:payable' and opened_by_service"))[0]!;
     const before = (await s.balance("o")).available;
-    const refused = await s.api.call("POST", "/v1/transfers", { key: admin, body: { legs: [{ debit_account_id: equity.id, credit_account_id: payable.id, amount: (1_000n * USD).toString() }] } });
+    const refused = await s.api.call("POST", "/v1/transfers", {
+      key: admin,
+      body: { legs: [{ debit_account_id: equity.id, credit_account_id: payable.id, amount: (1_000n * USD).toString() }] },
+    });
     expect(refused.body).toMatchObject({ status: 403, code: "forbidden" });
     expect((await s.balance("o")).available).toBe(before);
     const receiptTransfer = (await s.w.db.query<{ transfer_id: string }>("select transfer_id from funds_receipts"))[0]!.transfer_id;
@@ -117,7 +129,10 @@ describe("attacks on funded payouts and four eyes", () => {
   it("holds: usage charged to a hold of claimed (unsettled) money is not payable, through close and reversal", async () => {
     const s = await setup();
     await s.deposit("c", 1_000n * USD);
-    const hold = expectStatus(await s.api.call("POST", "/v1/holds", { key: s.keys.market, body: { customer_id: "c", asset: TOKEN, amount: (1_000n * USD).toString() } }), 201).body;
+    const hold = expectStatus(
+      await s.api.call("POST", "/v1/holds", { key: s.keys.market, body: { customer_id: "c", asset: TOKEN, amount: (1_000n * USD).toString() } }),
+      201,
+    ).body;
     const u = await s.usage("o", "c", 600n * USD, { extra: { hold_id: hold.id } });
     expectStatus(await s.api.call("POST", `/v1/holds/${hold.id}/close`, { key: s.keys.market, body: {} }), 200);
     expect((await s.balance("o")).payable_now).toBe("0");
@@ -131,7 +146,10 @@ describe("attacks on funded payouts and four eyes", () => {
     const s = await setup();
     await s.settle(100n * USD, "c wire", "c");
     await s.deposit("c", 100n * USD); // claimed, unsettled
-    const hold = expectStatus(await s.api.call("POST", "/v1/holds", { key: s.keys.market, body: { customer_id: "c", asset: TOKEN, amount: (100n * USD).toString() } }), 201).body;
+    const hold = expectStatus(
+      await s.api.call("POST", "/v1/holds", { key: s.keys.market, body: { customer_id: "c", asset: TOKEN, amount: (100n * USD).toString() } }),
+      201,
+    ).body;
     const u = await s.usage("o", "c", 100n * USD, { extra: { hold_id: hold.id } });
     expectStatus(await s.payout("o", 89n * USD), 201);
     // Pad o with unfunded usage, then try to reverse the funded record and respend it for o2.
@@ -163,7 +181,9 @@ describe("attacks on funded payouts and four eyes", () => {
     await s.usage("o2", "c", 300n * USD); // would get c's money if o's records were reversed
     const ops = [
       ...us.map((u) => s.api.call("POST", `/v1/usage/${u.id}/reverse`, { key: s.keys.market, body: { reason: "x" } })),
-      s.payout("o", 267n * USD), s.payout("o", 89n * USD), s.payout("o", 178n * USD),
+      s.payout("o", 267n * USD),
+      s.payout("o", 89n * USD),
+      s.payout("o", 178n * USD),
     ];
     await Promise.all(ops);
     const o2 = await s.balance("o2");
@@ -197,7 +217,14 @@ describe("money received on chain is counted once", () => {
     const x = privateKeyToAccount(generatePrivateKey());
     await s.w.chain.test.setBalance({ address: x.address, value: parseEther("1") });
     await s.w.chain.send({ to: s.w.chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [x.address, 1_000n * USD] }) });
-    const hash = await s.w.chain.wallet(x).writeContract({ address: s.w.chain.token, abi: TestStablecoin.abi, functionName: "transfer", args: [s.w.chain.vault, 1_000n * USD], chain: s.w.chain.deployerWallet.chain, account: x });
+    const hash = await s.w.chain.wallet(x).writeContract({
+      address: s.w.chain.token,
+      abi: TestStablecoin.abi,
+      functionName: "transfer",
+      args: [s.w.chain.vault, 1_000n * USD],
+      chain: s.w.chain.deployerWallet.chain,
+      account: x,
+    });
     await s.w.chain.test.mine({ blocks: 3 });
     await s.w.worker().tick(); // scanner: X is not registered, nothing credited
     await s.settle(1_000n * USD, hash); // finance records it, a second key approves: honest, the money is in the vault
@@ -205,20 +232,35 @@ describe("money received on chain is counted once", () => {
     expect((await s.balance("o2")).payable_now).toBe("0");
     // The marketplace now registers X as its customer d's deposit address (it holds X's key) ...
     const signature = await x.signMessage({ message: depositAddressMessage({ marketplaceId: "m", customerId: "d", chainId: 31337n, address: x.address }) });
-    expectStatus(await s.api.call("POST", "/v1/customers/d/deposit-addresses", { key: s.keys.market, body: { chain_id: 31337, address: x.address, signature } }), 201);
+    expectStatus(
+      await s.api.call("POST", "/v1/customers/d/deposit-addresses", { key: s.keys.market, body: { chain_id: 31337, address: x.address, signature } }),
+      201,
+    );
     // ... and finance's routine reconciliation over the range credits the same transfer to d as d's own money.
     const head = Number(await s.w.chain.public.getBlockNumber());
-    expectStatus(await s.api.call("POST", "/v1/reconciliations", { key: s.keys.finance, body: { chain_id: 31337, asset: TOKEN, from_block: 0, to_block: head - 1 } }), 201);
+    expectStatus(
+      await s.api.call("POST", "/v1/reconciliations", { key: s.keys.finance, body: { chain_id: 31337, asset: TOKEN, from_block: 0, to_block: head - 1 } }),
+      201,
+    );
     // The transfer was recorded as a receipt: it is not credited to d as well, and the reconciliation says so.
     expect(await s.w.db.query("select tx_hash from chain_deposits")).toEqual([]);
     const run = (await s.w.db.query<{ id: string }>("select id from reconciliations order by created_at desc limit 1"))[0]!;
     const items = expectStatus(await s.api.call("GET", `/v1/reconciliations/${run.id}?status=matched`, { key: s.keys.finance }), 200).body.items;
-    expect(items.find((i: { tx_hash: string }) => i.tx_hash === hash.toLowerCase())).toMatchObject({ detail: expect.stringContaining("recorded as a receipt") });
+    expect(items.find((i: { tx_hash: string }) => i.tx_hash === hash.toLowerCase())).toMatchObject({
+      detail: expect.stringContaining("recorded as a receipt"),
+    });
     expect((await s.balance("o2")).payable_now).toBe("0");
     expectStatus(await s.payout("o2", 1n), 422);
     // The other way round: a payment the scanner credited to d cannot be recorded as a receipt again.
     await s.w.chain.send({ to: s.w.chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [x.address, 500n * USD] }) });
-    const second = await s.w.chain.wallet(x).writeContract({ address: s.w.chain.token, abi: TestStablecoin.abi, functionName: "transfer", args: [s.w.chain.vault, 500n * USD], chain: s.w.chain.deployerWallet.chain, account: x });
+    const second = await s.w.chain.wallet(x).writeContract({
+      address: s.w.chain.token,
+      abi: TestStablecoin.abi,
+      functionName: "transfer",
+      args: [s.w.chain.vault, 500n * USD],
+      chain: s.w.chain.deployerWallet.chain,
+      account: x,
+    });
     await s.w.chain.test.mine({ blocks: 3 });
     await s.w.worker().tick();
     expect(await s.w.db.query<{ tx_hash: string }>("select tx_hash from chain_deposits")).toEqual([{ tx_hash: second.toLowerCase() }]);
@@ -233,11 +275,21 @@ describe.skipIf(!onRealPostgres)("funding under real concurrency [TEST_DATABASE_
     const x = privateKeyToAccount(generatePrivateKey());
     await s.w.chain.test.setBalance({ address: x.address, value: parseEther("1") });
     const signature = await x.signMessage({ message: depositAddressMessage({ marketplaceId: "m", customerId: "d", chainId: 31337n, address: x.address }) });
-    expectStatus(await s.api.call("POST", "/v1/customers/d/deposit-addresses", { key: s.keys.market, body: { chain_id: 31337, address: x.address, signature } }), 201);
+    expectStatus(
+      await s.api.call("POST", "/v1/customers/d/deposit-addresses", { key: s.keys.market, body: { chain_id: 31337, address: x.address, signature } }),
+      201,
+    );
     await s.w.worker().tick();
     for (let round = 0; round < 6; round++) {
       await s.w.chain.send({ to: s.w.chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [x.address, 10n * USD] }) });
-      const hash = await s.w.chain.wallet(x).writeContract({ address: s.w.chain.token, abi: TestStablecoin.abi, functionName: "transfer", args: [s.w.chain.vault, 10n * USD], chain: s.w.chain.deployerWallet.chain, account: x });
+      const hash = await s.w.chain.wallet(x).writeContract({
+        address: s.w.chain.token,
+        abi: TestStablecoin.abi,
+        functionName: "transfer",
+        args: [s.w.chain.vault, 10n * USD],
+        chain: s.w.chain.deployerWallet.chain,
+        account: x,
+      });
       await s.w.chain.test.mine({ blocks: 3 });
       // Finance records the payment as the marketplace's settlement while the scanner credits it to d.
       const [tick, proposed] = await Promise.all([s.w.worker().tick(), s.receipt(10n * USD, hash)]);
@@ -282,7 +334,8 @@ describe.skipIf(!onRealPostgres)("funding under real concurrency [TEST_DATABASE_
     // Wait until A's write transaction is under way (its transfers are being inserted).
     for (let i = 0; i < 400; i++) {
       const busy = await s.w.db.query<{ n: string }>(
-        "select count(*)::text as n from pg_stat_activity where datname = current_database() and state <> 'idle' and query ilike '%unnest%' and pid <> pg_backend_pid()");
+        "select count(*)::text as n from pg_stat_activity where datname = current_database() and state <> 'idle' and query ilike '%unnest%' and pid <> pg_backend_pid()",
+      );
       if (Number(busy[0]!.n) > 0) break;
       await new Promise((r) => setTimeout(r, 5));
     }

@@ -19,25 +19,34 @@ afterEach(async () => {
 
 function startServer(port: number): ChildProcess {
   return spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    cwd: root, stdio: ["ignore", "ignore", "ignore"],
+    cwd: root,
+    stdio: ["ignore", "ignore", "ignore"],
     env: { ...process.env, ...db!.env, PORT: String(port), ADMIN_API_KEY: KEY, LOG_LEVEL: "silent", RATE_LIMIT_PER_SECOND: "0" },
   });
 }
 
 async function ready(base: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
-    if (await fetch(`${base}/readyz`).then((r) => r.ok, () => false)) return;
+    if (
+      await fetch(`${base}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error("the service did not start");
 }
 
 /** Sends until a definitive answer (anything but a network error or 503), always with the same key and body. */
-async function send(base: string, path: string, key: string, body: unknown, idempotencyKey: string): Promise<{ status: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test and benchmark helpers answer whatever JSON the API sent
+async function send(base: string, path: string, key: string, body: unknown, idempotencyKey: string): Promise<{ status: number; body: any }> {
   for (let attempt = 0; ; attempt++) {
     try {
       const res = await fetch(`${base}${path}`, {
-        method: "POST", body: JSON.stringify(body),
+        method: "POST",
+        body: JSON.stringify(body),
         headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": idempotencyKey },
       });
       if (res.status !== 503) return { status: res.status, body: await res.json() };
@@ -67,8 +76,16 @@ describe.skipIf(!onRealPostgres)(`the API process killed (SIGKILL) during batch 
       await call("/v1/customers", { id: `c-${i}`, billing: "postpaid", credit_limits: [{ asset: "USDC", credit_limit: "1000000000000000000000000" }] }, mk);
     }
     const record = (id: string) => ({
-      external_id: id, operator_id: `op-${id.length % 10}`, customer_id: `c-${id.charCodeAt(id.length - 1) % 10}`, resource: "gpu:h100", unit: "gpu_second",
-      quantity: "600", unit_price: "0.000694", asset: "USDC", period_start: usageMonth.day(10).toISOString(), period_end: usageMonth.day(11).toISOString(),
+      external_id: id,
+      operator_id: `op-${id.length % 10}`,
+      customer_id: `c-${id.charCodeAt(id.length - 1) % 10}`,
+      resource: "gpu:h100",
+      unit: "gpu_second",
+      quantity: "600",
+      unit_price: "0.000694",
+      asset: "USDC",
+      period_start: usageMonth.day(10).toISOString(),
+      period_end: usageMonth.day(11).toISOString(),
     });
     const acknowledged = new Set<string>();
     const batches = Array.from({ length: 30 }, (_, b) => Array.from({ length: 100 }, (_, i) => `b${b}-r${i}`));
@@ -113,7 +130,9 @@ describe.skipIf(!onRealPostgres)(`the API process killed (SIGKILL) during batch 
     const rows = await db.query<{ external_id: string; n: string }>("select external_id, count(*)::text as n from usage_records group by external_id");
     expect(rows).toHaveLength(all.length);
     expect(rows.every((r) => r.n === "1")).toBe(true);
-    const [{ transfers }] = (await db.query<{ transfers: string }>("select count(*)::text as transfers from transfers where metadata ? 'usage'")) as [{ transfers: string }];
+    const [{ transfers }] = (await db.query<{ transfers: string }>("select count(*)::text as transfers from transfers where metadata ? 'usage'")) as [
+      { transfers: string },
+    ];
     expect(Number(transfers)).toBe(all.length);
     const report = await verifyLedger(db);
     expect(report.ok, JSON.stringify(report.violations)).toBe(true);

@@ -54,7 +54,9 @@ describe("assets and accounts", () => {
     await expect(createAsset(db, { code: "BIG", scale: 30, settlement: { kind: "offchain" } })).resolves.toMatchObject({ scale: 30 });
     // Same again: the same asset back. Same code, other attributes: refused.
     await expect(createAsset(db, { code: "ETH-31337", scale: 18, settlement: { kind: "native", chainId: 31337 } })).resolves.toEqual(eth);
-    await expect(createAsset(db, { code: "ETH-31337", scale: 9, settlement: { kind: "native", chainId: 31337 } })).rejects.toMatchObject({ code: "asset_exists" });
+    await expect(createAsset(db, { code: "ETH-31337", scale: 9, settlement: { kind: "native", chainId: 31337 } })).rejects.toMatchObject({
+      code: "asset_exists",
+    });
     await expect(createAsset(db, { code: "bad code", scale: 6, settlement: { kind: "offchain" } })).rejects.toMatchObject({ code: "invalid_request" });
     await expect(createAsset(db, { code: "X", scale: 78, settlement: { kind: "offchain" } })).rejects.toMatchObject({ code: "invalid_request" });
   });
@@ -62,15 +64,39 @@ describe("assets and accounts", () => {
   it("opens accounts idempotently by ref and refuses unknown assets", async () => {
     const asset = await anAsset(db);
     const a = await createAccount(db, { assetId: asset.id, ref: "savings:op1", code: "savings", normalSide: "credit", ownerType: "operator", ownerId: "op1" });
-    const again = await createAccount(db, { assetId: asset.id, ref: "savings:op1", code: "savings", normalSide: "credit", ownerType: "operator", ownerId: "op1" });
+    const again = await createAccount(db, {
+      assetId: asset.id,
+      ref: "savings:op1",
+      code: "savings",
+      normalSide: "credit",
+      ownerType: "operator",
+      ownerId: "op1",
+    });
     expect(again.id).toBe(a.id);
-    await expect(createAccount(db, { assetId: asset.id, ref: "savings:op1", code: "savings", normalSide: "debit", ownerType: "operator", ownerId: "op1" })).rejects.toMatchObject({ code: "account_exists" });
+    await expect(
+      createAccount(db, { assetId: asset.id, ref: "savings:op1", code: "savings", normalSide: "debit", ownerType: "operator", ownerId: "op1" }),
+    ).rejects.toMatchObject({ code: "account_exists" });
     // The service's own refs are not for accounts opened by hand.
-    for (const ref of ["operator:op1:payable", "customer:c1", "protocol:fees", "marketplace:fees", "treasury:31337", "payouts:in_transit:offchain", "hold:x", "deposits:clearing", "expense:gas:1"]) {
-      await expect(createAccount(db, { assetId: asset.id, ref, code: "x", normalSide: "credit" }), ref).rejects.toMatchObject({ code: "invalid_request", issues: [{ path: "ref" }] });
+    for (const ref of [
+      "operator:op1:payable",
+      "customer:c1",
+      "protocol:fees",
+      "marketplace:fees",
+      "treasury:31337",
+      "payouts:in_transit:offchain",
+      "hold:x",
+      "deposits:clearing",
+      "expense:gas:1",
+    ]) {
+      await expect(createAccount(db, { assetId: asset.id, ref, code: "x", normalSide: "credit" }), ref).rejects.toMatchObject({
+        code: "invalid_request",
+        issues: [{ path: "ref" }],
+      });
     }
     await expect(createAccount(db, { assetId: uuidv7(), code: "x", normalSide: "credit" })).rejects.toMatchObject({ code: "asset_not_found" });
-    await expect(createAccount(db, { assetId: asset.id, code: "x", normalSide: "credit", debitsMustNotExceedCredits: true, creditsMustNotExceedDebits: true })).rejects.toMatchObject({ code: "invalid_request" });
+    await expect(
+      createAccount(db, { assetId: asset.id, code: "x", normalSide: "credit", debitsMustNotExceedCredits: true, creditsMustNotExceedDebits: true }),
+    ).rejects.toMatchObject({ code: "invalid_request" });
     expect(await getBalance(db, a.id)).toMatchObject({ debitsPosted: 0n, creditsPosted: 0n, available: 0n });
     const withMeta = await createAccount(db, { assetId: asset.id, code: "x", normalSide: "credit", metadata: { region: "eu", n: 1 } });
     expect(withMeta.metadata).toEqual({ region: "eu", n: 1 });
@@ -84,10 +110,16 @@ describe("transfers", () => {
     const s = await setup();
     const fees = (await anAccount(db, s.asset.id)).id;
     ok(await postTransfer(ctx, move(s.funding, s.customer, UINT256_MAX - 5n)));
-    const t = ok(await postTransfer(ctx, {
-      kind: "standard", idempotencyKey: key(),
-      legs: [{ debitAccountId: s.customer, creditAccountId: s.op, amount: UINT256_MAX - 100n }, { debitAccountId: s.customer, creditAccountId: fees, amount: 95n }],
-    }));
+    const t = ok(
+      await postTransfer(ctx, {
+        kind: "standard",
+        idempotencyKey: key(),
+        legs: [
+          { debitAccountId: s.customer, creditAccountId: s.op, amount: UINT256_MAX - 100n },
+          { debitAccountId: s.customer, creditAccountId: fees, amount: 95n },
+        ],
+      }),
+    );
     expect(t.status).toBe("posted");
     expect((await getBalance(db, s.customer))!.available).toBe(0n);
     expect((await getBalance(db, s.op))!.posted).toBe(UINT256_MAX - 100n);
@@ -114,8 +146,17 @@ describe("transfers", () => {
       { kind: "reversal", idempotencyKey: key(), reversesId: uuidv7() },
     ]);
     expect(results.map(refused)).toEqual([
-      "invalid_request", "invalid_request", "invalid_request", "invalid_request", "asset_mismatch", "account_not_found",
-      "exceeds_credits", "invalid_request", "invalid_request", "pending_not_found", "transfer_not_found",
+      "invalid_request",
+      "invalid_request",
+      "invalid_request",
+      "invalid_request",
+      "asset_mismatch",
+      "account_not_found",
+      "exceeds_credits",
+      "invalid_request",
+      "invalid_request",
+      "pending_not_found",
+      "transfer_not_found",
     ]);
     expect(await tableCounts(db)).toEqual(before);
   });
@@ -150,7 +191,9 @@ describe("two-phase", () => {
   it("holds, posts partially, voids, and refuses a second resolution", async () => {
     const s = await setup();
     ok(await postTransfer(ctx, move(s.funding, s.customer, 100n)));
-    const hold = ok(await postTransfer(ctx, { kind: "pending", idempotencyKey: key(), legs: [{ debitAccountId: s.customer, creditAccountId: s.op, amount: 80n }] }));
+    const hold = ok(
+      await postTransfer(ctx, { kind: "pending", idempotencyKey: key(), legs: [{ debitAccountId: s.customer, creditAccountId: s.op, amount: 80n }] }),
+    );
     expect(await getBalance(db, s.customer)).toMatchObject({ posted: 100n, available: 20n });
     ok(await postTransfer(ctx, { kind: "post_pending", idempotencyKey: key(), pendingId: hold.id, amount: 30n }));
     expect(await getBalance(db, s.customer)).toMatchObject({ posted: 70n, available: 70n, debitsPending: 0n });
@@ -158,7 +201,9 @@ describe("two-phase", () => {
     expect((await getTransfer(db, hold.id))!.status).toBe("posted");
     expect(refused(await postTransfer(ctx, { kind: "void_pending", idempotencyKey: key(), pendingId: hold.id }))).toBe("pending_already_posted");
 
-    const hold2 = ok(await postTransfer(ctx, { kind: "pending", idempotencyKey: key(), legs: [{ debitAccountId: s.customer, creditAccountId: s.op, amount: 70n }] }));
+    const hold2 = ok(
+      await postTransfer(ctx, { kind: "pending", idempotencyKey: key(), legs: [{ debitAccountId: s.customer, creditAccountId: s.op, amount: 70n }] }),
+    );
     ok(await postTransfer(ctx, { kind: "void_pending", idempotencyKey: key(), pendingId: hold2.id }));
     expect((await getTransfer(db, hold2.id))!.status).toBe("voided");
     expect(refused(await postTransfer(ctx, { kind: "post_pending", idempotencyKey: key(), pendingId: hold2.id }))).toBe("pending_already_voided");
@@ -168,7 +213,14 @@ describe("two-phase", () => {
   it("expires timed-out holds through the worker, once, and then refuses to post them", async () => {
     const s = await setup();
     ok(await postTransfer(ctx, move(s.funding, s.customer, 50n)));
-    const hold = ok(await postTransfer(ctx, { kind: "pending", idempotencyKey: key(), timeoutSeconds: 1, legs: [{ debitAccountId: s.customer, creditAccountId: s.op, amount: 50n }] }));
+    const hold = ok(
+      await postTransfer(ctx, {
+        kind: "pending",
+        idempotencyKey: key(),
+        timeoutSeconds: 1,
+        legs: [{ debitAccountId: s.customer, creditAccountId: s.op, amount: 50n }],
+      }),
+    );
     expect(hold.timeoutAt!.getTime() - hold.createdAt.getTime()).toBe(1000);
     expect(await getBalance(db, s.customer)).toMatchObject({ available: 0n });
     await new Promise((r) => setTimeout(r, 1100));
@@ -220,7 +272,10 @@ describe("history", () => {
   it("pages through an account's entries with a stable cursor and a running balance", async () => {
     const s = await setup();
     const amounts = Array.from({ length: 25 }, (_, i) => BigInt(i + 1));
-    await postTransfers(ctx, amounts.map((a) => move(s.funding, s.op, a)));
+    await postTransfers(
+      ctx,
+      amounts.map((a) => move(s.funding, s.op, a)),
+    );
     const seen: bigint[] = [];
     let cursor: string | undefined;
     let pages = 0;
@@ -242,7 +297,10 @@ describe("history", () => {
 
   it("pages in numeric id order past ids of different lengths (9 → 10 → 100)", async () => {
     const s = await setup();
-    await postTransfers(ctx, Array.from({ length: 120 }, () => move(s.funding, s.op, 1n)));
+    await postTransfers(
+      ctx,
+      Array.from({ length: 120 }, () => move(s.funding, s.op, 1n)),
+    );
     const ids: bigint[] = [];
     let cursor: string | undefined;
     do {

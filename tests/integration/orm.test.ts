@@ -20,11 +20,15 @@ describe("the query builder (src/db/orm.ts)", () => {
   });
 
   it("reads and writes in the caller's transaction, and a rollback takes its writes back", async () => {
-    await expect(db.transaction(async (tx) => {
-      await run(orm(tx).insert(marketplaces).values({ id: "orm-m", name: "Rolled back" }));
-      expect(await run(orm(tx).select({ name: marketplaces.name }).from(marketplaces).where(eq(marketplaces.id, "orm-m")))).toEqual([{ name: "Rolled back" }]);
-      throw new Error("roll back");
-    })).rejects.toThrow("roll back");
+    await expect(
+      db.transaction(async (tx) => {
+        await run(orm(tx).insert(marketplaces).values({ id: "orm-m", name: "Rolled back" }));
+        expect(await run(orm(tx).select({ name: marketplaces.name }).from(marketplaces).where(eq(marketplaces.id, "orm-m")))).toEqual([
+          { name: "Rolled back" },
+        ]);
+        throw new Error("roll back");
+      }),
+    ).rejects.toThrow("roll back");
     expect(await run(orm(db).select().from(marketplaces).where(eq(marketplaces.id, "orm-m")))).toEqual([]);
   });
 

@@ -23,15 +23,24 @@ function startWorker(world: PayoutWorld, extraEnv: Record<string, string> = {}) 
   const child = spawn(process.execPath, ["--import", "tsx", "src/workers/main.ts"], {
     cwd: root,
     env: {
-      ...process.env, ...world.db.env, ...world.env, CHAINS: world.chainsJson, PAYOUT_INTERVAL_MS: "100", LOG_LEVEL: "warn",
-      HOLD_EXPIRY_INTERVAL_MS: "60000", JOURNAL_SEAL_INTERVAL_MS: "60000", ...extraEnv,
+      ...process.env,
+      ...world.db.env,
+      ...world.env,
+      CHAINS: world.chainsJson,
+      PAYOUT_INTERVAL_MS: "100",
+      LOG_LEVEL: "warn",
+      HOLD_EXPIRY_INTERVAL_MS: "60000",
+      JOURNAL_SEAL_INTERVAL_MS: "60000",
+      ...extraEnv,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
   child.stdout!.on("data", (d) => (output += d));
   child.stderr!.on("data", (d) => (output += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
   return { child, exited, output: () => output };
 }
 
@@ -47,7 +56,8 @@ async function waitFor(cond: () => Promise<boolean>, ms: number, what: () => str
 /** What the database shows right after the kill: the worker died where it was meant to. */
 async function expectStateAtKill(world: PayoutWorld, point: string): Promise<void> {
   const txs = await world.db.query<{ status: string; hash: string | null; broadcast_at: Date | null }>(
-    `select c.status, a.hash, a.broadcast_at from chain_transactions c left join chain_tx_attempts a on a.chain_tx_id = c.id order by c.created_at`);
+    `select c.status, a.hash, a.broadcast_at from chain_transactions c left join chain_tx_attempts a on a.chain_tx_id = c.id order by c.created_at`,
+  );
   const statuses = (await world.db.query<{ status: string }>("select status from payouts order by id")).map((r) => r.status);
   switch (point) {
     case "after_batch":
@@ -83,10 +93,21 @@ describe.skipIf(!onRealPostgres)(`the payout worker killed (SIGKILL) at each ste
         await w.operator(`k-${point}-2`, { [TOKEN]: 1_000_000n }),
         await w.operator(`k-${point}-3`, { [NATIVE]: parseEther("1") }),
       ];
-      const wanted: Array<[number, string, bigint]> = [[0, TOKEN, 400_000n], [1, TOKEN, 1_000_000n], [2, NATIVE, parseEther("0.25")]];
+      const wanted: Array<[number, string, bigint]> = [
+        [0, TOKEN, 400_000n],
+        [1, TOKEN, 1_000_000n],
+        [2, NATIVE, parseEther("0.25")],
+      ];
       const ids: string[] = [];
       for (const [i, asset, amount] of wanted) {
-        const { payout } = await createPayout(w.db, w.settlements, { operatorId: ops[i]!.id, asset, amount, trigger: "request", requestedBy: "test", idempotencyKey: `crash-${point}-${i}` });
+        const { payout } = await createPayout(w.db, w.settlements, {
+          operatorId: ops[i]!.id,
+          asset,
+          amount,
+          trigger: "request",
+          requestedBy: "test",
+          idempotencyKey: `crash-${point}-${i}`,
+        });
         ids.push(payout.id);
       }
       const signerBefore = await w.chain.nativeBalance(w.chain.signer.address);
@@ -101,10 +122,14 @@ describe.skipIf(!onRealPostgres)(`the payout worker killed (SIGKILL) at each ste
 
       const revived = startWorker(w);
       try {
-        await waitFor(async () => {
-          const ps = await Promise.all(ids.map((id) => getPayout(world.db, id)));
-          return ps.every((p) => p!.status === "confirmed" || p!.status === "failed");
-        }, 60_000, () => revived.output());
+        await waitFor(
+          async () => {
+            const ps = await Promise.all(ids.map((id) => getPayout(world.db, id)));
+            return ps.every((p) => p!.status === "confirmed" || p!.status === "failed");
+          },
+          60_000,
+          () => revived.output(),
+        );
       } finally {
         revived.child.kill("SIGTERM");
         await revived.exited;
@@ -117,7 +142,13 @@ describe.skipIf(!onRealPostgres)(`the payout worker killed (SIGKILL) at each ste
       expect(await w.chain.tokenBalance(ops[1]!.address)).toBe(1_000_000n);
       expect(await w.chain.nativeBalance(ops[2]!.address)).toBe(parseEther("0.25"));
       for (const id of ids) {
-        const logs = await w.chain.public.getContractEvents({ address: w.chain.vault, abi: PayoutVault.abi, eventName: "Paid", args: { payoutId: payoutIdToBytes32(id) }, fromBlock: 0n });
+        const logs = await w.chain.public.getContractEvents({
+          address: w.chain.vault,
+          abi: PayoutVault.abi,
+          eventName: "Paid",
+          args: { payoutId: payoutIdToBytes32(id) },
+          fromBlock: 0n,
+        });
         expect(logs, `Paid events of ${id}`).toHaveLength(1);
       }
       // Ledger = chain: what left the vault, and the gas the signer paid.

@@ -19,19 +19,33 @@ afterEach(async () => {
 });
 
 const request = (world: PayoutWorld, operatorId: string, asset: string, amount: bigint) =>
-  createPayout(world.db, world.settlements, { operatorId, asset, amount, trigger: "request", requestedBy: "test", idempotencyKey: `req-${Math.random()}` })
-    .then((r) => r.payout);
+  createPayout(world.db, world.settlements, {
+    operatorId,
+    asset,
+    amount,
+    trigger: "request",
+    requestedBy: "test",
+    idempotencyKey: `req-${Math.random()}`,
+  }).then((r) => r.payout);
 
 async function attempts(world: PayoutWorld, payoutId: string) {
   return world.db.query<{ hash: string; attempt: number }>(
-    "select a.hash, a.attempt from chain_tx_attempts a join payouts p on p.chain_tx_id = a.chain_tx_id where p.id = $1 order by a.attempt", [payoutId]);
+    "select a.hash, a.attempt from chain_tx_attempts a join payouts p on p.chain_tx_id = a.chain_tx_id where p.id = $1 order by a.attempt",
+    [payoutId],
+  );
 }
 
 /** Paid events of the vault for a payout id, over the whole chain. */
 async function paidCount(world: PayoutWorld, payoutId: string): Promise<number> {
   const { PayoutVault } = await import("../../contracts/artifacts.js");
   const { payoutIdToBytes32 } = await import("../../src/domain/payouts.js");
-  const logs = await world.chain.public.getContractEvents({ address: world.chain.vault, abi: PayoutVault.abi, eventName: "Paid", args: { payoutId: payoutIdToBytes32(payoutId) }, fromBlock: 0n });
+  const logs = await world.chain.public.getContractEvents({
+    address: world.chain.vault,
+    abi: PayoutVault.abi,
+    eventName: "Paid",
+    args: { payoutId: payoutIdToBytes32(payoutId) },
+    fromBlock: 0n,
+  });
   return logs.length;
 }
 
@@ -52,9 +66,12 @@ describe("payouts under chain faults", () => {
     // The token is paused before the payout is mined (paid a higher tip, so it is mined first).
     const fees = await w.chain.public.estimateFeesPerGas();
     const pause = await w.chain.deployerWallet.sendTransaction({
-      account: w.chain.deployer, chain: w.chain.deployerWallet.chain, to: w.chain.token,
+      account: w.chain.deployer,
+      chain: w.chain.deployerWallet.chain,
+      to: w.chain.token,
       data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "setPaused", args: [true] }),
-      maxPriorityFeePerGas: fees.maxPriorityFeePerGas * 100n, maxFeePerGas: fees.maxFeePerGas * 100n,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas * 100n,
+      maxFeePerGas: fees.maxFeePerGas * 100n,
     });
     await w.chain.test.mine({ blocks: 1 });
     expect((await w.chain.public.getTransactionReceipt({ hash: pause })).status).toBe("success");
@@ -171,7 +188,10 @@ describe("payouts under chain faults", () => {
     expect((await getPayout(w.db, p1.id))!.status).toBe("confirmed");
     expect((await getPayout(w.db, p2.id))!.status).not.toBe("confirmed");
     // Nothing was signed over and over with rising fees while the signer could not pay.
-    const signed = await w.db.query<{ n: string }>("select count(*)::text as n from chain_tx_attempts a join payouts p on p.chain_tx_id = a.chain_tx_id where p.id = $1", [p2.id]);
+    const signed = await w.db.query<{ n: string }>(
+      "select count(*)::text as n from chain_tx_attempts a join payouts p on p.chain_tx_id = a.chain_tx_id where p.id = $1",
+      [p2.id],
+    );
     expect(Number(signed[0]!.n)).toBeLessThanOrEqual(1);
     await w.chain.test.setBalance({ address: w.chain.signer.address, value: parseEther("10") });
     const [done] = await w.drive([p2.id]);
@@ -217,12 +237,17 @@ describe("payouts under chain faults", () => {
     // On PostgreSQL each worker has its own connection pool, as two processes would.
     const other = onRealPostgres ? await openDatabase({ url: w.db.env.DATABASE_URL!, maxConnections: 5, clock: w.db.clock }) : undefined;
     try {
-      const done = await w.drive(ps.map((p) => p.id), [w.worker(), w.worker({ db: other })]);
+      const done = await w.drive(
+        ps.map((p) => p.id),
+        [w.worker(), w.worker({ db: other })],
+      );
       expect(done.every((p) => p.status === "confirmed")).toBe(true);
       for (const op of ops) expect(await w.chain.tokenBalance(op.address)).toBe(1_000n);
       for (const p of ps) expect(await paidCount(w, p.id)).toBe(1);
       // Nonces are taken once each, without gaps.
-      const nonces = (await w.db.query<{ nonce: string }>("select nonce::text as nonce from chain_transactions where nonce is not null order by nonce")).map((r) => Number(r.nonce));
+      const nonces = (await w.db.query<{ nonce: string }>("select nonce::text as nonce from chain_transactions where nonce is not null order by nonce")).map(
+        (r) => Number(r.nonce),
+      );
       expect(nonces).toEqual(nonces.map((_, i) => i));
       expect(await w.chain.public.getTransactionCount({ address: w.chain.signer.address })).toBe(nonces.length);
       expect((await w.balance("treasury:31337", TOKEN)).credits).toBe(8_000n);

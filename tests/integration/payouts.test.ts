@@ -11,8 +11,14 @@ afterEach(async () => {
 
 let keyN = 0;
 const request = (world: PayoutWorld, operatorId: string, asset: string, amount: bigint) =>
-  createPayout(world.db, world.settlements, { operatorId, asset, amount, trigger: "request", requestedBy: "test", idempotencyKey: `req-${++keyN}-${Math.random()}` })
-    .then((r) => r.payout);
+  createPayout(world.db, world.settlements, {
+    operatorId,
+    asset,
+    amount,
+    trigger: "request",
+    requestedBy: "test",
+    idempotencyKey: `req-${++keyN}-${Math.random()}`,
+  }).then((r) => r.payout);
 
 describe("payouts on a local chain", () => {
   it("pays ERC-20 payouts of several operators in one batch; chain and ledger agree", async () => {
@@ -58,7 +64,12 @@ describe("payouts on a local chain", () => {
     expect(done!.status).toBe("confirmed");
     expect(await w.chain.nativeBalance(op.address)).toBe(parseEther("1.5"));
     expect(await w.chain.nativeBalance(w.chain.vault)).toBe(parseEther("98.5"));
-    expect(await w.balance("operator:op-n:payable", NATIVE)).toEqual({ debits: parseEther("1.5"), credits: parseEther("5"), debitsPending: 0n, creditsPending: 0n });
+    expect(await w.balance("operator:op-n:payable", NATIVE)).toEqual({
+      debits: parseEther("1.5"),
+      credits: parseEther("5"),
+      debitsPending: 0n,
+      creditsPending: 0n,
+    });
   });
 
   it("isolates a recipient that refuses the native token and pays the rest of the batch", async () => {
@@ -89,7 +100,7 @@ describe("payouts on a local chain", () => {
     await registerOperator(w.db, { id: "no-address", name: "n" });
     await w.credit("no-address", TOKEN, 10n);
     await expect(request(w, "no-address", TOKEN, 5n)).rejects.toMatchObject({ code: "payout_address_missing" });
-    expect((await getPayout(w.db, "00000000-0000-7000-8000-000000000000"))).toBeUndefined();
+    expect(await getPayout(w.db, "00000000-0000-7000-8000-000000000000")).toBeUndefined();
   });
 });
 
@@ -112,15 +123,28 @@ describe("payouts the worker refuses to send", () => {
   });
 
   it("when the chain's settings list its assets, only those are paid out, and they must match the ledger's", async () => {
-    const world = await payoutWorld({ chainOverrides: { assets: [{ code: "ETH", decimals: 18 }, { code: TOKEN, token: `0x${"99".repeat(20)}`, decimals: 6 }] } });
+    const world = await payoutWorld({
+      chainOverrides: {
+        assets: [
+          { code: "ETH", decimals: 18 },
+          { code: TOKEN, token: `0x${"99".repeat(20)}`, decimals: 6 },
+        ],
+      },
+    });
     w = world;
     const op = await world.operator("op-listed", { [TOKEN]: 100n, [NATIVE]: 100n });
-    await expect(request(world, op.id, TOKEN, 10n)).rejects.toMatchObject({ code: "chain_not_configured", message: expect.stringMatching(/differs from the chain's settings/) });
+    await expect(request(world, op.id, TOKEN, 10n)).rejects.toMatchObject({
+      code: "chain_not_configured",
+      message: expect.stringMatching(/differs from the chain's settings/),
+    });
     expect((await request(world, op.id, NATIVE, 10n)).status).toBe("pending");
     const { createAsset } = await import("../../src/services/create-asset.js");
     await createAsset(world.db, { code: "OTHER", scale: 6, settlement: { kind: "erc20", chainId: 31337, tokenAddress: await world.chain.deployStablecoin() } });
     await world.credit(op.id, "OTHER", 5n);
-    await expect(request(world, op.id, "OTHER", 5n)).rejects.toMatchObject({ code: "chain_not_configured", message: expect.stringMatching(/not among the assets/) });
+    await expect(request(world, op.id, "OTHER", 5n)).rejects.toMatchObject({
+      code: "chain_not_configured",
+      message: expect.stringMatching(/not among the assets/),
+    });
   });
 
   it("a vault that is not the signer's: nothing is signed", async () => {

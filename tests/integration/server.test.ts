@@ -62,7 +62,9 @@ describe("the service process", () => {
   });
 
   it("refuses to start on bad configuration, naming each bad variable", async () => {
-    const p = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env: { ...process.env, PORT: "eighty", ADMIN_API_KEY: "short", DATABASE_URL: "mysql://x" } });
+    const p = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      env: { ...process.env, PORT: "eighty", ADMIN_API_KEY: "short", DATABASE_URL: "mysql://x" },
+    });
     let out = "";
     p.stderr.on("data", (c: Buffer) => (out += c.toString()));
     const code = await new Promise((resolve) => p.on("exit", resolve));
@@ -86,7 +88,9 @@ describe("the service process", () => {
     expect([asset.status, a.status, b.status]).toEqual([201, 201, 201]);
 
     // 40 transfers in flight when SIGTERM arrives: every one is answered and recorded.
-    const inflight = Array.from({ length: 40 }, () => post("/v1/transfers", { legs: [{ debit_account_id: a.body.id, credit_account_id: b.body.id, amount: "1" }] }));
+    const inflight = Array.from({ length: 40 }, () =>
+      post("/v1/transfers", { legs: [{ debit_account_id: a.body.id, credit_account_id: b.body.id, amount: "1" }] }),
+    );
     await new Promise((r) => setTimeout(r, 30));
     proc!.kill("SIGTERM");
     const answers = await Promise.allSettled(inflight);

@@ -35,14 +35,17 @@ afterAll(async () => {
 });
 
 const env = () => ({ KEY_A: a.signerKey, KEY_B: b.signerKey });
-const settings = (nativeA: string, nativeB: string) => JSON.stringify([
-  chainSettingsFor(a, { name: "alpha", native_asset: { code: nativeA, decimals: 18 } }, "KEY_A"),
-  chainSettingsFor(b, { name: "beta", native_asset: { code: nativeB, decimals: 18 } }, "KEY_B"),
-]);
+const settings = (nativeA: string, nativeB: string) =>
+  JSON.stringify([
+    chainSettingsFor(a, { name: "alpha", native_asset: { code: nativeA, decimals: 18 } }, "KEY_A"),
+    chainSettingsFor(b, { name: "beta", native_asset: { code: nativeB, decimals: 18 } }, "KEY_B"),
+  ]);
 
 describe("two chains whose native tokens share a code", () => {
   it("are refused at start, naming both", () => {
-    expect(() => loadChains({ CHAINS: settings("ETH", "ETH") }, env())).toThrow(/asset code ETH names the native token of chain alpha \(31337\) and the native token of chain beta \(31338\)/);
+    expect(() => loadChains({ CHAINS: settings("ETH", "ETH") }, env())).toThrow(
+      /asset code ETH names the native token of chain alpha \(31337\) and the native token of chain beta \(31338\)/,
+    );
   });
 
   it("with a code each, pay on both chains and settle each in the ledger, gas booked in each chain's own native asset", async () => {
@@ -54,17 +57,52 @@ describe("two chains whose native tokens share a code", () => {
     await registerOperator(db, { id: "op", name: "op" });
     const wallet = privateKeyToAccount(generatePrivateKey());
     const ids: string[] = [];
-    for (const [chainId, code] of [[31337n, "TUSD-A"], [31338n, "TUSD-B"]] as const) {
+    for (const [chainId, code] of [
+      [31337n, "TUSD-A"],
+      [31338n, "TUSD-B"],
+    ] as const) {
       const ch = await issueAddressChallenge(db, settlements, "op", chainId, wallet.address, db.clock.now());
-      await setPayoutAddress(db, settlements, { operatorId: "op", chainId, address: wallet.address, challengeId: ch.id, signature: await wallet.signMessage({ message: ch.message }), changedBy: "test" });
+      await setPayoutAddress(db, settlements, {
+        operatorId: "op",
+        chainId,
+        address: wallet.address,
+        challengeId: ch.id,
+        signature: await wallet.signMessage({ message: ch.message }),
+        changedBy: "test",
+      });
       const asset = (await db.query<{ id: string }>("select id from assets where code = $1", [code]))[0]!;
-      const funding = { assetId: asset.id, marketplaceId: null, ref: "test:funding", code: "test_funding", ownerType: "platform", ownerId: "test", normalSide: "debit" as const };
+      const funding = {
+        assetId: asset.id,
+        marketplaceId: null,
+        ref: "test:funding",
+        code: "test_funding",
+        ownerType: "platform",
+        ownerId: "test",
+        normalSide: "debit" as const,
+      };
       const payable = chart.operatorPayable(asset.id, "op");
       await writeTransfers(db, async (tx) => {
         const acc = await ensureAccounts(tx, [funding, payable]);
-        return [{ kind: "standard", idempotencyKey: `fund-${code}`, legs: [{ debitAccountId: acc.get(specKey(funding))!, creditAccountId: acc.get(specKey(payable))!, amount: 5_000_000n }] }];
+        return [
+          {
+            kind: "standard",
+            idempotencyKey: `fund-${code}`,
+            legs: [{ debitAccountId: acc.get(specKey(funding))!, creditAccountId: acc.get(specKey(payable))!, amount: 5_000_000n }],
+          },
+        ];
       });
-      ids.push((await createPayout(db, settlements, { operatorId: "op", asset: code, amount: 5_000_000n, trigger: "request", requestedBy: "test", idempotencyKey: `pay-${code}` })).payout.id);
+      ids.push(
+        (
+          await createPayout(db, settlements, {
+            operatorId: "op",
+            asset: code,
+            amount: 5_000_000n,
+            trigger: "request",
+            requestedBy: "test",
+            idempotencyKey: `pay-${code}`,
+          })
+        ).payout.id,
+      );
     }
     const worker = new PayoutWorker(db, settlements, { log: createLogger("silent") });
     for (let round = 0; round < 30; round++) {
@@ -80,8 +118,12 @@ describe("two chains whose native tokens share a code", () => {
     // Gas: each chain's in its own native asset, opened by the worker under the code the settings give.
     const gas = await db.query<{ code: string; chain_id: string; ref: string; debits: string }>(
       `select s.code, s.chain_id::text as chain_id, a.ref, b.debits_posted::text as debits from accounts a join assets s on s.id = a.asset_id
-         join account_balances b on b.account_id = a.id where a.ref like 'expense:gas:%' order by s.chain_id`);
-    expect(gas.map((g) => [g.code, g.chain_id, g.ref])).toEqual([["ETH-A", "31337", "expense:gas:31337"], ["ETH-B", "31338", "expense:gas:31338"]]);
+         join account_balances b on b.account_id = a.id where a.ref like 'expense:gas:%' order by s.chain_id`,
+    );
+    expect(gas.map((g) => [g.code, g.chain_id, g.ref])).toEqual([
+      ["ETH-A", "31337", "expense:gas:31337"],
+      ["ETH-B", "31338", "expense:gas:31338"],
+    ]);
     for (const g of gas) expect(BigInt(g.debits)).toBeGreaterThan(0n);
     expect((await verifyLedger(db)).violations).toEqual([]);
 

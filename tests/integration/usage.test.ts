@@ -31,11 +31,16 @@ describe("usage ingestion", () => {
     expect(r.status).toBe("accepted");
     if (r.status !== "accepted") return;
     expect(r.record).toMatchObject({ gross: 2_498_400n, net: 2_223_576n, feeScheduleVersion: 1, metadata: { job: "j1" } });
-    expect(r.record.fees.map((f) => [f.party, f.amount])).toEqual([["marketplace", 249_840n], ["protocol", 24_984n]]);
+    expect(r.record.fees.map((f) => [f.party, f.amount])).toEqual([
+      ["marketplace", 249_840n],
+      ["protocol", 24_984n],
+    ]);
     const t = (await getTransfer(db, r.record.transferId))!;
     expect(t.effectiveAt).toEqual(usageMonth.day(11));
     expect(t.legs.map((l) => [l.creditAccountId, l.postedAmount])).toEqual([
-      [w.accounts.operator(0), 2_223_576n], [w.accounts.marketplaceFees, 249_840n], [w.accounts.protocolFees, 24_984n],
+      [w.accounts.operator(0), 2_223_576n],
+      [w.accounts.marketplaceFees, 249_840n],
+      [w.accounts.protocolFees, 24_984n],
     ]);
     expect(await w.posted(w.accounts.prepaid)).toBe(1_000_000_000n - 2_498_400n);
     expect(await w.posted(w.accounts.operator(0))).toBe(2_223_576n);
@@ -66,8 +71,15 @@ describe("usage ingestion", () => {
       { marketplaceId: w.m, input: w.record("i", { customerId: "postpaid" }) }, // a receivable may go negative
     ]);
     expect(statuses(results)).toEqual([
-      "rejected:customer_not_found", "rejected:operator_not_found", "rejected:asset_not_found", "rejected:usage_in_future",
-      "rejected:rates_to_zero", "rejected:exceeds_credits", "rejected:invalid_request", "rejected:no_fee_schedule", "accepted",
+      "rejected:customer_not_found",
+      "rejected:operator_not_found",
+      "rejected:asset_not_found",
+      "rejected:usage_in_future",
+      "rejected:rates_to_zero",
+      "rejected:exceeds_credits",
+      "rejected:invalid_request",
+      "rejected:no_fee_schedule",
+      "accepted",
     ]);
     expect(await w.posted(w.accounts.postpaid)).toBe(-2_498_400n);
   });
@@ -76,8 +88,24 @@ describe("usage ingestion", () => {
     const w = await usageWorld(ctx);
     await publishFeeSchedule(db, { marketplaceId: w.m, effectiveFrom: new Date("2026-06-01T00:00:00Z"), rules: [{ party: "marketplace", bps: 500 }] });
     const [before, after] = await ingestUsage(db, [
-      { marketplaceId: w.m, input: w.record("old", { amount: "1000000", unitPrice: undefined, periodStart: new Date("2026-05-31T00:00:00Z"), periodEnd: new Date("2026-05-31T23:59:59Z") }) },
-      { marketplaceId: w.m, input: w.record("new", { amount: "1000000", unitPrice: undefined, periodStart: new Date("2026-05-31T23:00:00Z"), periodEnd: new Date("2026-06-01T00:00:00Z") }) },
+      {
+        marketplaceId: w.m,
+        input: w.record("old", {
+          amount: "1000000",
+          unitPrice: undefined,
+          periodStart: new Date("2026-05-31T00:00:00Z"),
+          periodEnd: new Date("2026-05-31T23:59:59Z"),
+        }),
+      },
+      {
+        marketplaceId: w.m,
+        input: w.record("new", {
+          amount: "1000000",
+          unitPrice: undefined,
+          periodStart: new Date("2026-05-31T23:00:00Z"),
+          periodEnd: new Date("2026-06-01T00:00:00Z"),
+        }),
+      },
     ]);
     expect(before!.status === "accepted" && [before!.record.feeScheduleVersion, before!.record.net]).toEqual([1, 890_000n]);
     expect(after!.status === "accepted" && [after!.record.feeScheduleVersion, after!.record.net]).toEqual([2, 950_000n]);
@@ -86,9 +114,23 @@ describe("usage ingestion", () => {
   it("writes nothing of an atomic batch with a rejected record", async () => {
     const w = await usageWorld(ctx, 3_000_000n);
     const before = await w.posted(w.accounts.prepaid);
-    const invalid = await ingestUsage(db, [{ marketplaceId: w.m, input: w.record("x1") }, { marketplaceId: w.m, input: w.record("x2", { customerId: "nobody" }) }], { atomic: true });
+    const invalid = await ingestUsage(
+      db,
+      [
+        { marketplaceId: w.m, input: w.record("x1") },
+        { marketplaceId: w.m, input: w.record("x2", { customerId: "nobody" }) },
+      ],
+      { atomic: true },
+    );
     expect(statuses(invalid)).toEqual(["rejected:atomic_batch_aborted", "rejected:customer_not_found"]);
-    const broke = await ingestUsage(db, [{ marketplaceId: w.m, input: w.record("y1") }, { marketplaceId: w.m, input: w.record("y2") }], { atomic: true });
+    const broke = await ingestUsage(
+      db,
+      [
+        { marketplaceId: w.m, input: w.record("y1") },
+        { marketplaceId: w.m, input: w.record("y2") },
+      ],
+      { atomic: true },
+    );
     expect(statuses(broke)).toEqual(["rejected:atomic_batch_aborted", "rejected:exceeds_credits"]);
     expect(await w.posted(w.accounts.prepaid)).toBe(before);
     const [count] = await db.query<{ n: string }>("select count(*)::text as n from usage_records where marketplace_id = $1", [w.m]);
@@ -113,8 +155,9 @@ describe("usage ingestion", () => {
     const accepted = results.filter((r) => r.status === "accepted") as Extract<UsageResult, { status: "accepted" }>[];
     const gross = sumOf(accepted.map((r) => r.record.gross));
     const net = (i: number) => sumOf(accepted.filter((r) => r.record.operatorId === w.operators[i]).map((r) => r.record.net));
-    expect(await w.posted(w.accounts.operator(0)) + await w.posted(w.accounts.operator(1)) + await w.posted(w.accounts.operator(2)))
-      .toBe(net(0) + net(1) + net(2) + 2_223_576n);
+    expect((await w.posted(w.accounts.operator(0))) + (await w.posted(w.accounts.operator(1))) + (await w.posted(w.accounts.operator(2)))).toBe(
+      net(0) + net(1) + net(2) + 2_223_576n,
+    );
     expect(await w.posted(w.accounts.prepaid)).toBe(10n ** 15n - gross - 2_498_400n);
     console.log(`10,000-record batch ingested in ${ms} ms on ${db.kind}`);
   });
@@ -123,10 +166,18 @@ describe("usage ingestion", () => {
 describe.skipIf(!onRealPostgres)(`usage under concurrency ${NEEDS_PG}`, () => {
   it("20 concurrent submissions of the same batch post each record once", async () => {
     const w = await usageWorld(ctx, 10n ** 15n);
-    const items = Array.from({ length: 200 }, (_, i) => ({ marketplaceId: w.m, input: w.record(`same-${i}`, { operatorId: w.operators[i % 3]!, amount: "1000", unitPrice: undefined }) }));
+    const items = Array.from({ length: 200 }, (_, i) => ({
+      marketplaceId: w.m,
+      input: w.record(`same-${i}`, { operatorId: w.operators[i % 3]!, amount: "1000", unitPrice: undefined }),
+    }));
     const all = await Promise.all(Array.from({ length: 20 }, () => ingestUsage(db, items)));
     for (let i = 0; i < items.length; i++) {
-      const ids = new Set(all.map((rs) => { const r = rs[i]!; return r.status === "rejected" ? r.error.code : r.record.id; }));
+      const ids = new Set(
+        all.map((rs) => {
+          const r = rs[i]!;
+          return r.status === "rejected" ? r.error.code : r.record.id;
+        }),
+      );
       expect([...ids], `record ${i}`).toHaveLength(1);
       expect(all.filter((rs) => rs[i]!.status === "accepted").length).toBe(1);
     }
@@ -150,8 +201,11 @@ describe.skipIf(!onRealPostgres)(`usage under concurrency ${NEEDS_PG}`, () => {
 
   it("a prepaid customer never goes below zero under concurrent usage", async () => {
     const w = await usageWorld(ctx, 1_000_000n);
-    const results = await Promise.all(Array.from({ length: 60 }, (_, i) =>
-      ctx.usage.submit({ marketplaceId: w.m, input: w.record(`spend-${i}`, { amount: "30000", unitPrice: undefined, operatorId: w.operators[i % 3]! }) })));
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        ctx.usage.submit({ marketplaceId: w.m, input: w.record(`spend-${i}`, { amount: "30000", unitPrice: undefined, operatorId: w.operators[i % 3]! }) }),
+      ),
+    );
     const accepted = results.filter((r) => r.status === "accepted").length;
     expect(accepted).toBe(33); // floor(1,000,000 / 30,000)
     expect(results.filter((r) => r.status === "rejected").every((r) => r.status === "rejected" && r.error.code === "exceeds_credits")).toBe(true);
@@ -181,7 +235,10 @@ describe("how usage is written", () => {
     const w = await usageWorld(ctx, 10n ** 15n);
     const run = async (n: number, tag: string) => {
       const { spy, counts } = countStatements(db);
-      const items = Array.from({ length: n }, (_, i) => ({ marketplaceId: w.m, input: w.record(`${tag}-${i}`, { operatorId: w.operators[i % 3]!, amount: "1000", unitPrice: undefined }) }));
+      const items = Array.from({ length: n }, (_, i) => ({
+        marketplaceId: w.m,
+        input: w.record(`${tag}-${i}`, { operatorId: w.operators[i % 3]!, amount: "1000", unitPrice: undefined }),
+      }));
       const results = await ingestUsage(spy, items);
       expect(results.every((r) => r.status === "accepted")).toBe(true);
       return counts;
@@ -201,8 +258,11 @@ describe("how usage is written", () => {
     const w = await usageWorld(ctx, 10n ** 15n);
     const { spy, counts } = countStatements(db);
     const committed = createLedgerContext(spy, { maxConcurrent: 1 });
-    const results = await Promise.all(Array.from({ length: 100 }, (_, i) =>
-      committed.usage.submit({ marketplaceId: w.m, input: w.record(`gc-${i}`, { amount: "1000", unitPrice: undefined }) })));
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        committed.usage.submit({ marketplaceId: w.m, input: w.record(`gc-${i}`, { amount: "1000", unitPrice: undefined }) }),
+      ),
+    );
     await closeLedgerContext(committed);
     expect(results.every((r) => r.status === "accepted")).toBe(true);
     expect(counts.get("insert into transfers")!).toBeLessThan(10);
@@ -210,7 +270,14 @@ describe("how usage is written", () => {
 
   it("a hold that times out is closed by the expirer and its remainder returned", async () => {
     const w = await usageWorld(ctx, 10_000_000n);
-    const hold = await openHold(db, { marketplaceId: w.m, customerId: "prepaid", asset: w.asset.code, amount: 4_000_000n, timeoutSeconds: 1, idempotencyKey: `hold-${w.m}` });
+    const hold = await openHold(db, {
+      marketplaceId: w.m,
+      customerId: "prepaid",
+      asset: w.asset.code,
+      amount: 4_000_000n,
+      timeoutSeconds: 1,
+      idempotencyKey: `hold-${w.m}`,
+    });
     expect(await w.posted(w.accounts.prepaid)).toBe(6_000_000n);
     const used = await ctx.usage.submit({ marketplaceId: w.m, input: w.record("on-hold", { holdId: hold.id, amount: "1000000", unitPrice: undefined }) });
     expect(used.status).toBe("accepted");

@@ -14,7 +14,9 @@ afterEach(async () => {
 
 let keyN = 0;
 const request = (world: PayoutWorld, operatorId: string, asset: string, amount: bigint) =>
-  createPayout(world.db, world.settlements, { operatorId, asset, amount, trigger: "request", requestedBy: "test", idempotencyKey: `short-${++keyN}` }).then((r) => r.payout);
+  createPayout(world.db, world.settlements, { operatorId, asset, amount, trigger: "request", requestedBy: "test", idempotencyKey: `short-${++keyN}` }).then(
+    (r) => r.payout,
+  );
 
 /** Ticks and mines until `id` is confirmed or `rounds` pass; returns its states seen. */
 async function tickUntil(world: PayoutWorld, ids: string[], until: (statuses: string[]) => boolean, rounds = 30) {
@@ -49,7 +51,10 @@ describe("a short vault: payouts wait for funds, never fail for it", () => {
     expect(check.pending).toEqual({ payouts: 1, amount: 650_000_000_000n, shortfall: 300_000_000_000n });
 
     // The vault is funded: the waiting payout is paid.
-    await w.chain.send({ to: w.chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [w.chain.vault, 500_000_000_000n] }) });
+    await w.chain.send({
+      to: w.chain.token,
+      data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [w.chain.vault, 500_000_000_000n] }),
+    });
     const [paid] = await tickUntil(w, [pb.id], ([s]) => s === "confirmed");
     expect(paid).toMatchObject({ status: "confirmed", note: null });
     expect(await w.chain.tokenBalance(b.address)).toBe(650_000_000_000n);

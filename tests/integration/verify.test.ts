@@ -75,7 +75,9 @@ describe("verify", () => {
 
   it("seals a backlog in bounded seals, never splitting a database transaction", async () => {
     for (let i = 0; i < 5; i++) {
-      await writeTransfers(db, [{ kind: "standard", idempotencyKey: `backlog-${i}`, legs: [{ debitAccountId: ids.funding, creditAccountId: ids.op, amount: 1n }] }]);
+      await writeTransfers(db, [
+        { kind: "standard", idempotencyKey: `backlog-${i}`, legs: [{ debitAccountId: ids.funding, creditAccountId: ids.op, amount: 1n }] },
+      ]);
     }
     const counts: number[] = [];
     // A seal ends at the oldest transaction still running on the server (other tests' too): seal until all are covered.
@@ -92,7 +94,9 @@ describe("verify", () => {
 
   it("keeps extending and verifying the chain past ten seals", async () => {
     for (let i = 0; i < 12; i++) {
-      await writeTransfers(db, [{ kind: "standard", idempotencyKey: `more-${i}`, legs: [{ debitAccountId: ids.funding, creditAccountId: ids.op, amount: 1n }] }]);
+      await writeTransfers(db, [
+        { kind: "standard", idempotencyKey: `more-${i}`, legs: [{ debitAccountId: ids.funding, creditAccountId: ids.op, amount: 1n }] },
+      ]);
       expect(await sealNow(db)).toMatchObject({ id: BigInt(i + 1) });
     }
     expect(await verifyLedger(db)).toMatchObject({ ok: true, counts: { seals: 12 } });
@@ -110,8 +114,14 @@ describe("verify", () => {
 
   it("verifies seals of both digest formats in one chain, and names a change under either", async () => {
     expect(await sealNow(db, undefined, 1)).toMatchObject({ id: 1n, transferCount: 3 });
-    await writeTransfers(db, [{ kind: "standard", idempotencyKey: "after-format-1", metadata: { note: "sealed in format 2" },
-      legs: [{ debitAccountId: ids.funding, creditAccountId: ids.op, amount: 1n }] }]);
+    await writeTransfers(db, [
+      {
+        kind: "standard",
+        idempotencyKey: "after-format-1",
+        metadata: { note: "sealed in format 2" },
+        legs: [{ debitAccountId: ids.funding, creditAccountId: ids.op, amount: 1n }],
+      },
+    ]);
     expect(await sealNow(db)).toMatchObject({ id: 2n, transferCount: 1 });
     const formats = await db.query<{ format: number }>("select format from journal_seals order by id");
     expect(formats.map((f) => f.format)).toEqual([1, 2]);
@@ -138,12 +148,17 @@ describe("verify", () => {
       await one.query("set timezone = 'UTC'");
       await one.query("set datestyle = 'ISO, YMD'");
       expect(await sealNow(one)).toMatchObject({ id: 1n, transferCount: 3 });
-      await writeTransfers(one, [{ kind: "pending", idempotencyKey: "with-timeout", timeoutSeconds: 3600,
-        legs: [{ debitAccountId: ids.funding, creditAccountId: ids.op, amount: 1n }] }]);
+      await writeTransfers(one, [
+        { kind: "pending", idempotencyKey: "with-timeout", timeoutSeconds: 3600, legs: [{ debitAccountId: ids.funding, creditAccountId: ids.op, amount: 1n }] },
+      ]);
       await one.query("set timezone = 'Asia/Kolkata'");
       await one.query("set datestyle = 'SQL, DMY'");
       expect(await sealNow(one)).toMatchObject({ id: 2n, transferCount: 1 });
-      for (const [tz, style] of [["America/St_Johns", "German"], ["UTC", "Postgres, MDY"], ["Pacific/Chatham", "ISO, DMY"]]) {
+      for (const [tz, style] of [
+        ["America/St_Johns", "German"],
+        ["UTC", "Postgres, MDY"],
+        ["Pacific/Chatham", "ISO, DMY"],
+      ]) {
         await one.query(`set timezone = '${tz}'`);
         await one.query(`set datestyle = '${style}'`);
         expect(await verifyLedger(one)).toMatchObject({ ok: true, counts: { seals: 2 } });
@@ -178,7 +193,9 @@ describe("verify", () => {
     await db.query(
       `insert into entries (transfer_id, leg, account_id, asset_id, side, posted_amount, pending_amount, balance_after, effective_at)
        select transfer_id, 9, '01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e', asset_id, side, posted_amount, pending_amount, balance_after, effective_at
-         from entries where transfer_id = $1 limit 1`, [transferIds[0]]);
+         from entries where transfer_id = $1 limit 1`,
+      [transferIds[0]],
+    );
     const report = await verifyLedger(db);
     expect(report.violations.find((v) => v.check === "references")!.detail).toMatch(/names a missing account/);
   });

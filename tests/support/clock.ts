@@ -26,7 +26,9 @@ export function pastMonth(back = 2): { from: Date; to: Date; label: string; day:
   const from = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back, 1));
   const to = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - back + 1, 1));
   return {
-    from, to, label: from.toISOString().slice(0, 7),
+    from,
+    to,
+    label: from.toISOString().slice(0, 7),
     day: (hour = 10, dayOfMonth = 15) => new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), dayOfMonth, hour)),
   };
 }

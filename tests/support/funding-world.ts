@@ -18,32 +18,69 @@ export async function fundingWorld() {
     expectStatus(await a.call("POST", "/v1/api-keys", { body: { name: `${role} ${scope_id ?? ""}`, role, scope_id } }), 201).body.secret as string;
   for (const m of ["m", "b"]) {
     expectStatus(await a.call("POST", "/v1/marketplaces", { body: { id: m, name: `market ${m}` } }), 201);
-    expectStatus(await a.call("POST", `/v1/marketplaces/${m}/fee-schedules`, {
-      body: { effective_from: "2020-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 1000 }, { party: "protocol", bps: 100 }] },
-    }), 201);
+    expectStatus(
+      await a.call("POST", `/v1/marketplaces/${m}/fee-schedules`, {
+        body: {
+          effective_from: "2020-01-01T00:00:00Z",
+          rules: [
+            { party: "marketplace", bps: 1000 },
+            { party: "protocol", bps: 100 },
+          ],
+        },
+      }),
+      201,
+    );
   }
   const keys = {
-    market: await key("marketplace", "m"), b: await key("marketplace", "b"), finance: await key("finance"), finance2: await key("finance"), admin2: await key("admin"),
-    o: "", o2: "", honest: "",
+    market: await key("marketplace", "m"),
+    b: await key("marketplace", "b"),
+    finance: await key("finance"),
+    finance2: await key("finance"),
+    admin2: await key("admin"),
+    o: "",
+    o2: "",
+    honest: "",
   } as Record<string, string> & { market: string; b: string; finance: string; finance2: string; admin2: string; o: string; o2: string; honest: string };
   const wallets: Record<string, `0x${string}`> = {};
   for (const o of ["o", "o2", "honest"]) {
     expectStatus(await a.call("POST", "/v1/operators", { key: keys.market, body: { id: o, name: o } }), 201);
     keys[o] = await key("operator", o);
     const acct = privateKeyToAccount(generatePrivateKey());
-    const ch = expectStatus(await a.call("POST", `/v1/operators/${o}/payout-address-challenges`, { key: keys[o], body: { chain_id: 31337, address: acct.address } }), 201).body;
-    expectStatus(await a.call("PUT", `/v1/operators/${o}/payout-address`, {
-      key: keys[o], body: { chain_id: 31337, address: acct.address, challenge_id: ch.id, signature: await acct.signMessage({ message: ch.message }) },
-    }), 200);
+    const ch = expectStatus(
+      await a.call("POST", `/v1/operators/${o}/payout-address-challenges`, { key: keys[o], body: { chain_id: 31337, address: acct.address } }),
+      201,
+    ).body;
+    expectStatus(
+      await a.call("PUT", `/v1/operators/${o}/payout-address`, {
+        key: keys[o],
+        body: { chain_id: 31337, address: acct.address, challenge_id: ch.id, signature: await acct.signMessage({ message: ch.message }) },
+      }),
+      200,
+    );
     wallets[o] = acct.address;
   }
   for (const c of ["c", "d"]) expectStatus(await a.call("POST", "/v1/customers", { key: keys.market, body: { id: c, billing: "prepaid" } }), 201);
-  expectStatus(await a.call("POST", "/v1/customers", { key: keys.market, body: { id: "p", billing: "postpaid", credit_limits: [{ asset: TOKEN, credit_limit: "1000000000000000000000000" }] } }), 201);
+  expectStatus(
+    await a.call("POST", "/v1/customers", {
+      key: keys.market,
+      body: { id: "p", billing: "postpaid", credit_limits: [{ asset: TOKEN, credit_limit: "1000000000000000000000000" }] },
+    }),
+    201,
+  );
   expectStatus(await a.call("POST", "/v1/customers", { key: keys.b, body: { id: "bc", billing: "prepaid" } }), 201);
   let n = 0;
   const record = (operator: string, customer: string, amount: bigint, extra: Record<string, unknown> = {}) => ({
-    external_id: `u-${++n}`, operator_id: operator, customer_id: customer, resource: "gpu:h100", unit: "gpu_hour", quantity: "1", amount: amount.toString(), asset: TOKEN,
-    period_start: usageMonth.day(10).toISOString(), period_end: usageMonth.day(11).toISOString(), ...extra,
+    external_id: `u-${++n}`,
+    operator_id: operator,
+    customer_id: customer,
+    resource: "gpu:h100",
+    unit: "gpu_hour",
+    quantity: "1",
+    amount: amount.toString(),
+    asset: TOKEN,
+    period_start: usageMonth.day(10).toISOString(),
+    period_end: usageMonth.day(11).toISOString(),
+    ...extra,
   });
   const usage = async (operator: string, customer: string, amount: bigint, opts: { key?: string; extra?: Record<string, unknown> } = {}) =>
     expectStatus(await a.call("POST", "/v1/usage", { key: opts.key ?? keys.market, body: record(operator, customer, amount, opts.extra) }), 201).body;
@@ -63,7 +100,21 @@ export async function fundingWorld() {
     expectStatus(await approve(r.id, keys.finance2!), 200);
   };
   return {
-    w, api: a, key, keys, wallets, record, usage, deposit, balance, payout, payoutRows, receipt, proposeReceipt, approve, settle,
+    w,
+    api: a,
+    key,
+    keys,
+    wallets,
+    record,
+    usage,
+    deposit,
+    balance,
+    payout,
+    payoutRows,
+    receipt,
+    proposeReceipt,
+    approve,
+    settle,
     async close() {
       await a.close();
       await w.close();

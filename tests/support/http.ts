@@ -39,7 +39,9 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-export async function testApi(options: { db?: TestDatabase; settlements?: Settlements; rateLimiter?: RateLimiter; surface?: "all" | "public" | "management" } = {}): Promise<TestApi> {
+export async function testApi(
+  options: { db?: TestDatabase; settlements?: Settlements; rateLimiter?: RateLimiter; surface?: "all" | "public" | "management" } = {},
+): Promise<TestApi> {
   const db = options.db ?? (await freshDatabase());
   const ledger = createLedgerContext(db);
   const app = createApp({
@@ -52,7 +54,9 @@ export async function testApi(options: { db?: TestDatabase; settlements?: Settle
     metrics: createMetrics(db),
   });
   return {
-    app, db, ledger,
+    app,
+    db,
+    ledger,
     async call(method, path, options = {}) {
       const headers: Record<string, string> = { ...options.headers };
       const key = options.key === undefined ? ADMIN_KEY : options.key;
@@ -65,7 +69,11 @@ export async function testApi(options: { db?: TestDatabase; settlements?: Settle
       const res = await app.request(path, { method, headers, body });
       const text = await res.text();
       let parsed: unknown = text;
-      try { parsed = JSON.parse(text); } catch { /* not JSON */ }
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        /* not JSON */
+      }
       return { status: res.status, headers: res.headers, body: parsed };
     },
     async close() {
@@ -80,9 +88,23 @@ export async function testApi(options: { db?: TestDatabase; settlements?: Settle
  * only need to know the chain (payout addresses), with no node behind it.
  */
 export function offlineSettlements(): Settlements {
-  return new Settlements(loadChains({
-    CHAINS: JSON.stringify([{ name: "offline", chain_id: 31337, rpc_urls: ["http://127.0.0.1:9"], signer_key_env: "K", vault: `0x${"11".repeat(20)}`, native_asset: { code: "ETH" } }]),
-  }, { K: generatePrivateKey() }));
+  return new Settlements(
+    loadChains(
+      {
+        CHAINS: JSON.stringify([
+          {
+            name: "offline",
+            chain_id: 31337,
+            rpc_urls: ["http://127.0.0.1:9"],
+            signer_key_env: "K",
+            vault: `0x${"11".repeat(20)}`,
+            native_asset: { code: "ETH" },
+          },
+        ]),
+      },
+      { K: generatePrivateKey() },
+    ),
+  );
 }
 
 /** Fails with the response body when the status is not the expected one. */
@@ -97,7 +119,10 @@ export function expectStatus(res: ApiResponse, status: number): ApiResponse {
  */
 export async function world(api: TestApi) {
   // Tenants exist before their keys: a key can only be scoped to an existing marketplace or operator.
-  for (const [m, o] of [["m1", "o1"], ["m2", "o2"]] as const) {
+  for (const [m, o] of [
+    ["m1", "o1"],
+    ["m2", "o2"],
+  ] as const) {
     expectStatus(await api.call("POST", "/v1/marketplaces", { body: { id: m, name: `market ${m}` } }), 201);
     expectStatus(await api.call("POST", "/v1/operators", { body: { id: o, name: `operator ${o}`, marketplace_id: m } }), 201);
   }
@@ -120,32 +145,66 @@ export async function world(api: TestApi) {
   const m1Customer = await account(keys.m1, { code: "customer_wallet", ref: "wallet:c1", debits_must_not_exceed_credits: true });
   const m1Fees = await account(keys.m1, { code: "marketplace_fees", ref: "fees" });
   const m2Customer = await account(keys.m2, { code: "customer_wallet", ref: "wallet:c1", debits_must_not_exceed_credits: true });
-  const fund = expectStatus(await api.call("POST", "/v1/transfers", {
-    key: keys.m1, body: { legs: [{ debit_account_id: m1Funding.id, credit_account_id: m1Customer.id, amount: "1000000" }] },
-  }), 201).body;
+  const fund = expectStatus(
+    await api.call("POST", "/v1/transfers", {
+      key: keys.m1,
+      body: { legs: [{ debit_account_id: m1Funding.id, credit_account_id: m1Customer.id, amount: "1000000" }] },
+    }),
+    201,
+  ).body;
 
   // Usage: marketplaces m1 and m2 with fee schedules, o1 selling through m1 and o2 through m2,
   // a prepaid customer "c1" in each (funded with 100 USDC) and "m1only" in m1.
   for (const m of ["m1", "m2"] as const) {
-    expectStatus(await api.call("POST", `/v1/marketplaces/${m}/fee-schedules`, {
-      body: { effective_from: "2020-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 1000 }, { party: "protocol", bps: 100 }] },
-    }), 201);
+    expectStatus(
+      await api.call("POST", `/v1/marketplaces/${m}/fee-schedules`, {
+        body: {
+          effective_from: "2020-01-01T00:00:00Z",
+          rules: [
+            { party: "marketplace", bps: 1000 },
+            { party: "protocol", bps: 100 },
+          ],
+        },
+      }),
+      201,
+    );
     expectStatus(await api.call("POST", "/v1/customers", { key: keys[m], body: { id: "c1", billing: "prepaid" } }), 201);
     expectStatus(await api.call("POST", "/v1/customers/c1/deposits", { key: keys[m], body: { asset: "USDC", amount: "100000000" } }), 201);
     // The marketplace hands over the deposit it claimed: finance records it, another key approves.
-    const receipt = expectStatus(await api.call("POST", `/v1/marketplaces/${m}/receipts`, {
-      key: keys.finance, body: { asset: "USDC", amount: "100000000", reference: `world settlement ${m}` },
-    }), 201).body;
+    const receipt = expectStatus(
+      await api.call("POST", `/v1/marketplaces/${m}/receipts`, {
+        key: keys.finance,
+        body: { asset: "USDC", amount: "100000000", reference: `world settlement ${m}` },
+      }),
+      201,
+    ).body;
     expectStatus(await api.call("POST", `/v1/proposals/${receipt.id}/approve`, { key: keys.admin, body: {} }), 200);
   }
-  expectStatus(await api.call("POST", "/v1/customers", { key: keys.m1, body: { id: "m1only", billing: "postpaid", credit_limits: [{ asset: "USDC", credit_limit: "1000000000000000000000000" }] } }), 201);
+  expectStatus(
+    await api.call("POST", "/v1/customers", {
+      key: keys.m1,
+      body: { id: "m1only", billing: "postpaid", credit_limits: [{ asset: "USDC", credit_limit: "1000000000000000000000000" }] },
+    }),
+    201,
+  );
   const usage = (externalId: string, extra: Record<string, unknown> = {}) => ({
-    external_id: externalId, operator_id: "o1", customer_id: "c1", resource: "gpu:h100-80gb", unit: "gpu_second",
-    quantity: "3600", unit_price: "0.000694", asset: "USDC", period_start: usageMonth.day(10).toISOString(), period_end: usageMonth.day(11).toISOString(), ...extra,
+    external_id: externalId,
+    operator_id: "o1",
+    customer_id: "c1",
+    resource: "gpu:h100-80gb",
+    unit: "gpu_second",
+    quantity: "3600",
+    unit_price: "0.000694",
+    asset: "USDC",
+    period_start: usageMonth.day(10).toISOString(),
+    period_end: usageMonth.day(11).toISOString(),
+    ...extra,
   });
   const m1Usage = expectStatus(await api.call("POST", "/v1/usage", { key: keys.m1, body: usage("world-1") }), 201).body;
   // o1's payable is the service's: opened by its first usage.
-  const [payable] = await api.db.query<{ id: string }>("select id from accounts where marketplace_id is null and ref = 'operator:o1:payable' and opened_by_service");
+  const [payable] = await api.db.query<{ id: string }>(
+    "select id from accounts where marketplace_id is null and ref = 'operator:o1:payable' and opened_by_service",
+  );
   const o1Payable = expectStatus(await api.call("GET", `/v1/accounts/${payable!.id}`), 200).body;
   return { keys, asset, m1Funding, m1Customer, m1Fees, m2Customer, o1Payable, fund, usage, m1Usage };
 }
@@ -201,7 +260,8 @@ export function fourEyes(api: TestApi): Promise<{ proposer: string; approver: st
 }
 
 /** Proposes a four-eyes change (an answer 202 with the proposal) with one key and approves it with another; answers the approved proposal. */
-export async function proposeAndApprove(api: TestApi, method: "PUT" | "POST", path: string, body: unknown): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test and benchmark helpers answer whatever JSON the API sent
+export async function proposeAndApprove(api: TestApi, method: "PUT" | "POST", path: string, body: unknown): Promise<any> {
   const { proposer, approver } = await fourEyes(api);
   const proposal = expectStatus(await api.call(method, path, { key: proposer, body }), method === "PUT" ? 202 : 201).body;
   return expectStatus(await api.call("POST", `/v1/proposals/${proposal.id}/approve`, { key: approver, body: {} }), 200).body;
@@ -219,5 +279,12 @@ export function worldPerFile(options: Parameters<typeof testApi>[0] = {}): { rea
     w = await world(api);
   });
   afterAll(async () => api?.close());
-  return { get api() { return api!; }, get w() { return w!; } };
+  return {
+    get api() {
+      return api!;
+    },
+    get w() {
+      return w!;
+    },
+  };
 }

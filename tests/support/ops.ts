@@ -15,16 +15,19 @@ export type Op =
   | { op: "tick" }
   | { op: "expire"; target: number };
 
-const amount = fc.oneof(
-  { weight: 20, arbitrary: fc.bigInt({ min: 1n, max: 200n }) },
-  { weight: 1, arbitrary: fc.bigInt({ min: 1n, max: (1n << 256n) - 1n }) },
-);
+const amount = fc.oneof({ weight: 20, arbitrary: fc.bigInt({ min: 1n, max: 200n }) }, { weight: 1, arbitrary: fc.bigInt({ min: 1n, max: (1n << 256n) - 1n }) });
 
 export const opArb = (accounts: number): fc.Arbitrary<Op> => {
   const account = fc.nat({ max: accounts - 1 });
   const target = fc.nat({ max: 40 });
   return fc.oneof(
-    { weight: 5, arbitrary: fc.record({ op: fc.constant("transfer" as const), legs: fc.array(fc.record({ from: account, to: account, amount }), { minLength: 1, maxLength: 3 }) }) },
+    {
+      weight: 5,
+      arbitrary: fc.record({
+        op: fc.constant("transfer" as const),
+        legs: fc.array(fc.record({ from: account, to: account, amount }), { minLength: 1, maxLength: 3 }),
+      }),
+    },
     { weight: 3, arbitrary: fc.record({ op: fc.constant("hold" as const), from: account, to: account, amount, timeout: fc.boolean() }) },
     { weight: 2, arbitrary: fc.record({ op: fc.constant("post" as const), target, amount: fc.option(fc.bigInt({ min: 1n, max: 150n }), { nil: undefined }) }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant("void" as const), target }) },
@@ -39,9 +42,18 @@ export function toInput(op: Op, key: string, accountIds: string[], ids: string[]
   const ref = (i: number) => ids[i % Math.max(ids.length, 1)] ?? fallbackId;
   switch (op.op) {
     case "transfer":
-      return { kind: "standard", idempotencyKey: key, legs: op.legs.map((l) => ({ debitAccountId: accountIds[l.from]!, creditAccountId: accountIds[l.to]!, amount: l.amount })) };
+      return {
+        kind: "standard",
+        idempotencyKey: key,
+        legs: op.legs.map((l) => ({ debitAccountId: accountIds[l.from]!, creditAccountId: accountIds[l.to]!, amount: l.amount })),
+      };
     case "hold":
-      return { kind: "pending", idempotencyKey: key, timeoutSeconds: op.timeout ? 1 : undefined, legs: [{ debitAccountId: accountIds[op.from]!, creditAccountId: accountIds[op.to]!, amount: op.amount }] };
+      return {
+        kind: "pending",
+        idempotencyKey: key,
+        timeoutSeconds: op.timeout ? 1 : undefined,
+        legs: [{ debitAccountId: accountIds[op.from]!, creditAccountId: accountIds[op.to]!, amount: op.amount }],
+      };
     case "post":
       return { kind: "post_pending", idempotencyKey: key, pendingId: ref(op.target), amount: op.amount };
     case "void":

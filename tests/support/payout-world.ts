@@ -44,9 +44,14 @@ export async function payoutWorld(options: { chainOverrides?: Record<string, unk
   const chain = await startLocalChain();
   const db = await freshDatabase();
   const env = { TREASURY_SIGNER_KEY: chain.signerKey };
-  const settingsJson = (overrides: Record<string, unknown> = {}) => JSON.stringify([chainSettingsFor(chain, {
-    ...(options.rpcUrl ? { rpc_urls: [options.rpcUrl(chain)] } : {}), ...options.chainOverrides, ...overrides,
-  })]);
+  const settingsJson = (overrides: Record<string, unknown> = {}) =>
+    JSON.stringify([
+      chainSettingsFor(chain, {
+        ...(options.rpcUrl ? { rpc_urls: [options.rpcUrl(chain)] } : {}),
+        ...options.chainOverrides,
+        ...overrides,
+      }),
+    ]);
   const chainsJson = settingsJson();
   const settlements = new Settlements(loadChains({ CHAINS: chainsJson }, env));
   await createAsset(db, { code: TOKEN, scale: 6, settlement: { kind: "erc20", chainId: 31337, tokenAddress: chain.token } });
@@ -57,15 +62,34 @@ export async function payoutWorld(options: { chainOverrides?: Record<string, unk
   const log = createLogger("silent");
 
   const world: PayoutWorld = {
-    db, chain, settlements, chainsJson, env,
-    worker: (o = {}) => new PayoutWorker(o.db ?? db, o.chainOverrides ? new Settlements(loadChains({ CHAINS: settingsJson(o.chainOverrides) }, env)) : settlements, { log }),
+    db,
+    chain,
+    settlements,
+    chainsJson,
+    env,
+    worker: (o = {}) =>
+      new PayoutWorker(o.db ?? db, o.chainOverrides ? new Settlements(loadChains({ CHAINS: settingsJson(o.chainOverrides) }, env)) : settlements, { log }),
     async credit(operatorId, assetCode, amount) {
       const asset = (await getAssetByCode(db, assetCode))!;
-      const funding = { assetId: asset.id, marketplaceId: null, ref: "test:funding", code: "test_funding", ownerType: "platform", ownerId: "test", normalSide: "debit" as const };
+      const funding = {
+        assetId: asset.id,
+        marketplaceId: null,
+        ref: "test:funding",
+        code: "test_funding",
+        ownerType: "platform",
+        ownerId: "test",
+        normalSide: "debit" as const,
+      };
       const payable = chart.operatorPayable(asset.id, operatorId);
       const [r] = await writeTransfers(db, async (tx) => {
         const ids = await ensureAccounts(tx, [funding, payable]);
-        return [{ kind: "standard", idempotencyKey: `test-credit:${operatorId}:${assetCode}:${amount}:${Math.random()}`, legs: [{ debitAccountId: ids.get(specKey(funding))!, creditAccountId: ids.get(specKey(payable))!, amount }] }];
+        return [
+          {
+            kind: "standard",
+            idempotencyKey: `test-credit:${operatorId}:${assetCode}:${amount}:${Math.random()}`,
+            legs: [{ debitAccountId: ids.get(specKey(funding))!, creditAccountId: ids.get(specKey(payable))!, amount }],
+          },
+        ];
       });
       if (!r!.ok) throw r!.error;
     },
@@ -74,16 +98,25 @@ export async function payoutWorld(options: { chainOverrides?: Record<string, unk
       for (const [asset, amount] of Object.entries(earned)) await world.credit(id, asset, amount);
       if (typeof account === "string") {
         // An address nobody holds a key for (a contract): set directly, as an admin could not.
-        await db.query("insert into payout_address_challenges (id, operator_id, chain_id, address, message, expires_at) values (gen_random_uuid(), $1, 31337, $2, 'test', now())", [id, account]);
+        await db.query(
+          "insert into payout_address_challenges (id, operator_id, chain_id, address, message, expires_at) values (gen_random_uuid(), $1, 31337, $2, 'test', now())",
+          [id, account],
+        );
         await db.query(
           "insert into payout_addresses (operator_id, chain_id, address, challenge_id, verified_at) select $1, 31337, $2, id, now() from payout_address_challenges where operator_id = $1",
-          [id, account.toLowerCase()]);
+          [id, account.toLowerCase()],
+        );
         return { id, address: account.toLowerCase() as `0x${string}` };
       }
       const acct = account ?? privateKeyToAccount(generatePrivateKey());
       const ch = await issueAddressChallenge(db, settlements, id, 31337n, acct.address, db.clock.now());
       await setPayoutAddress(db, settlements, {
-        operatorId: id, chainId: 31337n, address: acct.address, challengeId: ch.id, signature: await acct.signMessage({ message: ch.message }), changedBy: "test",
+        operatorId: id,
+        chainId: 31337n,
+        address: acct.address,
+        challengeId: ch.id,
+        signature: await acct.signMessage({ message: ch.message }),
+        changedBy: "test",
       });
       return { id, address: acct.address.toLowerCase() as `0x${string}` };
     },
@@ -95,13 +128,17 @@ export async function payoutWorld(options: { chainOverrides?: Record<string, unk
         if (now.every((p) => p.status === "confirmed" || p.status === "failed")) return now;
         await chain.test.mine({ blocks: 1 });
       }
-      throw new Error(`payouts not final after ${maxRounds} rounds: ${JSON.stringify((await Promise.all(ids.map((id) => getPayout(db, id)))).map((p) => [p!.id, p!.status, p!.note]))}`);
+      throw new Error(
+        `payouts not final after ${maxRounds} rounds: ${JSON.stringify((await Promise.all(ids.map((id) => getPayout(db, id)))).map((p) => [p!.id, p!.status, p!.note]))}`,
+      );
     },
     async balance(ref, assetCode) {
       const asset = (await getAssetByCode(db, assetCode))!;
       const rows = await db.query<{ d: string; c: string; dp: string; cp: string }>(
         `select b.debits_posted::text as d, b.credits_posted::text as c, b.debits_pending::text as dp, b.credits_pending::text as cp
-           from accounts a join account_balances b on b.account_id = a.id where a.asset_id = $1 and a.ref = $2 and a.marketplace_id is null`, [asset.id, ref]);
+           from accounts a join account_balances b on b.account_id = a.id where a.asset_id = $1 and a.ref = $2 and a.marketplace_id is null`,
+        [asset.id, ref],
+      );
       const r = rows[0] ?? { d: "0", c: "0", dp: "0", cp: "0" };
       return { debits: BigInt(r.d), credits: BigInt(r.c), debitsPending: BigInt(r.dp), creditsPending: BigInt(r.cp) };
     },

@@ -5,7 +5,10 @@ export class TcpProxy {
   private server: Server | undefined;
   private sockets = new Set<Socket>();
 
-  constructor(readonly port: number, private readonly target: number) {}
+  constructor(
+    readonly port: number,
+    private readonly target: number,
+  ) {}
 
   async up(): Promise<void> {
     if (this.server) return;

@@ -23,8 +23,12 @@ export async function usageWorld(ctx: LedgerContext, funds = 1_000_000_000n) {
   const m = `m${tag}`;
   await createMarketplace(db, { id: m, name: "GPU market" });
   await publishFeeSchedule(db, {
-    marketplaceId: m, effectiveFrom: new Date("2020-01-01T00:00:00Z"),
-    rules: [{ party: "marketplace", bps: 1000 }, { party: "protocol", bps: 100, min: { [asset.code]: "1" } }],
+    marketplaceId: m,
+    effectiveFrom: new Date("2020-01-01T00:00:00Z"),
+    rules: [
+      { party: "marketplace", bps: 1000 },
+      { party: "protocol", bps: 100, min: { [asset.code]: "1" } },
+    ],
   });
   const operators = ["op1", "op2", "op3"].map((o) => `${o}-${tag}`);
   for (const o of operators) await registerOperator(db, { id: o, name: o, marketplaceId: m });
@@ -35,19 +39,33 @@ export async function usageWorld(ctx: LedgerContext, funds = 1_000_000_000n) {
     if (!r.ok) throw new Error(r.error.message);
   }
   const accounts = await ensureAccounts(db, [
-    chart.customer(asset.id, m, "prepaid", true), chart.customer(asset.id, m, "postpaid", false),
-    chart.fees(asset.id, m, "marketplace"), chart.fees(asset.id, m, "protocol"),
+    chart.customer(asset.id, m, "prepaid", true),
+    chart.customer(asset.id, m, "postpaid", false),
+    chart.fees(asset.id, m, "marketplace"),
+    chart.fees(asset.id, m, "protocol"),
     ...operators.map((o) => chart.operatorPayable(asset.id, o)),
   ]);
   const id = (spec: Parameters<typeof specKey>[0]) => accounts.get(specKey(spec))!;
   const record = (externalId: string, extra: Partial<UsageInput> = {}): UsageInput => ({
-    externalId, operatorId: operators[0]!, customerId: "prepaid", resource: "gpu:h100-80gb", unit: "gpu_second",
-    quantity: "3600", unitPrice: "0.000694", asset: asset.code,
-    periodStart: usageMonth.day(10), periodEnd: usageMonth.day(11), ...extra,
+    externalId,
+    operatorId: operators[0]!,
+    customerId: "prepaid",
+    resource: "gpu:h100-80gb",
+    unit: "gpu_second",
+    quantity: "3600",
+    unitPrice: "0.000694",
+    asset: asset.code,
+    periodStart: usageMonth.day(10),
+    periodEnd: usageMonth.day(11),
+    ...extra,
   });
   const posted = async (accountId: string) => (await getBalance(db, accountId))!.posted;
   return {
-    asset, m, operators, record, posted,
+    asset,
+    m,
+    operators,
+    record,
+    posted,
     accounts: {
       prepaid: id({ assetId: asset.id, marketplaceId: m, ref: "customer:prepaid" }),
       postpaid: id({ assetId: asset.id, marketplaceId: m, ref: "customer:postpaid" }),

@@ -22,8 +22,14 @@ function reference(value: unknown): string {
 const values = fc.letrec((tie) => ({
   value: fc.oneof(
     { depthSize: "small" },
-    fc.string(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null), fc.constant(undefined),
-    fc.bigInt(), fc.date({ noInvalidDate: true }),
+    fc.string(),
+    fc.integer(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant(undefined),
+    fc.bigInt(),
+    fc.date({ noInvalidDate: true }),
     fc.array(tie("value"), { maxLength: 4 }),
     fc.dictionary(fc.string(), tie("value"), { maxKeys: 4 }),
   ),
@@ -31,17 +37,31 @@ const values = fc.letrec((tie) => ({
 
 describe("canonical JSON and array literals", () => {
   it("canonicalJson equals its plain definition", () => {
-    fc.assert(fc.property(values, (v) => { expect(canonicalJson(v)).toBe(reference(v)); }), { numRuns: 2000 });
+    fc.assert(
+      fc.property(values, (v) => {
+        expect(canonicalJson(v)).toBe(reference(v));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it("canonicalSha256, computed piece by piece with pauses, is the digest of canonicalJson", async () => {
     let pauses = 0;
-    const pause = async () => { pauses++; };
-    await fc.assert(fc.asyncProperty(values, async (v) => {
-      // every = 1: every array of two or more elements is walked piece by piece.
-      expect(await canonicalSha256(v, pause, 1)).toBe(sha256Hex(canonicalJson(v)));
-    }), { numRuns: 1000 });
-    const batch = { method: "POST", path: "/v1/usage/batch", body: { records: Array.from({ length: 1000 }, (_, i) => ({ external_id: `r-${i}`, n: [i, { x: undefined, y: i }] })), atomic: false } };
+    const pause = async () => {
+      pauses++;
+    };
+    await fc.assert(
+      fc.asyncProperty(values, async (v) => {
+        // every = 1: every array of two or more elements is walked piece by piece.
+        expect(await canonicalSha256(v, pause, 1)).toBe(sha256Hex(canonicalJson(v)));
+      }),
+      { numRuns: 1000 },
+    );
+    const batch = {
+      method: "POST",
+      path: "/v1/usage/batch",
+      body: { records: Array.from({ length: 1000 }, (_, i) => ({ external_id: `r-${i}`, n: [i, { x: undefined, y: i }] })), atomic: false },
+    };
     pauses = 0;
     expect(await canonicalSha256(batch, pause, 250)).toBe(sha256Hex(canonicalJson(batch)));
     expect(pauses).toBe(4);

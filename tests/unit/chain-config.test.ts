@@ -3,21 +3,37 @@ import { describe, expect, it } from "vitest";
 import { loadChains } from "../../src/chain/config.js";
 
 const chain = (name: string, chainId: number, extra: Record<string, unknown> = {}) => ({
-  name, chain_id: chainId, rpc_urls: ["http://127.0.0.1:9"], signer_key_env: "K", vault: `0x${"11".repeat(20)}`, native_asset: { code: "ETH" }, ...extra,
+  name,
+  chain_id: chainId,
+  rpc_urls: ["http://127.0.0.1:9"],
+  signer_key_env: "K",
+  vault: `0x${"11".repeat(20)}`,
+  native_asset: { code: "ETH" },
+  ...extra,
 });
 const load = (chains: unknown[]) => loadChains({ CHAINS: JSON.stringify(chains) }, { K: generatePrivateKey() });
 
 describe("chain settings: one asset code, one asset", () => {
   it("refuses two chains whose native tokens share a code, naming both", () => {
-    expect(() => load([chain("base", 8453), chain("optimism", 10)])).toThrow(/asset code ETH names the native token of chain base \(8453\) and the native token of chain optimism \(10\)/);
+    expect(() => load([chain("base", 8453), chain("optimism", 10)])).toThrow(
+      /asset code ETH names the native token of chain base \(8453\) and the native token of chain optimism \(10\)/,
+    );
   });
 
   it("refuses one code for tokens on two chains, or for a token and a native token", () => {
     const usdc = (token: string) => ({ assets: [{ code: "USDC", token, decimals: 6 }] });
-    expect(() => load([chain("a", 1, { native_asset: { code: "ETH-A" }, ...usdc(`0x${"aa".repeat(20)}`) }), chain("b", 2, { native_asset: { code: "ETH-B" }, ...usdc(`0x${"bb".repeat(20)}`) })]))
-      .toThrow(/asset code USDC names token 0x(aa){20} of chain a \(1\) and token 0x(bb){20} of chain b \(2\)/);
-    expect(() => load([chain("a", 1, { native_asset: { code: "TOK" } }), chain("b", 2, { native_asset: { code: "ETH-B" }, assets: [{ code: "TOK", token: `0x${"bb".repeat(20)}`, decimals: 18 }] })]))
-      .toThrow(/asset code TOK names the native token of chain a \(1\) and token 0x(bb){20} of chain b \(2\)/);
+    expect(() =>
+      load([
+        chain("a", 1, { native_asset: { code: "ETH-A" }, ...usdc(`0x${"aa".repeat(20)}`) }),
+        chain("b", 2, { native_asset: { code: "ETH-B" }, ...usdc(`0x${"bb".repeat(20)}`) }),
+      ]),
+    ).toThrow(/asset code USDC names token 0x(aa){20} of chain a \(1\) and token 0x(bb){20} of chain b \(2\)/);
+    expect(() =>
+      load([
+        chain("a", 1, { native_asset: { code: "TOK" } }),
+        chain("b", 2, { native_asset: { code: "ETH-B" }, assets: [{ code: "TOK", token: `0x${"bb".repeat(20)}`, decimals: 18 }] }),
+      ]),
+    ).toThrow(/asset code TOK names the native token of chain a \(1\) and token 0x(bb){20} of chain b \(2\)/);
   });
 
   it("accepts distinct codes, and a chain that lists its own native token among its assets", () => {

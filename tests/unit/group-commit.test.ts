@@ -37,10 +37,13 @@ describe("group commit", () => {
 
   it("rejects the callers whose items fail, and carries on", async () => {
     let down = true;
-    const gc = new GroupCommitter(async (items: number[]) => {
-      if (down) throw new Error("database down");
-      return items;
-    }, { maxItems: 10, maxConcurrent: 1, windowMs: 0 });
+    const gc = new GroupCommitter(
+      async (items: number[]) => {
+        if (down) throw new Error("database down");
+        return items;
+      },
+      { maxItems: 10, maxConcurrent: 1, windowMs: 0 },
+    );
     const first = await Promise.allSettled([gc.submit(1), gc.submit(2)]);
     expect(first.map((s) => s.status)).toEqual(["rejected", "rejected"]);
     down = false;
@@ -48,10 +51,13 @@ describe("group commit", () => {
   });
 
   it("isolates an item that fails a whole batch: the others still get their results", async () => {
-    const gc = new GroupCommitter(async (items: number[]) => {
-      if (items.includes(13)) throw new Error("the database rejects 13");
-      return items.map((i) => i * 10);
-    }, { maxItems: 10, maxConcurrent: 1, windowMs: 0 });
+    const gc = new GroupCommitter(
+      async (items: number[]) => {
+        if (items.includes(13)) throw new Error("the database rejects 13");
+        return items.map((i) => i * 10);
+      },
+      { maxItems: 10, maxConcurrent: 1, windowMs: 0 },
+    );
     const results = await Promise.allSettled([gc.submit(1), gc.submit(13), gc.submit(2)]);
     expect(results.map((r) => (r.status === "fulfilled" ? r.value : "rejected"))).toEqual([10, "rejected", 20]);
   });
@@ -67,11 +73,14 @@ describe("group commit", () => {
 
   it("fails every item of a batch at once when the database is unreachable (no item-by-item retry)", async () => {
     const calls: number[][] = [];
-    const gc = new GroupCommitter<number, number>(async (items) => {
-      calls.push(items);
-      await new Promise((r) => setTimeout(r, 5));
-      throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
-    }, { maxItems: 100, maxConcurrent: 1, windowMs: 5 });
+    const gc = new GroupCommitter<number, number>(
+      async (items) => {
+        calls.push(items);
+        await new Promise((r) => setTimeout(r, 5));
+        throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+      },
+      { maxItems: 100, maxConcurrent: 1, windowMs: 5 },
+    );
     const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => gc.submit(i)));
     expect(results.every((r) => r.status === "rejected" && (r.reason as { code: string }).code === "ECONNREFUSED")).toBe(true);
     expect(calls).toHaveLength(1);
@@ -79,15 +88,21 @@ describe("group commit", () => {
 
   it("stops retrying item by item once the database goes away, failing the rest with that error", async () => {
     let calls = 0;
-    const gc = new GroupCommitter<number, number>(async (items) => {
-      calls++;
-      if (items.length > 1) throw new Error("a value the database rejects");
-      if (calls > 3) throw Object.assign(new Error("closed"), { code: "CONNECTION_CLOSED" });
-      return items.map((i) => i * 10);
-    }, { maxItems: 100, maxConcurrent: 1, windowMs: 5 });
+    const gc = new GroupCommitter<number, number>(
+      async (items) => {
+        calls++;
+        if (items.length > 1) throw new Error("a value the database rejects");
+        if (calls > 3) throw Object.assign(new Error("closed"), { code: "CONNECTION_CLOSED" });
+        return items.map((i) => i * 10);
+      },
+      { maxItems: 100, maxConcurrent: 1, windowMs: 5 },
+    );
     const results = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => gc.submit(i)));
-    expect(results.map((r) => (r.status === "fulfilled" ? r.value : (r.reason as { code: string }).code))).toEqual(
-      [0, 10, ...Array.from({ length: 8 }, () => "CONNECTION_CLOSED")]);
+    expect(results.map((r) => (r.status === "fulfilled" ? r.value : (r.reason as { code: string }).code))).toEqual([
+      0,
+      10,
+      ...Array.from({ length: 8 }, () => "CONNECTION_CLOSED"),
+    ]);
     expect(calls).toBe(4);
   });
 
@@ -99,10 +114,13 @@ describe("group commit", () => {
 
   it("never flushes again a batch whose flush answered the wrong number of results (it may have committed)", async () => {
     const calls: number[][] = [];
-    const gc = new GroupCommitter<number, number>(async (items) => {
-      calls.push(items);
-      return items.slice(1);
-    }, { maxItems: 10, maxConcurrent: 1, windowMs: 5 });
+    const gc = new GroupCommitter<number, number>(
+      async (items) => {
+        calls.push(items);
+        return items.slice(1);
+      },
+      { maxItems: 10, maxConcurrent: 1, windowMs: 5 },
+    );
     const results = await Promise.allSettled([gc.submit(1), gc.submit(2), gc.submit(3)]);
     expect(results.every((r) => r.status === "rejected")).toBe(true);
     expect(calls).toEqual([[1, 2, 3]]);

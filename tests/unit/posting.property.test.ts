@@ -16,8 +16,12 @@ function newLedger() {
     const id = uuidv7();
     ids.push(id);
     state.accounts.set(id, {
-      id, assetId: ASSETS[i % 2]!, normalSide: i % 3 === 2 ? "debit" : "credit", balances: zeroBalances(),
-      debitsMustNotExceedCredits: i % 3 === 1, creditsMustNotExceedDebits: i === 5,
+      id,
+      assetId: ASSETS[i % 2]!,
+      normalSide: i % 3 === 2 ? "debit" : "credit",
+      balances: zeroBalances(),
+      debitsMustNotExceedCredits: i % 3 === 1,
+      creditsMustNotExceedDebits: i === 5,
     });
   }
   return { state, ids };
@@ -29,8 +33,10 @@ function checkInvariants(state: LedgerState, entries: EntryRecord[]) {
     const sum = { dp: 0n, cp: 0n, dpe: 0n, cpe: 0n };
     for (const a of state.accounts.values()) {
       if (a.assetId !== asset) continue;
-      sum.dp += a.balances.debitsPosted; sum.cp += a.balances.creditsPosted;
-      sum.dpe += a.balances.debitsPending; sum.cpe += a.balances.creditsPending;
+      sum.dp += a.balances.debitsPosted;
+      sum.cp += a.balances.creditsPosted;
+      sum.dpe += a.balances.debitsPending;
+      sum.cpe += a.balances.creditsPending;
     }
     expect(sum.dp).toBe(sum.cp);
     expect(sum.dpe).toBe(sum.cpe);
@@ -39,8 +45,13 @@ function checkInvariants(state: LedgerState, entries: EntryRecord[]) {
   const fromEntries = new Map<string, Balances>();
   for (const e of entries) {
     const b = fromEntries.get(e.accountId) ?? zeroBalances();
-    if (e.side === "debit") { b.debitsPosted += e.postedAmount; b.debitsPending += e.pendingAmount; }
-    else { b.creditsPosted += e.postedAmount; b.creditsPending += e.pendingAmount; }
+    if (e.side === "debit") {
+      b.debitsPosted += e.postedAmount;
+      b.debitsPending += e.pendingAmount;
+    } else {
+      b.creditsPosted += e.postedAmount;
+      b.creditsPending += e.pendingAmount;
+    }
     fromEntries.set(e.accountId, b);
   }
   for (const a of state.accounts.values()) {
@@ -63,7 +74,10 @@ describe("ledger rules under random operations", () => {
             return;
           }
           const input = toInput(op, `k${i}`, ids, created, uuidv7())!;
-          const before = JSON.stringify([...state.accounts.values()].map((a) => a.balances), (_, v) => (typeof v === "bigint" ? v.toString() : v));
+          const before = JSON.stringify(
+            [...state.accounts.values()].map((a) => a.balances),
+            (_, v) => (typeof v === "bigint" ? v.toString() : v),
+          );
           try {
             const r = state.execute(input, uuidv7());
             if (r.status === "created") {
@@ -72,7 +86,10 @@ describe("ledger rules under random operations", () => {
             }
           } catch (err) {
             if (!(err instanceof LedgerError)) throw err;
-            const after = JSON.stringify([...state.accounts.values()].map((a) => a.balances), (_, v) => (typeof v === "bigint" ? v.toString() : v));
+            const after = JSON.stringify(
+              [...state.accounts.values()].map((a) => a.balances),
+              (_, v) => (typeof v === "bigint" ? v.toString() : v),
+            );
             expect(after).toBe(before); // a refusal changes nothing
           }
           checkInvariants(state, entries);
@@ -88,7 +105,10 @@ describe("ledger rules under random operations", () => {
         const { state, ids } = newLedger();
         const [a, b] = [ids[0]!, ids[2]!];
         const before = [structuredClone(state.accounts.get(a)!.balances), structuredClone(state.accounts.get(b)!.balances)];
-        const r = state.execute({ kind: "standard", idempotencyKey: "t", legs: amounts.map((amount) => ({ debitAccountId: a, creditAccountId: b, amount })) }, uuidv7());
+        const r = state.execute(
+          { kind: "standard", idempotencyKey: "t", legs: amounts.map((amount) => ({ debitAccountId: a, creditAccountId: b, amount })) },
+          uuidv7(),
+        );
         if (r.status !== "created") throw new Error("expected a transfer");
         state.execute({ kind: "reversal", idempotencyKey: "r", reversesId: r.transfer.id }, uuidv7());
         const total = amounts.reduce((x, y) => x + y, 0n);

@@ -17,14 +17,17 @@ function ledger() {
   const open = (assetId = USD, flags: { dmnec?: boolean; cmned?: boolean } = {}, normalSide: "debit" | "credit" = "credit") => {
     const id = uuidv7();
     state.accounts.set(id, {
-      id, assetId, normalSide, balances: zeroBalances(),
-      debitsMustNotExceedCredits: flags.dmnec ?? false, creditsMustNotExceedDebits: flags.cmned ?? false,
+      id,
+      assetId,
+      normalSide,
+      balances: zeroBalances(),
+      debitsMustNotExceedCredits: flags.dmnec ?? false,
+      creditsMustNotExceedDebits: flags.cmned ?? false,
     });
     return id;
   };
   let k = 0;
-  const run = (input: Req) =>
-    state.execute({ idempotencyKey: `k${++k}`, ...input } as TransferInput, uuidv7());
+  const run = (input: Req) => state.execute({ idempotencyKey: `k${++k}`, ...input } as TransferInput, uuidv7());
   const created = (input: Req) => {
     const r = run(input);
     if (r.status !== "created") throw new Error("expected a new transfer");
@@ -70,7 +73,10 @@ describe("posting rules", () => {
   it("refuses bad input with typed errors", () => {
     const l = ledger();
     const [a, b, e] = [l.open(), l.open(), l.open(EUR)];
-    const leg = (amount: bigint, debitAccountId = a, creditAccountId = b) => ({ kind: "standard" as const, legs: [{ debitAccountId, creditAccountId, amount }] });
+    const leg = (amount: bigint, debitAccountId = a, creditAccountId = b) => ({
+      kind: "standard" as const,
+      legs: [{ debitAccountId, creditAccountId, amount }],
+    });
     expect(l.refusal(leg(0n))).toBe("invalid_request");
     expect(l.refusal(leg(-5n))).toBe("invalid_request");
     expect(l.refusal(leg(UINT256_MAX + 1n))).toBe("invalid_request");
@@ -113,7 +119,10 @@ describe("posting rules", () => {
     const l = ledger();
     const [a, b] = [l.open(), l.open()];
     const t = l.created({ idempotencyKey: "once", kind: "standard", legs: [{ debitAccountId: a, creditAccountId: b, amount: 7n }] });
-    expect(l.run({ idempotencyKey: "once", kind: "standard", legs: [{ debitAccountId: a, creditAccountId: b, amount: 7n }] })).toEqual({ status: "replayed", transferId: t.id });
+    expect(l.run({ idempotencyKey: "once", kind: "standard", legs: [{ debitAccountId: a, creditAccountId: b, amount: 7n }] })).toEqual({
+      status: "replayed",
+      transferId: t.id,
+    });
     expect(l.refusal({ idempotencyKey: "once", kind: "standard", legs: [{ debitAccountId: a, creditAccountId: b, amount: 8n }] })).toBe("idempotency_conflict");
     expect(l.bal(b).creditsPosted).toBe(7n);
   });
@@ -159,7 +168,10 @@ describe("two-phase transfers", () => {
     expect(l.refusal({ kind: "post_pending", pendingId: hold.id, amount: 61n })).toBe("post_amount_exceeds_pending");
     const two = l.created({
       kind: "pending",
-      legs: [{ debitAccountId: l.customer, creditAccountId: l.op, amount: 10n }, { debitAccountId: l.customer, creditAccountId: l.op, amount: 5n }],
+      legs: [
+        { debitAccountId: l.customer, creditAccountId: l.op, amount: 10n },
+        { debitAccountId: l.customer, creditAccountId: l.op, amount: 5n },
+      ],
     });
     expect(l.refusal({ kind: "post_pending", pendingId: two.id, amount: 3n })).toBe("partial_post_needs_single_leg");
     l.created({ kind: "post_pending", pendingId: two.id });

@@ -47,11 +47,10 @@ describe("fee splits", () => {
 });
 
 describe("gross from quantity × price", () => {
-  const decimalText = fc.tuple(fc.bigInt({ min: 0n, max: 10n ** 15n }), fc.integer({ min: 0, max: 18 }))
-    .map(([digits, exp]) => {
-      const s = digits.toString().padStart(exp + 1, "0");
-      return exp === 0 ? s : `${s.slice(0, -exp)}.${s.slice(-exp)}`;
-    });
+  const decimalText = fc.tuple(fc.bigInt({ min: 0n, max: 10n ** 15n }), fc.integer({ min: 0, max: 18 })).map(([digits, exp]) => {
+    const s = digits.toString().padStart(exp + 1, "0");
+    return exp === 0 ? s : `${s.slice(0, -exp)}.${s.slice(-exp)}`;
+  });
 
   it("is the exact product rounded down to the smallest unit", () => {
     fc.assert(
@@ -82,7 +81,9 @@ describe("gross from quantity × price", () => {
 
 describe("fee rule overrides", () => {
   const rule = {
-    party: "marketplace", bps: 1000, fixed: { USDC: "100" },
+    party: "marketplace",
+    bps: 1000,
+    fixed: { USDC: "100" },
     overrides: [
       { resource: "gpu:*", bps: 800 },
       { resource: "gpu:h100*", bps: 700 },

@@ -1,8 +1,24 @@
 import { describe, expect, it } from "vitest";
 import { matchPayouts, summarize, type ChainPayment, type LedgerPayout } from "../../src/domain/reconcile.js";
 
-const p = (id: string, amount: bigint, recipient = "0xaa", txHash: string | null = "0x01"): LedgerPayout => ({ payoutId: id, status: "confirmed", inRange: true, amount, recipient, txHash, logIndex: 0, blockNumber: 5n });
-const c = (id: string, amount: bigint, recipient = "0xaa", txHash = "0x01", logIndex = 0, blockNumber = 5n): ChainPayment => ({ payoutId: id, amount, recipient, txHash, logIndex, blockNumber });
+const p = (id: string, amount: bigint, recipient = "0xaa", txHash: string | null = "0x01"): LedgerPayout => ({
+  payoutId: id,
+  status: "confirmed",
+  inRange: true,
+  amount,
+  recipient,
+  txHash,
+  logIndex: 0,
+  blockNumber: 5n,
+});
+const c = (id: string, amount: bigint, recipient = "0xaa", txHash = "0x01", logIndex = 0, blockNumber = 5n): ChainPayment => ({
+  payoutId: id,
+  amount,
+  recipient,
+  txHash,
+  logIndex,
+  blockNumber,
+});
 
 describe("matching ledger payouts against chain payments", () => {
   it("names each kind of difference", () => {
@@ -11,7 +27,11 @@ describe("matching ledger payouts against chain payments", () => {
       [c("a", 10n, "0xaa", "0x01", 0), c("b", 21n, "0xaa", "0x01", 1), c("c", 30n, "0xbb", "0x01", 2), c("zz", 5n, "0xcc", "0x02", 0, 6n)],
     );
     expect(items.map((i) => [i.status, i.payoutId])).toEqual([
-      ["matched", "a"], ["amount_mismatch", "b"], ["recipient_mismatch", "c"], ["unexpected_on_chain", null], ["missing_on_chain", "d"],
+      ["matched", "a"],
+      ["amount_mismatch", "b"],
+      ["recipient_mismatch", "c"],
+      ["unexpected_on_chain", null],
+      ["missing_on_chain", "d"],
     ]);
     expect(summarize(items)).toEqual({ matched: 1, missing_on_chain: 1, unexpected_on_chain: 1, amount_mismatch: 1, recipient_mismatch: 1 });
   });

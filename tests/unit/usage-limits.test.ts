@@ -3,8 +3,10 @@ import { checkUsageLimits, defaultLimits, formatDecimal, rateFor } from "../../s
 import { parseDecimal } from "../../src/domain/rating.js";
 
 const at = (s: number) => new Date(Date.UTC(2026, 5, 15, 12) + s * 1000);
-const check = (quantity: string, unit: string, seconds: number, gross = 1n, limits = defaultLimits(6)) =>
-  () => checkUsageLimits({ quantity: parseDecimal(quantity)!, unit, periodStart: at(0), periodEnd: at(seconds), gross }, limits, "USDC");
+const check =
+  (quantity: string, unit: string, seconds: number, gross = 1n, limits = defaultLimits(6)) =>
+  () =>
+    checkUsageLimits({ quantity: parseDecimal(quantity)!, unit, periodStart: at(0), periodEnd: at(seconds), gross }, limits, "USDC");
 
 describe("usage limits (pure)", () => {
   it("time units allow 100,000 of the resource at once, exactly at the edge", () => {

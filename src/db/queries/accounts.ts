@@ -6,16 +6,35 @@ const ACCOUNT_COLUMNS = `a.id, a.asset_id, a.ref, a.code, a.marketplace_id, a.ow
   a.debits_must_not_exceed_credits, a.credits_must_not_exceed_debits, a.metadata, a.opened_by_service, a.created_at`;
 
 interface AccountRow {
-  id: string; asset_id: string; ref: string | null; code: string; marketplace_id: string | null; owner_type: string | null; owner_id: string | null;
-  normal_side: Side; debits_must_not_exceed_credits: boolean; credits_must_not_exceed_debits: boolean;
-  metadata: Record<string, unknown>; opened_by_service: boolean; created_at: Date | string;
+  id: string;
+  asset_id: string;
+  ref: string | null;
+  code: string;
+  marketplace_id: string | null;
+  owner_type: string | null;
+  owner_id: string | null;
+  normal_side: Side;
+  debits_must_not_exceed_credits: boolean;
+  credits_must_not_exceed_debits: boolean;
+  metadata: Record<string, unknown>;
+  opened_by_service: boolean;
+  created_at: Date | string;
 }
 
 export function toAccount(r: AccountRow): Account {
   return {
-    id: r.id, assetId: r.asset_id, ref: r.ref, code: r.code, marketplaceId: r.marketplace_id, ownerType: r.owner_type, ownerId: r.owner_id,
-    normalSide: r.normal_side, debitsMustNotExceedCredits: r.debits_must_not_exceed_credits,
-    creditsMustNotExceedDebits: r.credits_must_not_exceed_debits, metadata: r.metadata, openedByService: r.opened_by_service,
+    id: r.id,
+    assetId: r.asset_id,
+    ref: r.ref,
+    code: r.code,
+    marketplaceId: r.marketplace_id,
+    ownerType: r.owner_type,
+    ownerId: r.owner_id,
+    normalSide: r.normal_side,
+    debitsMustNotExceedCredits: r.debits_must_not_exceed_credits,
+    creditsMustNotExceedDebits: r.credits_must_not_exceed_debits,
+    metadata: r.metadata,
+    openedByService: r.opened_by_service,
     createdAt: new Date(r.created_at),
   };
 }
@@ -26,15 +45,16 @@ export async function getAccount(db: Queryable, id: string): Promise<Account | u
 
 export async function getAccounts(db: Queryable, ids: string[]): Promise<Account[]> {
   if (ids.length === 0) return [];
-  const rows = await db.query<AccountRow & Record<string, unknown>>(
-    `select ${ACCOUNT_COLUMNS} from accounts a where a.id = any($1::uuid[])`, [pgArray(ids)]);
+  const rows = await db.query<AccountRow & Record<string, unknown>>(`select ${ACCOUNT_COLUMNS} from accounts a where a.id = any($1::uuid[])`, [pgArray(ids)]);
   return rows.map(toAccount);
 }
 
 export async function findAccountByRef(db: Queryable, assetId: string, marketplaceId: string | null, ref: string): Promise<Account | undefined> {
   const rows = await db.query<AccountRow & Record<string, unknown>>(
     `select ${ACCOUNT_COLUMNS} from accounts a
-      where a.asset_id = $1 and a.marketplace_id is not distinct from $2 and a.ref = $3`, [assetId, marketplaceId, ref]);
+      where a.asset_id = $1 and a.marketplace_id is not distinct from $2 and a.ref = $3`,
+    [assetId, marketplaceId, ref],
+  );
   return rows[0] && toAccount(rows[0]);
 }
 
@@ -98,8 +118,15 @@ export async function listEntries(
   if (options.cursor !== undefined && after === undefined) throw new RangeError("invalid cursor");
   const cmp = order === "asc" ? ">" : "<";
   const rows = await db.query<{
-    id: string; transfer_id: string; leg: number; side: Side; posted_amount: string; pending_amount: string;
-    balance_after: string; effective_at: Date | string; created_at: Date | string;
+    id: string;
+    transfer_id: string;
+    leg: number;
+    side: Side;
+    posted_amount: string;
+    pending_amount: string;
+    balance_after: string;
+    effective_at: Date | string;
+    created_at: Date | string;
   }>(
     `select id::text as id, transfer_id, leg, side, posted_amount::text as posted_amount, pending_amount::text as pending_amount,
             balance_after::text as balance_after, effective_at, created_at
@@ -110,9 +137,15 @@ export async function listEntries(
     after === undefined ? [accountId, limit + 1] : [accountId, limit + 1, after],
   );
   const items = rows.slice(0, limit).map((r) => ({
-    id: r.id, transferId: r.transfer_id, leg: r.leg, side: r.side, postedAmount: BigInt(r.posted_amount),
-    pendingAmount: BigInt(r.pending_amount), balanceAfter: BigInt(r.balance_after),
-    effectiveAt: new Date(r.effective_at), createdAt: new Date(r.created_at),
+    id: r.id,
+    transferId: r.transfer_id,
+    leg: r.leg,
+    side: r.side,
+    postedAmount: BigInt(r.posted_amount),
+    pendingAmount: BigInt(r.pending_amount),
+    balanceAfter: BigInt(r.balance_after),
+    effectiveAt: new Date(r.effective_at),
+    createdAt: new Date(r.created_at),
   }));
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > limit && last ? encodeCursor(last.id) : null };
@@ -122,8 +155,17 @@ export async function listEntries(
 export async function insertAccount(
   tx: Queryable,
   a: {
-    id: string; assetId: string; ref: string | null; code: string; ownerType: string | null; ownerId: string | null; normalSide: Side;
-    debitsMustNotExceedCredits: boolean; creditsMustNotExceedDebits: boolean; metadataJson: string; marketplaceId: string | null;
+    id: string;
+    assetId: string;
+    ref: string | null;
+    code: string;
+    ownerType: string | null;
+    ownerId: string | null;
+    normalSide: Side;
+    debitsMustNotExceedCredits: boolean;
+    creditsMustNotExceedDebits: boolean;
+    metadataJson: string;
+    marketplaceId: string | null;
   },
 ): Promise<Account | undefined> {
   const rows = await tx.query<AccountRow & Record<string, unknown>>(
@@ -133,8 +175,17 @@ export async function insertAccount(
        on conflict do nothing
        returning *`,
     [
-      a.id, a.assetId, a.ref, a.code, a.ownerType, a.ownerId,
-      a.normalSide, a.debitsMustNotExceedCredits, a.creditsMustNotExceedDebits, a.metadataJson, a.marketplaceId,
+      a.id,
+      a.assetId,
+      a.ref,
+      a.code,
+      a.ownerType,
+      a.ownerId,
+      a.normalSide,
+      a.debitsMustNotExceedCredits,
+      a.creditsMustNotExceedDebits,
+      a.metadataJson,
+      a.marketplaceId,
     ],
   );
   return rows[0] && toAccount(rows[0]);
@@ -154,7 +205,8 @@ export async function getServiceAccountAvailable(db: Queryable, assetId: string,
     `select (b.credits_posted - b.debits_posted - b.debits_pending)::text as available
        from accounts a join account_balances b on b.account_id = a.id
       where a.asset_id = $1 and a.marketplace_id is null and a.ref = $2 and a.opened_by_service`,
-    [assetId, ref]);
+    [assetId, ref],
+  );
   return b && BigInt(b.available);
 }
 
@@ -166,5 +218,7 @@ export async function getDebitHeadroom(db: Queryable, accountIds: string[]): Pro
   if (accountIds.length === 0) return [];
   return db.query<{ id: string; left: string; od: string }>(
     `select account_id as id, (credits_posted + overdraft_limit - debits_posted - debits_pending)::text as left, overdraft_limit::text as od
-       from account_balances where account_id = any($1::uuid[])`, [pgArray(accountIds)]);
+       from account_balances where account_id = any($1::uuid[])`,
+    [pgArray(accountIds)],
+  );
 }

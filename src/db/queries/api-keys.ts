@@ -7,21 +7,37 @@ import { apiKeys } from "../schema/index.js";
 import { pgArray } from "../sql-arrays.js";
 
 interface ApiKeyRow {
-  id: string; prefix: string; name: string; role: Role; scope_id: string | null; created_at: Date | string; revoked_at: Date | string | null;
+  id: string;
+  prefix: string;
+  name: string;
+  role: Role;
+  scope_id: string | null;
+  created_at: Date | string;
+  revoked_at: Date | string | null;
 }
 
 export const API_KEY_COLUMNS = "id, prefix, name, role, scope_id, created_at, revoked_at";
 
 /** The columns of API_KEY_COLUMNS, for the query builder. */
 const apiKeyFields = {
-  id: apiKeys.id, prefix: apiKeys.prefix, name: apiKeys.name, role: sql<Role>`${apiKeys.role}`, scope_id: apiKeys.scopeId,
-  created_at: apiKeys.createdAt, revoked_at: apiKeys.revokedAt,
+  id: apiKeys.id,
+  prefix: apiKeys.prefix,
+  name: apiKeys.name,
+  role: sql<Role>`${apiKeys.role}`,
+  scope_id: apiKeys.scopeId,
+  created_at: apiKeys.createdAt,
+  revoked_at: apiKeys.revokedAt,
 };
 
 export function toApiKey(r: ApiKeyRow): ApiKey {
   return {
-    id: r.id, prefix: r.prefix, name: r.name, role: r.role, scopeId: r.scope_id,
-    createdAt: new Date(r.created_at), revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at),
+    id: r.id,
+    prefix: r.prefix,
+    name: r.name,
+    role: r.role,
+    scopeId: r.scope_id,
+    createdAt: new Date(r.created_at),
+    revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at),
   };
 }
 
@@ -36,22 +52,26 @@ const byPrefix = new WeakMap<Queryable, ReadBatcher<string, KeyWithSecret | unde
 export function findActiveKeyByPrefix(db: Queryable, prefix: string): Promise<KeyWithSecret | undefined> {
   return batcherFor(byPrefix, db, async (q, prefixes: string[]) => {
     // One array parameter (= any), not inArray's one parameter per prefix: one statement whatever the batch size.
-    const rows = await run(orm(q)
-      .select({ ...apiKeyFields, secret_hash: apiKeys.secretHash })
-      .from(apiKeys)
-      .where(and(sql`${apiKeys.prefix} = any(${pgArray([...new Set(prefixes)])}::text[])`, isNull(apiKeys.revokedAt))));
+    const rows = await run(
+      orm(q)
+        .select({ ...apiKeyFields, secret_hash: apiKeys.secretHash })
+        .from(apiKeys)
+        .where(and(sql`${apiKeys.prefix} = any(${pgArray([...new Set(prefixes)])}::text[])`, isNull(apiKeys.revokedAt))),
+    );
     const found = new Map(rows.map((r) => [r.prefix, { ...toApiKey(r), secretHash: r.secret_hash }]));
     return prefixes.map((p) => found.get(p));
   }).get(prefix);
 }
 
 export async function listApiKeys(db: Queryable, options: { cursor?: string; limit: number }): Promise<ApiKey[]> {
-  const rows = await run(orm(db)
-    .select(apiKeyFields)
-    .from(apiKeys)
-    .where(options.cursor === undefined ? undefined : gt(apiKeys.id, options.cursor))
-    .orderBy(asc(apiKeys.id))
-    .limit(options.limit));
+  const rows = await run(
+    orm(db)
+      .select(apiKeyFields)
+      .from(apiKeys)
+      .where(options.cursor === undefined ? undefined : gt(apiKeys.id, options.cursor))
+      .orderBy(asc(apiKeys.id))
+      .limit(options.limit),
+  );
   return rows.map(toApiKey);
 }
 
@@ -60,19 +80,23 @@ export async function insertApiKey(
   db: Queryable,
   k: { id: string; prefix: string; secretHash: string; name: string; role: Role; scopeId: string | null; createdBy: string | null },
 ): Promise<ApiKey> {
-  const rows = await run(orm(db)
-    .insert(apiKeys)
-    .values({ id: k.id, prefix: k.prefix, secretHash: k.secretHash, name: k.name, role: k.role, scopeId: k.scopeId, createdBy: k.createdBy })
-    .returning(apiKeyFields));
+  const rows = await run(
+    orm(db)
+      .insert(apiKeys)
+      .values({ id: k.id, prefix: k.prefix, secretHash: k.secretHash, name: k.name, role: k.role, scopeId: k.scopeId, createdBy: k.createdBy })
+      .returning(apiKeyFields),
+  );
   return toApiKey(rows[0]!);
 }
 
 /** Marks a key revoked (keeping the first revocation's time); undefined when there is no such key. */
 export async function markApiKeyRevoked(db: Queryable, id: string): Promise<ApiKey | undefined> {
-  const rows = await run(orm(db)
-    .update(apiKeys)
-    .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, now())` })
-    .where(eq(apiKeys.id, id))
-    .returning(apiKeyFields));
+  const rows = await run(
+    orm(db)
+      .update(apiKeys)
+      .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, now())` })
+      .where(eq(apiKeys.id, id))
+      .returning(apiKeyFields),
+  );
   return rows[0] && toApiKey(rows[0]);
 }

@@ -11,12 +11,14 @@ import { pgArray } from "../sql-arrays.js";
  * customer it is registered to (this one, or the one that registered it first).
  */
 export async function registerDepositAddressRow(
-  db: Queryable, a: { chainId: bigint; address: string; marketplaceId: string; customerId: string; createdBy: string },
+  db: Queryable,
+  a: { chainId: bigint; address: string; marketplaceId: string; customerId: string; createdBy: string },
 ): Promise<{ marketplace_id: string; customer_id: string }> {
   const rows = await db.query<{ marketplace_id: string; customer_id: string }>(
     `insert into deposit_addresses (chain_id, address, marketplace_id, customer_id, created_by) values ($1, $2, $3, $4, $5)
      on conflict (chain_id, address) do update set chain_id = excluded.chain_id returning marketplace_id, customer_id`,
-    [a.chainId.toString(), a.address, a.marketplaceId, a.customerId, a.createdBy]);
+    [a.chainId.toString(), a.address, a.marketplaceId, a.customerId, a.createdBy],
+  );
   return rows[0]!;
 }
 
@@ -28,7 +30,8 @@ export async function depositAddressOwners(db: Queryable, chainId: bigint, addre
     `select d.address, d.marketplace_id, d.customer_id, c.billing from deposit_addresses d
        join customers c on c.marketplace_id = d.marketplace_id and c.id = d.customer_id
       where d.chain_id = $1 and d.address = any($2::text[])`,
-    [chainId.toString(), pgArray(addresses)]);
+    [chainId.toString(), pgArray(addresses)],
+  );
 }
 
 /**
@@ -48,30 +51,48 @@ export async function isTransactionDeposited(db: Queryable, txHash: string): Pro
 export async function insertChainDeposit(
   tx: Queryable,
   d: {
-    chainId: string; txHash: string; logIndex: number; assetId: string; fromAddress: string; amount: bigint; blockNumber: bigint;
-    marketplaceId: string; customerId: string; transferId: string;
+    chainId: string;
+    txHash: string;
+    logIndex: number;
+    assetId: string;
+    fromAddress: string;
+    amount: bigint;
+    blockNumber: bigint;
+    marketplaceId: string;
+    customerId: string;
+    transferId: string;
   },
 ): Promise<void> {
   await tx.query(
     `insert into chain_deposits (chain_id, tx_hash, log_index, asset_id, from_address, amount, block_number, marketplace_id, customer_id, transfer_id)
              values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) on conflict do nothing`,
-    [d.chainId, d.txHash, d.logIndex, d.assetId, d.fromAddress, d.amount.toString(), d.blockNumber.toString(), d.marketplaceId, d.customerId, d.transferId]);
+    [d.chainId, d.txHash, d.logIndex, d.assetId, d.fromAddress, d.amount.toString(), d.blockNumber.toString(), d.marketplaceId, d.customerId, d.transferId],
+  );
 }
 
 /** Starts the deposit scanner's cursor of a chain and asset at `startBlock`, unless it has one. */
 export async function ensureDepositCursor(db: Queryable, chainId: bigint, assetId: string, startBlock: string): Promise<void> {
-  await db.query("insert into chain_cursors (chain_id, asset_id, next_block) values ($1, $2, $3) on conflict do nothing",
-    [chainId.toString(), assetId, startBlock]);
+  await db.query("insert into chain_cursors (chain_id, asset_id, next_block) values ($1, $2, $3) on conflict do nothing", [
+    chainId.toString(),
+    assetId,
+    startBlock,
+  ]);
 }
 
 /** The next block the deposit scanner reads for a chain and asset. */
 export async function depositCursor(db: Queryable, chainId: bigint, assetId: string): Promise<bigint> {
-  const [cursor] = await db.query<{ next_block: string }>("select next_block::text as next_block from chain_cursors where chain_id = $1 and asset_id = $2", [chainId.toString(), assetId]);
+  const [cursor] = await db.query<{ next_block: string }>("select next_block::text as next_block from chain_cursors where chain_id = $1 and asset_id = $2", [
+    chainId.toString(),
+    assetId,
+  ]);
   return BigInt(cursor!.next_block);
 }
 
 /** Moves the cursor to `nextBlock`, only forward. */
 export async function advanceDepositCursor(db: Queryable, chainId: bigint, assetId: string, nextBlock: bigint): Promise<void> {
-  await db.query("update chain_cursors set next_block = greatest(next_block, $3), updated_at = now() where chain_id = $1 and asset_id = $2",
-    [chainId.toString(), assetId, nextBlock.toString()]);
+  await db.query("update chain_cursors set next_block = greatest(next_block, $3), updated_at = now() where chain_id = $1 and asset_id = $2", [
+    chainId.toString(),
+    assetId,
+    nextBlock.toString(),
+  ]);
 }

@@ -11,7 +11,8 @@ export async function marketplacePoolTotals(db: Queryable, marketplaceId: string
   const [row] = await db.query<{ settled: string; credit_limit: string }>(
     `select (select coalesce(sum(amount), 0) from funds_receipts where marketplace_id = $1 and asset_id = $2 and customer_id is null)::text as settled,
             coalesce((select credit_limit from marketplace_credit_limits where marketplace_id = $1 and asset_id = $2), 0)::text as credit_limit`,
-    [marketplaceId, assetId]);
+    [marketplaceId, assetId],
+  );
   return { settled: BigInt(row!.settled), creditLimit: BigInt(row!.credit_limit) };
 }
 
@@ -33,7 +34,8 @@ export async function customersNeedBeyondCash(db: Queryable, marketplaceId: stri
      select coalesce(sum(greatest(0, b.debits_posted - coalesce(c.amt, 0))), 0)::text as need
        from accounts a join account_balances b on b.account_id = a.id left join cash c on c.customer_id = a.owner_id
       where a.marketplace_id = $1 and a.asset_id = $2 and a.opened_by_service and a.code in ('customer_prepaid', 'customer_postpaid')`,
-    [marketplaceId, assetId]);
+    [marketplaceId, assetId],
+  );
   return BigInt(row!.need);
 }
 
@@ -45,7 +47,8 @@ export type UnfundedRow = { operator_id: string; gross: string; net: string };
  * the pool leave unfunded, first come first funded.
  */
 export async function unfundedUsageByOperator(
-  db: Queryable, q: { marketplaceId: string; assetId: string; available: bigint; operatorId: string | null; withoutUsageId: string | null },
+  db: Queryable,
+  q: { marketplaceId: string; assetId: string; available: bigint; operatorId: string | null; withoutUsageId: string | null },
 ): Promise<UnfundedRow[]> {
   return db.query<UnfundedRow>(
     `with cash as (${CUSTOMER_CASH}),
@@ -63,7 +66,8 @@ export async function unfundedUsageByOperator(
      select operator_id, sum(unfunded)::text as gross, sum(net - div(net * (gross - unfunded), gross))::text as net
        from unfunded where unfunded > 0 and ($4::text is null or operator_id = $4)
       group by operator_id order by operator_id`,
-    [q.marketplaceId, q.assetId, q.available.toString(), q.operatorId, q.withoutUsageId]);
+    [q.marketplaceId, q.assetId, q.available.toString(), q.operatorId, q.withoutUsageId],
+  );
 }
 
 export type MarketplaceFundingTotalsRow = { received: string; usage: string; clearing: string };
@@ -79,7 +83,8 @@ export async function marketplaceFundingTotals(db: Queryable, marketplaceId: str
                 and not exists (select 1 from transfers t where t.reverses_id = u.transfer_id))::text as usage,
             coalesce((select b.debits_posted - b.credits_posted from accounts a join account_balances b on b.account_id = a.id
                        where a.marketplace_id = $1 and a.asset_id = $2 and a.opened_by_service and a.ref = 'deposits:clearing'), 0)::text as clearing`,
-    [marketplaceId, assetId]);
+    [marketplaceId, assetId],
+  );
   return row;
 }
 
@@ -90,38 +95,52 @@ export type OperatorPayableRow = { owner_id: string; asset_id: string; available
  * all of them, or those in one asset selling through one marketplace.
  */
 export async function payablesOfPaidOperators(db: Queryable, scope: { marketplaceId: string; assetId: string } | null): Promise<OperatorPayableRow[]> {
-  return db.query<OperatorPayableRow>(`
+  return db.query<OperatorPayableRow>(
+    `
     select a.owner_id, a.asset_id, (b.credits_posted - b.debits_posted - b.debits_pending)::text as available
       from accounts a join account_balances b on b.account_id = a.id
      where a.opened_by_service and a.marketplace_id is null and a.code = 'operator_payable'
        and ($1::uuid is null or a.asset_id = $1)
        and ($2::text is null or exists (select 1 from marketplace_operators r where r.marketplace_id = $2 and r.operator_id = a.owner_id))
        and exists (select 1 from payouts p where p.operator_id = a.owner_id and p.asset_id = a.asset_id and p.status <> 'failed')
-     order by a.owner_id, a.asset_id`, [scope?.assetId ?? null, scope?.marketplaceId ?? null]);
+     order by a.owner_id, a.asset_id`,
+    [scope?.assetId ?? null, scope?.marketplaceId ?? null],
+  );
 }
 
 /** Sets (or replaces) a marketplace's credit limit in an asset, naming the proposal that decided it. */
 export async function upsertMarketplaceCreditLimit(
-  tx: Queryable, l: { marketplaceId: string; assetId: string; creditLimit: string; proposalId: string; updatedAt: Date },
+  tx: Queryable,
+  l: { marketplaceId: string; assetId: string; creditLimit: string; proposalId: string; updatedAt: Date },
 ): Promise<void> {
   await tx.query(
     `insert into marketplace_credit_limits (marketplace_id, asset_id, credit_limit, proposal_id, updated_at) values ($1, $2, $3, $4, $5)
            on conflict (marketplace_id, asset_id) do update set credit_limit = excluded.credit_limit, proposal_id = excluded.proposal_id, updated_at = excluded.updated_at`,
-    [l.marketplaceId, l.assetId, l.creditLimit, l.proposalId, l.updatedAt.toISOString()]);
+    [l.marketplaceId, l.assetId, l.creditLimit, l.proposalId, l.updatedAt.toISOString()],
+  );
 }
 
 /** Records money received (for a customer, or a marketplace's settlement when `customerId` is null), with its transfer. */
 export async function insertFundsReceipt(
   tx: Queryable,
   r: {
-    id: string; marketplaceId: string; customerId: string | null; assetId: string; amount: bigint; reference: string; referenceKey: string;
-    transferId: string; proposalId: string; receivedAt: Date;
+    id: string;
+    marketplaceId: string;
+    customerId: string | null;
+    assetId: string;
+    amount: bigint;
+    reference: string;
+    referenceKey: string;
+    transferId: string;
+    proposalId: string;
+    receivedAt: Date;
   },
 ): Promise<void> {
   await tx.query(
     `insert into funds_receipts (id, marketplace_id, customer_id, asset_id, amount, reference, reference_key, transfer_id, proposal_id, received_at)
          values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [r.id, r.marketplaceId, r.customerId, r.assetId, r.amount.toString(), r.reference, r.referenceKey, r.transferId, r.proposalId, r.receivedAt.toISOString()]);
+    [r.id, r.marketplaceId, r.customerId, r.assetId, r.amount.toString(), r.reference, r.referenceKey, r.transferId, r.proposalId, r.receivedAt.toISOString()],
+  );
 }
 
 // The funding locks (see lockOperatorFunds in src/services/funding.ts).
@@ -135,7 +154,9 @@ export async function lockOperatorPayoutFunds(tx: Queryable, operatorId: string,
 export async function lockFundingOfOperatorMarketplaces(tx: Queryable, operatorId: string): Promise<void> {
   await tx.query(
     `select pg_advisory_xact_lock(hashtextextended('usage-funding:' || marketplace_id, 0))
-       from (select marketplace_id from marketplace_operators where operator_id = $1 order by marketplace_id) m`, [operatorId]);
+       from (select marketplace_id from marketplace_operators where operator_id = $1 order by marketplace_id) m`,
+    [operatorId],
+  );
 }
 
 /** A marketplace's funding lock in shared mode (usage being written). */

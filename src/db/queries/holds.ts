@@ -4,20 +4,40 @@ import { orm, run } from "../orm.js";
 import { holds } from "../schema/index.js";
 
 export type HoldRow = {
-  id: string; marketplace_id: string; customer_id: string; asset_id: string; amount: string; escrow_account_id: string;
-  open_transfer_id: string; status: "open" | "closed" | "expired"; expires_at: Date | string | null; closed_at: Date | string | null;
-  close_transfer_id: string | null; created_at: Date | string;
+  id: string;
+  marketplace_id: string;
+  customer_id: string;
+  asset_id: string;
+  amount: string;
+  escrow_account_id: string;
+  open_transfer_id: string;
+  status: "open" | "closed" | "expired";
+  expires_at: Date | string | null;
+  closed_at: Date | string | null;
+  close_transfer_id: string | null;
+  created_at: Date | string;
 };
 
 export async function getHoldRow(db: Queryable, id: string): Promise<HoldRow | undefined> {
-  const rows = await run(orm(db)
-    .select({
-      id: holds.id, marketplace_id: holds.marketplaceId, customer_id: holds.customerId, asset_id: holds.assetId, amount: holds.amount,
-      escrow_account_id: holds.escrowAccountId, open_transfer_id: holds.openTransferId, status: sql<HoldRow["status"]>`${holds.status}`,
-      expires_at: holds.expiresAt, closed_at: holds.closedAt, close_transfer_id: holds.closeTransferId, created_at: holds.createdAt,
-    })
-    .from(holds)
-    .where(eq(holds.id, id)));
+  const rows = await run(
+    orm(db)
+      .select({
+        id: holds.id,
+        marketplace_id: holds.marketplaceId,
+        customer_id: holds.customerId,
+        asset_id: holds.assetId,
+        amount: holds.amount,
+        escrow_account_id: holds.escrowAccountId,
+        open_transfer_id: holds.openTransferId,
+        status: sql<HoldRow["status"]>`${holds.status}`,
+        expires_at: holds.expiresAt,
+        closed_at: holds.closedAt,
+        close_transfer_id: holds.closeTransferId,
+        created_at: holds.createdAt,
+      })
+      .from(holds)
+      .where(eq(holds.id, id)),
+  );
   return rows[0];
 }
 
@@ -25,14 +45,33 @@ export async function getHoldRow(db: Queryable, id: string): Promise<HoldRow | u
 export async function insertHold(
   tx: Queryable,
   h: {
-    id: string; marketplaceId: string; customerId: string; assetId: string; amount: bigint; escrowAccountId: string | undefined;
-    openTransferId: string; expiresAt: string | null; createdAt: Date;
+    id: string;
+    marketplaceId: string;
+    customerId: string;
+    assetId: string;
+    amount: bigint;
+    escrowAccountId: string | undefined;
+    openTransferId: string;
+    expiresAt: string | null;
+    createdAt: Date;
   },
 ): Promise<void> {
-  await run(orm(tx).insert(holds).values({
-    id: h.id, marketplaceId: h.marketplaceId, customerId: h.customerId, assetId: h.assetId, amount: h.amount.toString(), escrowAccountId: h.escrowAccountId!,
-    openTransferId: h.openTransferId, status: "open", expiresAt: h.expiresAt === null ? null : new Date(h.expiresAt), createdAt: h.createdAt,
-  }));
+  await run(
+    orm(tx)
+      .insert(holds)
+      .values({
+        id: h.id,
+        marketplaceId: h.marketplaceId,
+        customerId: h.customerId,
+        assetId: h.assetId,
+        amount: h.amount.toString(),
+        escrowAccountId: h.escrowAccountId!,
+        openTransferId: h.openTransferId,
+        status: "open",
+        expiresAt: h.expiresAt === null ? null : new Date(h.expiresAt),
+        createdAt: h.createdAt,
+      }),
+  );
 }
 
 /** The id of the hold that this transfer opened. */
@@ -43,12 +82,22 @@ export async function findHoldIdByOpenTransfer(db: Queryable, transferId: string
 
 /** Marks a hold closed (or expired) if it is still open; a hold no longer open is left as it is. */
 export async function markHoldClosed(db: Queryable, id: string, reason: "closed" | "expired", at: Date): Promise<void> {
-  await run(orm(db).update(holds).set({ status: reason, closedAt: at }).where(and(eq(holds.id, id), eq(holds.status, "open"))));
+  await run(
+    orm(db)
+      .update(holds)
+      .set({ status: reason, closedAt: at })
+      .where(and(eq(holds.id, id), eq(holds.status, "open"))),
+  );
 }
 
 /** Records the transfer that returned the hold's escrow to the customer, unless one is recorded already. */
 export async function recordHoldCloseTransfer(db: Queryable, id: string, transferId: string): Promise<void> {
-  await run(orm(db).update(holds).set({ closeTransferId: sql`coalesce(${holds.closeTransferId}, ${transferId})` }).where(eq(holds.id, id)));
+  await run(
+    orm(db)
+      .update(holds)
+      .set({ closeTransferId: sql`coalesce(${holds.closeTransferId}, ${transferId})` })
+      .where(eq(holds.id, id)),
+  );
 }
 
 /**
@@ -62,5 +111,7 @@ export async function listHoldsDueForClosing(db: Queryable, limit: number, now: 
       where (h.status = 'open' and h.expires_at <= $2::timestamptz)
          or (h.status <> 'open' and exists (select 1 from account_balances b
                                              where b.account_id = h.escrow_account_id and b.credits_posted > b.debits_posted))
-      limit $1`, [limit, now.toISOString()]);
+      limit $1`,
+    [limit, now.toISOString()],
+  );
 }

@@ -26,7 +26,8 @@ export async function findStoredResponse(db: Queryable, req: { scope: string; ke
     const rows = await q.query<Stored & { scope: string; key: string }>(
       `select h.scope, h.key, h.request_hash, h.status, h.body
          from http_idempotency h join unnest($1::text[], $2::text[]) as k(s, k) on h.scope = k.s and h.key = k.k`,
-      [pgArray(keys.map((k) => k.scope)), pgArray(keys.map((k) => k.key))]);
+      [pgArray(keys.map((k) => k.scope)), pgArray(keys.map((k) => k.key))],
+    );
     const id = (k: { scope: string; key: string }) => `${k.scope.length}:${k.scope}:${k.key}`;
     const found = new Map(rows.map((r) => [id(r), r]));
     return keys.map((k) => found.get(id(k)));
@@ -38,7 +39,8 @@ export async function storeResponse(db: Queryable, req: IdempotencyKeyRef, statu
   const rows = await db.query(
     `insert into http_idempotency (scope, key, method, path, request_hash, status, body) values ($1, $2, $3, $4, $5, $6, $7::text::jsonb)
      on conflict do nothing returning 1`,
-    [req.scope, req.key, req.method, req.path, req.hash, status, JSON.stringify(body)]);
+    [req.scope, req.key, req.method, req.path, req.hash, status, JSON.stringify(body)],
+  );
   return rows.length === 1;
 }
 
@@ -60,8 +62,10 @@ export interface StoredResponse {
  * that the fields after it win should it ever repeat a key.
  */
 export function encodeStoredResponse(e: StoredResponse): string {
-  return `{"b":${e.body ?? "null"},"s":${JSON.stringify(e.scope)},"k":${JSON.stringify(e.key)},` +
-    `"m":${JSON.stringify(e.method)},"p":${JSON.stringify(e.path)},"h":${JSON.stringify(e.hash)},"st":${e.status}}`;
+  return (
+    `{"b":${e.body ?? "null"},"s":${JSON.stringify(e.scope)},"k":${JSON.stringify(e.key)},` +
+    `"m":${JSON.stringify(e.method)},"p":${JSON.stringify(e.path)},"h":${JSON.stringify(e.hash)},"st":${e.status}}`
+  );
 }
 
 /**
@@ -73,5 +77,6 @@ export async function storeEncodedResponses(db: Queryable, encoded: readonly str
     `insert into http_idempotency (scope, key, method, path, request_hash, status, body)
          select s, k, m, p, h, st, b from jsonb_to_recordset($1::text::jsonb) as t(s text, k text, m text, p text, h text, st int, b jsonb)
          on conflict do nothing`,
-    [`[${encoded.join(",")}]`]);
+    [`[${encoded.join(",")}]`],
+  );
 }

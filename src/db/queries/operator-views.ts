@@ -6,9 +6,17 @@ import type { Queryable } from "../client.js";
  */
 export async function operatorBalances(db: Queryable, operatorId: string) {
   return db.query<{
-    asset_id: string; asset_code: string; scale: number; account_id: string;
-    debits_posted: string; credits_posted: string; debits_pending: string; credits_pending: string; earned: string;
-    in_transit: string; paid_out: string;
+    asset_id: string;
+    asset_code: string;
+    scale: number;
+    account_id: string;
+    debits_posted: string;
+    credits_posted: string;
+    debits_pending: string;
+    credits_pending: string;
+    earned: string;
+    in_transit: string;
+    paid_out: string;
   }>(
     `select s.id as asset_id, s.code as asset_code, s.scale, a.id as account_id,
             b.debits_posted::text, b.credits_posted::text, b.debits_pending::text, b.credits_pending::text,
@@ -33,8 +41,16 @@ export async function operatorBalances(db: Queryable, operatorId: string) {
  */
 export async function operatorStatement(db: Queryable, operatorId: string, from: Date, to: Date, assetId?: string) {
   return db.query<{
-    id: string; asset_id: string; asset_code: string; transfer_id: string; side: "debit" | "credit"; posted_amount: string;
-    balance_after: string; effective_at: Date | string; created_at: Date | string; description: string | null;
+    id: string;
+    asset_id: string;
+    asset_code: string;
+    transfer_id: string;
+    side: "debit" | "credit";
+    posted_amount: string;
+    balance_after: string;
+    effective_at: Date | string;
+    created_at: Date | string;
+    description: string | null;
   }>(
     `with acct as (select a.id, a.asset_id from accounts a
                     where a.opened_by_service and a.marketplace_id is null and a.ref = 'operator:' || $1 || ':payable' and ($4::uuid is null or a.asset_id = $4)),
@@ -70,7 +86,17 @@ export type EarningsGroup = "day" | "resource" | "marketplace";
 /** Usage of the operator effective in [from, to), not reversed, grouped; one row per group, asset and unit. */
 export async function operatorEarnings(db: Queryable, operatorId: string, from: Date, to: Date, groupBy: EarningsGroup) {
   const key = { day: "to_char(u.effective_at at time zone 'UTC', 'YYYY-MM-DD')", resource: "u.resource", marketplace: "u.marketplace_id" }[groupBy];
-  return db.query<{ group_key: string; asset_id: string; asset_code: string; scale: number; unit: string; records: string; quantity: string; gross: string; net: string }>(
+  return db.query<{
+    group_key: string;
+    asset_id: string;
+    asset_code: string;
+    scale: number;
+    unit: string;
+    records: string;
+    quantity: string;
+    gross: string;
+    net: string;
+  }>(
     `select ${key} as group_key, u.asset_id, s.code as asset_code, s.scale, u.unit, count(*)::text as records,
             sum(u.quantity)::text as quantity, sum(u.gross)::text as gross, sum(u.net)::text as net
        from usage_records u join assets s on s.id = u.asset_id

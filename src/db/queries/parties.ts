@@ -20,9 +20,11 @@ export type CustomerWithLimitsRow = CustomerRow & { limits: { asset: string; cre
 
 /** Inserts a marketplace; undefined when the id is taken already. */
 export async function insertMarketplace(db: Queryable, m: { id: string; name: string; metadata: Record<string, unknown> }): Promise<PartyRow | undefined> {
-  const rows = await db.query<PartyRow>(
-    "insert into marketplaces (id, name, metadata) values ($1, $2, $3::text::jsonb) on conflict do nothing returning *",
-    [m.id, m.name, JSON.stringify(m.metadata)]);
+  const rows = await db.query<PartyRow>("insert into marketplaces (id, name, metadata) values ($1, $2, $3::text::jsonb) on conflict do nothing returning *", [
+    m.id,
+    m.name,
+    JSON.stringify(m.metadata),
+  ]);
   return rows[0];
 }
 
@@ -35,8 +37,11 @@ export async function getMarketplaceRow(db: Queryable, id: string): Promise<Part
 
 /** Inserts an operator; false when the id is taken already (nothing is changed then). */
 export async function insertOperator(db: Queryable, o: { id: string; name: string; metadata: Record<string, unknown> }): Promise<boolean> {
-  const inserted = await db.query("insert into operators (id, name, metadata) values ($1, $2, $3::text::jsonb) on conflict do nothing returning id",
-    [o.id, o.name, JSON.stringify(o.metadata)]);
+  const inserted = await db.query("insert into operators (id, name, metadata) values ($1, $2, $3::text::jsonb) on conflict do nothing returning id", [
+    o.id,
+    o.name,
+    JSON.stringify(o.metadata),
+  ]);
   return inserted.length > 0;
 }
 
@@ -44,7 +49,9 @@ export async function insertOperator(db: Queryable, o: { id: string; name: strin
 export async function getOperatorRow(db: Queryable, id: string): Promise<OperatorRow | undefined> {
   const rows = await db.query<OperatorRow>(
     `select o.*, (select array_agg(r.marketplace_id order by r.marketplace_id) from marketplace_operators r where r.operator_id = o.id) as marketplace_ids
-       from operators o where o.id = $1`, [id]);
+       from operators o where o.id = $1`,
+    [id],
+  );
   return rows[0];
 }
 
@@ -54,8 +61,7 @@ export async function operatorExists(db: Queryable, id: string): Promise<boolean
 
 /** Lets a marketplace post an operator's usage; a link that exists already is left as it is. */
 export async function linkOperatorToMarketplace(db: Queryable, marketplaceId: string, operatorId: string): Promise<void> {
-  await db.query("insert into marketplace_operators (marketplace_id, operator_id) values ($1, $2) on conflict do nothing",
-    [marketplaceId, operatorId]);
+  await db.query("insert into marketplace_operators (marketplace_id, operator_id) values ($1, $2) on conflict do nothing", [marketplaceId, operatorId]);
 }
 
 /** Links an operator just inserted to the marketplace that registered it (a link that exists already is an error). */
@@ -71,7 +77,9 @@ export async function isOperatorOfMarketplace(db: Queryable, marketplaceId: stri
 /** The marketplaces an operator sells through, in id order. */
 export async function marketplaceIdsOfOperator(db: Queryable, operatorId: string): Promise<string[]> {
   const markets = await db.query<{ marketplace_id: string }>(
-    "select marketplace_id from marketplace_operators where operator_id = $1 order by marketplace_id", [operatorId]);
+    "select marketplace_id from marketplace_operators where operator_id = $1 order by marketplace_id",
+    [operatorId],
+  );
   return markets.map((m) => m.marketplace_id);
 }
 
@@ -84,16 +92,20 @@ export async function upsertOperatorPayoutLimits(
     `insert into operator_payout_limits (operator_id, asset_id, max_per_payout, max_per_day, proposal_id, updated_at) values ($1, $2, $3, $4, $5, $6)
            on conflict (operator_id, asset_id) do update set max_per_payout = excluded.max_per_payout, max_per_day = excluded.max_per_day,
              proposal_id = excluded.proposal_id, updated_at = excluded.updated_at`,
-    [l.operatorId, l.assetId, l.maxPerPayout, l.maxPerDay, l.proposalId, l.updatedAt.toISOString()]);
+    [l.operatorId, l.assetId, l.maxPerPayout, l.maxPerDay, l.proposalId, l.updatedAt.toISOString()],
+  );
 }
 
 // Invitations
 
 /** Records a marketplace's invitation of an operator; an invitation that exists already is left as it is. */
 export async function insertInvitation(db: Queryable, i: { marketplaceId: string; operatorId: string; invitedBy: string; invitedAt: Date }): Promise<void> {
-  await db.query(
-    `insert into operator_invitations (marketplace_id, operator_id, invited_by, invited_at) values ($1, $2, $3, $4) on conflict do nothing`,
-    [i.marketplaceId, i.operatorId, i.invitedBy, i.invitedAt.toISOString()]);
+  await db.query(`insert into operator_invitations (marketplace_id, operator_id, invited_by, invited_at) values ($1, $2, $3, $4) on conflict do nothing`, [
+    i.marketplaceId,
+    i.operatorId,
+    i.invitedBy,
+    i.invitedAt.toISOString(),
+  ]);
 }
 
 export async function getInvitationRow(db: Queryable, marketplaceId: string, operatorId: string): Promise<InvitationRow | undefined> {
@@ -103,8 +115,10 @@ export async function getInvitationRow(db: Queryable, marketplaceId: string, ope
 
 /** The invitation, its row locked until the transaction ends. */
 export async function lockInvitation(tx: Queryable, marketplaceId: string, operatorId: string): Promise<InvitationRow | undefined> {
-  const [row] = await tx.query<InvitationRow>(
-    "select * from operator_invitations where marketplace_id = $1 and operator_id = $2 for update", [marketplaceId, operatorId]);
+  const [row] = await tx.query<InvitationRow>("select * from operator_invitations where marketplace_id = $1 and operator_id = $2 for update", [
+    marketplaceId,
+    operatorId,
+  ]);
   return row;
 }
 
@@ -114,18 +128,25 @@ export async function listInvitationRows(db: Queryable, operatorId: string): Pro
 }
 
 export async function markInvitationAccepted(db: Queryable, marketplaceId: string, operatorId: string, acceptedBy: string, acceptedAt: Date): Promise<void> {
-  await db.query("update operator_invitations set accepted_by = $3, accepted_at = $4 where marketplace_id = $1 and operator_id = $2", [marketplaceId, operatorId, acceptedBy, acceptedAt.toISOString()]);
+  await db.query("update operator_invitations set accepted_by = $3, accepted_at = $4 where marketplace_id = $1 and operator_id = $2", [
+    marketplaceId,
+    operatorId,
+    acceptedBy,
+    acceptedAt.toISOString(),
+  ]);
 }
 
 // Customers
 
 /** Inserts a customer; undefined when the marketplace has a customer of that id already. */
 export async function insertCustomer(
-  db: Queryable, c: { marketplaceId: string; id: string; billing: "prepaid" | "postpaid"; metadata: Record<string, unknown> },
+  db: Queryable,
+  c: { marketplaceId: string; id: string; billing: "prepaid" | "postpaid"; metadata: Record<string, unknown> },
 ): Promise<CustomerRow | undefined> {
   const rows = await db.query<CustomerRow>(
     "insert into customers (marketplace_id, id, billing, metadata) values ($1, $2, $3, $4::text::jsonb) on conflict do nothing returning *",
-    [c.marketplaceId, c.id, c.billing, JSON.stringify(c.metadata)]);
+    [c.marketplaceId, c.id, c.billing, JSON.stringify(c.metadata)],
+  );
   return rows[0];
 }
 
@@ -135,7 +156,9 @@ export async function getCustomerRow(db: Queryable, marketplaceId: string, id: s
                     from accounts a join account_balances b on b.account_id = a.id join assets s on s.id = a.asset_id
                    where a.marketplace_id = c.marketplace_id and a.ref = 'customer:' || c.id and a.opened_by_service
                      and a.code = 'customer_postpaid' and b.overdraft_limit > 0) as limits
-       from customers c where c.marketplace_id = $1 and c.id = $2`, [marketplaceId, id]);
+       from customers c where c.marketplace_id = $1 and c.id = $2`,
+    [marketplaceId, id],
+  );
   return rows[0];
 }
 
@@ -147,15 +170,20 @@ export async function findAssetIdByCode(db: Queryable, code: string): Promise<{ 
 
 /** The id of the customer's account the service opened under this ref, if it was opened. */
 export async function findCustomerAccountId(db: Queryable, assetId: string, marketplaceId: string, ref: string): Promise<string | undefined> {
-  const [row] = await db.query<{ id: string }>(
-    "select id from accounts where asset_id = $1 and marketplace_id = $2 and ref = $3 and opened_by_service", [assetId, marketplaceId, ref]);
+  const [row] = await db.query<{ id: string }>("select id from accounts where asset_id = $1 and marketplace_id = $2 and ref = $3 and opened_by_service", [
+    assetId,
+    marketplaceId,
+    ref,
+  ]);
   return row?.id;
 }
 
 /** What a customer's account owes (debits beyond credits, holds included) and its overdraft limit, with its balance row locked. */
 export async function lockCustomerOwes(tx: Queryable, accountId: string): Promise<{ owes: bigint; limit: bigint }> {
   const [b] = await tx.query<{ owes: string; od: string }>(
-    "select greatest(debits_posted + debits_pending - credits_posted, 0)::text as owes, overdraft_limit::text as od from account_balances where account_id = $1 for update", [accountId]);
+    "select greatest(debits_posted + debits_pending - credits_posted, 0)::text as owes, overdraft_limit::text as od from account_balances where account_id = $1 for update",
+    [accountId],
+  );
   return { owes: BigInt(b!.owes), limit: BigInt(b!.od) };
 }
 

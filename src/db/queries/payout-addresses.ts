@@ -8,9 +8,11 @@ export async function insertAddressChallenge(
   db: Queryable,
   c: { id: string; operatorId: string; chainId: bigint; address: string; message: string; expiresAt: Date },
 ): Promise<void> {
-  await run(orm(db)
-    .insert(payoutAddressChallenges)
-    .values({ id: c.id, operatorId: c.operatorId, chainId: c.chainId, address: c.address, message: c.message, expiresAt: c.expiresAt }));
+  await run(
+    orm(db)
+      .insert(payoutAddressChallenges)
+      .values({ id: c.id, operatorId: c.operatorId, chainId: c.chainId, address: c.address, message: c.message, expiresAt: c.expiresAt }),
+  );
 }
 
 export type AddressChallengeRow = { operator_id: string; chain_id: string; address: string; message: string; expired: boolean; used_at: Date | null };
@@ -18,24 +20,36 @@ export type AddressChallengeRow = { operator_id: string; chain_id: string; addre
 /** The challenge, locked, with whether it has expired at `now`. */
 export async function lockAddressChallenge(tx: Queryable, challengeId: string, now: Date): Promise<AddressChallengeRow | undefined> {
   const c = payoutAddressChallenges;
-  const rows = await run(orm(tx)
-    .select({
-      operator_id: c.operatorId, chain_id: sql<string>`${c.chainId}::text`, address: c.address, message: c.message,
-      expired: sql<boolean>`${c.expiresAt} <= ${now.toISOString()}::timestamptz`, used_at: c.usedAt,
-    })
-    .from(c)
-    .where(eq(c.id, challengeId))
-    .for("update"));
+  const rows = await run(
+    orm(tx)
+      .select({
+        operator_id: c.operatorId,
+        chain_id: sql<string>`${c.chainId}::text`,
+        address: c.address,
+        message: c.message,
+        expired: sql<boolean>`${c.expiresAt} <= ${now.toISOString()}::timestamptz`,
+        used_at: c.usedAt,
+      })
+      .from(c)
+      .where(eq(c.id, challengeId))
+      .for("update"),
+  );
   return rows[0];
 }
 
 /** The operator's current payout address on a chain, locked. */
-export async function lockCurrentPayoutAddress(tx: Queryable, operatorId: string, chainId: bigint): Promise<{ address: string; verified_at: Date | string } | undefined> {
-  const rows = await run(orm(tx)
-    .select({ address: payoutAddresses.address, verified_at: payoutAddresses.verifiedAt })
-    .from(payoutAddresses)
-    .where(and(eq(payoutAddresses.operatorId, operatorId), eq(payoutAddresses.chainId, chainId)))
-    .for("update"));
+export async function lockCurrentPayoutAddress(
+  tx: Queryable,
+  operatorId: string,
+  chainId: bigint,
+): Promise<{ address: string; verified_at: Date | string } | undefined> {
+  const rows = await run(
+    orm(tx)
+      .select({ address: payoutAddresses.address, verified_at: payoutAddresses.verifiedAt })
+      .from(payoutAddresses)
+      .where(and(eq(payoutAddresses.operatorId, operatorId), eq(payoutAddresses.chainId, chainId)))
+      .for("update"),
+  );
   return rows[0];
 }
 
@@ -48,52 +62,82 @@ export async function upsertPayoutAddress(
   tx: Queryable,
   a: { operatorId: string; chainId: bigint; address: string; challengeId: string; verifiedAt: Date },
 ): Promise<void> {
-  await run(orm(tx)
-    .insert(payoutAddresses)
-    .values({ operatorId: a.operatorId, chainId: a.chainId, address: a.address, challengeId: a.challengeId, verifiedAt: a.verifiedAt })
-    .onConflictDoUpdate({
-      target: [payoutAddresses.operatorId, payoutAddresses.chainId],
-      set: { address: sql`excluded.address`, challengeId: sql`excluded.challenge_id`, verifiedAt: sql`excluded.verified_at` },
-    }));
+  await run(
+    orm(tx)
+      .insert(payoutAddresses)
+      .values({ operatorId: a.operatorId, chainId: a.chainId, address: a.address, challengeId: a.challengeId, verifiedAt: a.verifiedAt })
+      .onConflictDoUpdate({
+        target: [payoutAddresses.operatorId, payoutAddresses.chainId],
+        set: { address: sql`excluded.address`, challengeId: sql`excluded.challenge_id`, verifiedAt: sql`excluded.verified_at` },
+      }),
+  );
 }
 
 /** Appends a change of payout address to its history. */
 export async function insertPayoutAddressEvent(
   tx: Queryable,
   e: {
-    operatorId: string; chainId: bigint; oldAddress: string | null; newAddress: string; challengeId: string; signature: string;
-    changedBy: string; requestId: string | null; changedAt: Date;
+    operatorId: string;
+    chainId: bigint;
+    oldAddress: string | null;
+    newAddress: string;
+    challengeId: string;
+    signature: string;
+    changedBy: string;
+    requestId: string | null;
+    changedAt: Date;
   },
 ): Promise<void> {
-  await run(orm(tx).insert(payoutAddressEvents).values({
-    operatorId: e.operatorId, chainId: e.chainId, oldAddress: e.oldAddress, newAddress: e.newAddress, challengeId: e.challengeId, signature: e.signature,
-    changedBy: e.changedBy, requestId: e.requestId, changedAt: e.changedAt,
-  }));
+  await run(
+    orm(tx).insert(payoutAddressEvents).values({
+      operatorId: e.operatorId,
+      chainId: e.chainId,
+      oldAddress: e.oldAddress,
+      newAddress: e.newAddress,
+      challengeId: e.challengeId,
+      signature: e.signature,
+      changedBy: e.changedBy,
+      requestId: e.requestId,
+      changedAt: e.changedAt,
+    }),
+  );
 }
 
 /** The operator's current payout addresses, by chain. */
-export async function listCurrentPayoutAddresses(db: Queryable, operatorId: string): Promise<{ chain_id: string; address: string; verified_at: Date | string }[]> {
+export async function listCurrentPayoutAddresses(
+  db: Queryable,
+  operatorId: string,
+): Promise<{ chain_id: string; address: string; verified_at: Date | string }[]> {
   const chainIdText = sql<string>`${payoutAddresses.chainId}::text`;
-  return run(orm(db)
-    .select({ chain_id: chainIdText, address: payoutAddresses.address, verified_at: payoutAddresses.verifiedAt })
-    .from(payoutAddresses)
-    .where(eq(payoutAddresses.operatorId, operatorId))
-    // By the chain id's text ("10" before "9"), as this listing has always been ordered.
-    .orderBy(asc(chainIdText)));
+  return run(
+    orm(db)
+      .select({ chain_id: chainIdText, address: payoutAddresses.address, verified_at: payoutAddresses.verifiedAt })
+      .from(payoutAddresses)
+      .where(eq(payoutAddresses.operatorId, operatorId))
+      // By the chain id's text ("10" before "9"), as this listing has always been ordered.
+      .orderBy(asc(chainIdText)),
+  );
 }
 
 /** The operator's last 100 payout address changes, newest first. */
 export async function listPayoutAddressEvents(
-  db: Queryable, operatorId: string,
+  db: Queryable,
+  operatorId: string,
 ): Promise<{ chain_id: string; old_address: string | null; new_address: string; changed_by: string; changed_at: Date | string; request_id: string | null }[]> {
   const e = payoutAddressEvents;
-  return run(orm(db)
-    .select({
-      chain_id: sql<string>`${e.chainId}::text`, old_address: e.oldAddress, new_address: e.newAddress, changed_by: e.changedBy, changed_at: e.changedAt,
-      request_id: e.requestId,
-    })
-    .from(e)
-    .where(eq(e.operatorId, operatorId))
-    .orderBy(desc(e.id))
-    .limit(100));
+  return run(
+    orm(db)
+      .select({
+        chain_id: sql<string>`${e.chainId}::text`,
+        old_address: e.oldAddress,
+        new_address: e.newAddress,
+        changed_by: e.changedBy,
+        changed_at: e.changedAt,
+        request_id: e.requestId,
+      })
+      .from(e)
+      .where(eq(e.operatorId, operatorId))
+      .orderBy(desc(e.id))
+      .limit(100),
+  );
 }

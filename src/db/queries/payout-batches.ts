@@ -3,9 +3,18 @@ import { pgArray } from "../sql-arrays.js";
 import { PAYOUT_SELECT, toPayout, type Payout, type PayoutRow } from "./payouts.js";
 
 /** The payouts of a chain transaction (a batch) as the vault's batch call takes them. */
-export interface BatchItem { payoutId: string; to: string; amount: bigint }
+export interface BatchItem {
+  payoutId: string;
+  to: string;
+  amount: bigint;
+}
 
-export interface PendingPayoutRow { id: string; asset_id: string; amount: string; to_address: string }
+export interface PendingPayoutRow {
+  id: string;
+  asset_id: string;
+  amount: string;
+  to_address: string;
+}
 
 /**
  * Pending EVM payouts of a chain that may be batched (not waiting for approval): at most
@@ -20,7 +29,8 @@ export async function listPayoutsToBatch(db: Queryable, chainId: bigint, perAsse
                               and approval is distinct from 'required'
                             order by created_at, id limit $2) p
       order by p.created_at, p.id`,
-    [chainId.toString(), perAsset]);
+    [chainId.toString(), perAsset],
+  );
 }
 
 /** The amount of an asset in payouts batched, signed or submitted on a chain, leaving out one chain transaction's. */
@@ -29,7 +39,8 @@ export async function sumPayoutsInFlight(db: Queryable, chainId: bigint, assetId
     `select coalesce(sum(amount), 0)::text as amount from payouts
       where settlement = 'evm' and chain_id = $1 and asset_id = $2 and status in ('batched', 'signed', 'submitted')
         and ($3::uuid is null or chain_tx_id is distinct from $3)`,
-    [chainId.toString(), assetId, exceptChainTx ?? null]);
+    [chainId.toString(), assetId, exceptChainTx ?? null],
+  );
   return BigInt(flight!.amount);
 }
 
@@ -42,19 +53,24 @@ export async function notePendingPayouts(db: Queryable, ids: string[], note: str
 export async function lockPayoutsToBatch(tx: Queryable, ids: string[]): Promise<string[]> {
   const locked = await tx.query<{ id: string }>(
     "select id from payouts where id = any($1::uuid[]) and status = 'pending' and approval is distinct from 'required' order by id for update skip locked",
-    [pgArray(ids)]);
+    [pgArray(ids)],
+  );
   return locked.map((r) => r.id);
 }
 
 export async function markPayoutsBatched(tx: Queryable, ids: string[], chainTxId: string): Promise<void> {
-  await tx.query("update payouts set status = 'batched', chain_tx_id = $2, note = null, updated_at = now() where id = any($1::uuid[])", [pgArray(ids), chainTxId]);
+  await tx.query("update payouts set status = 'batched', chain_tx_id = $2, note = null, updated_at = now() where id = any($1::uuid[])", [
+    pgArray(ids),
+    chainTxId,
+  ]);
 }
 
 /** The payouts of a chain transaction in one of `statuses`, in id order. */
 export async function listBatchItems(tx: Queryable, chainTxId: string, statuses: string[]): Promise<BatchItem[]> {
   const rows = await tx.query<{ id: string; to_address: string; amount: string }>(
     "select id, to_address, amount::text as amount from payouts where chain_tx_id = $1 and status = any($2::text[]) order by id",
-    [chainTxId, pgArray(statuses)]);
+    [chainTxId, pgArray(statuses)],
+  );
   return rows.map((r) => ({ payoutId: r.id, to: r.to_address, amount: BigInt(r.amount) }));
 }
 
@@ -64,7 +80,10 @@ export async function markPayoutsSigned(tx: Queryable, chainTxId: string): Promi
 
 /** Moves a chain transaction's signed payouts to submitted; returns their ids. */
 export async function markPayoutsSubmitted(tx: Queryable, chainTxId: string): Promise<string[]> {
-  const ids = await tx.query<{ id: string }>("update payouts set status = 'submitted', updated_at = now() where chain_tx_id = $1 and status = 'signed' returning id", [chainTxId]);
+  const ids = await tx.query<{ id: string }>(
+    "update payouts set status = 'submitted', updated_at = now() where chain_tx_id = $1 and status = 'signed' returning id",
+    [chainTxId],
+  );
   return ids.map((r) => r.id);
 }
 
@@ -85,24 +104,34 @@ export async function listPayoutsInFlightOfChainTx(db: Queryable, chainTxId: str
   return rows.map(toPayout);
 }
 
-export interface UnpaidCandidateRow { id: string; unpaid_attempts: number; amount: string }
+export interface UnpaidCandidateRow {
+  id: string;
+  unpaid_attempts: number;
+  amount: string;
+}
 
 /** A chain transaction's payouts still signed or submitted, with the times they rode a transaction that did not pay. */
 export async function listUnpaidCandidates(db: Queryable, chainTxId: string): Promise<UnpaidCandidateRow[]> {
   return db.query<UnpaidCandidateRow>(
-    "select id, unpaid_attempts, amount::text as amount from payouts where chain_tx_id = $1 and status in ('signed', 'submitted')", [chainTxId]);
+    "select id, unpaid_attempts, amount::text as amount from payouts where chain_tx_id = $1 and status in ('signed', 'submitted')",
+    [chainTxId],
+  );
 }
 
 /** Locks those payouts among `ids` still signed or submitted, in id order; returns each with its hold. */
 export async function lockInFlightPayoutHolds(tx: Queryable, ids: string[]): Promise<Array<{ id: string; hold_transfer_id: string }>> {
   return tx.query<{ id: string; hold_transfer_id: string }>(
-    "select id, hold_transfer_id from payouts where id = any($1::uuid[]) and status in ('signed', 'submitted') order by id for update", [pgArray(ids)]);
+    "select id, hold_transfer_id from payouts where id = any($1::uuid[]) and status in ('signed', 'submitted') order by id for update",
+    [pgArray(ids)],
+  );
 }
 
 /** Fails those payouts among `ids` still signed or submitted, counting the unpaid attempt. */
 export async function markInFlightPayoutsFailed(tx: Queryable, ids: string[], reason: string): Promise<void> {
-  await tx.query("update payouts set status = 'failed', failure_reason = $2, unpaid_attempts = unpaid_attempts + 1, updated_at = now() where id = any($1::uuid[]) and status in ('signed', 'submitted')",
-    [pgArray(ids), reason]);
+  await tx.query(
+    "update payouts set status = 'failed', failure_reason = $2, unpaid_attempts = unpaid_attempts + 1, updated_at = now() where id = any($1::uuid[]) and status in ('signed', 'submitted')",
+    [pgArray(ids), reason],
+  );
 }
 
 /** Sends a chain transaction's payouts in one of `from` back to pending, off the transaction; returns their ids. */
@@ -110,6 +139,7 @@ export async function requeuePayouts(tx: Queryable, chainTxId: string, from: str
   const ids = await tx.query<{ id: string }>(
     `update payouts set status = 'pending', chain_tx_id = null, unpaid_attempts = unpaid_attempts + $3, updated_at = now()
       where chain_tx_id = $1 and status = any($2::text[]) returning id`,
-    [chainTxId, pgArray(from), countAttempt ? 1 : 0]);
+    [chainTxId, pgArray(from), countAttempt ? 1 : 0],
+  );
   return ids.map((r) => r.id);
 }

@@ -32,11 +32,31 @@ export interface Payout {
 }
 
 export type PayoutRow = {
-  id: string; operator_id: string; asset_id: string; asset_code: string; settlement: "evm" | "none"; chain_id: string | null;
-  to_address: string | null; amount: string; status: PayoutStatus; trigger: "request" | "schedule"; requested_by: string;
-  hold_transfer_id: string; settle_transfer_id: string | null; chain_tx_id: string | null; tx_hash: string | null;
-  block_number: string | null; log_index: number | null; external_reference: string | null; unpaid_attempts: number;
-  failure_reason: string | null; note: string | null; approval: "required" | "approved" | null; created_at: Date | string; updated_at: Date | string; confirmed_at: Date | string | null;
+  id: string;
+  operator_id: string;
+  asset_id: string;
+  asset_code: string;
+  settlement: "evm" | "none";
+  chain_id: string | null;
+  to_address: string | null;
+  amount: string;
+  status: PayoutStatus;
+  trigger: "request" | "schedule";
+  requested_by: string;
+  hold_transfer_id: string;
+  settle_transfer_id: string | null;
+  chain_tx_id: string | null;
+  tx_hash: string | null;
+  block_number: string | null;
+  log_index: number | null;
+  external_reference: string | null;
+  unpaid_attempts: number;
+  failure_reason: string | null;
+  note: string | null;
+  approval: "required" | "approved" | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+  confirmed_at: Date | string | null;
 };
 
 export const PAYOUT_SELECT = `select p.id, p.operator_id, p.asset_id, s.code as asset_code, p.settlement, p.chain_id::text as chain_id, p.to_address,
@@ -47,12 +67,31 @@ export const PAYOUT_SELECT = `select p.id, p.operator_id, p.asset_id, s.code as 
 
 export function toPayout(r: PayoutRow): Payout {
   return {
-    id: r.id, operatorId: r.operator_id, assetId: r.asset_id, assetCode: r.asset_code, settlement: r.settlement,
-    chainId: r.chain_id === null ? null : BigInt(r.chain_id), toAddress: r.to_address, amount: BigInt(r.amount), status: r.status,
-    trigger: r.trigger, requestedBy: r.requested_by, holdTransferId: r.hold_transfer_id, settleTransferId: r.settle_transfer_id,
-    chainTxId: r.chain_tx_id, txHash: r.tx_hash, blockNumber: r.block_number === null ? null : BigInt(r.block_number), logIndex: r.log_index,
-    externalReference: r.external_reference, unpaidAttempts: r.unpaid_attempts, failureReason: r.failure_reason, note: r.note, approval: r.approval,
-    createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at), confirmedAt: r.confirmed_at === null ? null : new Date(r.confirmed_at),
+    id: r.id,
+    operatorId: r.operator_id,
+    assetId: r.asset_id,
+    assetCode: r.asset_code,
+    settlement: r.settlement,
+    chainId: r.chain_id === null ? null : BigInt(r.chain_id),
+    toAddress: r.to_address,
+    amount: BigInt(r.amount),
+    status: r.status,
+    trigger: r.trigger,
+    requestedBy: r.requested_by,
+    holdTransferId: r.hold_transfer_id,
+    settleTransferId: r.settle_transfer_id,
+    chainTxId: r.chain_tx_id,
+    txHash: r.tx_hash,
+    blockNumber: r.block_number === null ? null : BigInt(r.block_number),
+    logIndex: r.log_index,
+    externalReference: r.external_reference,
+    unpaidAttempts: r.unpaid_attempts,
+    failureReason: r.failure_reason,
+    note: r.note,
+    approval: r.approval,
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+    confirmedAt: r.confirmed_at === null ? null : new Date(r.confirmed_at),
   };
 }
 
@@ -80,8 +119,16 @@ export async function listPayouts(db: Queryable, f: PayoutFilter): Promise<Payou
         and ($4::bigint is null or p.chain_id = $4) and ($5::timestamptz is null or p.created_at >= $5)
         and ($6::timestamptz is null or p.created_at < $6) and ($7::uuid is null or p.id > $7)
       order by p.id limit $8`,
-    [f.operatorId ?? null, f.assetId ?? null, f.status ?? null, f.chainId?.toString() ?? null, f.from?.toISOString() ?? null,
-      f.to?.toISOString() ?? null, f.after ?? null, f.limit],
+    [
+      f.operatorId ?? null,
+      f.assetId ?? null,
+      f.status ?? null,
+      f.chainId?.toString() ?? null,
+      f.from?.toISOString() ?? null,
+      f.to?.toISOString() ?? null,
+      f.after ?? null,
+      f.limit,
+    ],
   );
   return rows.map(toPayout);
 }
@@ -98,7 +145,10 @@ export async function payoutExists(db: Queryable, id: string): Promise<boolean> 
 
 /** The operator's payout address on a chain (only verified addresses are stored), if any. */
 export async function getPayoutAddress(db: Queryable, operatorId: string, chainId: bigint): Promise<string | undefined> {
-  const rows = await db.query<{ address: string }>("select address from payout_addresses where operator_id = $1 and chain_id = $2", [operatorId, chainId.toString()]);
+  const rows = await db.query<{ address: string }>("select address from payout_addresses where operator_id = $1 and chain_id = $2", [
+    operatorId,
+    chainId.toString(),
+  ]);
   return rows[0]?.address;
 }
 
@@ -111,24 +161,41 @@ export async function hasNoOverdraftLimit(db: Queryable, accountId: string | und
 /** An account's available balance: credits posted less debits posted and pending. */
 export async function getAvailableBalance(db: Queryable, accountId: string): Promise<bigint> {
   const [b] = await db.query<{ available: string }>(
-    "select (credits_posted - debits_posted - debits_pending)::text as available from account_balances where account_id = $1", [accountId]);
+    "select (credits_posted - debits_posted - debits_pending)::text as available from account_balances where account_id = $1",
+    [accountId],
+  );
   return BigInt(b!.available);
 }
 
 /** Operators whose payable of an asset (opened by the service) has at least `minAmount` available, by operator. */
-export async function listOperatorsWithAvailablePayable(db: Queryable, assetId: string, minAmount: bigint): Promise<Array<{ operator_id: string; available: string }>> {
+export async function listOperatorsWithAvailablePayable(
+  db: Queryable,
+  assetId: string,
+  minAmount: bigint,
+): Promise<Array<{ operator_id: string; available: string }>> {
   return db.query<{ operator_id: string; available: string }>(
     `select a.owner_id as operator_id, (b.credits_posted - b.debits_posted - b.debits_pending)::text as available
        from accounts a join account_balances b on b.account_id = a.id
       where a.asset_id = $1 and a.opened_by_service and a.marketplace_id is null and a.code = 'operator_payable'
         and b.credits_posted - b.debits_posted - b.debits_pending >= $2
       order by a.owner_id`,
-    [assetId, minAmount.toString()]);
+    [assetId, minAmount.toString()],
+  );
 }
 
 export interface NewPayout {
-  id: string; operatorId: string; assetId: string; settlement: "evm" | "none"; chainId: bigint | null; toAddress: string | null;
-  amount: bigint; trigger: "request" | "schedule"; requestedBy: string; holdTransferId: string; createdAt: Date; approval: "required" | null;
+  id: string;
+  operatorId: string;
+  assetId: string;
+  settlement: "evm" | "none";
+  chainId: bigint | null;
+  toAddress: string | null;
+  amount: bigint;
+  trigger: "request" | "schedule";
+  requestedBy: string;
+  holdTransferId: string;
+  createdAt: Date;
+  approval: "required" | null;
 }
 
 /** Inserts a pending payout. */
@@ -136,8 +203,21 @@ export async function insertPayout(tx: Queryable, p: NewPayout): Promise<void> {
   await tx.query(
     `insert into payouts (id, operator_id, asset_id, settlement, chain_id, to_address, amount, status, trigger, requested_by, hold_transfer_id, created_at, updated_at, approval)
      values ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $11, $12)`,
-    [p.id, p.operatorId, p.assetId, p.settlement, p.chainId?.toString() ?? null, p.toAddress, p.amount.toString(), p.trigger, p.requestedBy, p.holdTransferId,
-      p.createdAt.toISOString(), p.approval]);
+    [
+      p.id,
+      p.operatorId,
+      p.assetId,
+      p.settlement,
+      p.chainId?.toString() ?? null,
+      p.toAddress,
+      p.amount.toString(),
+      p.trigger,
+      p.requestedBy,
+      p.holdTransferId,
+      p.createdAt.toISOString(),
+      p.approval,
+    ],
+  );
 }
 
 export async function setPayoutNote(tx: Queryable, id: string, note: string): Promise<void> {
@@ -154,15 +234,17 @@ export async function sumPayoutsNotFailed(tx: Queryable, operatorId: string, ass
   const [row] = await tx.query<{ sum: string }>(
     `select coalesce(sum(amount), 0)::text as sum from payouts
       where operator_id = $1 and asset_id = $2 and status <> 'failed' and created_at >= $3 and created_at < $4 and id <> $5`,
-    [operatorId, assetId, start.toISOString(), end.toISOString(), exceptPayoutId]);
+    [operatorId, assetId, start.toISOString(), end.toISOString(), exceptPayoutId],
+  );
   return BigInt(row!.sum);
 }
 
 /** Locks the payouts among `ids` that are in one of `statuses`, in id order; returns their ids. */
 export async function lockPayoutsIn(tx: Queryable, ids: string[], statuses: string[]): Promise<string[]> {
-  const rows = await tx.query<{ id: string }>(
-    "select id from payouts where id = any($1::uuid[]) and status = any($2::text[]) order by id for update",
-    [pgArray(ids), pgArray(statuses)]);
+  const rows = await tx.query<{ id: string }>("select id from payouts where id = any($1::uuid[]) and status = any($2::text[]) order by id for update", [
+    pgArray(ids),
+    pgArray(statuses),
+  ]);
   return rows.map((r) => r.id);
 }
 
@@ -170,10 +252,16 @@ export async function lockPayoutsIn(tx: Queryable, ids: string[], statuses: stri
 export async function lockPayoutHoldsIn(tx: Queryable, ids: string[], statuses: string[]): Promise<Array<{ id: string; hold_transfer_id: string }>> {
   return tx.query<{ id: string; hold_transfer_id: string }>(
     "select id, hold_transfer_id from payouts where id = any($1::uuid[]) and status = any($2::text[]) order by id for update",
-    [pgArray(ids), pgArray(statuses)]);
+    [pgArray(ids), pgArray(statuses)],
+  );
 }
 
-export interface PayoutSettlement { txHash?: string; blockNumber?: bigint; logIndex?: number; externalReference?: string }
+export interface PayoutSettlement {
+  txHash?: string;
+  blockNumber?: bigint;
+  logIndex?: number;
+  externalReference?: string;
+}
 
 /** Marks a payout confirmed with its settle transfer and chain facts (or external reference); facts not given are kept. */
 export async function markPayoutConfirmed(tx: Queryable, id: string, settleTransferId: string | null, d: PayoutSettlement, at: Date): Promise<void> {
@@ -182,17 +270,25 @@ export async function markPayoutConfirmed(tx: Queryable, id: string, settleTrans
             log_index = coalesce($5, log_index), external_reference = coalesce($6, external_reference), note = null,
             confirmed_at = $7, updated_at = $7
       where id = $1`,
-    [id, settleTransferId, d.txHash ?? null, d.blockNumber?.toString() ?? null, d.logIndex ?? null, d.externalReference ?? null, at.toISOString()]);
+    [id, settleTransferId, d.txHash ?? null, d.blockNumber?.toString() ?? null, d.logIndex ?? null, d.externalReference ?? null, at.toISOString()],
+  );
 }
 
 export async function markPayoutsFailed(tx: Queryable, ids: string[], reason: string, at: Date): Promise<void> {
-  await tx.query("update payouts set status = 'failed', failure_reason = $2, note = null, updated_at = $3 where id = any($1::uuid[])", [pgArray(ids), reason, at.toISOString()]);
+  await tx.query("update payouts set status = 'failed', failure_reason = $2, note = null, updated_at = $3 where id = any($1::uuid[])", [
+    pgArray(ids),
+    reason,
+    at.toISOString(),
+  ]);
 }
 
 /** Appends one event per payout to their history. */
 export async function recordPayoutEvents(tx: Queryable, ids: string[], status: PayoutStatus, at: Date, detail: Record<string, unknown> = {}): Promise<void> {
   if (ids.length === 0) return;
-  await tx.query(
-    "insert into payout_events (payout_id, status, detail, at) select unnest($1::uuid[]), $2, $3::text::jsonb, $4",
-    [pgArray(ids), status, JSON.stringify(detail), at.toISOString()]);
+  await tx.query("insert into payout_events (payout_id, status, detail, at) select unnest($1::uuid[]), $2, $3::text::jsonb, $4", [
+    pgArray(ids),
+    status,
+    JSON.stringify(detail),
+    at.toISOString(),
+  ]);
 }

@@ -4,11 +4,19 @@ import { pgArray } from "../sql-arrays.js";
 
 /** Proposals: four eyes for manual money (src/services/proposals/, docs/ledger.md "Four eyes"). */
 
-
 /** A row of proposals. */
 export interface ProposalRow {
-  id: string; kind: ProposalKind; marketplace_id: string | null; payload: Record<string, unknown>; proposed_by: string; proposed_at: Date | string;
-  status: ProposalStatus; decided_by: string | null; decided_at: Date | string | null; reason: string | null; result: Record<string, unknown> | null;
+  id: string;
+  kind: ProposalKind;
+  marketplace_id: string | null;
+  payload: Record<string, unknown>;
+  proposed_by: string;
+  proposed_at: Date | string;
+  status: ProposalStatus;
+  decided_by: string | null;
+  decided_at: Date | string | null;
+  reason: string | null;
+  result: Record<string, unknown> | null;
 }
 
 export async function getProposalRow(db: Queryable, id: string): Promise<ProposalRow | undefined> {
@@ -24,37 +32,50 @@ export async function lockProposalForDecision(tx: Queryable, id: string): Promis
 
 /** Proposals newest first (ids are time-ordered), filtered; `afterId`: the last of the previous page. */
 export async function listProposalRows(
-  db: Queryable, f: { status?: ProposalStatus; kind?: string; marketplaceId?: string; afterId?: string; limit: number },
+  db: Queryable,
+  f: { status?: ProposalStatus; kind?: string; marketplaceId?: string; afterId?: string; limit: number },
 ): Promise<ProposalRow[]> {
   return db.query<ProposalRow>(
     `select * from proposals where ($1::text is null or status = $1) and ($2::text is null or kind = $2) and ($3::text is null or marketplace_id = $3)
         and ($4::uuid is null or id < $4) order by id desc limit $5`,
-    [f.status ?? null, f.kind ?? null, f.marketplaceId ?? null, f.afterId ?? null, f.limit]);
+    [f.status ?? null, f.kind ?? null, f.marketplaceId ?? null, f.afterId ?? null, f.limit],
+  );
 }
 
 export async function insertProposal(
-  db: Queryable, p: { id: string; kind: ProposalKind; marketplaceId: string | null; payload: Record<string, unknown>; proposedBy: string; proposedAt: Date },
+  db: Queryable,
+  p: { id: string; kind: ProposalKind; marketplaceId: string | null; payload: Record<string, unknown>; proposedBy: string; proposedAt: Date },
 ): Promise<ProposalRow> {
   const rows = await db.query<ProposalRow>(
     `insert into proposals (id, kind, marketplace_id, payload, proposed_by, proposed_at) values ($1, $2, $3, $4::text::jsonb, $5, $6) returning *`,
-    [p.id, p.kind, p.marketplaceId, JSON.stringify(p.payload), p.proposedBy, p.proposedAt.toISOString()]);
+    [p.id, p.kind, p.marketplaceId, JSON.stringify(p.payload), p.proposedBy, p.proposedAt.toISOString()],
+  );
   return rows[0]!;
 }
 
 /** The proposal a payout above its policy's approval threshold waits for (no marketplace). */
 export async function insertPayoutApprovalProposal(
-  tx: Queryable, p: { id: string; payload: Record<string, unknown>; proposedBy: string; proposedAt: Date },
+  tx: Queryable,
+  p: { id: string; payload: Record<string, unknown>; proposedBy: string; proposedAt: Date },
 ): Promise<ProposalRow> {
   const rows = await tx.query<ProposalRow>(
     `insert into proposals (id, kind, marketplace_id, payload, proposed_by, proposed_at) values ($1, 'payout', null, $2::text::jsonb, $3, $4) returning *`,
-    [p.id, JSON.stringify(p.payload), p.proposedBy, p.proposedAt.toISOString()]);
+    [p.id, JSON.stringify(p.payload), p.proposedBy, p.proposedAt.toISOString()],
+  );
   return rows[0]!;
 }
 
 /** An open proposal of this kind by this key with exactly this payload. */
-export async function findOpenProposal(db: Queryable, kind: ProposalKind, proposedBy: string, payload: Record<string, unknown>): Promise<ProposalRow | undefined> {
+export async function findOpenProposal(
+  db: Queryable,
+  kind: ProposalKind,
+  proposedBy: string,
+  payload: Record<string, unknown>,
+): Promise<ProposalRow | undefined> {
   const open = await db.query<ProposalRow>(
-    "select * from proposals where kind = $1 and status = 'proposed' and proposed_by = $2 and payload = $3::text::jsonb", [kind, proposedBy, JSON.stringify(payload)]);
+    "select * from proposals where kind = $1 and status = 'proposed' and proposed_by = $2 and payload = $3::text::jsonb",
+    [kind, proposedBy, JSON.stringify(payload)],
+  );
   return open[0];
 }
 
@@ -62,7 +83,8 @@ export async function findOpenProposal(db: Queryable, kind: ProposalKind, propos
 export async function findReceiptProposalIdByReference(db: Queryable, assetId: string, referenceKey: string): Promise<string | undefined> {
   const dup = await db.query<{ id: string }>(
     "select id from proposals where kind = 'receipt' and status <> 'rejected' and payload->>'asset_id' = $1 and payload->>'reference_key' = $2",
-    [assetId, referenceKey]);
+    [assetId, referenceKey],
+  );
   return dup[0]?.id;
 }
 
@@ -72,14 +94,15 @@ export type ReceiptByReferenceRow = { key: string; id: string; status: string };
 export async function receiptProposalsByReferenceKeys(db: Queryable, referenceKeys: string[]): Promise<ReceiptByReferenceRow[]> {
   return db.query<ReceiptByReferenceRow>(
     "select payload->>'reference_key' as key, id, status from proposals where kind = 'receipt' and status <> 'rejected' and payload->>'reference_key' = any($1::text[])",
-    [pgArray(referenceKeys)]);
+    [pgArray(referenceKeys)],
+  );
 }
 
 /** Whether a receipt proposal not rejected has one of `referenceKeys` as its reference key. */
 export async function hasReceiptProposalForReferenceKeys(tx: Queryable, referenceKeys: string[]): Promise<boolean> {
-  const late = await tx.query(
-    "select 1 from proposals where kind = 'receipt' and status <> 'rejected' and payload->>'reference_key' = any($1::text[])",
-    [pgArray(referenceKeys)]);
+  const late = await tx.query("select 1 from proposals where kind = 'receipt' and status <> 'rejected' and payload->>'reference_key' = any($1::text[])", [
+    pgArray(referenceKeys),
+  ]);
   return late.length > 0;
 }
 
@@ -91,7 +114,9 @@ export async function lockItemAdjustment(tx: Queryable, itemId: bigint): Promise
 /** The id of the open adjustment proposal of a reconciliation item, if there is one. */
 export async function findOpenAdjustmentProposalId(db: Queryable, itemId: bigint): Promise<string | undefined> {
   const open = await db.query<{ id: string }>(
-    "select id from proposals where kind = 'reconciliation_adjustment' and status = 'proposed' and payload->>'item_id' = $1", [itemId.toString()]);
+    "select id from proposals where kind = 'reconciliation_adjustment' and status = 'proposed' and payload->>'item_id' = $1",
+    [itemId.toString()],
+  );
   return open[0]?.id;
 }
 
@@ -102,7 +127,8 @@ export async function recordDecision(
 ): Promise<ProposalRow | undefined> {
   const rows = await tx.query<ProposalRow>(
     `update proposals set status = $2, decided_by = $3, decided_at = $4, reason = $5, result = $6::text::jsonb where id = $1 and status = 'proposed' returning *`,
-    [d.id, d.status, d.decidedBy, d.decidedAt.toISOString(), d.reason, d.result === null ? null : JSON.stringify(d.result)]);
+    [d.id, d.status, d.decidedBy, d.decidedAt.toISOString(), d.reason, d.result === null ? null : JSON.stringify(d.result)],
+  );
   return rows[0];
 }
 
@@ -113,12 +139,17 @@ export async function creatorsOfKey(db: Queryable, keyId: string): Promise<strin
        select id::text, created_by, 1 from api_keys where id::text = $1
        union all
        select k.id::text, k.created_by, up.depth + 1 from api_keys k join up on k.id::text = up.created_by where up.depth < 64)
-     select created_by from up where created_by is not null order by depth`, [keyId]);
+     select created_by from up where created_by is not null order by depth`,
+    [keyId],
+  );
   return rows.map((r) => r.created_by);
 }
 
 /** Marks a pending payout that waits for approval approved; false when it no longer waits (cancelled or failed). */
 export async function approvePayoutAwaitingApproval(tx: Queryable, payoutId: string, at: Date): Promise<boolean> {
-  const updated = await tx.query("update payouts set approval = 'approved', note = null, updated_at = $2 where id = $1 and status = 'pending' and approval = 'required' returning id", [payoutId, at.toISOString()]);
+  const updated = await tx.query(
+    "update payouts set approval = 'approved', note = null, updated_at = $2 where id = $1 and status = 'pending' and approval = 'required' returning id",
+    [payoutId, at.toISOString()],
+  );
   return updated.length > 0;
 }

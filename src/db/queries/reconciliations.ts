@@ -8,7 +8,14 @@ import { pgArray, pgColumns } from "../sql-arrays.js";
  */
 
 export type ReconciledPayoutRow = {
-  id: string; status: string; in_range: boolean; amount: string; to_address: string; tx_hash: string | null; log_index: number | null; block_number: string | null;
+  id: string;
+  status: string;
+  in_range: boolean;
+  amount: string;
+  to_address: string;
+  tx_hash: string | null;
+  log_index: number | null;
+  block_number: string | null;
 };
 
 /**
@@ -16,22 +23,26 @@ export type ReconciledPayoutRow = {
  * `payoutIds` (the ids the range's payments name) whatever their state; `in_range`: the former.
  */
 export async function payoutsToReconcile(
-  db: Queryable, q: { chainId: bigint; assetId: string; fromBlock: bigint; toBlock: bigint; payoutIds: string[] },
+  db: Queryable,
+  q: { chainId: bigint; assetId: string; fromBlock: bigint; toBlock: bigint; payoutIds: string[] },
 ): Promise<ReconciledPayoutRow[]> {
   return db.query<ReconciledPayoutRow>(
     `select id, status, (status = 'confirmed' and block_number between $3 and $4) as in_range, amount::text as amount, to_address, tx_hash, log_index,
             block_number::text as block_number
        from payouts
       where chain_id = $1 and asset_id = $2 and ((status = 'confirmed' and block_number between $3 and $4) or id = any($5::uuid[]))`,
-    [q.chainId.toString(), q.assetId, q.fromBlock.toString(), q.toBlock.toString(), pgArray(q.payoutIds)]);
+    [q.chainId.toString(), q.assetId, q.fromBlock.toString(), q.toBlock.toString(), pgArray(q.payoutIds)],
+  );
 }
 
 export async function insertReconciliation(
-  tx: Queryable, r: { id: string; chainId: bigint; assetId: string; fromBlock: bigint; toBlock: bigint; summary: Record<ItemStatus, number>; requestedBy: string },
+  tx: Queryable,
+  r: { id: string; chainId: bigint; assetId: string; fromBlock: bigint; toBlock: bigint; summary: Record<ItemStatus, number>; requestedBy: string },
 ): Promise<void> {
   await tx.query(
     "insert into reconciliations (id, chain_id, asset_id, from_block, to_block, summary, requested_by) values ($1, $2, $3, $4, $5, $6::text::jsonb, $7)",
-    [r.id, r.chainId.toString(), r.assetId, r.fromBlock.toString(), r.toBlock.toString(), JSON.stringify(r.summary), r.requestedBy]);
+    [r.id, r.chainId.toString(), r.assetId, r.fromBlock.toString(), r.toBlock.toString(), JSON.stringify(r.summary), r.requestedBy],
+  );
 }
 
 /** Inserts a run's items, in their order, with one statement. */
@@ -42,27 +53,64 @@ export async function insertReconciliationItems(tx: Queryable, runId: string, it
        from unnest($2::text[], $3::text[], $4::uuid[], $5::text[], $6::int[], $7::bigint[], $8::numeric[], $9::numeric[], $10::text[], $11::text[], $12::text[])
             with ordinality as u(s, d, p, h, l, b, la, ca, lad, cad, de, n)
       order by n`,
-    [runId, ...(await pgColumns(items, [(i) => i.status, (i) => i.direction, (i) => i.payoutId, (i) => i.txHash, (i) => i.logIndex, (i) => i.blockNumber,
-      (i) => i.ledgerAmount, (i) => i.chainAmount, (i) => i.ledgerAddress, (i) => i.chainAddress, (i) => i.detail]))]);
+    [
+      runId,
+      ...(await pgColumns(items, [
+        (i) => i.status,
+        (i) => i.direction,
+        (i) => i.payoutId,
+        (i) => i.txHash,
+        (i) => i.logIndex,
+        (i) => i.blockNumber,
+        (i) => i.ledgerAmount,
+        (i) => i.chainAmount,
+        (i) => i.ledgerAddress,
+        (i) => i.chainAddress,
+        (i) => i.detail,
+      ])),
+    ],
+  );
 }
 
 export type ReconciliationRow = {
-  id: string; chain_id: string; asset_id: string; code: string; from_block: string; to_block: string; summary: Record<ItemStatus, number>;
-  requested_by: string; created_at: Date | string;
+  id: string;
+  chain_id: string;
+  asset_id: string;
+  code: string;
+  from_block: string;
+  to_block: string;
+  summary: Record<ItemStatus, number>;
+  requested_by: string;
+  created_at: Date | string;
 };
 
 /** A run, with its asset's code. */
 export async function getReconciliationRow(db: Queryable, id: string): Promise<ReconciliationRow | undefined> {
   const [r] = await db.query<ReconciliationRow>(
     `select r.id, r.chain_id::text as chain_id, r.asset_id, s.code, r.from_block::text as from_block, r.to_block::text as to_block, r.summary, r.requested_by, r.created_at
-       from reconciliations r join assets s on s.id = r.asset_id where r.id = $1`, [id]);
+       from reconciliations r join assets s on s.id = r.asset_id where r.id = $1`,
+    [id],
+  );
   return r;
 }
 
 export type ItemRow = {
-  id: string; status: ItemStatus; direction: "in" | "out"; payout_id: string | null; tx_hash: string | null; log_index: number | null;
-  block_number: string | null; ledger_amount: string | null; chain_amount: string | null; ledger_address: string | null; chain_address: string | null;
-  detail: string | null; resolved_at: Date | string | null; resolved_by: string | null; resolution_note: string | null; adjustment_transfer_id: string | null;
+  id: string;
+  status: ItemStatus;
+  direction: "in" | "out";
+  payout_id: string | null;
+  tx_hash: string | null;
+  log_index: number | null;
+  block_number: string | null;
+  ledger_amount: string | null;
+  chain_amount: string | null;
+  ledger_address: string | null;
+  chain_address: string | null;
+  detail: string | null;
+  resolved_at: Date | string | null;
+  resolved_by: string | null;
+  resolution_note: string | null;
+  adjustment_transfer_id: string | null;
 };
 
 /** A run's items in id order, filtered; `after`: the last id of the previous page. */
@@ -72,43 +120,58 @@ export async function listReconciliationItems(db: Queryable, runId: string, f: {
             chain_amount::text as chain_amount, ledger_address, chain_address, detail, resolved_at, resolved_by, resolution_note, adjustment_transfer_id
        from reconciliation_items where reconciliation_id = $1 and ($2::text is null or status = $2) and ($3::bigint is null or id > $3)
       order by reconciliation_items.id limit $4`,
-    [runId, f.status ?? null, f.after?.toString() ?? null, f.limit]);
+    [runId, f.status ?? null, f.after?.toString() ?? null, f.limit],
+  );
 }
 
 export async function getReconciliationItem(db: Queryable, itemId: bigint): Promise<ItemRow | undefined> {
   const [row] = await db.query<ItemRow>(
     `select id::text as id, status, direction, payout_id, tx_hash, log_index, block_number::text as block_number, ledger_amount::text as ledger_amount,
             chain_amount::text as chain_amount, ledger_address, chain_address, detail, resolved_at, resolved_by, resolution_note, adjustment_transfer_id
-       from reconciliation_items where id = $1`, [itemId.toString()]);
+       from reconciliation_items where id = $1`,
+    [itemId.toString()],
+  );
   return row;
 }
 
 /** When an item of a run was resolved (null: open); undefined when the run has no such item. */
 export async function getItemResolution(db: Queryable, runId: string, itemId: bigint): Promise<{ resolved_at: Date | null } | undefined> {
-  const [item] = await db.query<{ resolved_at: Date | null }>("select resolved_at from reconciliation_items where id = $1 and reconciliation_id = $2", [itemId.toString(), runId]);
+  const [item] = await db.query<{ resolved_at: Date | null }>("select resolved_at from reconciliation_items where id = $1 and reconciliation_id = $2", [
+    itemId.toString(),
+    runId,
+  ]);
   return item;
 }
 
 /** Resolves an item still open; false when it was resolved already. */
 export async function markItemResolved(
-  tx: Queryable, r: { runId: string; itemId: bigint; resolvedBy: string; note: string; adjustmentTransferId: string | null; resolvedAt: Date },
+  tx: Queryable,
+  r: { runId: string; itemId: bigint; resolvedBy: string; note: string; adjustmentTransferId: string | null; resolvedAt: Date },
 ): Promise<boolean> {
   const updated = await tx.query(
     `update reconciliation_items set resolved_at = $6, resolved_by = $3, resolution_note = $4, adjustment_transfer_id = $5
           where id = $1 and reconciliation_id = $2 and resolved_at is null returning id`,
-    [r.itemId.toString(), r.runId, r.resolvedBy, r.note, r.adjustmentTransferId, r.resolvedAt.toISOString()]);
+    [r.itemId.toString(), r.runId, r.resolvedBy, r.note, r.adjustmentTransferId, r.resolvedAt.toISOString()],
+  );
   return updated.length > 0;
 }
 
 export type ItemToAdjustRow = {
-  status: ItemStatus; direction: "in" | "out"; ledger_amount: string | null; chain_amount: string | null; chain_id: string; asset_id: string;
+  status: ItemStatus;
+  direction: "in" | "out";
+  ledger_amount: string | null;
+  chain_amount: string | null;
+  chain_id: string;
+  asset_id: string;
 };
 
 /** What an adjustment of an item is judged by: the item's kind and amounts, and its run's chain and asset. */
 export async function getItemToAdjust(db: Queryable, runId: string, itemId: bigint): Promise<ItemToAdjustRow | undefined> {
   const [item] = await db.query<ItemToAdjustRow>(
     `select i.status, i.direction, i.ledger_amount::text as ledger_amount, i.chain_amount::text as chain_amount, r.chain_id::text as chain_id, r.asset_id
-       from reconciliation_items i join reconciliations r on r.id = i.reconciliation_id where i.id = $1 and i.reconciliation_id = $2`, [itemId.toString(), runId]);
+       from reconciliation_items i join reconciliations r on r.id = i.reconciliation_id where i.id = $1 and i.reconciliation_id = $2`,
+    [itemId.toString(), runId],
+  );
   return item;
 }
 
@@ -116,15 +179,16 @@ export type AdjustmentAccountRow = { id: string; asset_id: string; ref: string |
 
 /** The accounts an adjustment names, as far as they exist. */
 export async function getAdjustmentAccounts(db: Queryable, ids: string[]): Promise<AdjustmentAccountRow[]> {
-  return db.query<AdjustmentAccountRow>(
-    "select id, asset_id, ref, marketplace_id, opened_by_service from accounts where id = any($1::uuid[])", [pgArray(ids)]);
+  return db.query<AdjustmentAccountRow>("select id, asset_id, ref, marketplace_id, opened_by_service from accounts where id = any($1::uuid[])", [pgArray(ids)]);
 }
 
 /** The debits and credits posted to the service's treasury account of an asset under `ref` (`treasury:{route}`), if it was opened. */
 export async function treasuryAccountTotals(db: Queryable, assetId: string, ref: string): Promise<{ d: string; c: string } | undefined> {
   const [acct] = await db.query<{ d: string; c: string }>(
     `select b.debits_posted::text as d, b.credits_posted::text as c from accounts a join account_balances b on b.account_id = a.id
-      where a.asset_id = $1 and a.opened_by_service and a.marketplace_id is null and a.ref = $2`, [assetId, ref]);
+      where a.asset_id = $1 and a.opened_by_service and a.marketplace_id is null and a.ref = $2`,
+    [assetId, ref],
+  );
   return acct;
 }
 
@@ -134,7 +198,9 @@ export type PayoutsInFlightRow = { chain_tx_id: string; amount: string; payouts:
 export async function payoutsInFlight(db: Queryable, chainId: string, assetId: string): Promise<PayoutsInFlightRow[]> {
   return db.query<PayoutsInFlightRow>(
     `select chain_tx_id, sum(amount)::text as amount, count(*)::text as payouts from payouts
-      where chain_id = $1 and asset_id = $2 and status in ('signed', 'submitted') group by chain_tx_id`, [chainId, assetId]);
+      where chain_id = $1 and asset_id = $2 and status in ('signed', 'submitted') group by chain_tx_id`,
+    [chainId, assetId],
+  );
 }
 
 /** The hashes of the attempts (each signed version) of a chain transaction. */
@@ -146,7 +212,9 @@ export async function chainTxAttemptHashes(db: Queryable, chainTxId: string): Pr
 export async function pendingPayoutTotals(db: Queryable, chainId: string, assetId: string): Promise<{ amount: string; payouts: string } | undefined> {
   const [queued] = await db.query<{ amount: string; payouts: string }>(
     `select coalesce(sum(amount), 0)::text as amount, count(*)::text as payouts from payouts
-      where settlement = 'evm' and chain_id = $1 and asset_id = $2 and status = 'pending'`, [chainId, assetId]);
+      where settlement = 'evm' and chain_id = $1 and asset_id = $2 and status = 'pending'`,
+    [chainId, assetId],
+  );
   return queued;
 }
 
@@ -154,6 +222,8 @@ export async function pendingPayoutTotals(db: Queryable, chainId: string, assetI
 export async function batchedPayoutTotal(db: Queryable, chainId: string, assetId: string): Promise<{ amount: string } | undefined> {
   const [batched] = await db.query<{ amount: string }>(
     `select coalesce(sum(amount), 0)::text as amount from payouts
-      where settlement = 'evm' and chain_id = $1 and asset_id = $2 and status = 'batched'`, [chainId, assetId]);
+      where settlement = 'evm' and chain_id = $1 and asset_id = $2 and status = 'batched'`,
+    [chainId, assetId],
+  );
   return batched;
 }

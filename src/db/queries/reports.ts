@@ -6,28 +6,40 @@ import type { Queryable } from "../client.js";
  * correct: docs/reconciliation.md), with its asset. Pending amounts are not part of a trial balance.
  */
 export async function trialBalance(db: Queryable, asOf: Date | undefined, assetId: string | undefined) {
-  const rows = asOf === undefined
-    ? await db.query<TrialRow>(
-      `select a.id as account_id, s.code as asset, a.asset_id, a.marketplace_id, a.ref, a.code, a.normal_side,
+  const rows =
+    asOf === undefined
+      ? await db.query<TrialRow>(
+          `select a.id as account_id, s.code as asset, a.asset_id, a.marketplace_id, a.ref, a.code, a.normal_side,
               b.debits_posted::text as debits, b.credits_posted::text as credits
          from accounts a join account_balances b on b.account_id = a.id join assets s on s.id = a.asset_id
         where ($1::uuid is null or a.asset_id = $1)
-        order by s.code, a.marketplace_id nulls first, a.ref`, [assetId ?? null])
-    : await db.query<TrialRow>(
-      `select a.id as account_id, s.code as asset, a.asset_id, a.marketplace_id, a.ref, a.code, a.normal_side,
+        order by s.code, a.marketplace_id nulls first, a.ref`,
+          [assetId ?? null],
+        )
+      : await db.query<TrialRow>(
+          `select a.id as account_id, s.code as asset, a.asset_id, a.marketplace_id, a.ref, a.code, a.normal_side,
               coalesce(t.debits, 0)::text as debits, coalesce(t.credits, 0)::text as credits
          from accounts a join assets s on s.id = a.asset_id
          left join (select e.account_id, sum(e.posted_amount) filter (where e.side = 'debit') as debits,
                            sum(e.posted_amount) filter (where e.side = 'credit') as credits
                       from entries e where e.effective_at <= $2 and ($1::uuid is null or e.asset_id = $1) group by e.account_id) t on t.account_id = a.id
         where ($1::uuid is null or a.asset_id = $1) and (a.created_at <= $2 or t.account_id is not null)
-        order by s.code, a.marketplace_id nulls first, a.ref`, [assetId ?? null, asOf.toISOString()]);
+        order by s.code, a.marketplace_id nulls first, a.ref`,
+          [assetId ?? null, asOf.toISOString()],
+        );
   return rows;
 }
 
 export type TrialRow = {
-  account_id: string; asset: string; asset_id: string; marketplace_id: string | null; ref: string; code: string;
-  normal_side: "debit" | "credit"; debits: string; credits: string;
+  account_id: string;
+  asset: string;
+  asset_id: string;
+  marketplace_id: string | null;
+  ref: string;
+  code: string;
+  normal_side: "debit" | "credit";
+  debits: string;
+  credits: string;
 };
 
 export type Granularity = "day" | "month";
@@ -42,14 +54,25 @@ export async function feeRevenue(db: Queryable, from: Date, to: Date, granularit
       where a.opened_by_service and a.ref like '%:fees' and e.effective_at >= $1 and e.effective_at < $2 and e.posted_amount > 0
       group by 1, 2, 3, 4
       order by 1, 2, 3 nulls first, 4`,
-    [from.toISOString(), to.toISOString(), granularity, granularity === "day" ? "YYYY-MM-DD" : "YYYY-MM"]);
+    [from.toISOString(), to.toISOString(), granularity, granularity === "day" ? "YYYY-MM-DD" : "YYYY-MM"],
+  );
 }
 
 /** Payouts confirmed in [from, to), with their chain transaction or external reference. */
 export async function payoutsConfirmed(db: Queryable, from: Date, to: Date) {
   return db.query<{
-    id: string; operator_id: string; asset: string; amount: string; settlement: string; chain_id: string | null; to_address: string | null;
-    tx_hash: string | null; block_number: string | null; log_index: number | null; external_reference: string | null; confirmed_at: Date | string;
+    id: string;
+    operator_id: string;
+    asset: string;
+    amount: string;
+    settlement: string;
+    chain_id: string | null;
+    to_address: string | null;
+    tx_hash: string | null;
+    block_number: string | null;
+    log_index: number | null;
+    external_reference: string | null;
+    confirmed_at: Date | string;
   }>(
     `select p.id, p.operator_id, s.code as asset, p.amount::text as amount, p.settlement, p.chain_id::text as chain_id, p.to_address, p.tx_hash,
             p.block_number::text as block_number, p.log_index, p.external_reference, p.confirmed_at
@@ -57,7 +80,8 @@ export async function payoutsConfirmed(db: Queryable, from: Date, to: Date) {
       where p.status = 'confirmed' and p.confirmed_at >= $1 and p.confirmed_at < $2
       order by p.confirmed_at, p.id
       limit 100001`,
-    [from.toISOString(), to.toISOString()]);
+    [from.toISOString(), to.toISOString()],
+  );
 }
 
 /**
@@ -78,5 +102,6 @@ export async function operatorStatements(db: Queryable, from: Date, to: Date, as
       where a.opened_by_service and a.marketplace_id is null and a.code = 'operator_payable' and ($3::uuid is null or a.asset_id = $3)
       order by a.owner_id, s.code
       limit 100001`,
-    [from.toISOString(), to.toISOString(), assetId ?? null]);
+    [from.toISOString(), to.toISOString(), assetId ?? null],
+  );
 }

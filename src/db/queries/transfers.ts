@@ -72,4 +72,3 @@ function toTransfer(row: TransferRow): Transfer {
     status: statusOf(row.kind, row.resolution, row.reversed),
   };
 }
-

@@ -14,15 +14,25 @@ export async function ensureUsageLimitRow(tx: Queryable, marketplaceId: string, 
 /** Replaces the marketplace's usage limits for the asset (the row must exist). */
 export async function updateUsageLimits(
   tx: Queryable,
-  l: { marketplaceId: string; assetId: string; maxGrossPerRecord: string | null; maxQuantityPerSecond: Record<string, string>; updatedBy: string; updatedAt: Date },
+  l: {
+    marketplaceId: string;
+    assetId: string;
+    maxGrossPerRecord: string | null;
+    maxQuantityPerSecond: Record<string, string>;
+    updatedBy: string;
+    updatedAt: Date;
+  },
 ): Promise<void> {
-  await run(orm(tx)
-    .update(usageLimits)
-    .set({
-      maxGrossPerRecord: l.maxGrossPerRecord,
-      // As text: postgres.js would JSON-encode a second time the string drizzle makes of a jsonb value.
-      maxQuantityPerSecond: sql`${JSON.stringify(l.maxQuantityPerSecond)}::text::jsonb`,
-      updatedBy: l.updatedBy, updatedAt: l.updatedAt,
-    })
-    .where(and(eq(usageLimits.marketplaceId, l.marketplaceId), eq(usageLimits.assetId, l.assetId))));
+  await run(
+    orm(tx)
+      .update(usageLimits)
+      .set({
+        maxGrossPerRecord: l.maxGrossPerRecord,
+        // As text: postgres.js would JSON-encode a second time the string drizzle makes of a jsonb value.
+        maxQuantityPerSecond: sql`${JSON.stringify(l.maxQuantityPerSecond)}::text::jsonb`,
+        updatedBy: l.updatedBy,
+        updatedAt: l.updatedAt,
+      })
+      .where(and(eq(usageLimits.marketplaceId, l.marketplaceId), eq(usageLimits.assetId, l.assetId))),
+  );
 }

@@ -12,13 +12,33 @@ type Row = Record<string, any>; // eslint-disable-line @typescript-eslint/no-exp
 
 function toUsage(r: Row): UsageRecord {
   return {
-    id: r.id, marketplaceId: r.marketplace_id, externalId: r.external_id, requestHash: r.request_hash, operatorId: r.operator_id,
-    customerId: r.customer_id, resource: r.resource, unit: r.unit, quantity: r.quantity, unitPrice: r.unit_price, assetId: r.asset_id,
-    gross: BigInt(r.gross), net: BigInt(r.net),
-    fees: (r.fees as { party: string; account_id: string; amount: string }[]).map((f) => ({ party: f.party, accountId: f.account_id, amount: BigInt(f.amount) })),
-    feeScheduleVersion: r.fee_schedule_version, periodStart: new Date(r.period_start), periodEnd: new Date(r.period_end),
-    effectiveAt: new Date(r.effective_at), holdId: r.hold_id, transferId: r.transfer_id, metadata: r.metadata,
-    createdAt: new Date(r.created_at), status: r.reversed ? "reversed" : "posted",
+    id: r.id,
+    marketplaceId: r.marketplace_id,
+    externalId: r.external_id,
+    requestHash: r.request_hash,
+    operatorId: r.operator_id,
+    customerId: r.customer_id,
+    resource: r.resource,
+    unit: r.unit,
+    quantity: r.quantity,
+    unitPrice: r.unit_price,
+    assetId: r.asset_id,
+    gross: BigInt(r.gross),
+    net: BigInt(r.net),
+    fees: (r.fees as { party: string; account_id: string; amount: string }[]).map((f) => ({
+      party: f.party,
+      accountId: f.account_id,
+      amount: BigInt(f.amount),
+    })),
+    feeScheduleVersion: r.fee_schedule_version,
+    periodStart: new Date(r.period_start),
+    periodEnd: new Date(r.period_end),
+    effectiveAt: new Date(r.effective_at),
+    holdId: r.hold_id,
+    transferId: r.transfer_id,
+    metadata: r.metadata,
+    createdAt: new Date(r.created_at),
+    status: r.reversed ? "reversed" : "posted",
   };
 }
 
@@ -61,15 +81,27 @@ export async function listUsage(db: Queryable, f: UsageFilter): Promise<UsageRec
         and ($5::timestamptz is null or u.effective_at >= $5) and ($6::timestamptz is null or u.effective_at < $6)
         and ($7::uuid is null or u.id > $7)
       order by u.id limit $8`,
-    [f.marketplaceId ?? null, f.operatorId ?? null, f.customerId ?? null, f.resource ?? null,
-      f.from?.toISOString() ?? null, f.to?.toISOString() ?? null, f.after ?? null, f.limit],
+    [
+      f.marketplaceId ?? null,
+      f.operatorId ?? null,
+      f.customerId ?? null,
+      f.resource ?? null,
+      f.from?.toISOString() ?? null,
+      f.to?.toISOString() ?? null,
+      f.after ?? null,
+      f.limit,
+    ],
   );
   return rows.map(toUsage);
 }
 
 export type UsageLimitRow = {
-  marketplace_id: string; asset_id: string; max_gross_per_record: string | null; max_quantity_per_second: Record<string, string>;
-  updated_by: string; updated_at: Date | string;
+  marketplace_id: string;
+  asset_id: string;
+  max_gross_per_record: string | null;
+  max_quantity_per_second: Record<string, string>;
+  updated_by: string;
+  updated_at: Date | string;
 };
 
 const USAGE_LIMIT_COLUMNS = `marketplace_id, asset_id, max_gross_per_record::text as max_gross_per_record, max_quantity_per_second, updated_by, updated_at`;
@@ -83,7 +115,9 @@ export async function loadUsageLimitRows(db: Queryable, marketplaceIds: string[]
 /** One marketplace's limits for an asset, if an admin set any; `forUpdate` locks the row. */
 export async function getUsageLimitRow(db: Queryable, marketplaceId: string, assetId: string, forUpdate = false): Promise<UsageLimitRow | undefined> {
   const [row] = await db.query<UsageLimitRow>(
-    `select ${USAGE_LIMIT_COLUMNS} from usage_limits where marketplace_id = $1 and asset_id = $2${forUpdate ? " for update" : ""}`, [marketplaceId, assetId]);
+    `select ${USAGE_LIMIT_COLUMNS} from usage_limits where marketplace_id = $1 and asset_id = $2${forUpdate ? " for update" : ""}`,
+    [marketplaceId, assetId],
+  );
   return row;
 }
 
@@ -108,24 +142,39 @@ export async function loadMarketplaceFacts(
     db.query<{ m: string; c: string; billing: "prepaid" | "postpaid" }>(
       `select c.marketplace_id as m, c.id as c, c.billing from unnest($1::text[], $2::text[]) as w(m, c)
          join customers c on c.marketplace_id = w.m and c.id = w.c`,
-      [pgArray(wanted.customers.map((x) => x[0])), pgArray(wanted.customers.map((x) => x[1]))]),
+      [pgArray(wanted.customers.map((x) => x[0])), pgArray(wanted.customers.map((x) => x[1]))],
+    ),
     db.query<{ m: string; o: string }>(
       `select r.marketplace_id as m, r.operator_id as o from unnest($1::text[], $2::text[]) as w(m, o)
          join marketplace_operators r on r.marketplace_id = w.m and r.operator_id = w.o`,
-      [pgArray(wanted.operators.map((x) => x[0])), pgArray(wanted.operators.map((x) => x[1]))]),
+      [pgArray(wanted.operators.map((x) => x[0])), pgArray(wanted.operators.map((x) => x[1]))],
+    ),
     db.query<{ m: string; version: number; effective_from: Date | string; rules: ConfiguredRule[] }>(
       `select marketplace_id as m, version, effective_from, rules from fee_schedules
         where marketplace_id = any($1::text[]) order by marketplace_id, effective_from desc`,
-      [pgArray(wanted.marketplaces)]),
+      [pgArray(wanted.marketplaces)],
+    ),
     db.query<{ id: string; code: string; scale: number }>("select id, code, scale from assets where code = any($1::text[])", [pgArray(wanted.assetCodes)]),
-    wanted.holdIds.length === 0 ? Promise.resolve([]) : db.query<{ id: string; marketplace_id: string; customer_id: string; asset_id: string; escrow_account_id: string; status: string; expired: boolean }>(
-      `select id, marketplace_id, customer_id, asset_id, escrow_account_id, status, coalesce(expires_at <= $2::timestamptz, false) as expired
-         from holds where id = any($1::uuid[])`, [pgArray(wanted.holdIds), now.toISOString()]),
+    wanted.holdIds.length === 0
+      ? Promise.resolve([])
+      : db.query<{ id: string; marketplace_id: string; customer_id: string; asset_id: string; escrow_account_id: string; status: string; expired: boolean }>(
+          `select id, marketplace_id, customer_id, asset_id, escrow_account_id, status, coalesce(expires_at <= $2::timestamptz, false) as expired
+         from holds where id = any($1::uuid[])`,
+          [pgArray(wanted.holdIds), now.toISOString()],
+        ),
     loadUsageLimitRows(db, wanted.marketplaces),
   ]);
   const facts: MarketplaceFacts = { customers: new Map(), operators: new Set(), schedules: new Map(), assets: new Map(), holds: new Map(), limits: new Map() };
   for (const l of limits) facts.limits.set(`${l.marketplace_id}|${l.asset_id}`, l);
-  for (const h of holds) facts.holds.set(h.id, { marketplaceId: h.marketplace_id, customerId: h.customer_id, assetId: h.asset_id, escrowAccountId: h.escrow_account_id, status: h.status, expired: h.expired });
+  for (const h of holds)
+    facts.holds.set(h.id, {
+      marketplaceId: h.marketplace_id,
+      customerId: h.customer_id,
+      assetId: h.asset_id,
+      escrowAccountId: h.escrow_account_id,
+      status: h.status,
+      expired: h.expired,
+    });
   for (const c of customers) facts.customers.set(`${c.m}|${c.c}`, c.billing);
   for (const o of operators) facts.operators.add(`${o.m}|${o.o}`);
   for (const s of schedules) {

@@ -12,7 +12,9 @@ const amount = (name: string) => numeric(name, { precision: 78, scale: 0 }).notN
 export const accountBalances = pgTable(
   "account_balances",
   {
-    accountId: uuid("account_id").primaryKey().references(() => accounts.id),
+    accountId: uuid("account_id")
+      .primaryKey()
+      .references(() => accounts.id),
     debitsPosted: amount("debits_posted"),
     creditsPosted: amount("credits_posted"),
     debitsPending: amount("debits_pending"),

@@ -10,7 +10,9 @@ export const accounts = pgTable(
   "accounts",
   {
     id: uuid("id").primaryKey(),
-    assetId: uuid("asset_id").notNull().references(() => assets.id),
+    assetId: uuid("asset_id")
+      .notNull()
+      .references(() => assets.id),
     /** Optional human key, unique per asset and marketplace, e.g. "operator:op_1:payable". */
     ref: text("ref"),
     /** Account type from the chart of accounts, e.g. "operator_payable", "protocol_fees". */

@@ -27,7 +27,9 @@ export const chainTransactions = pgTable(
   {
     id: uuid("id").primaryKey(),
     chainId: bigint("chain_id", { mode: "bigint" }).notNull(),
-    assetId: uuid("asset_id").notNull().references(() => assets.id),
+    assetId: uuid("asset_id")
+      .notNull()
+      .references(() => assets.id),
     sender: text("sender").notNull(),
     /** batched | signed | submitted | confirmed | failed */
     status: text("status").notNull(),
@@ -54,7 +56,9 @@ export const chainTransactions = pgTable(
   (t) => [
     check("chain_transactions_status", sql`${t.status} in ('batched', 'signed', 'submitted', 'confirmed', 'failed')`),
     unique("chain_transactions_nonce").on(t.chainId, t.sender, t.nonce),
-    index("chain_transactions_open_idx").on(t.chainId, t.status).where(sql`${t.status} in ('batched', 'signed', 'submitted')`),
+    index("chain_transactions_open_idx")
+      .on(t.chainId, t.status)
+      .where(sql`${t.status} in ('batched', 'signed', 'submitted')`),
   ],
 );
 
@@ -63,7 +67,9 @@ export const chainTxAttempts = pgTable(
   "chain_tx_attempts",
   {
     hash: text("hash").primaryKey(),
-    chainTxId: uuid("chain_tx_id").notNull().references(() => chainTransactions.id),
+    chainTxId: uuid("chain_tx_id")
+      .notNull()
+      .references(() => chainTransactions.id),
     attempt: integer("attempt").notNull(),
     raw: text("raw").notNull(),
     maxFeePerGas: numeric("max_fee_per_gas", { precision: 78, scale: 0 }).notNull(),

@@ -9,7 +9,9 @@ import { marketplaces } from "./marketplaces.js";
 export const customers = pgTable(
   "customers",
   {
-    marketplaceId: text("marketplace_id").notNull().references(() => marketplaces.id),
+    marketplaceId: text("marketplace_id")
+      .notNull()
+      .references(() => marketplaces.id),
     id: text("id").notNull(),
     billing: text("billing").notNull(),
     metadata: jsonb("metadata").notNull().default({}),

@@ -9,7 +9,9 @@ import { marketplaces } from "./marketplaces.js";
 export const feeSchedules = pgTable(
   "fee_schedules",
   {
-    marketplaceId: text("marketplace_id").notNull().references(() => marketplaces.id),
+    marketplaceId: text("marketplace_id")
+      .notNull()
+      .references(() => marketplaces.id),
     version: integer("version").notNull(),
     effectiveFrom: timestamp("effective_from", { withTimezone: true }).notNull(),
     rules: jsonb("rules").notNull(),

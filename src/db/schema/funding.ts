@@ -32,7 +32,8 @@ export const proposals = pgTable(
     index("proposals_status_idx").on(t.status, t.proposedAt),
     // Money with one reference is received once: at most one receipt proposal per asset and
     // reference (as compared: letters and digits, case folded) that was not rejected.
-    uniqueIndex("proposals_receipt_reference_uq").on(sql`(${t.payload}->>'asset_id')`, sql`(${t.payload}->>'reference_key')`)
+    uniqueIndex("proposals_receipt_reference_uq")
+      .on(sql`(${t.payload}->>'asset_id')`, sql`(${t.payload}->>'reference_key')`)
       .where(sql`${t.kind} = 'receipt' and ${t.status} <> 'rejected'`),
   ],
 );
@@ -46,10 +47,14 @@ export const fundsReceipts = pgTable(
   "funds_receipts",
   {
     id: uuid("id").primaryKey(),
-    marketplaceId: text("marketplace_id").notNull().references(() => marketplaces.id),
+    marketplaceId: text("marketplace_id")
+      .notNull()
+      .references(() => marketplaces.id),
     /** null: a settlement by the marketplace. */
     customerId: text("customer_id"),
-    assetId: uuid("asset_id").notNull().references(() => assets.id),
+    assetId: uuid("asset_id")
+      .notNull()
+      .references(() => assets.id),
     amount: numeric("amount", { precision: 78, scale: 0 }).notNull(),
     reference: text("reference").notNull(),
     /** The reference as compared: its letters and digits, case folded ("WIRE 2026-0042" and "wire20260042" are one). */
@@ -72,8 +77,12 @@ export const fundsReceipts = pgTable(
 export const marketplaceCreditLimits = pgTable(
   "marketplace_credit_limits",
   {
-    marketplaceId: text("marketplace_id").notNull().references(() => marketplaces.id),
-    assetId: uuid("asset_id").notNull().references(() => assets.id),
+    marketplaceId: text("marketplace_id")
+      .notNull()
+      .references(() => marketplaces.id),
+    assetId: uuid("asset_id")
+      .notNull()
+      .references(() => assets.id),
     creditLimit: numeric("credit_limit", { precision: 78, scale: 0 }).notNull(),
     proposalId: uuid("proposal_id").notNull(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),

@@ -16,10 +16,16 @@ export const holds = pgTable(
     id: uuid("id").primaryKey(),
     marketplaceId: text("marketplace_id").notNull(),
     customerId: text("customer_id").notNull(),
-    assetId: uuid("asset_id").notNull().references(() => assets.id),
+    assetId: uuid("asset_id")
+      .notNull()
+      .references(() => assets.id),
     amount: numeric("amount", { precision: 78, scale: 0 }).notNull(),
-    escrowAccountId: uuid("escrow_account_id").notNull().references(() => accounts.id),
-    openTransferId: uuid("open_transfer_id").notNull().references(() => transfers.id),
+    escrowAccountId: uuid("escrow_account_id")
+      .notNull()
+      .references(() => accounts.id),
+    openTransferId: uuid("open_transfer_id")
+      .notNull()
+      .references(() => transfers.id),
     /** open | closed | expired */
     status: text("status").notNull(),
     expiresAt: timestamp("expires_at", { withTimezone: true }),
@@ -29,7 +35,9 @@ export const holds = pgTable(
   },
   (t) => [
     check("holds_status", sql`${t.status} in ('open', 'closed', 'expired')`),
-    index("holds_expiry_idx").on(t.expiresAt).where(sql`${t.status} = 'open'`),
+    index("holds_expiry_idx")
+      .on(t.expiresAt)
+      .where(sql`${t.status} = 'open'`),
     index("holds_customer_idx").on(t.marketplaceId, t.customerId),
   ],
 );

@@ -23,8 +23,12 @@ export const operators = pgTable("operators", {
 export const marketplaceOperators = pgTable(
   "marketplace_operators",
   {
-    marketplaceId: text("marketplace_id").notNull().references(() => marketplaces.id),
-    operatorId: text("operator_id").notNull().references(() => operators.id),
+    marketplaceId: text("marketplace_id")
+      .notNull()
+      .references(() => marketplaces.id),
+    operatorId: text("operator_id")
+      .notNull()
+      .references(() => operators.id),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.marketplaceId, t.operatorId] })],
@@ -38,8 +42,12 @@ export const marketplaceOperators = pgTable(
 export const operatorInvitations = pgTable(
   "operator_invitations",
   {
-    marketplaceId: text("marketplace_id").notNull().references(() => marketplaces.id),
-    operatorId: text("operator_id").notNull().references(() => operators.id),
+    marketplaceId: text("marketplace_id")
+      .notNull()
+      .references(() => marketplaces.id),
+    operatorId: text("operator_id")
+      .notNull()
+      .references(() => operators.id),
     invitedBy: text("invited_by").notNull(),
     invitedAt: timestamp("invited_at", { withTimezone: true }).notNull(),
     acceptedBy: text("accepted_by"),

@@ -7,7 +7,9 @@ import { operators } from "./marketplaces.js";
  */
 export const payoutAddressChallenges = pgTable("payout_address_challenges", {
   id: uuid("id").primaryKey(),
-  operatorId: text("operator_id").notNull().references(() => operators.id),
+  operatorId: text("operator_id")
+    .notNull()
+    .references(() => operators.id),
   chainId: bigint("chain_id", { mode: "bigint" }).notNull(),
   /** Lowercase 0x address. */
   address: text("address").notNull(),
@@ -21,10 +23,14 @@ export const payoutAddressChallenges = pgTable("payout_address_challenges", {
 export const payoutAddresses = pgTable(
   "payout_addresses",
   {
-    operatorId: text("operator_id").notNull().references(() => operators.id),
+    operatorId: text("operator_id")
+      .notNull()
+      .references(() => operators.id),
     chainId: bigint("chain_id", { mode: "bigint" }).notNull(),
     address: text("address").notNull(),
-    challengeId: uuid("challenge_id").notNull().references(() => payoutAddressChallenges.id),
+    challengeId: uuid("challenge_id")
+      .notNull()
+      .references(() => payoutAddressChallenges.id),
     verifiedAt: timestamp("verified_at", { withTimezone: true }).notNull(),
   },
   (t) => [primaryKey({ columns: [t.operatorId, t.chainId] })],

@@ -10,7 +10,9 @@ import { assets } from "./assets.js";
 export const payoutPolicies = pgTable(
   "payout_policies",
   {
-    assetId: uuid("asset_id").primaryKey().references(() => assets.id),
+    assetId: uuid("asset_id")
+      .primaryKey()
+      .references(() => assets.id),
     minAmount: numeric("min_amount", { precision: 78, scale: 0 }).notNull(),
     /** manual | interval */
     schedule: text("schedule").notNull(),
@@ -40,7 +42,9 @@ export const operatorPayoutLimits = pgTable(
   "operator_payout_limits",
   {
     operatorId: text("operator_id").notNull(),
-    assetId: uuid("asset_id").notNull().references(() => assets.id),
+    assetId: uuid("asset_id")
+      .notNull()
+      .references(() => assets.id),
     /** The largest payout of this operator in this asset; null: the policy's cap alone. */
     maxPerPayout: numeric("max_per_payout", { precision: 78, scale: 0 }),
     /** The most this operator may be paid of this asset per UTC day; null: the policy's cap alone. */

@@ -13,8 +13,12 @@ export const payouts = pgTable(
   "payouts",
   {
     id: uuid("id").primaryKey(),
-    operatorId: text("operator_id").notNull().references(() => operators.id),
-    assetId: uuid("asset_id").notNull().references(() => assets.id),
+    operatorId: text("operator_id")
+      .notNull()
+      .references(() => operators.id),
+    assetId: uuid("asset_id")
+      .notNull()
+      .references(() => assets.id),
     /** evm | none (off-chain: finance marks it paid) */
     settlement: text("settlement").notNull(),
     chainId: bigint("chain_id", { mode: "bigint" }),
@@ -48,7 +52,9 @@ export const payouts = pgTable(
     check("payouts_approval", sql`${t.approval} is null or ${t.approval} in ('required', 'approved')`),
     check("payouts_settlement", sql`${t.settlement} in ('evm', 'none') and (${t.settlement} = 'evm') = (${t.chainId} is not null)`),
     check("payouts_amount", sql`${t.amount} >= 1`),
-    index("payouts_queue_idx").on(t.chainId, t.assetId, t.createdAt).where(sql`${t.status} = 'pending'`),
+    index("payouts_queue_idx")
+      .on(t.chainId, t.assetId, t.createdAt)
+      .where(sql`${t.status} = 'pending'`),
     index("payouts_operator_idx").on(t.operatorId, t.id),
     index("payouts_chain_tx_idx").on(t.chainTxId),
   ],

@@ -9,7 +9,9 @@ import { assets } from "./assets.js";
 export const reconciliations = pgTable("reconciliations", {
   id: uuid("id").primaryKey(),
   chainId: bigint("chain_id", { mode: "bigint" }).notNull(),
-  assetId: uuid("asset_id").notNull().references(() => assets.id),
+  assetId: uuid("asset_id")
+    .notNull()
+    .references(() => assets.id),
   fromBlock: bigint("from_block", { mode: "bigint" }).notNull(),
   toBlock: bigint("to_block", { mode: "bigint" }).notNull(),
   /** Counts of items per status. */
@@ -22,7 +24,9 @@ export const reconciliationItems = pgTable(
   "reconciliation_items",
   {
     id: bigserial("id", { mode: "bigint" }).primaryKey(),
-    reconciliationId: uuid("reconciliation_id").notNull().references(() => reconciliations.id),
+    reconciliationId: uuid("reconciliation_id")
+      .notNull()
+      .references(() => reconciliations.id),
     /** matched | missing_on_chain | unexpected_on_chain | amount_mismatch | recipient_mismatch */
     status: text("status").notNull(),
     /** out: a payment from the treasury; in: a transfer into it */
@@ -66,17 +70,19 @@ export const depositAddresses = pgTable(
 export const chainDeposits = pgTable(
   "chain_deposits",
   {
-  chainId: bigint("chain_id", { mode: "bigint" }).notNull(),
-  txHash: text("tx_hash").notNull(),
-  logIndex: integer("log_index").notNull(),
-  assetId: uuid("asset_id").notNull().references(() => assets.id),
-  fromAddress: text("from_address").notNull(),
-  amount: numeric("amount", { precision: 78, scale: 0 }).notNull(),
-  blockNumber: bigint("block_number", { mode: "bigint" }).notNull(),
-  marketplaceId: text("marketplace_id").notNull(),
-  customerId: text("customer_id").notNull(),
-  transferId: uuid("transfer_id").notNull(),
-  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    chainId: bigint("chain_id", { mode: "bigint" }).notNull(),
+    txHash: text("tx_hash").notNull(),
+    logIndex: integer("log_index").notNull(),
+    assetId: uuid("asset_id")
+      .notNull()
+      .references(() => assets.id),
+    fromAddress: text("from_address").notNull(),
+    amount: numeric("amount", { precision: 78, scale: 0 }).notNull(),
+    blockNumber: bigint("block_number", { mode: "bigint" }).notNull(),
+    marketplaceId: text("marketplace_id").notNull(),
+    customerId: text("customer_id").notNull(),
+    transferId: uuid("transfer_id").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.chainId, t.txHash, t.logIndex] })],
 );

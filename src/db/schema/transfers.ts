@@ -36,14 +36,17 @@ export const transfers = pgTable(
   (t) => [
     uniqueIndex("transfers_idempotency_key_uq").on(t.idempotencyKey),
     uniqueIndex("transfers_seq_uq").on(t.seq),
-    uniqueIndex("transfers_pending_resolution_uq").on(t.pendingId).where(sql`${t.pendingId} is not null`),
-    uniqueIndex("transfers_reversal_uq").on(t.reversesId).where(sql`${t.reversesId} is not null`),
-    index("transfers_open_pending_idx").on(t.timeoutAt).where(sql`${t.kind} = 'pending' and ${t.timeoutAt} is not null`),
+    uniqueIndex("transfers_pending_resolution_uq")
+      .on(t.pendingId)
+      .where(sql`${t.pendingId} is not null`),
+    uniqueIndex("transfers_reversal_uq")
+      .on(t.reversesId)
+      .where(sql`${t.reversesId} is not null`),
+    index("transfers_open_pending_idx")
+      .on(t.timeoutAt)
+      .where(sql`${t.kind} = 'pending' and ${t.timeoutAt} is not null`),
     index("transfers_txid_idx").on(t.txid),
-    check(
-      "transfers_kind",
-      sql`${t.kind} in ('standard', 'pending', 'post_pending', 'void_pending', 'expire_pending', 'reversal')`,
-    ),
+    check("transfers_kind", sql`${t.kind} in ('standard', 'pending', 'post_pending', 'void_pending', 'expire_pending', 'reversal')`),
     check(
       "transfers_refs",
       sql`(${t.pendingId} is not null) = (${t.kind} in ('post_pending', 'void_pending', 'expire_pending'))

@@ -11,8 +11,12 @@ import { marketplaces } from "./marketplaces.js";
 export const usageLimits = pgTable(
   "usage_limits",
   {
-    marketplaceId: text("marketplace_id").notNull().references(() => marketplaces.id),
-    assetId: uuid("asset_id").notNull().references(() => assets.id),
+    marketplaceId: text("marketplace_id")
+      .notNull()
+      .references(() => marketplaces.id),
+    assetId: uuid("asset_id")
+      .notNull()
+      .references(() => assets.id),
     /** In the asset's smallest unit; null: the default. */
     maxGrossPerRecord: numeric("max_gross_per_record", { precision: 78, scale: 0 }),
     /** unit → the largest quantity per second of a record's period, as a decimal string; units absent keep their default. */

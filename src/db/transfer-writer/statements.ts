@@ -23,8 +23,16 @@ const LOCK_ORDER = "(a.debits_must_not_exceed_credits or a.credits_must_not_exce
 export async function readAccounts(tx: Queryable, ids: string[], state: LedgerState, lock: boolean): Promise<void> {
   if (ids.length === 0) return;
   const rows = await tx.query<{
-    id: string; asset_id: string; normal_side: Side; dmnec: boolean; cmned: boolean;
-    dp: string; cp: string; dpe: string; cpe: string; od: string;
+    id: string;
+    asset_id: string;
+    normal_side: Side;
+    dmnec: boolean;
+    cmned: boolean;
+    dp: string;
+    cp: string;
+    dpe: string;
+    cpe: string;
+    od: string;
   }>(
     `select a.id, a.asset_id, a.normal_side, b.overdraft_limit::text as od,
             a.debits_must_not_exceed_credits as dmnec, a.credits_must_not_exceed_debits as cmned,
@@ -37,8 +45,12 @@ export async function readAccounts(tx: Queryable, ids: string[], state: LedgerSt
   );
   for (const r of rows) {
     state.accounts.set(r.id, {
-      id: r.id, assetId: r.asset_id, normalSide: r.normal_side,
-      debitsMustNotExceedCredits: r.dmnec, creditsMustNotExceedDebits: r.cmned, overdraftLimit: BigInt(r.od),
+      id: r.id,
+      assetId: r.asset_id,
+      normalSide: r.normal_side,
+      debitsMustNotExceedCredits: r.dmnec,
+      creditsMustNotExceedDebits: r.cmned,
+      overdraftLimit: BigInt(r.od),
       balances: { debitsPosted: BigInt(r.dp), creditsPosted: BigInt(r.cp), debitsPending: BigInt(r.dpe), creditsPending: BigInt(r.cpe) },
     });
   }
@@ -84,8 +96,15 @@ export async function insertTransfers(tx: Queryable, created: TransferRecord[], 
      returning id`,
     [
       ...(await pgColumns(created, [
-        (t) => t.id, (t) => t.idempotencyKey, (t) => t.requestHash, (t) => t.kind, (t) => t.pendingId, (t) => t.reversesId,
-        (t) => t.timeoutAt?.toISOString() ?? null, (t) => t.effectiveAt.toISOString(), (t) => JSON.stringify(t.metadata),
+        (t) => t.id,
+        (t) => t.idempotencyKey,
+        (t) => t.requestHash,
+        (t) => t.kind,
+        (t) => t.pendingId,
+        (t) => t.reversesId,
+        (t) => t.timeoutAt?.toISOString() ?? null,
+        (t) => t.effectiveAt.toISOString(),
+        (t) => JSON.stringify(t.metadata),
       ])),
       createdAt.toISOString(),
     ],
@@ -100,24 +119,41 @@ export async function insertEntries(tx: Queryable, entries: EntryRecord[], creat
      select u.*, $10::timestamptz from unnest($1::uuid[], $2::int[], $3::uuid[], $4::uuid[], $5::text[], $6::numeric[], $7::numeric[],
                           $8::numeric[], $9::timestamptz[]) u`,
     [
-      ...(await pgColumns(entries, [
-        (e) => e.transferId, (e) => e.leg, (e) => e.accountId, (e) => e.assetId, (e) => e.side, (e) => e.postedAmount,
-        (e) => e.pendingAmount, (e) => e.balanceAfter, (e) => e.effectiveAt.toISOString(),
-      ], { giveWay })),
+      ...(await pgColumns(
+        entries,
+        [
+          (e) => e.transferId,
+          (e) => e.leg,
+          (e) => e.accountId,
+          (e) => e.assetId,
+          (e) => e.side,
+          (e) => e.postedAmount,
+          (e) => e.pendingAmount,
+          (e) => e.balanceAfter,
+          (e) => e.effectiveAt.toISOString(),
+        ],
+        { giveWay },
+      )),
       createdAt.toISOString(),
     ],
   );
 }
 
 /** Sets each account's balance row to its new balances (one statement for the batch). */
-export async function updateBalances(tx: Queryable, accounts: { id: string; balances: { debitsPosted: bigint; creditsPosted: bigint; debitsPending: bigint; creditsPending: bigint } }[]): Promise<void> {
+export async function updateBalances(
+  tx: Queryable,
+  accounts: { id: string; balances: { debitsPosted: bigint; creditsPosted: bigint; debitsPending: bigint; creditsPending: bigint } }[],
+): Promise<void> {
   await tx.query(
     `update account_balances b
         set debits_posted = d.dp, credits_posted = d.cp, debits_pending = d.dpe, credits_pending = d.cpe
        from unnest($1::uuid[], $2::numeric[], $3::numeric[], $4::numeric[], $5::numeric[]) as d(id, dp, cp, dpe, cpe)
       where b.account_id = d.id`,
     // Under the balance locks: no giving way.
-    await pgColumns(accounts, [(a) => a.id, (a) => a.balances.debitsPosted, (a) => a.balances.creditsPosted, (a) => a.balances.debitsPending, (a) => a.balances.creditsPending],
-      { giveWay: false }),
+    await pgColumns(
+      accounts,
+      [(a) => a.id, (a) => a.balances.debitsPosted, (a) => a.balances.creditsPosted, (a) => a.balances.debitsPending, (a) => a.balances.creditsPending],
+      { giveWay: false },
+    ),
   );
 }

@@ -6,10 +6,7 @@ import type { Queryable } from "../client.js";
 import { insertEntries, insertTransfers, lockBalanceRows, readAccounts, updateBalances } from "./statements.js";
 
 /** What the batch did with each request, as seen inside its transaction. */
-export type BatchOutcome =
-  | { kind: "created"; transfer: TransferRecord }
-  | { kind: "replayed"; id: string }
-  | { kind: "refused"; error: LedgerError };
+export type BatchOutcome = { kind: "created"; transfer: TransferRecord } | { kind: "replayed"; id: string } | { kind: "refused"; error: LedgerError };
 
 /** See WriteOptions.afterWrite. */
 export type AfterWrite = (tx: Queryable, outcomes: BatchOutcome[], bookedAt: Date) => Promise<void>;
@@ -153,8 +150,15 @@ function rebase(account: AccountState, now: Balances, list: EntryRecord[]): Bala
     e.balanceAfter = postedBalance(account.normalSide, b);
     if (list[k + 1]?.transferId === e.transferId) return;
     // The end of this transfer's entries on the account: its checks.
-    if (b.debitsPosted > UINT256_MAX || b.creditsPosted > UINT256_MAX || b.debitsPending > UINT256_MAX || b.creditsPending > UINT256_MAX ||
-        b.debitsPending < 0n || b.creditsPending < 0n || brokenLimit(account, b) !== undefined) {
+    if (
+      b.debitsPosted > UINT256_MAX ||
+      b.creditsPosted > UINT256_MAX ||
+      b.debitsPending > UINT256_MAX ||
+      b.creditsPending > UINT256_MAX ||
+      b.debitsPending < 0n ||
+      b.creditsPending < 0n ||
+      brokenLimit(account, b) !== undefined
+    ) {
       throw new NeedsLocks();
     }
   });
@@ -162,6 +166,7 @@ function rebase(account: AccountState, now: Balances, list: EntryRecord[]): Bala
 }
 
 function sameBalances(a: Balances, b: Balances): boolean {
-  return a.debitsPosted === b.debitsPosted && a.creditsPosted === b.creditsPosted &&
-    a.debitsPending === b.debitsPending && a.creditsPending === b.creditsPending;
+  return (
+    a.debitsPosted === b.debitsPosted && a.creditsPosted === b.creditsPosted && a.debitsPending === b.debitsPending && a.creditsPending === b.creditsPending
+  );
 }

@@ -38,9 +38,18 @@ async function auditEntry(c: Context<AppEnv>): Promise<AuditEntry> {
   }
   const p = c.var.principal;
   return {
-    keyId: p?.keyId ?? null, role: p?.role ?? null, scopeId: p?.scopeId ?? null, method: c.req.method, path: c.req.path.slice(0, 2000),
-    route: c.req.routePath ?? null, status: c.res.status, requestId: c.get("requestId"), clientRequestId: c.var.clientRequestId ?? null,
-    idempotencyKey: c.req.header("idempotency-key")?.slice(0, 255) ?? null, bodySha256, bodyBytes,
+    keyId: p?.keyId ?? null,
+    role: p?.role ?? null,
+    scopeId: p?.scopeId ?? null,
+    method: c.req.method,
+    path: c.req.path.slice(0, 2000),
+    route: c.req.routePath ?? null,
+    status: c.res.status,
+    requestId: c.get("requestId"),
+    clientRequestId: c.var.clientRequestId ?? null,
+    idempotencyKey: c.req.header("idempotency-key")?.slice(0, 255) ?? null,
+    bodySha256,
+    bodyBytes,
   };
 }
 
@@ -58,7 +67,10 @@ async function record(deps: AppDeps, c: Context<AppEnv>, entry: AuditEntry): Pro
       // No answer without its audit row: the caller retries with its Idempotency-Key and gets
       // the original answer back, recorded this time.
       deps.log.error({ request_id: c.get("requestId"), err: String(err) }, "audit log write failed");
-      c.res = problemResponse(c, new ApiError("unavailable", "the audit log could not be written; retry with the same Idempotency-Key", [], { "retry-after": "1" }));
+      c.res = problemResponse(
+        c,
+        new ApiError("unavailable", "the audit log could not be written; retry with the same Idempotency-Key", [], { "retry-after": "1" }),
+      );
       return;
     }
   }

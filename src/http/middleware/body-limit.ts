@@ -8,10 +8,13 @@ import type { AppDeps, AppEnv } from "../request-context.js";
  * (up to 10,000 records) get a larger limit than every other body.
  */
 export function bodyLimits(config: AppDeps["config"]): MiddlewareHandler<AppEnv> {
-  const limitFor = (max: number) => bodyLimit({
-    maxSize: max,
-    onError: () => { throw new ApiError("payload_too_large", `the body is larger than ${max} bytes`); },
-  });
+  const limitFor = (max: number) =>
+    bodyLimit({
+      maxSize: max,
+      onError: () => {
+        throw new ApiError("payload_too_large", `the body is larger than ${max} bytes`);
+      },
+    });
   const batchLimit = limitFor(config.MAX_BATCH_BODY_BYTES);
   const defaultLimit = limitFor(config.MAX_BODY_BYTES);
   return (c, next) => (c.req.path === "/v1/usage/batch" ? batchLimit(c, next) : defaultLimit(c, next));

@@ -32,7 +32,10 @@ export function errorHandler(deps: AppDeps): ErrorHandler<AppEnv> {
     }
     if (isDatabaseUnavailable(err)) {
       deps.log.error({ request_id: c.get("requestId"), err: String(err) }, "database unavailable");
-      return problemResponse(c, new ApiError("unavailable", "the database is unavailable; retry shortly with the same Idempotency-Key", [], { "retry-after": "1" }));
+      return problemResponse(
+        c,
+        new ApiError("unavailable", "the database is unavailable; retry shortly with the same Idempotency-Key", [], { "retry-after": "1" }),
+      );
     }
     // viem's errors carry the node's URL (which may hold an API key): their short message only.
     deps.log.error({ request_id: c.get("requestId"), err: err instanceof BaseError ? { name: err.name, message: err.shortMessage } : err }, "unhandled error");

@@ -11,7 +11,13 @@ export const invalidRequest: NonNullable<OpenAPIHonoOptions<AppEnv>["defaultHook
   if (!result.success) {
     const issues = zodIssues(result.error.issues);
     if (result.target === "header" && issues.some((i) => i.path === "idempotency-key")) {
-      return problemResponse(c, new ApiError("idempotency_key_required", "POST requests need an 'Idempotency-Key' header (any unique string up to 255 printable characters, e.g. a UUID)"));
+      return problemResponse(
+        c,
+        new ApiError(
+          "idempotency_key_required",
+          "POST requests need an 'Idempotency-Key' header (any unique string up to 255 printable characters, e.g. a UUID)",
+        ),
+      );
     }
     return problemResponse(c, new ApiError("invalid_request", issues.map((i) => `${i.path}: ${i.message}`).join("; "), issues));
   }

@@ -24,7 +24,16 @@ export function requestLog(deps: AppDeps): MiddlewareHandler<AppEnv> {
     deps.metrics.httpRequests.inc({ method: c.req.method, route, status: String(status) });
     deps.metrics.httpDuration.observe({ method: c.req.method, route }, ms / 1000);
     if (route === "/healthz" || route === "/metrics") return;
-    const line = { request_id: requestId, client_request_id: c.var.clientRequestId ?? undefined, method: c.req.method, path: c.req.path, route, status, ms: Math.round(ms * 10) / 10, key_id: c.var.principal?.keyId };
+    const line = {
+      request_id: requestId,
+      client_request_id: c.var.clientRequestId ?? undefined,
+      method: c.req.method,
+      path: c.req.path,
+      route,
+      status,
+      ms: Math.round(ms * 10) / 10,
+      key_id: c.var.principal?.keyId,
+    };
     if (status >= 500) deps.log.error(line, "request failed");
     else deps.log.info(line, "request");
   };

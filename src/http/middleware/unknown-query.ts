@@ -20,8 +20,11 @@ export function refuseUnknownQueryParameters(app: OpenAPIHono<AppEnv>): Middlewa
       const unknown = allowed ? names.filter((n) => !allowed.has(n)) : [];
       if (unknown.length > 0) {
         const list = allowed!.size === 0 ? "this route takes no query parameters" : `this route takes ${[...allowed!].sort().join(", ")}`;
-        throw new ApiError("invalid_request", `unknown query parameter${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}: ${list}`,
-          unknown.map((n) => ({ path: n, message: "is not a parameter of this route" })));
+        throw new ApiError(
+          "invalid_request",
+          `unknown query parameter${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")}: ${list}`,
+          unknown.map((n) => ({ path: n, message: "is not a parameter of this route" })),
+        );
       }
     }
     return next();

@@ -10,8 +10,11 @@ import { visiblePayout } from "./payout-access.js";
 import { PayoutOut, payoutOut } from "./payout-schemas.js";
 
 const route = createRoute({
-  method: "post", path: "/v1/payouts/{id}/cancel", tags: ["payouts"],
-  summary: "Cancel a payout no chain transaction has taken yet: its hold is voided (admin, finance, its operator)", security,
+  method: "post",
+  path: "/v1/payouts/{id}/cancel",
+  tags: ["payouts"],
+  summary: "Cancel a payout no chain transaction has taken yet: its hold is voided (admin, finance, its operator)",
+  security,
   middleware: [requireRole("admin", "finance", "operator"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader },
   responses: { 200: json(PayoutOut, "cancelled (status failed)"), ...errorResponses },

@@ -11,7 +11,11 @@ import { errorResponses, IdempotencyHeader, json, security } from "./common.js";
 import { HoldOut, holdOut } from "./hold-schemas.js";
 
 const route = createRoute({
-  method: "post", path: "/v1/holds/{id}/close", tags: ["usage"], summary: "Close a hold: what is left goes back to the customer (admin, its marketplace)", security,
+  method: "post",
+  path: "/v1/holds/{id}/close",
+  tags: ["usage"],
+  summary: "Close a hold: what is left goes back to the customer (admin, its marketplace)",
+  security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader },
   responses: { 200: json(HoldOut, "closed"), ...errorResponses },

@@ -24,7 +24,9 @@ export const errorResponses = {
 } as const;
 
 export const IdempotencyHeader = z.object({
-  "idempotency-key": z.string().openapi({ description: "unique per request; a retry with the same key replays the original response", example: "3f1c0a52-5b1e-4d8e-9a43-5f0d3b4c2e11" }),
+  "idempotency-key": z
+    .string()
+    .openapi({ description: "unique per request; a retry with the same key replays the original response", example: "3f1c0a52-5b1e-4d8e-9a43-5f0d3b4c2e11" }),
 });
 
 export const jsonBody = <T extends z.ZodType>(schema: T, required = true) => ({
@@ -42,7 +44,8 @@ export const json = <T extends z.ZodType>(schema: T, description: string) => ({
  * window [from, to) must not be empty (checkPeriod). Returns the window as dates.
  */
 export function listWindow(q: { cursor?: string; from?: string; to?: string }): { from?: Date; to?: Date } {
-  if (q.cursor !== undefined && !isUuid(q.cursor)) throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
+  if (q.cursor !== undefined && !isUuid(q.cursor))
+    throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
   return checkPeriod(q);
 }
 

@@ -14,7 +14,11 @@ const Body = z
     asset_id: Uuid,
     code: z.string().openapi({ description: "account type in the chart of accounts", example: "customer_prepaid" }),
     normal_side: z.enum(["debit", "credit"]),
-    ref: Identifier.optional().openapi({ description: "your key for the account, unique per asset and marketplace; makes creation idempotent. The refs of the service's own chart (customer:, operator:, hold:, deposits:, payouts:, treasury:, expense:, protocol:, *:fees) are reserved", example: "wallet:c42" }),
+    ref: Identifier.optional().openapi({
+      description:
+        "your key for the account, unique per asset and marketplace; makes creation idempotent. The refs of the service's own chart (customer:, operator:, hold:, deposits:, payouts:, treasury:, expense:, protocol:, *:fees) are reserved",
+      example: "wallet:c42",
+    }),
     marketplace_id: Identifier.optional().openapi({ description: "the marketplace the account belongs to (marketplace keys: always their own)" }),
     owner_type: Identifier.optional().openapi({ example: "customer" }),
     owner_id: Identifier.optional().openapi({ example: "c42" }),
@@ -26,7 +30,11 @@ const Body = z
   .openapi("AccountCreate");
 
 const route = createRoute({
-  method: "post", path: "/v1/accounts", tags: ["ledger"], summary: "Open an account (admin, marketplace)", security,
+  method: "post",
+  path: "/v1/accounts",
+  tags: ["ledger"],
+  summary: "Open an account (admin, marketplace)",
+  security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Account, "opened (or the identical account with this ref)"), ...errorResponses },
@@ -47,9 +55,16 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     }
     return idempotently(c, body, async (tx) => {
       const account = await createAccount(tx, {
-        assetId: body.asset_id, code: body.code, normalSide: body.normal_side, ref: body.ref, marketplaceId,
-        ownerType: body.owner_type, ownerId: body.owner_id, metadata: body.metadata,
-        debitsMustNotExceedCredits: body.debits_must_not_exceed_credits, creditsMustNotExceedDebits: body.credits_must_not_exceed_debits,
+        assetId: body.asset_id,
+        code: body.code,
+        normalSide: body.normal_side,
+        ref: body.ref,
+        marketplaceId,
+        ownerType: body.owner_type,
+        ownerId: body.owner_id,
+        metadata: body.metadata,
+        debitsMustNotExceedCredits: body.debits_must_not_exceed_credits,
+        creditsMustNotExceedDebits: body.credits_must_not_exceed_debits,
       });
       return { status: 201, body: accountOut(account) };
     }) as never;

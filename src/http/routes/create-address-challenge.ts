@@ -14,14 +14,21 @@ const Body = z.strictObject({ chain_id: ChainId, address: EvmAddress }).openapi(
 
 const Out = z
   .object({
-    id: Uuid, operator_id: z.string(), chain_id: z.number().int(), address: z.string(),
-    message: z.string().openapi({ description: "sign this exact text with the address (EIP-191 personal_sign)" }), expires_at: Timestamp,
+    id: Uuid,
+    operator_id: z.string(),
+    chain_id: z.number().int(),
+    address: z.string(),
+    message: z.string().openapi({ description: "sign this exact text with the address (EIP-191 personal_sign)" }),
+    expires_at: Timestamp,
   })
   .openapi("PayoutAddressChallenge");
 
 const route = createRoute({
-  method: "post", path: "/v1/operators/{id}/payout-address-challenges", tags: ["operators"],
-  summary: "Get a message to sign with the address the operator wants to be paid to (the operator, admin)", security,
+  method: "post",
+  path: "/v1/operators/{id}/payout-address-challenges",
+  tags: ["operators"],
+  summary: "Get a message to sign with the address the operator wants to be paid to (the operator, admin)",
+  security,
   middleware: [requireRole("admin", "operator"), jsonBodyGuard] as const,
   request: { params: z.object({ id: PartyIdParam }), headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Out, "sign its message, then PUT the payout address with the signature"), ...errorResponses },
@@ -37,7 +44,14 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       const ch = await issueAddressChallenge(tx, deps.settlements, id, BigInt(body.chain_id), body.address, deps.ledger.db.clock.now());
       return {
         status: 201,
-        body: { id: ch.id, operator_id: ch.operatorId, chain_id: Number(ch.chainId), address: ch.address, message: ch.message, expires_at: ch.expiresAt.toISOString() },
+        body: {
+          id: ch.id,
+          operator_id: ch.operatorId,
+          chain_id: Number(ch.chainId),
+          address: ch.address,
+          message: ch.message,
+          expires_at: ch.expiresAt.toISOString(),
+        },
       };
     }) as never;
   });

@@ -12,7 +12,10 @@ const Body = z
   .strictObject({
     name: z.string().openapi({ example: "marketplace m1 ingest" }),
     role: z.enum(["admin", "finance", "marketplace", "operator"]),
-    scope_id: z.string().optional().openapi({ description: "the marketplace or operator id the key acts for (marketplace and operator keys only)", example: "m1" }),
+    scope_id: z
+      .string()
+      .optional()
+      .openapi({ description: "the marketplace or operator id the key acts for (marketplace and operator keys only)", example: "m1" }),
   })
   .openapi("ApiKeyCreate");
 
@@ -21,7 +24,11 @@ const Created = ApiKey.extend({
 }).openapi("ApiKeyCreated");
 
 const route = createRoute({
-  method: "post", path: "/v1/api-keys", tags: ["api keys"], summary: "Create an API key (admin)", security,
+  method: "post",
+  path: "/v1/api-keys",
+  tags: ["api keys"],
+  summary: "Create an API key (admin)",
+  security,
   middleware: [requireRole("admin"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Created, "created; the secret is shown once"), ...errorResponses },

@@ -21,7 +21,11 @@ const Body = z
   .openapi("AssetCreate");
 
 const route = createRoute({
-  method: "post", path: "/v1/assets", tags: ["ledger"], summary: "Register an asset (admin)", security,
+  method: "post",
+  path: "/v1/assets",
+  tags: ["ledger"],
+  summary: "Register an asset (admin)",
+  security,
   middleware: [requireRole("admin"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Asset, "registered (or the identical asset, already registered)"), ...errorResponses },
@@ -35,8 +39,12 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       const asset = await createAsset(tx, {
         code: body.code,
         scale: body.scale,
-        settlement: s.kind === "erc20" ? { kind: "erc20", chainId: s.chain_id, tokenAddress: s.token_address }
-          : s.kind === "native" ? { kind: "native", chainId: s.chain_id } : { kind: "offchain" },
+        settlement:
+          s.kind === "erc20"
+            ? { kind: "erc20", chainId: s.chain_id, tokenAddress: s.token_address }
+            : s.kind === "native"
+              ? { kind: "native", chainId: s.chain_id }
+              : { kind: "offchain" },
       });
       return { status: 201, body: assetOut(asset) };
     }) as never;

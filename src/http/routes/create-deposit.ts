@@ -14,11 +14,18 @@ import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./c
 import { PartyIdParam } from "./party-schemas.js";
 
 const Body = z
-  .strictObject({ asset: AssetCode, amount: Amount, marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys only" }), metadata: Metadata.optional() })
+  .strictObject({
+    asset: AssetCode,
+    amount: Amount,
+    marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys only" }),
+    metadata: Metadata.optional(),
+  })
   .openapi("DepositCreate");
 
 const route = createRoute({
-  method: "post", path: "/v1/customers/{id}/deposits", tags: ["usage"],
+  method: "post",
+  path: "/v1/customers/{id}/deposits",
+  tags: ["usage"],
   summary: "Credit funds a marketplace received for its customer (admin, marketplace)",
   security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
@@ -35,7 +42,12 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     return replayOrRun(c, body, async (ledgerKey) => {
       if (!(await getCustomer(deps.ledger.db, marketplaceId, id))) throw new ApiError("customer_not_found", `customer ${id} does not exist`);
       const result = await depositForCustomer(deps.ledger, {
-        marketplaceId, customerId: id, asset: body.asset, amount: BigInt(body.amount), metadata: body.metadata, idempotencyKey: ledgerKey("deposit"),
+        marketplaceId,
+        customerId: id,
+        asset: body.asset,
+        amount: BigInt(body.amount),
+        metadata: body.metadata,
+        idempotencyKey: ledgerKey("deposit"),
       });
       if (!result.ok) throw ApiError.from(result.error);
       return { status: 201, body: transferOut(result.transfer) };

@@ -8,10 +8,16 @@ import { Metadata } from "../schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 import { Marketplace, PartyIdParam, partyOut } from "./party-schemas.js";
 
-const Body = z.strictObject({ id: PartyIdParam.openapi({ example: "gpu-market" }), name: z.string().min(1).max(200), metadata: Metadata.optional() }).openapi("MarketplaceCreate");
+const Body = z
+  .strictObject({ id: PartyIdParam.openapi({ example: "gpu-market" }), name: z.string().min(1).max(200), metadata: Metadata.optional() })
+  .openapi("MarketplaceCreate");
 
 const route = createRoute({
-  method: "post", path: "/v1/marketplaces", tags: ["usage"], summary: "Create a marketplace (admin)", security,
+  method: "post",
+  path: "/v1/marketplaces",
+  tags: ["usage"],
+  summary: "Create a marketplace (admin)",
+  security,
   middleware: [requireRole("admin"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Marketplace, "created (or the identical one, already there)"), ...errorResponses },

@@ -13,14 +13,19 @@ import { PayoutOut, payoutOut } from "./payout-schemas.js";
 const Body = z
   .strictObject({
     operator_id: PartyIdParam.optional().openapi({ description: "required for admin and finance keys; an operator key pays itself" }),
-    asset: AssetCode, amount: Amount,
+    asset: AssetCode,
+    amount: Amount,
   })
   .openapi("PayoutCreate");
 
 const route = createRoute({
-  method: "post", path: "/v1/payouts", tags: ["payouts"],
-  summary: "Request a payout of an operator's available balance (the operator, finance, admin)", security,
-  description: "Places a hold on the operator's payable at once (refused with exceeds_credits beyond the available balance). Payouts of an asset that settles on a chain are paid by the payout worker to the operator's verified address; off-chain assets are marked paid by finance.",
+  method: "post",
+  path: "/v1/payouts",
+  tags: ["payouts"],
+  summary: "Request a payout of an operator's available balance (the operator, finance, admin)",
+  security,
+  description:
+    "Places a hold on the operator's payable at once (refused with exceeds_credits beyond the available balance). Payouts of an asset that settles on a chain are paid by the payout worker to the operator's verified address; off-chain assets are marked paid by finance.",
   middleware: [requireRole("admin", "finance", "operator"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(PayoutOut, "created: pending"), ...errorResponses },
@@ -33,7 +38,11 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const deps = c.get("deps");
     return replayOrRun(c, body, async (ledgerKey) => {
       const { payout } = await createPayout(deps.ledger.db, deps.settlements, {
-        operatorId, asset: body.asset, amount: BigInt(body.amount), trigger: "request", requestedBy: c.get("principal").keyId,
+        operatorId,
+        asset: body.asset,
+        amount: BigInt(body.amount),
+        trigger: "request",
+        requestedBy: c.get("principal").keyId,
         idempotencyKey: ledgerKey("payout"),
       });
       return { status: 201, body: payoutOut(payout) };

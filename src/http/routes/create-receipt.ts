@@ -9,17 +9,29 @@ import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./c
 import { PartyIdParam } from "./party-schemas.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 
-const Body = z.strictObject({
-  asset: AssetCode,
-  amount: Amount,
-  reference: z.string().min(1).max(200).regex(/^[\x20-\x7e]+$/, "must be printable ASCII")
-    .openapi({ description: "where the money can be found (a bank transfer's reference, an on-chain transaction hash); money with one reference is received once", example: "0x5c50…" }),
-  customer_id: PartyIdParam.optional().openapi({ description: "money paid for this customer; absent: the marketplace's settlement of what it owes" }),
-}).openapi("ReceiptPropose");
+const Body = z
+  .strictObject({
+    asset: AssetCode,
+    amount: Amount,
+    reference: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[\x20-\x7e]+$/, "must be printable ASCII")
+      .openapi({
+        description: "where the money can be found (a bank transfer's reference, an on-chain transaction hash); money with one reference is received once",
+        example: "0x5c50…",
+      }),
+    customer_id: PartyIdParam.optional().openapi({ description: "money paid for this customer; absent: the marketplace's settlement of what it owes" }),
+  })
+  .openapi("ReceiptPropose");
 
 const route = createRoute({
-  method: "post", path: "/v1/marketplaces/{id}/receipts", tags: ["funding"],
-  summary: "Propose to record money received for a marketplace; another key approves it (finance, admin)", security,
+  method: "post",
+  path: "/v1/marketplaces/{id}/receipts",
+  tags: ["funding"],
+  summary: "Propose to record money received for a marketplace; another key approves it (finance, admin)",
+  security,
   middleware: [requireRole("finance", "admin"), jsonBodyGuard] as const,
   request: { params: z.object({ id: PartyIdParam }), headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(ProposalOut, "the proposal; nothing moves until another key approves it"), ...errorResponses },
@@ -32,7 +44,11 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const db = c.get("deps").ledger.db;
     return idempotently(c, b, async (tx) => {
       const p = await proposeReceipt(tx, db.clock.now(), c.get("principal"), {
-        marketplaceId: id, customerId: b.customer_id, asset: b.asset, amount: BigInt(b.amount), reference: b.reference,
+        marketplaceId: id,
+        customerId: b.customer_id,
+        asset: b.asset,
+        amount: BigInt(b.amount),
+        reference: b.reference,
       });
       return { status: 201, body: proposalOut(p) };
     }) as never;

@@ -10,9 +10,12 @@ import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./c
 import { TransferBatchIn, TransferBatchOut, TransferIn } from "./transfer-schemas.js";
 
 const route = createRoute({
-  method: "post", path: "/v1/transfers", tags: ["ledger"],
+  method: "post",
+  path: "/v1/transfers",
+  tags: ["ledger"],
   summary: "Record a transfer, or a batch of up to 1,000 (admin, marketplace)",
-  description: "A single transfer answers 201 with the transfer or a problem. A batch ({\"transfers\": [...]}) is written in one database transaction and answers 200 with one result per item, in order.",
+  description:
+    'A single transfer answers 201 with the transfer or a problem. A batch ({"transfers": [...]}) is written in one database transaction and answers 200 with one result per item, in order.',
   security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(z.union([TransferIn, TransferBatchIn])) },
@@ -34,13 +37,19 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
     const list = "transfers" in body ? body.transfers : [body];
-    const unusable = await unusableAccounts(c, list.flatMap((t) => t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id])));
+    const unusable = await unusableAccounts(
+      c,
+      list.flatMap((t) => t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id])),
+    );
     const checked = list.map((t) => {
       const bad = t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id]).find((id) => unusable.has(id));
       if (bad === undefined) return toInput(t);
       const why = unusable.get(bad)!;
       return why.reason === "reserved"
-        ? new ApiError("forbidden", `account ${bad} (${why.account.ref}) is one of the service's own accounts: money moves on it only through the service's routes (deposits, usage, holds, payouts)`)
+        ? new ApiError(
+            "forbidden",
+            `account ${bad} (${why.account.ref}) is one of the service's own accounts: money moves on it only through the service's routes (deposits, usage, holds, payouts)`,
+          )
         : new ApiError("account_not_found", `account ${bad} does not exist`);
     });
     if ("transfers" in body) return submitTransferBatch(c, body, checked) as never;

@@ -20,7 +20,8 @@ const Body = z
     records: z.array(z.unknown()).min(1).max(MAX_USAGE_BATCH).openapi({ description: "UsageCreate objects; each is checked on its own" }),
     atomic: z.boolean().default(false).openapi({ description: "all or nothing: one rejected record and none is written" }),
     results: z.enum(["compact", "full"]).default("compact").openapi({
-      description: "compact (default): per record its index, status, external_id, and the record's id or the problem's code and a short detail; full: each record, or the whole problem",
+      description:
+        "compact (default): per record its index, status, external_id, and the record's id or the problem's code and a short detail; full: each record, or the whole problem",
     }),
     marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys only" }),
   })
@@ -38,14 +39,22 @@ const Result = z.object({
 });
 
 const route = createRoute({
-  method: "post", path: "/v1/usage/batch", tags: ["usage"],
+  method: "post",
+  path: "/v1/usage/batch",
+  tags: ["usage"],
   summary: `Post up to ${MAX_USAGE_BATCH.toLocaleString("en")} usage records (marketplace; admin with marketplace_id)`,
-  description: "Written set-based in one database transaction. One result per record, in order: accepted, duplicate (the original record) or rejected (with the reason). Results are compact unless `results: \"full\"` is asked for.",
+  description:
+    'Written set-based in one database transaction. One result per record, in order: accepted, duplicate (the original record) or rejected (with the reason). Results are compact unless `results: "full"` is asked for.',
   security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: {
-    200: json(z.object({ summary: z.object({ accepted: z.number().int(), duplicate: z.number().int(), rejected: z.number().int() }), results: z.array(Result) }).openapi("UsageBatchResult"), "one result per record"),
+    200: json(
+      z
+        .object({ summary: z.object({ accepted: z.number().int(), duplicate: z.number().int(), rejected: z.number().int() }), results: z.array(Result) })
+        .openapi("UsageBatchResult"),
+      "one result per record",
+    ),
     ...errorResponses,
   },
 });
@@ -80,7 +89,8 @@ async function ingestBatch(db: Database, marketplaceId: string, body: { records:
     }
   }
   if (body.atomic && items.length < body.records.length) {
-    for (const i of at) results[i] = { status: "rejected", error: new LedgerError("atomic_batch_aborted", "not written: another record of this atomic batch was rejected") };
+    for (const i of at)
+      results[i] = { status: "rejected", error: new LedgerError("atomic_batch_aborted", "not written: another record of this atomic batch was rejected") };
   } else {
     const written = await ingestUsage(db, items, { atomic: body.atomic });
     written.forEach((r, k) => (results[at[k]!] = r));
@@ -90,21 +100,29 @@ async function ingestBatch(db: Database, marketplaceId: string, body: { records:
     await maybeGiveWay(index);
     out.summary[r.status]++;
     const raw = body.records[index] as { external_id?: unknown } | null;
-    const externalId = r.status === "rejected" ? (typeof raw?.external_id === "string" && raw.external_id.length <= 200 ? raw.external_id : undefined) : r.record.externalId;
+    const externalId =
+      r.status === "rejected" ? (typeof raw?.external_id === "string" && raw.external_id.length <= 200 ? raw.external_id : undefined) : r.record.externalId;
     if (body.results === "full") {
-      out.results.push(r.status === "rejected"
-        ? { index, status: r.status, external_id: externalId, error: wireProblem(r.error) }
-        : { index, status: r.status, external_id: externalId, id: r.record.id, record: usageOut(r.record) });
+      out.results.push(
+        r.status === "rejected"
+          ? { index, status: r.status, external_id: externalId, error: wireProblem(r.error) }
+          : { index, status: r.status, external_id: externalId, id: r.record.id, record: usageOut(r.record) },
+      );
     } else if (r.status === "rejected") {
       const problem = ApiError.from(r.error);
-      out.results.push({ index, status: r.status, external_id: externalId, code: problem.code, ...(problem.errors[0] ? { field: problem.errors[0].path } : {}) });
+      out.results.push({
+        index,
+        status: r.status,
+        external_id: externalId,
+        code: problem.code,
+        ...(problem.errors[0] ? { field: problem.errors[0].path } : {}),
+      });
     } else {
       out.results.push({ index, status: r.status, external_id: externalId, id: r.record.id });
     }
   }
   return out;
 }
-
 
 function wireProblem(err: LedgerError) {
   const e = ApiError.from(err);

@@ -8,11 +8,13 @@ import { actingMarketplace } from "../tenancy.js";
 import { SingleUsageIn, toUsageInput, UsageRecordOut, usageOut } from "../usage-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 
-
 const route = createRoute({
-  method: "post", path: "/v1/usage", tags: ["usage"],
+  method: "post",
+  path: "/v1/usage",
+  tags: ["usage"],
   summary: "Post one usage record (marketplace; admin with marketplace_id)",
-  description: "Rated and posted at once (through the group committer). Idempotent on (marketplace, external_id): a repeat answers 200 with the original record; the same external_id with other content is 409 usage_conflict.",
+  description:
+    "Rated and posted at once (through the group committer). Idempotent on (marketplace, external_id): a repeat answers 200 with the original record; the same external_id with other content is 409 usage_conflict.",
   security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(SingleUsageIn) },

@@ -8,19 +8,29 @@ import { IdParam } from "../schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 
-const Reason = z.string().min(1).max(2000).refine((s) => !s.includes("\u0000"), "must not contain NUL characters");
+const Reason = z
+  .string()
+  .min(1)
+  .max(2000)
+  .refine((s) => !s.includes("\u0000"), "must not contain NUL characters");
 
 const approve = createRoute({
-  method: "post", path: "/v1/proposals/{id}/approve", tags: ["funding"],
-  summary: "Approve a proposal and carry it out (another key than the proposer's, of a role that may approve its kind)", security,
+  method: "post",
+  path: "/v1/proposals/{id}/approve",
+  tags: ["funding"],
+  summary: "Approve a proposal and carry it out (another key than the proposer's, of a role that may approve its kind)",
+  security,
   middleware: [requireRole("admin", "finance"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: jsonBody(z.strictObject({ reason: Reason.optional() }).openapi("ProposalApprove"), false) },
   responses: { 200: json(ProposalOut, "the approved proposal, with what it did"), ...errorResponses },
 });
 
 const reject = createRoute({
-  method: "post", path: "/v1/proposals/{id}/reject", tags: ["funding"],
-  summary: "Reject a proposal: nothing moves (another key than the proposer's)", security,
+  method: "post",
+  path: "/v1/proposals/{id}/reject",
+  tags: ["funding"],
+  summary: "Reject a proposal: nothing moves (another key than the proposer's)",
+  security,
   middleware: [requireRole("admin", "finance"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: jsonBody(z.strictObject({ reason: Reason }).openapi("ProposalReject")) },
   responses: { 200: json(ProposalOut, "the rejected proposal"), ...errorResponses },

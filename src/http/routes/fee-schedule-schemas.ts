@@ -3,7 +3,9 @@ import type { ConfiguredRule } from "../../domain/rating.js";
 import type { FeeSchedule as Schedule } from "../../services/fee-schedules.js";
 import { Timestamp } from "../schemas.js";
 
-const Units = z.record(z.string(), z.string()).openapi({ description: "per asset code: an integer amount in that asset's smallest unit", example: { USDC: "10000" } });
+const Units = z
+  .record(z.string(), z.string())
+  .openapi({ description: "per asset code: an integer amount in that asset's smallest unit", example: { USDC: "10000" } });
 
 const Override = z.strictObject({
   resource: z.string().optional().openapi({ description: "a resource, or a prefix ending in *", example: "gpu:h100*" }),
@@ -30,16 +32,27 @@ export const FeeSchedule = z
   .openapi("FeeSchedule");
 
 export const toConfiguredRule = (r: z.infer<typeof FeeRuleWire>): ConfiguredRule => ({
-  party: r.party, bps: r.bps, fixed: r.fixed, min: r.min, max: r.max,
+  party: r.party,
+  bps: r.bps,
+  fixed: r.fixed,
+  min: r.min,
+  max: r.max,
   overrides: r.overrides?.map((o) => ({ resource: o.resource, operatorId: o.operator_id, bps: o.bps, fixed: o.fixed, min: o.min, max: o.max })),
 });
 
 const ruleOut = (r: ConfiguredRule) => ({
-  party: r.party, bps: r.bps, fixed: r.fixed, min: r.min, max: r.max,
+  party: r.party,
+  bps: r.bps,
+  fixed: r.fixed,
+  min: r.min,
+  max: r.max,
   overrides: r.overrides?.map((o) => ({ resource: o.resource, operator_id: o.operatorId, bps: o.bps, fixed: o.fixed, min: o.min, max: o.max })),
 });
 
 export const feeScheduleOut = (s: Schedule) => ({
-  marketplace_id: s.marketplaceId, version: s.version, effective_from: s.effectiveFrom.toISOString(),
-  rules: s.rules.map(ruleOut), created_at: s.createdAt.toISOString(),
+  marketplace_id: s.marketplaceId,
+  version: s.version,
+  effective_from: s.effectiveFrom.toISOString(),
+  rules: s.rules.map(ruleOut),
+  created_at: s.createdAt.toISOString(),
 });

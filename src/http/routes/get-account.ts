@@ -6,7 +6,11 @@ import { visibleAccount } from "../visibility.js";
 import { errorResponses, json, security } from "./common.js";
 
 const route = createRoute({
-  method: "get", path: "/v1/accounts/{id}", tags: ["ledger"], summary: "Read an account", security,
+  method: "get",
+  path: "/v1/accounts/{id}",
+  tags: ["ledger"],
+  summary: "Read an account",
+  security,
   request: { params: IdParam },
   responses: { 200: json(Account, "the account"), ...errorResponses },
 });

@@ -7,7 +7,11 @@ import { visibleAccount } from "../visibility.js";
 import { errorResponses, json, security } from "./common.js";
 
 const route = createRoute({
-  method: "get", path: "/v1/accounts/{id}/balance", tags: ["ledger"], summary: "An account's balances, now or as of an instant", security,
+  method: "get",
+  path: "/v1/accounts/{id}/balance",
+  tags: ["ledger"],
+  summary: "An account's balances, now or as of an instant",
+  security,
   request: {
     params: IdParam,
     query: z.strictObject({ as_of: Timestamp.optional().openapi({ description: "effective instant; entries dated at or before it count" }) }),

@@ -9,7 +9,11 @@ import { errorResponses, json, security } from "./common.js";
 import { HoldOut, holdOut } from "./hold-schemas.js";
 
 const route = createRoute({
-  method: "get", path: "/v1/holds/{id}", tags: ["usage"], summary: "Read a hold and what is left of it (admin, finance, its marketplace)", security,
+  method: "get",
+  path: "/v1/holds/{id}",
+  tags: ["usage"],
+  summary: "Read a hold and what is left of it (admin, finance, its marketplace)",
+  security,
   middleware: [requireRole("admin", "finance", "marketplace")] as const,
   request: { params: IdParam },
   responses: { 200: json(HoldOut, "the hold"), ...errorResponses },

@@ -10,18 +10,23 @@ import { visibleOperator } from "./operator-access.js";
 import { PartyIdParam } from "./party-schemas.js";
 
 const Cap = z.string().nullable().openapi({ description: "smallest units; null: no cap" });
-const Limits = z.object({
-  operator_id: z.string(),
-  asset: z.string(),
-  max_per_payout: Cap.openapi({ description: "in force: the lower of the operator's own cap and the policy's (smallest units; null: none)" }),
-  max_per_day: Cap.openapi({ description: "in force: the lower of the operator's own cap and the policy's (smallest units; null: none)" }),
-  own: z.object({ max_per_payout: Cap, max_per_day: Cap, proposal_id: z.string().nullable(), updated_at: z.string().nullable() }),
-  policy: z.object({ max_per_payout: Cap, max_per_day: Cap }),
-}).openapi("OperatorPayoutLimits");
+const Limits = z
+  .object({
+    operator_id: z.string(),
+    asset: z.string(),
+    max_per_payout: Cap.openapi({ description: "in force: the lower of the operator's own cap and the policy's (smallest units; null: none)" }),
+    max_per_day: Cap.openapi({ description: "in force: the lower of the operator's own cap and the policy's (smallest units; null: none)" }),
+    own: z.object({ max_per_payout: Cap, max_per_day: Cap, proposal_id: z.string().nullable(), updated_at: z.string().nullable() }),
+    policy: z.object({ max_per_payout: Cap, max_per_day: Cap }),
+  })
+  .openapi("OperatorPayoutLimits");
 
 const route = createRoute({
-  method: "get", path: "/v1/operators/{id}/payout-limits/{asset}", tags: ["payouts"],
-  summary: "The payout caps in force for an operator in an asset: its own and the policy's (admin, finance, the operator)", security,
+  method: "get",
+  path: "/v1/operators/{id}/payout-limits/{asset}",
+  tags: ["payouts"],
+  summary: "The payout caps in force for an operator in an asset: its own and the policy's (admin, finance, the operator)",
+  security,
   middleware: [requireRole("admin", "finance", "operator")] as const,
   request: { params: z.object({ id: PartyIdParam, asset: AssetCode }) },
   responses: { 200: json(Limits, "the caps"), ...errorResponses },
@@ -37,11 +42,21 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const asset = await getAssetByCode(db, code);
     if (!asset) throw new ApiError("asset_not_found", `asset ${code} does not exist`);
     const [own, policy] = await Promise.all([getOperatorPayoutLimits(db, id, asset.id), getPayoutPolicy(db, asset.id)]);
-    return c.json({
-      operator_id: id, asset: asset.code,
-      max_per_payout: str(lowerCap(policy.maxPerPayout, own.maxPerPayout)), max_per_day: str(lowerCap(policy.maxPerDay, own.maxPerDay)),
-      own: { max_per_payout: str(own.maxPerPayout), max_per_day: str(own.maxPerDay), proposal_id: own.proposalId, updated_at: own.updatedAt?.toISOString() ?? null },
-      policy: { max_per_payout: str(policy.maxPerPayout), max_per_day: str(policy.maxPerDay) },
-    }, 200);
+    return c.json(
+      {
+        operator_id: id,
+        asset: asset.code,
+        max_per_payout: str(lowerCap(policy.maxPerPayout, own.maxPerPayout)),
+        max_per_day: str(lowerCap(policy.maxPerDay, own.maxPerDay)),
+        own: {
+          max_per_payout: str(own.maxPerPayout),
+          max_per_day: str(own.maxPerDay),
+          proposal_id: own.proposalId,
+          updated_at: own.updatedAt?.toISOString() ?? null,
+        },
+        policy: { max_per_payout: str(policy.maxPerPayout), max_per_day: str(policy.maxPerDay) },
+      },
+      200,
+    );
   });
 }

@@ -7,7 +7,11 @@ import { visiblePayout } from "./payout-access.js";
 import { PayoutOut, payoutOut } from "./payout-schemas.js";
 
 const route = createRoute({
-  method: "get", path: "/v1/payouts/{id}", tags: ["payouts"], summary: "Read a payout (admin, finance, its operator)", security,
+  method: "get",
+  path: "/v1/payouts/{id}",
+  tags: ["payouts"],
+  summary: "Read a payout (admin, finance, its operator)",
+  security,
   middleware: [requireRole("admin", "finance", "operator")] as const,
   request: { params: IdParam },
   responses: { 200: json(PayoutOut, "the payout"), ...errorResponses },

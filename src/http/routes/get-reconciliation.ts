@@ -13,7 +13,11 @@ import { Format, reportResponse } from "./report-schemas.js";
 const Out = ReconciliationOut.extend({ items: z.array(ItemOut), next_cursor: z.string().nullable() }).openapi("ReconciliationWithItems");
 
 const route = createRoute({
-  method: "get", path: "/v1/reconciliations/{id}", tags: ["reconciliation"], summary: "A reconciliation run with its items, filtered by status; CSV with format=csv (admin, finance)", security,
+  method: "get",
+  path: "/v1/reconciliations/{id}",
+  tags: ["reconciliation"],
+  summary: "A reconciliation run with its items, filtered by status; CSV with format=csv (admin, finance)",
+  security,
   middleware: [requireRole("admin", "finance")] as const,
   request: { params: IdParam, query: CursorQuery.extend({ status: z.enum(itemStatuses).optional(), format: Format }) },
   responses: { 200: reportResponse(Out, "the run and a page of its items (CSV: all of them)"), ...errorResponses },
@@ -26,10 +30,19 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const db = c.get("deps").ledger.db;
     const run = await getReconciliation(db, id);
     if (!run) throw new ApiError("reconciliation_not_found", `reconciliation ${id} does not exist`);
-    if (q.cursor !== undefined && !/^[0-9]{1,18}$/.test(q.cursor)) throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
+    if (q.cursor !== undefined && !/^[0-9]{1,18}$/.test(q.cursor))
+      throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
     if (q.format === "csv") {
       const items = await listItems(db, id, { status: q.status, limit: 1_000_000 });
-      return csvResponse(c, `reconciliation-${id}.csv`, [...itemColumns], items.map((i) => { const o = itemOut(i); return itemColumns.map((k) => o[k]); })) as never;
+      return csvResponse(
+        c,
+        `reconciliation-${id}.csv`,
+        [...itemColumns],
+        items.map((i) => {
+          const o = itemOut(i);
+          return itemColumns.map((k) => o[k]);
+        }),
+      ) as never;
     }
     const items = await listItems(db, id, { status: q.status, after: q.cursor === undefined ? undefined : BigInt(q.cursor), limit: q.limit + 1 });
     const page = items.slice(0, q.limit);

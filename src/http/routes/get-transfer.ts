@@ -6,7 +6,11 @@ import { visibleTransfer } from "../visibility.js";
 import { errorResponses, json, security } from "./common.js";
 
 const route = createRoute({
-  method: "get", path: "/v1/transfers/{id}", tags: ["ledger"], summary: "Read a transfer and its current status", security,
+  method: "get",
+  path: "/v1/transfers/{id}",
+  tags: ["ledger"],
+  summary: "Read a transfer and its current status",
+  security,
   request: { params: IdParam },
   responses: { 200: json(Transfer, "the transfer"), ...errorResponses },
 });

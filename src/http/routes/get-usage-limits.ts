@@ -10,8 +10,11 @@ import { PartyIdParam } from "./party-schemas.js";
 import { UsageLimitsOut, usageLimitsOut } from "./usage-limit-schemas.js";
 
 const route = createRoute({
-  method: "get", path: "/v1/marketplaces/{id}/usage-limits/{asset}", tags: ["usage"],
-  summary: "What one usage record of the marketplace may claim in an asset (admin, finance, that marketplace)", security,
+  method: "get",
+  path: "/v1/marketplaces/{id}/usage-limits/{asset}",
+  tags: ["usage"],
+  summary: "What one usage record of the marketplace may claim in an asset (admin, finance, that marketplace)",
+  security,
   middleware: [requireRole("admin", "finance", "marketplace")] as const,
   request: { params: z.object({ id: PartyIdParam, asset: AssetCode }) },
   responses: { 200: json(UsageLimitsOut, "the limits in force"), ...errorResponses },

@@ -7,7 +7,11 @@ import { UsageRecordOut, usageOut } from "../usage-schemas.js";
 import { errorResponses, json, security } from "./common.js";
 
 const route = createRoute({
-  method: "get", path: "/v1/usage/{id}", tags: ["usage"], summary: "Read a usage record", security,
+  method: "get",
+  path: "/v1/usage/{id}",
+  tags: ["usage"],
+  summary: "Read a usage record",
+  security,
   request: { params: IdParam },
   responses: { 200: json(UsageRecordOut, "the record"), ...errorResponses },
 });
@@ -17,8 +21,12 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { id } = c.req.valid("param");
     const record = await getUsage(c.get("deps").ledger.db, id);
     const p = c.get("principal");
-    const visible = record && (p.role === "admin" || p.role === "finance"
-      || (p.role === "marketplace" && record.marketplaceId === p.scopeId) || (p.role === "operator" && record.operatorId === p.scopeId));
+    const visible =
+      record &&
+      (p.role === "admin" ||
+        p.role === "finance" ||
+        (p.role === "marketplace" && record.marketplaceId === p.scopeId) ||
+        (p.role === "operator" && record.operatorId === p.scopeId));
     if (!visible) throw new ApiError("usage_not_found", `usage record ${id} does not exist`);
     return c.json(usageOut(record), 200);
   });

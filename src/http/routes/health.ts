@@ -5,18 +5,26 @@ import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { errorResponses, json } from "./common.js";
 
-const Health = z.object({
-  status: z.literal("ok"),
-  time: z.string().openapi({ description: "the service clock's instant (ISO 8601, UTC): what \"now\" is for every rule and report" }),
-}).openapi("Health");
+const Health = z
+  .object({
+    status: z.literal("ok"),
+    time: z.string().openapi({ description: 'the service clock\'s instant (ISO 8601, UTC): what "now" is for every rule and report' }),
+  })
+  .openapi("Health");
 
 const healthz = createRoute({
-  method: "get", path: "/healthz", tags: ["operations"], summary: "The process is alive",
+  method: "get",
+  path: "/healthz",
+  tags: ["operations"],
+  summary: "The process is alive",
   responses: { 200: json(Health, "alive") },
 });
 
 const readyz = createRoute({
-  method: "get", path: "/readyz", tags: ["operations"], summary: "The database is reachable and migrated",
+  method: "get",
+  path: "/readyz",
+  tags: ["operations"],
+  summary: "The database is reachable and migrated",
   responses: { 200: json(Health, "ready to serve"), 503: errorResponses[503] },
 });
 

@@ -4,16 +4,32 @@ import { Timestamp, Uuid } from "../schemas.js";
 
 export const HoldOut = z
   .object({
-    id: Uuid, marketplace_id: z.string(), customer_id: z.string(), asset_id: Uuid,
-    amount: z.string(), remaining: z.string().openapi({ description: "left in escrow now" }),
-    status: z.enum(["open", "closed", "expired"]), expires_at: Timestamp.nullable(), closed_at: Timestamp.nullable(),
-    open_transfer_id: Uuid, close_transfer_id: Uuid.nullable(), created_at: Timestamp,
+    id: Uuid,
+    marketplace_id: z.string(),
+    customer_id: z.string(),
+    asset_id: Uuid,
+    amount: z.string(),
+    remaining: z.string().openapi({ description: "left in escrow now" }),
+    status: z.enum(["open", "closed", "expired"]),
+    expires_at: Timestamp.nullable(),
+    closed_at: Timestamp.nullable(),
+    open_transfer_id: Uuid,
+    close_transfer_id: Uuid.nullable(),
+    created_at: Timestamp,
   })
   .openapi("Hold");
 
 export const holdOut = (h: Hold) => ({
-  id: h.id, marketplace_id: h.marketplaceId, customer_id: h.customerId, asset_id: h.assetId,
-  amount: h.amount.toString(), remaining: h.remaining.toString(), status: h.status,
-  expires_at: h.expiresAt?.toISOString() ?? null, closed_at: h.closedAt?.toISOString() ?? null,
-  open_transfer_id: h.openTransferId, close_transfer_id: h.closeTransferId, created_at: h.createdAt.toISOString(),
+  id: h.id,
+  marketplace_id: h.marketplaceId,
+  customer_id: h.customerId,
+  asset_id: h.assetId,
+  amount: h.amount.toString(),
+  remaining: h.remaining.toString(),
+  status: h.status,
+  expires_at: h.expiresAt?.toISOString() ?? null,
+  closed_at: h.closedAt?.toISOString() ?? null,
+  open_transfer_id: h.openTransferId,
+  close_transfer_id: h.closeTransferId,
+  created_at: h.createdAt.toISOString(),
 });

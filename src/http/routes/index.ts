@@ -65,23 +65,75 @@ import * as setOperatorPayoutLimits from "./set-operator-payout-limits.js";
 import * as getOperatorPayoutLimits from "./get-operator-payout-limits.js";
 import * as operatorInvitations from "./operator-invitations.js";
 
-/** Every route of the API (everything under /v1 behind the API key and rate limit of createApp). */
+/** Every route of the API, in the order the OpenAPI document lists them. */
+const routes = [
+  createApiKey,
+  listApiKeys,
+  revokeApiKey,
+  createAsset,
+  listAssets,
+  createAccount,
+  getAccount,
+  getBalance,
+  listEntries,
+  createTransfer,
+  getTransfer,
+  postPending,
+  voidPending,
+  reverseTransfer,
+  createMarketplace,
+  publishFeeSchedule,
+  listFeeSchedules,
+  getUsageLimits,
+  setUsageLimits,
+  registerOperator,
+  createCustomer,
+  setCustomerCreditLimit,
+  createDeposit,
+  createUsage,
+  createUsageBatch,
+  getUsage,
+  listUsage,
+  reverseUsage,
+  openHold,
+  getHold,
+  closeHold,
+  operatorBalances,
+  operatorStatement,
+  operatorEarnings,
+  operatorInvitations,
+  createAddressChallenge,
+  setPayoutAddress,
+  listPayoutAddresses,
+  createPayout,
+  listPayouts,
+  getPayout,
+  cancelPayout,
+  markPayoutPaid,
+  setPayoutPolicy,
+  listPayoutPolicies,
+  setOperatorPayoutLimits,
+  getOperatorPayoutLimits,
+  registerDepositAddress,
+  createReconciliation,
+  getReconciliation,
+  resolveReconciliationItem,
+  treasuryCheck,
+  reportTrialBalance,
+  reportFeeRevenue,
+  reportPayouts,
+  reportOperatorStatements,
+  auditVerify,
+  listAuditLog,
+  createReceipt,
+  setCreditLimit,
+  getMarketplaceFunding,
+  listProposals,
+  decideProposal,
+];
+
+/** Registers every route (everything under /v1 behind the API key and rate limit of createApp). */
 export function registerRoutes(app: OpenAPIHono<AppEnv>): void {
   health.register(app);
-  for (const route of [
-    createApiKey, listApiKeys, revokeApiKey,
-    createAsset, listAssets,
-    createAccount, getAccount, getBalance, listEntries,
-    createTransfer, getTransfer, postPending, voidPending, reverseTransfer,
-    createMarketplace, publishFeeSchedule, listFeeSchedules, getUsageLimits, setUsageLimits, registerOperator, createCustomer, setCustomerCreditLimit, createDeposit,
-    createUsage, createUsageBatch, getUsage, listUsage, reverseUsage, openHold, getHold, closeHold,
-    operatorBalances, operatorStatement, operatorEarnings, operatorInvitations,
-    createAddressChallenge, setPayoutAddress, listPayoutAddresses,
-    createPayout, listPayouts, getPayout, cancelPayout, markPayoutPaid, setPayoutPolicy, listPayoutPolicies, setOperatorPayoutLimits, getOperatorPayoutLimits,
-    registerDepositAddress, createReconciliation, getReconciliation, resolveReconciliationItem, treasuryCheck,
-    reportTrialBalance, reportFeeRevenue, reportPayouts, reportOperatorStatements, auditVerify, listAuditLog,
-    createReceipt, setCreditLimit, getMarketplaceFunding, listProposals, decideProposal,
-  ]) {
-    route.register(app);
-  }
+  for (const route of routes) route.register(app);
 }

@@ -10,7 +10,11 @@ import { ApiKey } from "./api-key-schema.js";
 import { errorResponses, json, security } from "./common.js";
 
 const route = createRoute({
-  method: "get", path: "/v1/api-keys", tags: ["api keys"], summary: "List API keys (admin); secrets are never shown", security,
+  method: "get",
+  path: "/v1/api-keys",
+  tags: ["api keys"],
+  summary: "List API keys (admin); secrets are never shown",
+  security,
   middleware: [requireRole("admin")] as const,
   request: { query: CursorQuery },
   responses: { 200: json(page(ApiKey, "ApiKeyPage"), "a page of keys"), ...errorResponses },
@@ -19,7 +23,8 @@ const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { cursor, limit } = c.req.valid("query");
-    if (cursor !== undefined && !isUuid(cursor)) throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
+    if (cursor !== undefined && !isUuid(cursor))
+      throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
     const keys = await listApiKeys(c.get("deps").ledger.db, { cursor, limit: limit + 1 });
     const items = keys.slice(0, limit);
     return c.json({ data: items.map(apiKeyOut), next_cursor: keys.length > limit ? items[items.length - 1]!.id : null }, 200);

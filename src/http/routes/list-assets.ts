@@ -8,7 +8,11 @@ import { assetOut } from "../serialize.js";
 import { errorResponses, json, security } from "./common.js";
 
 const route = createRoute({
-  method: "get", path: "/v1/assets", tags: ["ledger"], summary: "List assets (any key)", security,
+  method: "get",
+  path: "/v1/assets",
+  tags: ["ledger"],
+  summary: "List assets (any key)",
+  security,
   request: { query: CursorQuery },
   responses: { 200: json(page(Asset, "AssetPage"), "a page of assets, by code"), ...errorResponses },
 });

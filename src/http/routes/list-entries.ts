@@ -8,7 +8,11 @@ import { visibleAccount } from "../visibility.js";
 import { errorResponses, json, security } from "./common.js";
 
 const route = createRoute({
-  method: "get", path: "/v1/accounts/{id}/entries", tags: ["ledger"], summary: "An account's entries with running balance", security,
+  method: "get",
+  path: "/v1/accounts/{id}/entries",
+  tags: ["ledger"],
+  summary: "An account's entries with running balance",
+  security,
   request: { params: IdParam, query: CursorQuery.extend({ order: z.enum(["asc", "desc"]).default("asc") }) },
   responses: { 200: json(page(Entry, "EntryPage"), "a page of entries in recording order"), ...errorResponses },
 });

@@ -10,7 +10,11 @@ import { FeeSchedule, feeScheduleOut } from "./fee-schedule-schemas.js";
 import { PartyIdParam } from "./party-schemas.js";
 
 const route = createRoute({
-  method: "get", path: "/v1/marketplaces/{id}/fee-schedules", tags: ["usage"], summary: "Every version of a marketplace's fee schedule (admin, finance, that marketplace)", security,
+  method: "get",
+  path: "/v1/marketplaces/{id}/fee-schedules",
+  tags: ["usage"],
+  summary: "Every version of a marketplace's fee schedule (admin, finance, that marketplace)",
+  security,
   middleware: [requireRole("admin", "finance", "marketplace")] as const,
   request: { params: z.object({ id: PartyIdParam }) },
   responses: { 200: json(z.object({ data: z.array(FeeSchedule) }), "versions, oldest first"), ...errorResponses },

@@ -6,7 +6,11 @@ import { errorResponses, json, security } from "./common.js";
 import { PayoutPolicyOut, policyOut } from "./payout-schemas.js";
 
 const route = createRoute({
-  method: "get", path: "/v1/payout-policies", tags: ["payouts"], summary: "Every asset's payout policy, defaults included (admin, finance)", security,
+  method: "get",
+  path: "/v1/payout-policies",
+  tags: ["payouts"],
+  summary: "Every asset's payout policy, defaults included (admin, finance)",
+  security,
   middleware: [requireRole("admin", "finance")] as const,
   responses: { 200: json(z.object({ data: z.array(PayoutPolicyOut) }), "policies by asset code"), ...errorResponses },
 });

@@ -14,12 +14,19 @@ const Query = CursorQuery.extend({
   operator_id: PartyIdParam.optional(),
   asset: AssetCode.optional(),
   status: z.enum(payoutStatuses).optional(),
-  chain_id: z.string().regex(/^[1-9][0-9]{0,15}$/, "must be a chain id").optional(),
+  chain_id: z
+    .string()
+    .regex(/^[1-9][0-9]{0,15}$/, "must be a chain id")
+    .optional(),
   ...periodQuery({ optional: true, from: "created at or after", to: "created before" }),
 });
 
 const route = createRoute({
-  method: "get", path: "/v1/payouts", tags: ["payouts"], summary: "List payouts, filtered (operator keys see their own)", security,
+  method: "get",
+  path: "/v1/payouts",
+  tags: ["payouts"],
+  summary: "List payouts, filtered (operator keys see their own)",
+  security,
   middleware: [requireRole("admin", "finance", "operator")] as const,
   request: { query: Query },
   responses: { 200: json(page(PayoutOut, "PayoutPage"), "a page of payouts, oldest first"), ...errorResponses },
@@ -33,12 +40,18 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const db = c.get("deps").ledger.db;
     const assetId = await assetFilter(db, q.asset);
     const scopedAway = p.role === "operator" && q.operator_id !== undefined && q.operator_id !== p.scopeId;
-    const rows = scopedAway ? [] : await listPayouts(db, {
-      operatorId: p.role === "operator" ? p.scopeId! : q.operator_id, assetId, status: q.status,
-      chainId: q.chain_id === undefined ? undefined : BigInt(q.chain_id),
-      from, to,
-      after: q.cursor, limit: q.limit + 1,
-    });
+    const rows = scopedAway
+      ? []
+      : await listPayouts(db, {
+          operatorId: p.role === "operator" ? p.scopeId! : q.operator_id,
+          assetId,
+          status: q.status,
+          chainId: q.chain_id === undefined ? undefined : BigInt(q.chain_id),
+          from,
+          to,
+          after: q.cursor,
+          limit: q.limit + 1,
+        });
     const items = rows.slice(0, q.limit);
     return c.json({ data: items.map(payoutOut), next_cursor: rows.length > q.limit ? items[items.length - 1]!.id : null }, 200);
   });

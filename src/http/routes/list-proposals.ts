@@ -15,14 +15,22 @@ const Query = CursorQuery.extend({
 });
 
 const list = createRoute({
-  method: "get", path: "/v1/proposals", tags: ["funding"], summary: "List proposals, newest first (admin, finance)", security,
+  method: "get",
+  path: "/v1/proposals",
+  tags: ["funding"],
+  summary: "List proposals, newest first (admin, finance)",
+  security,
   middleware: [requireRole("admin", "finance")] as const,
   request: { query: Query },
   responses: { 200: json(page(ProposalOut, "ProposalPage"), "a page of proposals"), ...errorResponses },
 });
 
 const get = createRoute({
-  method: "get", path: "/v1/proposals/{id}", tags: ["funding"], summary: "A proposal (admin, finance)", security,
+  method: "get",
+  path: "/v1/proposals/{id}",
+  tags: ["funding"],
+  summary: "A proposal (admin, finance)",
+  security,
   middleware: [requireRole("admin", "finance")] as const,
   request: { params: IdParam },
   responses: { 200: json(ProposalOut, "the proposal"), ...errorResponses },
@@ -32,7 +40,13 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(list, async (c) => {
     const q = c.req.valid("query");
     listWindow(q);
-    const rows = await listProposals(c.get("deps").ledger.db, { status: q.status, kind: q.kind, marketplaceId: q.marketplace_id, afterId: q.cursor, limit: q.limit + 1 });
+    const rows = await listProposals(c.get("deps").ledger.db, {
+      status: q.status,
+      kind: q.kind,
+      marketplaceId: q.marketplace_id,
+      afterId: q.cursor,
+      limit: q.limit + 1,
+    });
     const items = rows.slice(0, q.limit);
     return c.json({ data: items.map(proposalOut), next_cursor: rows.length > q.limit ? items[items.length - 1]!.id : null }, 200);
   });

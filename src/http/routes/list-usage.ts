@@ -16,7 +16,11 @@ const Query = CursorQuery.extend({
 });
 
 const route = createRoute({
-  method: "get", path: "/v1/usage", tags: ["usage"], summary: "List usage records, filtered (marketplace keys see theirs, operator keys their own)", security,
+  method: "get",
+  path: "/v1/usage",
+  tags: ["usage"],
+  summary: "List usage records, filtered (marketplace keys see theirs, operator keys their own)",
+  security,
   request: { query: Query },
   responses: { 200: json(page(UsageRecordOut, "UsagePage"), "a page of records, oldest first"), ...errorResponses },
 });
@@ -29,13 +33,21 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     // A scoped key's own tenant is forced; naming another tenant simply finds nothing.
     const marketplaceId = p.role === "marketplace" ? p.scopeId! : q.marketplace_id;
     const operatorId = p.role === "operator" ? p.scopeId! : q.operator_id;
-    const scopedAway = (p.role === "marketplace" && q.marketplace_id !== undefined && q.marketplace_id !== p.scopeId)
-      || (p.role === "operator" && q.operator_id !== undefined && q.operator_id !== p.scopeId);
-    const records = scopedAway ? [] : await listUsage(c.get("deps").ledger.db, {
-      marketplaceId, operatorId, customerId: q.customer_id, resource: q.resource,
-      from, to,
-      after: q.cursor, limit: q.limit + 1,
-    });
+    const scopedAway =
+      (p.role === "marketplace" && q.marketplace_id !== undefined && q.marketplace_id !== p.scopeId) ||
+      (p.role === "operator" && q.operator_id !== undefined && q.operator_id !== p.scopeId);
+    const records = scopedAway
+      ? []
+      : await listUsage(c.get("deps").ledger.db, {
+          marketplaceId,
+          operatorId,
+          customerId: q.customer_id,
+          resource: q.resource,
+          from,
+          to,
+          after: q.cursor,
+          limit: q.limit + 1,
+        });
     const items = records.slice(0, q.limit);
     return c.json({ data: items.map(usageOut), next_cursor: records.length > q.limit ? items[items.length - 1]!.id : null }, 200);
   });

@@ -11,13 +11,21 @@ import { PayoutOut, payoutOut } from "./payout-schemas.js";
 
 const Body = z
   .strictObject({
-    reference: z.string().min(1).max(200).regex(/^[\x20-\x7e]+$/, "must be printable ASCII").openapi({ description: "the bank or payment reference of the off-chain payment", example: "SEPA-2026-11-29-0042" }),
+    reference: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[\x20-\x7e]+$/, "must be printable ASCII")
+      .openapi({ description: "the bank or payment reference of the off-chain payment", example: "SEPA-2026-11-29-0042" }),
   })
   .openapi("PayoutMarkPaid");
 
 const route = createRoute({
-  method: "post", path: "/v1/payouts/{id}/mark-paid", tags: ["payouts"],
-  summary: "Confirm an off-chain payout with the reference of the payment made outside the service (admin, finance)", security,
+  method: "post",
+  path: "/v1/payouts/{id}/mark-paid",
+  tags: ["payouts"],
+  summary: "Confirm an off-chain payout with the reference of the payment made outside the service (admin, finance)",
+  security,
   middleware: [requireRole("admin", "finance"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 200: json(PayoutOut, "confirmed"), ...errorResponses },

@@ -12,14 +12,26 @@ import { PartyIdParam } from "./party-schemas.js";
 
 const Body = z
   .strictObject({
-    customer_id: PartyIdParam, asset: AssetCode, amount: Amount,
-    timeout_seconds: z.number().int().min(1).max(366 * 24 * 3600).optional().openapi({ description: "release what is left after this long" }),
+    customer_id: PartyIdParam,
+    asset: AssetCode,
+    amount: Amount,
+    timeout_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(366 * 24 * 3600)
+      .optional()
+      .openapi({ description: "release what is left after this long" }),
     marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys only" }),
   })
   .openapi("HoldCreate");
 
 const route = createRoute({
-  method: "post", path: "/v1/holds", tags: ["usage"], summary: "Reserve a prepaid customer's funds for a running job (admin, marketplace)", security,
+  method: "post",
+  path: "/v1/holds",
+  tags: ["usage"],
+  summary: "Reserve a prepaid customer's funds for a running job (admin, marketplace)",
+  security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(HoldOut, "reserved"), ...errorResponses },
@@ -31,7 +43,11 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const marketplaceId = await actingMarketplace(c, body.marketplace_id);
     return replayOrRun(c, body, async (ledgerKey) => {
       const hold = await openHold(c.get("deps").ledger.db, {
-        marketplaceId, customerId: body.customer_id, asset: body.asset, amount: BigInt(body.amount), timeoutSeconds: body.timeout_seconds,
+        marketplaceId,
+        customerId: body.customer_id,
+        asset: body.asset,
+        amount: BigInt(body.amount),
+        timeoutSeconds: body.timeout_seconds,
         idempotencyKey: ledgerKey("hold"),
       });
       return { status: 201, body: holdOut(hold) };

@@ -15,7 +15,11 @@ const Balance = FundingSplit.extend({
 }).openapi("OperatorBalance");
 
 const route = createRoute({
-  method: "get", path: "/v1/operators/{id}/balances", tags: ["operators"], summary: "An operator's balances per asset (admin, finance, the operator)", security,
+  method: "get",
+  path: "/v1/operators/{id}/balances",
+  tags: ["operators"],
+  summary: "An operator's balances per asset (admin, finance, the operator)",
+  security,
   middleware: [requireRole("admin", "finance", "operator")] as const,
   request: { params: z.object({ id: PartyIdParam }) },
   responses: { 200: json(z.object({ operator_id: z.string(), data: z.array(Balance) }), "balances per asset"), ...errorResponses },
@@ -27,8 +31,13 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     await visibleOperator(c, id);
     const db = c.get("deps").ledger.db;
     const data = (await fundingSplits(db, id)).map(({ split, row: r }) => ({
-      asset_id: split.asset_id, asset: split.asset, account_id: r.account_id,
-      available: split.available, payable_now: split.payable_now, awaiting_funds: split.awaiting_funds, awaiting_funds_by_marketplace: split.awaiting_funds_by_marketplace,
+      asset_id: split.asset_id,
+      asset: split.asset,
+      account_id: r.account_id,
+      available: split.available,
+      payable_now: split.payable_now,
+      awaiting_funds: split.awaiting_funds,
+      awaiting_funds_by_marketplace: split.awaiting_funds_by_marketplace,
       pending: (BigInt(r.debits_pending) - BigInt(r.in_transit)).toString(),
       in_transit: r.in_transit,
       paid_out: r.paid_out,

@@ -4,29 +4,43 @@ import { operatorBalances } from "../../services/reads.js";
 import { awaitingFunds, payableNow } from "../../services/funding.js";
 
 /** An operator's available balance in an asset, split into what can be paid now and what waits for money. */
-export const FundingSplit = z.object({
-  asset_id: z.string(), asset: z.string(),
-  available: z.string().openapi({ description: "owed to the operator and not held for a payout: earned, whether or not its money has been received" }),
-  payable_now: z.string().openapi({ description: "the part of available that can be paid out now: earnings whose money has been received" }),
-  awaiting_funds: z.string().openapi({ description: "the part of available that waits for money from marketplaces (their customers' off-chain deposits and postpaid usage not yet settled)" }),
-  awaiting_funds_by_marketplace: z.array(z.object({ marketplace_id: z.string(), amount: z.string() })),
-}).openapi("OperatorFundingSplit");
+export const FundingSplit = z
+  .object({
+    asset_id: z.string(),
+    asset: z.string(),
+    available: z.string().openapi({ description: "owed to the operator and not held for a payout: earned, whether or not its money has been received" }),
+    payable_now: z.string().openapi({ description: "the part of available that can be paid out now: earnings whose money has been received" }),
+    awaiting_funds: z.string().openapi({
+      description: "the part of available that waits for money from marketplaces (their customers' off-chain deposits and postpaid usage not yet settled)",
+    }),
+    awaiting_funds_by_marketplace: z.array(z.object({ marketplace_id: z.string(), amount: z.string() })),
+  })
+  .openapi("OperatorFundingSplit");
 
 export type FundingSplitOut = z.infer<typeof FundingSplit>;
 
 /** The split now, per asset the operator has a payable in, with the rows it was computed from. */
-export async function fundingSplits(db: Queryable, operatorId: string): Promise<Array<{ split: FundingSplitOut; row: Awaited<ReturnType<typeof operatorBalances>>[number] }>> {
+export async function fundingSplits(
+  db: Queryable,
+  operatorId: string,
+): Promise<Array<{ split: FundingSplitOut; row: Awaited<ReturnType<typeof operatorBalances>>[number] }>> {
   const rows = await operatorBalances(db, operatorId);
-  return Promise.all(rows.map(async (r) => {
-    const available = BigInt(r.credits_posted) - BigInt(r.debits_posted) - BigInt(r.debits_pending);
-    const awaiting = await awaitingFunds(db, operatorId, r.asset_id);
-    const now = payableNow(available, awaiting);
-    return {
-      row: r,
-      split: {
-        asset_id: r.asset_id, asset: r.asset_code, available: available.toString(), payable_now: now.toString(), awaiting_funds: (available - now).toString(),
-        awaiting_funds_by_marketplace: awaiting.byMarketplace.map((m) => ({ marketplace_id: m.marketplaceId, amount: m.amount.toString() })),
-      },
-    };
-  }));
+  return Promise.all(
+    rows.map(async (r) => {
+      const available = BigInt(r.credits_posted) - BigInt(r.debits_posted) - BigInt(r.debits_pending);
+      const awaiting = await awaitingFunds(db, operatorId, r.asset_id);
+      const now = payableNow(available, awaiting);
+      return {
+        row: r,
+        split: {
+          asset_id: r.asset_id,
+          asset: r.asset_code,
+          available: available.toString(),
+          payable_now: now.toString(),
+          awaiting_funds: (available - now).toString(),
+          awaiting_funds_by_marketplace: awaiting.byMarketplace.map((m) => ({ marketplace_id: m.marketplaceId, amount: m.amount.toString() })),
+        },
+      };
+    }),
+  );
 }

@@ -10,16 +10,22 @@ import { visibleOperator } from "./operator-access.js";
 import { InvitationOut, invitationOut, PartyIdParam } from "./party-schemas.js";
 
 const list = createRoute({
-  method: "get", path: "/v1/operators/{id}/invitations", tags: ["operators"],
-  summary: "Marketplaces that asked to post this operator's usage, open and accepted (admin, finance, the operator)", security,
+  method: "get",
+  path: "/v1/operators/{id}/invitations",
+  tags: ["operators"],
+  summary: "Marketplaces that asked to post this operator's usage, open and accepted (admin, finance, the operator)",
+  security,
   middleware: [requireRole("admin", "finance", "operator")] as const,
   request: { params: z.object({ id: PartyIdParam }) },
   responses: { 200: json(z.object({ data: z.array(InvitationOut) }), "the invitations"), ...errorResponses },
 });
 
 const accept = createRoute({
-  method: "post", path: "/v1/operators/{id}/invitations/{marketplace_id}/accept", tags: ["operators"],
-  summary: "Accept a marketplace's invitation: it may post the operator's usage from now on (the operator, admin)", security,
+  method: "post",
+  path: "/v1/operators/{id}/invitations/{marketplace_id}/accept",
+  tags: ["operators"],
+  summary: "Accept a marketplace's invitation: it may post the operator's usage from now on (the operator, admin)",
+  security,
   middleware: [requireRole("admin", "operator"), jsonBodyGuard] as const,
   request: { params: z.object({ id: PartyIdParam, marketplace_id: PartyIdParam }), headers: IdempotencyHeader },
   responses: { 200: json(InvitationOut, "accepted"), ...errorResponses },
@@ -37,6 +43,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     if (p.role === "operator" && p.scopeId !== id) throw new ApiError("operator_not_found", `operator ${id} does not exist`);
     await visibleOperator(c, id);
     const db = c.get("deps").ledger.db;
-    return idempotently(c, {}, async (tx) => ({ status: 200, body: invitationOut(await acceptInvitation(tx, db.clock.now(), p.keyId, id, marketplace_id)) })) as never;
+    return idempotently(c, {}, async (tx) => ({
+      status: 200,
+      body: invitationOut(await acceptInvitation(tx, db.clock.now(), p.keyId, id, marketplace_id)),
+    })) as never;
   });
 }

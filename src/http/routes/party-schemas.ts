@@ -5,33 +5,66 @@ import { Metadata, Timestamp } from "../schemas.js";
 export const PartyIdParam = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be 1-64 characters of a-z, 0-9, '_', '.' or '-'");
 
 export const Marketplace = z.object({ id: z.string(), name: z.string(), metadata: Metadata, created_at: Timestamp }).openapi("Marketplace");
-export const Operator = z.object({ id: z.string(), name: z.string(), marketplace_ids: z.array(z.string()), metadata: Metadata, created_at: Timestamp }).openapi("Operator");
-export const CreditLimit = z.object({
-  asset: z.string().openapi({ example: "TUSD" }),
-  credit_limit: z.string().openapi({ example: "500000000", description: "how much the customer may owe in the asset, in its smallest units" }),
-}).openapi("CustomerCreditLimit");
+export const Operator = z
+  .object({ id: z.string(), name: z.string(), marketplace_ids: z.array(z.string()), metadata: Metadata, created_at: Timestamp })
+  .openapi("Operator");
+export const CreditLimit = z
+  .object({
+    asset: z.string().openapi({ example: "TUSD" }),
+    credit_limit: z.string().openapi({ example: "500000000", description: "how much the customer may owe in the asset, in its smallest units" }),
+  })
+  .openapi("CustomerCreditLimit");
 
-export const Customer = z.object({
-  marketplace_id: z.string(), id: z.string(), billing: z.enum(["prepaid", "postpaid"]), metadata: Metadata,
-  credit_limits: z.array(CreditLimit).openapi({ description: "postpaid: the credit limit in each asset; usage beyond it, or in another asset, is refused (credit_limit_exceeded)" }),
-  created_at: Timestamp,
-}).openapi("Customer");
+export const Customer = z
+  .object({
+    marketplace_id: z.string(),
+    id: z.string(),
+    billing: z.enum(["prepaid", "postpaid"]),
+    metadata: Metadata,
+    credit_limits: z
+      .array(CreditLimit)
+      .openapi({ description: "postpaid: the credit limit in each asset; usage beyond it, or in another asset, is refused (credit_limit_exceeded)" }),
+    created_at: Timestamp,
+  })
+  .openapi("Customer");
 
-export const customerOut = (cu: { marketplaceId: string; id: string; billing: "prepaid" | "postpaid"; metadata: Record<string, unknown>; creditLimits: { asset: string; creditLimit: bigint }[]; createdAt: Date }) => ({
-  marketplace_id: cu.marketplaceId, id: cu.id, billing: cu.billing, metadata: cu.metadata,
-  credit_limits: cu.creditLimits.map((l) => ({ asset: l.asset, credit_limit: l.creditLimit.toString() })), created_at: cu.createdAt.toISOString(),
+export const customerOut = (cu: {
+  marketplaceId: string;
+  id: string;
+  billing: "prepaid" | "postpaid";
+  metadata: Record<string, unknown>;
+  creditLimits: { asset: string; creditLimit: bigint }[];
+  createdAt: Date;
+}) => ({
+  marketplace_id: cu.marketplaceId,
+  id: cu.id,
+  billing: cu.billing,
+  metadata: cu.metadata,
+  credit_limits: cu.creditLimits.map((l) => ({ asset: l.asset, credit_limit: l.creditLimit.toString() })),
+  created_at: cu.createdAt.toISOString(),
 });
 
-export const partyOut = (p: { id: string; name: string; metadata: Record<string, unknown>; createdAt: Date }) =>
-  ({ id: p.id, name: p.name, metadata: p.metadata, created_at: p.createdAt.toISOString() });
+export const partyOut = (p: { id: string; name: string; metadata: Record<string, unknown>; createdAt: Date }) => ({
+  id: p.id,
+  name: p.name,
+  metadata: p.metadata,
+  created_at: p.createdAt.toISOString(),
+});
 
-export const InvitationOut = z.object({
-  operator_id: z.string(), marketplace_id: z.string(),
-  status: z.enum(["invited", "accepted"]).openapi({ description: "invited: the marketplace may not post the operator's usage until the operator accepts" }),
-  invited_at: Timestamp, accepted_at: Timestamp.nullable(),
-}).openapi("OperatorInvitation");
+export const InvitationOut = z
+  .object({
+    operator_id: z.string(),
+    marketplace_id: z.string(),
+    status: z.enum(["invited", "accepted"]).openapi({ description: "invited: the marketplace may not post the operator's usage until the operator accepts" }),
+    invited_at: Timestamp,
+    accepted_at: Timestamp.nullable(),
+  })
+  .openapi("OperatorInvitation");
 
 export const invitationOut = (i: { operatorId: string; marketplaceId: string; invitedAt: Date; acceptedAt: Date | null }) => ({
-  operator_id: i.operatorId, marketplace_id: i.marketplaceId, status: i.acceptedAt === null ? "invited" as const : "accepted" as const,
-  invited_at: i.invitedAt.toISOString(), accepted_at: i.acceptedAt?.toISOString() ?? null,
+  operator_id: i.operatorId,
+  marketplace_id: i.marketplaceId,
+  status: i.acceptedAt === null ? ("invited" as const) : ("accepted" as const),
+  invited_at: i.invitedAt.toISOString(),
+  accepted_at: i.acceptedAt?.toISOString() ?? null,
 });

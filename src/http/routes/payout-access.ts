@@ -18,7 +18,8 @@ export function actingOperator(c: Context<AppEnv>, given: string | undefined): s
   const p = c.get("principal");
   if (p.role === "operator") {
     // Another operator looks like a missing one: ids cannot be probed.
-    if (given !== undefined && given !== p.scopeId) throw new ApiError("operator_not_found", `operator ${given} does not exist`, [{ path: "operator_id", message: "does not exist" }]);
+    if (given !== undefined && given !== p.scopeId)
+      throw new ApiError("operator_not_found", `operator ${given} does not exist`, [{ path: "operator_id", message: "does not exist" }]);
     return p.scopeId!;
   }
   if (given === undefined) throw new ApiError("invalid_request", `${p.role} keys must name the operator_id`, [{ path: "operator_id", message: "is required" }]);

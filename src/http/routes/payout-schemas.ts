@@ -5,43 +5,93 @@ import type { PayoutPolicy } from "../../services/payout-policies.js";
 import { Timestamp, Uuid } from "../schemas.js";
 
 export const ChainId = z.number().int().positive().max(Number.MAX_SAFE_INTEGER).openapi({ example: 8453, description: "EVM chain id" });
-export const EvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address").openapi({ example: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed" });
+export const EvmAddress = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address")
+  .openapi({ example: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed" });
 
 export const PayoutOut = z
   .object({
-    id: Uuid, operator_id: z.string(), asset: z.string(), asset_id: Uuid, amount: z.string(),
+    id: Uuid,
+    operator_id: z.string(),
+    asset: z.string(),
+    asset_id: Uuid,
+    amount: z.string(),
     settlement: z.enum(["evm", "none"]).openapi({ description: "evm: paid on chain by the worker; none: paid off-chain and marked paid by finance" }),
-    chain_id: z.number().int().nullable(), to_address: z.string().nullable(),
-    status: z.enum(payoutStatuses), trigger: z.enum(["request", "schedule"]),
-    hold_transfer_id: Uuid, settle_transfer_id: Uuid.nullable(), chain_tx_id: Uuid.nullable(),
-    tx_hash: z.string().nullable(), block_number: z.string().nullable(), log_index: z.number().int().nullable(),
-    external_reference: z.string().nullable(), failure_reason: z.string().nullable(),
+    chain_id: z.number().int().nullable(),
+    to_address: z.string().nullable(),
+    status: z.enum(payoutStatuses),
+    trigger: z.enum(["request", "schedule"]),
+    hold_transfer_id: Uuid,
+    settle_transfer_id: Uuid.nullable(),
+    chain_tx_id: Uuid.nullable(),
+    tx_hash: z.string().nullable(),
+    block_number: z.string().nullable(),
+    log_index: z.number().int().nullable(),
+    external_reference: z.string().nullable(),
+    failure_reason: z.string().nullable(),
     note: z.string().nullable().openapi({ description: "why the worker is holding the payout back, if it is" }),
-    approval: z.enum(["required", "approved"]).nullable().openapi({ description: "required: above the policy's approval threshold, it waits for a second key (POST /v1/proposals/{id}/approve); approved; null: none needed" }),
-    created_at: Timestamp, updated_at: Timestamp, confirmed_at: Timestamp.nullable(),
+    approval: z.enum(["required", "approved"]).nullable().openapi({
+      description: "required: above the policy's approval threshold, it waits for a second key (POST /v1/proposals/{id}/approve); approved; null: none needed",
+    }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    confirmed_at: Timestamp.nullable(),
   })
   .openapi("Payout");
 
 export const payoutOut = (p: Payout) => ({
-  id: p.id, operator_id: p.operatorId, asset: p.assetCode, asset_id: p.assetId, amount: p.amount.toString(), settlement: p.settlement,
-  chain_id: p.chainId === null ? null : Number(p.chainId), to_address: p.toAddress, status: p.status, trigger: p.trigger,
-  hold_transfer_id: p.holdTransferId, settle_transfer_id: p.settleTransferId, chain_tx_id: p.chainTxId, tx_hash: p.txHash,
-  block_number: p.blockNumber?.toString() ?? null, log_index: p.logIndex, external_reference: p.externalReference,
-  failure_reason: p.failureReason, note: p.note, approval: p.approval, created_at: p.createdAt.toISOString(), updated_at: p.updatedAt.toISOString(),
+  id: p.id,
+  operator_id: p.operatorId,
+  asset: p.assetCode,
+  asset_id: p.assetId,
+  amount: p.amount.toString(),
+  settlement: p.settlement,
+  chain_id: p.chainId === null ? null : Number(p.chainId),
+  to_address: p.toAddress,
+  status: p.status,
+  trigger: p.trigger,
+  hold_transfer_id: p.holdTransferId,
+  settle_transfer_id: p.settleTransferId,
+  chain_tx_id: p.chainTxId,
+  tx_hash: p.txHash,
+  block_number: p.blockNumber?.toString() ?? null,
+  log_index: p.logIndex,
+  external_reference: p.externalReference,
+  failure_reason: p.failureReason,
+  note: p.note,
+  approval: p.approval,
+  created_at: p.createdAt.toISOString(),
+  updated_at: p.updatedAt.toISOString(),
   confirmed_at: p.confirmedAt?.toISOString() ?? null,
 });
 
 export const PayoutPolicyOut = z
   .object({
-    asset: z.string(), asset_id: Uuid, min_amount: z.string(), schedule: z.enum(["manual", "interval"]),
-    interval_seconds: z.number().int().nullable(), max_gas_share_bps: z.number().int().nullable(),
-    max_per_payout: z.string().nullable(), max_per_day: z.string().nullable(),
+    asset: z.string(),
+    asset_id: Uuid,
+    min_amount: z.string(),
+    schedule: z.enum(["manual", "interval"]),
+    interval_seconds: z.number().int().nullable(),
+    max_gas_share_bps: z.number().int().nullable(),
+    max_per_payout: z.string().nullable(),
+    max_per_day: z.string().nullable(),
     approval_threshold: z.string().nullable().openapi({ description: "payouts above it wait for a second key's approval; null: none do" }),
-    updated_by: z.string().nullable(), updated_at: Timestamp.nullable(),
+    updated_by: z.string().nullable(),
+    updated_at: Timestamp.nullable(),
   })
   .openapi("PayoutPolicy");
 
 export const policyOut = (p: PayoutPolicy) => ({
-  asset: p.assetCode, asset_id: p.assetId, min_amount: p.minAmount.toString(), schedule: p.schedule, interval_seconds: p.intervalSeconds,
-  max_gas_share_bps: p.maxGasShareBps, max_per_payout: p.maxPerPayout?.toString() ?? null, max_per_day: p.maxPerDay?.toString() ?? null, approval_threshold: p.approvalThreshold?.toString() ?? null, updated_by: p.updatedBy, updated_at: p.updatedAt?.toISOString() ?? null,
+  asset: p.assetCode,
+  asset_id: p.assetId,
+  min_amount: p.minAmount.toString(),
+  schedule: p.schedule,
+  interval_seconds: p.intervalSeconds,
+  max_gas_share_bps: p.maxGasShareBps,
+  max_per_payout: p.maxPerPayout?.toString() ?? null,
+  max_per_day: p.maxPerDay?.toString() ?? null,
+  approval_threshold: p.approvalThreshold?.toString() ?? null,
+  updated_by: p.updatedBy,
+  updated_at: p.updatedAt?.toISOString() ?? null,
 });

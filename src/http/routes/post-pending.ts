@@ -16,7 +16,11 @@ const Body = z
   .openapi("PostPending");
 
 const route = createRoute({
-  method: "post", path: "/v1/transfers/{id}/post", tags: ["ledger"], summary: "Post a hold, in full or in part (admin, marketplace)", security,
+  method: "post",
+  path: "/v1/transfers/{id}/post",
+  tags: ["ledger"],
+  summary: "Post a hold, in full or in part (admin, marketplace)",
+  security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: jsonBody(Body, false) },
   responses: { 201: json(Transfer, "the post_pending transfer"), ...errorResponses },
@@ -27,8 +31,11 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { id } = c.req.valid("param");
     const body = c.req.valid("json");
     return actOnTransfer(c, id, body, {
-      kind: "post_pending", pendingId: id, amount: body.amount === undefined ? undefined : BigInt(body.amount),
-      effectiveAt: optionalDate(body.effective_at), metadata: body.metadata,
+      kind: "post_pending",
+      pendingId: id,
+      amount: body.amount === undefined ? undefined : BigInt(body.amount),
+      effectiveAt: optionalDate(body.effective_at),
+      metadata: body.metadata,
     }) as never;
   });
 }

@@ -12,9 +12,12 @@ import { PartyIdParam } from "./party-schemas.js";
 const Body = z.strictObject({ effective_from: Timestamp, rules: z.array(FeeRuleWire).max(10) }).openapi("FeeScheduleCreate");
 
 const route = createRoute({
-  method: "post", path: "/v1/marketplaces/{id}/fee-schedules", tags: ["usage"],
+  method: "post",
+  path: "/v1/marketplaces/{id}/fee-schedules",
+  tags: ["usage"],
   summary: "Publish the next version of a marketplace's fee schedule (admin)",
-  description: "fee = clamp(floor(gross × bps / 10⁴) + fixed, min, max), capped in rule order so that fees never exceed gross; net = gross − Σ fees. Fixed, min and max are given per asset code in that asset's smallest unit.",
+  description:
+    "fee = clamp(floor(gross × bps / 10⁴) + fixed, min, max), capped in rule order so that fees never exceed gross; net = gross − Σ fees. Fixed, min and max are given per asset code in that asset's smallest unit.",
   security,
   middleware: [requireRole("admin"), jsonBodyGuard] as const,
   request: { params: z.object({ id: PartyIdParam }), headers: IdempotencyHeader, body: jsonBody(Body) },
@@ -27,7 +30,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const body = c.req.valid("json");
     return idempotently(c, body, async (tx) => ({
       status: 201,
-      body: feeScheduleOut(await publishFeeSchedule(tx, { marketplaceId: id, effectiveFrom: new Date(body.effective_from), rules: body.rules.map(toConfiguredRule) })),
+      body: feeScheduleOut(
+        await publishFeeSchedule(tx, { marketplaceId: id, effectiveFrom: new Date(body.effective_from), rules: body.rules.map(toConfiguredRule) }),
+      ),
     })) as never;
   });
 }

@@ -11,18 +11,27 @@ import { ChainId, EvmAddress } from "./payout-schemas.js";
 
 const Body = z
   .strictObject({
-    chain_id: ChainId, address: EvmAddress,
-    signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, "must be a 0x-prefixed 65-byte hex signature").openapi({
-      description: "the address's EIP-191 signature of: \"Settlement ledger: register deposit address\\nMarketplace: {marketplace}\\nCustomer: {customer}\\nChain: {chain_id}\\nAddress: {checksummed address}\"",
-    }),
+    chain_id: ChainId,
+    address: EvmAddress,
+    signature: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{130}$/, "must be a 0x-prefixed 65-byte hex signature")
+      .openapi({
+        description:
+          'the address\'s EIP-191 signature of: "Settlement ledger: register deposit address\\nMarketplace: {marketplace}\\nCustomer: {customer}\\nChain: {chain_id}\\nAddress: {checksummed address}"',
+      }),
     marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys only" }),
   })
   .openapi("DepositAddressCreate");
 const Out = z.object({ chain_id: z.number().int(), address: z.string(), marketplace_id: z.string(), customer_id: z.string() }).openapi("DepositAddress");
 
 const route = createRoute({
-  method: "post", path: "/v1/customers/{id}/deposit-addresses", tags: ["usage"],
-  summary: "Register an address the customer pays into the treasury from, proven by its signature: its transfers are credited to the customer (admin, marketplace)", security,
+  method: "post",
+  path: "/v1/customers/{id}/deposit-addresses",
+  tags: ["usage"],
+  summary:
+    "Register an address the customer pays into the treasury from, proven by its signature: its transfers are credited to the customer (admin, marketplace)",
+  security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { params: z.object({ id: PartyIdParam }), headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Out, "registered"), ...errorResponses },
@@ -35,7 +44,14 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const marketplaceId = await actingMarketplace(c, body.marketplace_id);
     const deps = c.get("deps");
     return idempotently(c, body, async (tx) => {
-      const d = await registerDepositAddress(tx, deps.settlements, { marketplaceId, customerId: id, chainId: BigInt(body.chain_id), address: body.address, signature: body.signature, createdBy: c.get("principal").keyId });
+      const d = await registerDepositAddress(tx, deps.settlements, {
+        marketplaceId,
+        customerId: id,
+        chainId: BigInt(body.chain_id),
+        address: body.address,
+        signature: body.signature,
+        createdBy: c.get("principal").keyId,
+      });
       return { status: 201, body: { chain_id: Number(d.chainId), address: d.address, marketplace_id: d.marketplaceId, customer_id: d.customerId } };
     }) as never;
   });

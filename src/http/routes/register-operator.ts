@@ -13,19 +13,28 @@ const Body = z
   .strictObject({
     id: PartyIdParam.openapi({ description: "global operator id", example: "op-datacenter-7" }),
     name: z.string().min(1).max(200),
-    marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys: the marketplace to register the operator with (marketplace keys: always their own)" }),
+    marketplace_id: PartyIdParam.optional().openapi({
+      description: "admin keys: the marketplace to register the operator with (marketplace keys: always their own)",
+    }),
     metadata: Metadata.optional(),
   })
   .openapi("OperatorRegister");
 
 const route = createRoute({
-  method: "post", path: "/v1/operators", tags: ["usage"],
+  method: "post",
+  path: "/v1/operators",
+  tags: ["usage"],
   summary: "Register an operator, and let a marketplace post its usage (admin, marketplace)",
-  description: "Operators are global. A marketplace key registers a new operator (201), or its own again (201); an operator id that exists without a link to the marketplace is answered 202 with an invitation, which the operator's own key (or an admin) accepts (POST /v1/operators/{id}/invitations/{marketplace_id}/accept). The answer reveals nothing about that operator. An admin key links an existing operator directly.",
+  description:
+    "Operators are global. A marketplace key registers a new operator (201), or its own again (201); an operator id that exists without a link to the marketplace is answered 202 with an invitation, which the operator's own key (or an admin) accepts (POST /v1/operators/{id}/invitations/{marketplace_id}/accept). The answer reveals nothing about that operator. An admin key links an existing operator directly.",
   security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
-  responses: { 201: json(Operator, "registered"), 202: json(InvitationOut, "an operator with this id exists and is not linked to the marketplace: invited; it joins when it accepts"), ...errorResponses },
+  responses: {
+    201: json(Operator, "registered"),
+    202: json(InvitationOut, "an operator with this id exists and is not linked to the marketplace: invited; it joins when it accepts"),
+    ...errorResponses,
+  },
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {
@@ -38,7 +47,12 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     }
     if (p.role === "marketplace") {
       return idempotently(c, body, async (tx) => {
-        const r = await registerOperatorForMarketplace(tx, c.get("deps").ledger.db.clock.now(), p.keyId, { id: body.id, name: body.name, metadata: body.metadata, marketplaceId: p.scopeId! });
+        const r = await registerOperatorForMarketplace(tx, c.get("deps").ledger.db.clock.now(), p.keyId, {
+          id: body.id,
+          name: body.name,
+          metadata: body.metadata,
+          marketplaceId: p.scopeId!,
+        });
         if (r.kind === "invited") return { status: 202, body: invitationOut(r.invitation) };
         // A marketplace key sees only its own link, not the operator's other marketplaces.
         return { status: 201, body: { ...partyOut(r.operator), marketplace_ids: [p.scopeId!] } };

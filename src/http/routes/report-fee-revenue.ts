@@ -7,16 +7,27 @@ import type { AppEnv } from "../request-context.js";
 import { errorResponses, security } from "./common.js";
 import { Format, REPORT_PERIOD_LIMIT, ReportPeriod, reportResponse } from "./report-schemas.js";
 
-const Out = z.object({
-  data: z.array(z.object({
-    period: z.string(), asset: z.string(), marketplace_id: z.string().nullable(),
-    party: z.string().openapi({ description: "marketplace, protocol, or another party of the fee schedules" }),
-    revenue: z.string().openapi({ description: "fees earned less fees reversed, in the asset's smallest units" }), entries: z.number().int(),
-  })),
-}).openapi("FeeRevenue");
+const Out = z
+  .object({
+    data: z.array(
+      z.object({
+        period: z.string(),
+        asset: z.string(),
+        marketplace_id: z.string().nullable(),
+        party: z.string().openapi({ description: "marketplace, protocol, or another party of the fee schedules" }),
+        revenue: z.string().openapi({ description: "fees earned less fees reversed, in the asset's smallest units" }),
+        entries: z.number().int(),
+      }),
+    ),
+  })
+  .openapi("FeeRevenue");
 
 const route = createRoute({
-  method: "get", path: "/v1/reports/fee-revenue", tags: ["reports"], summary: "Fee revenue by party, marketplace, asset and day or month (admin, finance)", security,
+  method: "get",
+  path: "/v1/reports/fee-revenue",
+  tags: ["reports"],
+  summary: "Fee revenue by party, marketplace, asset and day or month (admin, finance)",
+  security,
   middleware: [requireRole("admin", "finance")] as const,
   request: { query: z.strictObject({ ...ReportPeriod, group_by: z.enum(["day", "month"]).default("day"), format: Format }) },
   responses: { 200: reportResponse(Out, "revenue per period"), ...errorResponses },
@@ -27,7 +38,13 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const q = c.req.valid("query");
     const { from, to } = checkPeriod(q, REPORT_PERIOD_LIMIT);
     const rows = await feeRevenue(c.get("deps").ledger.db, from, to, q.group_by);
-    if (q.format === "csv") return csvResponse(c, "fee-revenue.csv", ["period", "asset", "marketplace_id", "party", "revenue", "entries"], rows.map((r) => [r.period, r.asset, r.marketplace_id, r.party, r.revenue, r.entries])) as never;
+    if (q.format === "csv")
+      return csvResponse(
+        c,
+        "fee-revenue.csv",
+        ["period", "asset", "marketplace_id", "party", "revenue", "entries"],
+        rows.map((r) => [r.period, r.asset, r.marketplace_id, r.party, r.revenue, r.entries]),
+      ) as never;
     return c.json({ data: rows.map((r) => ({ ...r, entries: Number(r.entries) })) }, 200);
   });
 }

@@ -14,22 +14,38 @@ import { ItemOut, itemOut } from "./reconciliation-schemas.js";
 const Body = z
   .strictObject({
     note: z.string().min(1).max(2000).openapi({ description: "why the item is settled" }),
-    adjustment: z.strictObject({ debit_account_id: Uuid, credit_account_id: Uuid, amount: Amount }).optional()
-      .openapi({ description: "an adjusting transfer recorded with the resolution (e.g. treasury funding: debit the treasury, credit equity); it is a proposal: the item is resolved when another key approves it (POST /v1/proposals/{id}/approve)" }),
+    adjustment: z.strictObject({ debit_account_id: Uuid, credit_account_id: Uuid, amount: Amount }).optional().openapi({
+      description:
+        "an adjusting transfer recorded with the resolution (e.g. treasury funding: debit the treasury, credit equity); it is a proposal: the item is resolved when another key approves it (POST /v1/proposals/{id}/approve)",
+    }),
   })
   .openapi("ReconciliationItemResolve");
 
 const route = createRoute({
-  method: "post", path: "/v1/reconciliations/{id}/items/{item_id}/resolve", tags: ["reconciliation"],
-  summary: "Resolve an item with a note, or propose an adjusting transfer that another key approves; recorded and audited (admin, finance)", security,
+  method: "post",
+  path: "/v1/reconciliations/{id}/items/{item_id}/resolve",
+  tags: ["reconciliation"],
+  summary: "Resolve an item with a note, or propose an adjusting transfer that another key approves; recorded and audited (admin, finance)",
+  security,
   middleware: [requireRole("admin", "finance"), jsonBodyGuard] as const,
   request: {
-    params: z.object({ id: Uuid.openapi({ param: { name: "id", in: "path" } }), item_id: z.string().regex(/^[0-9]{1,18}$/, "must be an item id").openapi({ param: { name: "item_id", in: "path" } }) }),
-    headers: IdempotencyHeader, body: jsonBody(Body),
+    params: z.object({
+      id: Uuid.openapi({ param: { name: "id", in: "path" } }),
+      item_id: z
+        .string()
+        .regex(/^[0-9]{1,18}$/, "must be an item id")
+        .openapi({ param: { name: "item_id", in: "path" } }),
+    }),
+    headers: IdempotencyHeader,
+    body: jsonBody(Body),
   },
   responses: {
-    200: json(ItemOut.extend({ proposal_id: z.string().nullable().openapi({ description: "with an adjustment: the proposal that resolves the item once approved" }) }).openapi("ReconciliationItemResolved"),
-      "the item: resolved, or (with an adjustment) still open with the proposal that will resolve it"),
+    200: json(
+      ItemOut.extend({
+        proposal_id: z.string().nullable().openapi({ description: "with an adjustment: the proposal that resolves the item once approved" }),
+      }).openapi("ReconciliationItemResolved"),
+      "the item: resolved, or (with an adjustment) still open with the proposal that will resolve it",
+    ),
     ...errorResponses,
   },
 });
@@ -45,7 +61,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       // Money moves on two people's word: the adjustment waits for another key's approval.
       return idempotently(c, body, async (tx) => {
         const p = await proposeAdjustment(tx, db.clock.now(), c.get("principal"), {
-          runId: id, itemId: BigInt(item_id), note: body.note,
+          runId: id,
+          itemId: BigInt(item_id),
+          note: body.note,
           adjustment: { debitAccountId: a.debit_account_id, creditAccountId: a.credit_account_id, amount: BigInt(a.amount) },
         });
         return { status: 200, body: { ...itemOut((await getItem(tx, BigInt(item_id)))!), proposal_id: p.id } };

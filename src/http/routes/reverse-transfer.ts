@@ -9,7 +9,11 @@ import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./c
 const Body = z.strictObject({ effective_at: Timestamp.optional(), metadata: Metadata.optional() }).openapi("Reverse");
 
 const route = createRoute({
-  method: "post", path: "/v1/transfers/{id}/reverse", tags: ["ledger"], summary: "Reverse a posted transfer, once, in full; effective when the original was unless effective_at says otherwise (admin, marketplace)", security,
+  method: "post",
+  path: "/v1/transfers/{id}/reverse",
+  tags: ["ledger"],
+  summary: "Reverse a posted transfer, once, in full; effective when the original was unless effective_at says otherwise (admin, marketplace)",
+  security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: jsonBody(Body, false) },
   responses: { 201: json(Transfer, "the reversal transfer"), ...errorResponses },
@@ -20,7 +24,10 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { id } = c.req.valid("param");
     const body = c.req.valid("json");
     return actOnTransfer(c, id, body, {
-      kind: "reversal", reversesId: id, effectiveAt: optionalDate(body.effective_at), metadata: body.metadata,
+      kind: "reversal",
+      reversesId: id,
+      effectiveAt: optionalDate(body.effective_at),
+      metadata: body.metadata,
     }) as never;
   });
 }

@@ -10,12 +10,21 @@ import { IdParam, Uuid } from "../schemas.js";
 import { UsageRecordOut, usageOut } from "../usage-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 
-const Body = z.strictObject({
-  reason: z.string().min(1).max(500).regex(/^[^\u0000]*$/, "must not contain NUL characters").openapi({ example: "duplicate meter reading" }),
-}).openapi("UsageReverse");
+const Body = z
+  .strictObject({
+    reason: z
+      .string()
+      .min(1)
+      .max(500)
+      .regex(/^[^\u0000]*$/, "must not contain NUL characters")
+      .openapi({ example: "duplicate meter reading" }),
+  })
+  .openapi("UsageReverse");
 
 const route = createRoute({
-  method: "post", path: "/v1/usage/{id}/reverse", tags: ["usage"],
+  method: "post",
+  path: "/v1/usage/{id}/reverse",
+  tags: ["usage"],
   summary: "Correct a usage record with a reversal transfer (admin, its marketplace)",
   security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,

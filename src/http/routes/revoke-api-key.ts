@@ -11,7 +11,11 @@ import { ApiKey } from "./api-key-schema.js";
 import { errorResponses, IdempotencyHeader, json, security } from "./common.js";
 
 const route = createRoute({
-  method: "post", path: "/v1/api-keys/{id}/revoke", tags: ["api keys"], summary: "Revoke an API key at once (admin)", security,
+  method: "post",
+  path: "/v1/api-keys/{id}/revoke",
+  tags: ["api keys"],
+  summary: "Revoke an API key at once (admin)",
+  security,
   middleware: [requireRole("admin"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader },
   responses: { 200: json(ApiKey, "revoked"), ...errorResponses },

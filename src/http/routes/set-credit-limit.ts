@@ -9,15 +9,22 @@ import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./c
 import { PartyIdParam } from "./party-schemas.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 
-const Body = z.strictObject({
-  asset: AssetCode,
-  credit_limit: z.string().regex(/^(0|[1-9][0-9]{0,77})$/, "must be an integer amount in the asset's smallest unit (0 for none)")
-    .openapi({ description: "how much of the marketplace's usage not yet paid for the platform advances to operators, in the asset's smallest units" }),
-}).openapi("CreditLimitPropose");
+const Body = z
+  .strictObject({
+    asset: AssetCode,
+    credit_limit: z
+      .string()
+      .regex(/^(0|[1-9][0-9]{0,77})$/, "must be an integer amount in the asset's smallest unit (0 for none)")
+      .openapi({ description: "how much of the marketplace's usage not yet paid for the platform advances to operators, in the asset's smallest units" }),
+  })
+  .openapi("CreditLimitPropose");
 
 const route = createRoute({
-  method: "post", path: "/v1/marketplaces/{id}/credit-limits", tags: ["funding"],
-  summary: "Propose a marketplace's credit limit in an asset; another key approves it (admin)", security,
+  method: "post",
+  path: "/v1/marketplaces/{id}/credit-limits",
+  tags: ["funding"],
+  summary: "Propose a marketplace's credit limit in an asset; another key approves it (admin)",
+  security,
   middleware: [requireRole("admin"), jsonBodyGuard] as const,
   request: { params: z.object({ id: PartyIdParam }), headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(ProposalOut, "the proposal; the limit changes when another key approves it"), ...errorResponses },

@@ -10,15 +10,22 @@ import { errorResponses, json, jsonBody, security } from "./common.js";
 import { PartyIdParam } from "./party-schemas.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 
-const Body = z.strictObject({
-  credit_limit: z.string().regex(/^(0|[1-9][0-9]{0,77})$/, "must be an integer amount in the asset's smallest unit")
-    .openapi({ description: "how much the postpaid customer may owe in the asset (smallest units); not below what it owes now" }),
-  marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys only" }),
-}).openapi("CustomerCreditLimitSet");
+const Body = z
+  .strictObject({
+    credit_limit: z
+      .string()
+      .regex(/^(0|[1-9][0-9]{0,77})$/, "must be an integer amount in the asset's smallest unit")
+      .openapi({ description: "how much the postpaid customer may owe in the asset (smallest units); not below what it owes now" }),
+    marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys only" }),
+  })
+  .openapi("CustomerCreditLimitSet");
 
 const route = createRoute({
-  method: "put", path: "/v1/customers/{id}/credit-limits/{asset}", tags: ["usage"],
-  summary: "Propose a postpaid customer's credit limit in an asset (marketplace, admin); in force when an admin or finance key approves it", security,
+  method: "put",
+  path: "/v1/customers/{id}/credit-limits/{asset}",
+  tags: ["usage"],
+  summary: "Propose a postpaid customer's credit limit in an asset (marketplace, admin); in force when an admin or finance key approves it",
+  security,
   middleware: [requireRole("marketplace", "admin"), jsonBodyGuard] as const,
   request: { params: z.object({ id: PartyIdParam, asset: AssetCode }), body: jsonBody(Body) },
   responses: { 202: json(ProposalOut, "the proposal: the limit changes when another key approves it (POST /v1/proposals/{id}/approve)"), ...errorResponses },
@@ -30,9 +37,14 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const b = c.req.valid("json");
     const marketplaceId = await actingMarketplace(c, b.marketplace_id);
     const db = c.get("deps").ledger.db;
-    const proposal = await inTransaction(db, (tx) => proposeCustomerCreditLimit(tx, db.clock.now(), c.get("principal"), {
-      marketplaceId, customerId: id, asset, creditLimit: BigInt(b.credit_limit),
-    }));
+    const proposal = await inTransaction(db, (tx) =>
+      proposeCustomerCreditLimit(tx, db.clock.now(), c.get("principal"), {
+        marketplaceId,
+        customerId: id,
+        asset,
+        creditLimit: BigInt(b.credit_limit),
+      }),
+    );
     return c.json(proposalOut(proposal), 202);
   });
 }

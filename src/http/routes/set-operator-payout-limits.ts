@@ -9,14 +9,21 @@ import { errorResponses, json, jsonBody, security } from "./common.js";
 import { PartyIdParam } from "./party-schemas.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 
-const Body = z.strictObject({
-  max_per_payout: Amount.nullable().openapi({ description: "the largest payout of this operator in the asset (smallest units); null: the asset's policy alone" }),
-  max_per_day: Amount.nullable().openapi({ description: "the most this operator may be paid of the asset per UTC day; null: the asset's policy alone" }),
-}).openapi("OperatorPayoutLimitsSet");
+const Body = z
+  .strictObject({
+    max_per_payout: Amount.nullable().openapi({
+      description: "the largest payout of this operator in the asset (smallest units); null: the asset's policy alone",
+    }),
+    max_per_day: Amount.nullable().openapi({ description: "the most this operator may be paid of the asset per UTC day; null: the asset's policy alone" }),
+  })
+  .openapi("OperatorPayoutLimitsSet");
 
 const route = createRoute({
-  method: "put", path: "/v1/operators/{id}/payout-limits/{asset}", tags: ["payouts"],
-  summary: "Propose an operator's own payout caps in an asset (admin, finance); the lower of these and the policy's applies once another key approves", security,
+  method: "put",
+  path: "/v1/operators/{id}/payout-limits/{asset}",
+  tags: ["payouts"],
+  summary: "Propose an operator's own payout caps in an asset (admin, finance); the lower of these and the policy's applies once another key approves",
+  security,
   middleware: [requireRole("admin", "finance"), jsonBodyGuard] as const,
   request: { params: z.object({ id: PartyIdParam, asset: AssetCode }), body: jsonBody(Body) },
   responses: { 202: json(ProposalOut, "the proposal: the caps change when another key approves it (POST /v1/proposals/{id}/approve)"), ...errorResponses },
@@ -27,9 +34,14 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { id, asset } = c.req.valid("param");
     const b = c.req.valid("json");
     const db = c.get("deps").ledger.db;
-    const proposal = await inTransaction(db, (tx) => proposeOperatorPayoutLimits(tx, db.clock.now(), c.get("principal"), {
-      operatorId: id, asset, maxPerPayout: b.max_per_payout === null ? null : BigInt(b.max_per_payout), maxPerDay: b.max_per_day === null ? null : BigInt(b.max_per_day),
-    }));
+    const proposal = await inTransaction(db, (tx) =>
+      proposeOperatorPayoutLimits(tx, db.clock.now(), c.get("principal"), {
+        operatorId: id,
+        asset,
+        maxPerPayout: b.max_per_payout === null ? null : BigInt(b.max_per_payout),
+        maxPerDay: b.max_per_day === null ? null : BigInt(b.max_per_day),
+      }),
+    );
     return c.json(proposalOut(proposal), 202);
   });
 }

@@ -11,8 +11,13 @@ import { ChainId, EvmAddress } from "./payout-schemas.js";
 
 const Body = z
   .strictObject({
-    chain_id: ChainId, address: EvmAddress, challenge_id: Uuid,
-    signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, "must be a 0x-prefixed 65-byte hex signature").openapi({ description: "the address's signature of the challenge message" }),
+    chain_id: ChainId,
+    address: EvmAddress,
+    challenge_id: Uuid,
+    signature: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{130}$/, "must be a 0x-prefixed 65-byte hex signature")
+      .openapi({ description: "the address's signature of the challenge message" }),
   })
   .openapi("PayoutAddressSet");
 
@@ -21,8 +26,11 @@ const Out = z
   .openapi("PayoutAddress");
 
 const route = createRoute({
-  method: "put", path: "/v1/operators/{id}/payout-address", tags: ["operators"],
-  summary: "Set the operator's payout address on a chain, proven by signing a challenge (the operator, admin)", security,
+  method: "put",
+  path: "/v1/operators/{id}/payout-address",
+  tags: ["operators"],
+  summary: "Set the operator's payout address on a chain, proven by signing a challenge (the operator, admin)",
+  security,
   description: "Each change is recorded with who made it. Payouts already requested keep the address they were requested with.",
   middleware: [requireRole("admin", "operator"), jsonBodyGuard] as const,
   request: { params: z.object({ id: PartyIdParam }), body: jsonBody(Body) },
@@ -36,9 +44,17 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     await visibleOperator(c, id);
     const deps = c.get("deps");
     const a = await setPayoutAddress(deps.ledger.db, deps.settlements, {
-      operatorId: id, chainId: BigInt(body.chain_id), address: body.address, challengeId: body.challenge_id, signature: body.signature,
-      changedBy: c.get("principal").keyId, requestId: c.get("requestId"),
+      operatorId: id,
+      chainId: BigInt(body.chain_id),
+      address: body.address,
+      challengeId: body.challenge_id,
+      signature: body.signature,
+      changedBy: c.get("principal").keyId,
+      requestId: c.get("requestId"),
     });
-    return c.json({ operator_id: a.operatorId, chain_id: Number(a.chainId), address: a.address, verified_at: a.verifiedAt.toISOString(), changed: a.changed }, 200);
+    return c.json(
+      { operator_id: a.operatorId, chain_id: Number(a.chainId), address: a.address, verified_at: a.verifiedAt.toISOString(), changed: a.changed },
+      200,
+    );
   });
 }

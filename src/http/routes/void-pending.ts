@@ -9,7 +9,11 @@ import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./c
 const Body = z.strictObject({ metadata: Metadata.optional() }).openapi("VoidPending");
 
 const route = createRoute({
-  method: "post", path: "/v1/transfers/{id}/void", tags: ["ledger"], summary: "Release a hold (admin, marketplace)", security,
+  method: "post",
+  path: "/v1/transfers/{id}/void",
+  tags: ["ledger"],
+  summary: "Release a hold (admin, marketplace)",
+  security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: jsonBody(Body, false) },
   responses: { 201: json(Transfer, "the void_pending transfer"), ...errorResponses },

@@ -27,8 +27,7 @@ interface Attempt {
 
 /** How the batch ended: written, or rolled back because nothing was written or an atomic batch met a refusal. */
 export type BatchWrite =
-  | ({ kind: "written" } & Attempt)
-  | { kind: "nothing_written" | "atomic_abort"; accounts: Map<string, string>; outcomes: BatchOutcome[] };
+  ({ kind: "written" } & Attempt) | { kind: "nothing_written" | "atomic_abort"; accounts: Map<string, string>; outcomes: BatchOutcome[] };
 
 /**
  * Writes the planned records as one ledger batch (one transfer each) with their usage rows, in one
@@ -54,8 +53,14 @@ export async function writeUsageBatch(db: Database, planned: Planned[], atomic: 
  * batch that writes nothing (all refused, or an atomic abort) leaves no account behind.
  */
 async function prepareTransfers(tx: Queryable, planned: Planned[], last: Attempt): Promise<TransferInput[]> {
-  await lockUsageFunding(tx, planned.map((p) => p.item.marketplaceId));
-  last.accounts = await ensureAccounts(tx, planned.flatMap((p) => ["accountId" in p.payer ? [] : [p.payer], p.operator, ...p.fees].flat()));
+  await lockUsageFunding(
+    tx,
+    planned.map((p) => p.item.marketplaceId),
+  );
+  last.accounts = await ensureAccounts(
+    tx,
+    planned.flatMap((p) => ["accountId" in p.payer ? [] : [p.payer], p.operator, ...p.fees].flat()),
+  );
   const transfers: TransferInput[] = [];
   for (const [k, p] of planned.entries()) {
     await maybeGiveWay(k);
@@ -99,11 +104,28 @@ function toTransfer(p: Planned, accounts: Map<string, string>): TransferInput {
 function toRecord(p: Planned, accounts: Map<string, string>, transferId: string, createdAt: Date): UsageRecord {
   const { marketplaceId, input } = p.item;
   return {
-    id: p.usageId, marketplaceId, externalId: input.externalId, requestHash: p.hash, operatorId: input.operatorId,
-    customerId: input.customerId, resource: input.resource, unit: input.unit, quantity: input.quantity,
-    unitPrice: input.unitPrice ?? null, assetId: p.assetId, gross: p.split.gross, net: p.split.net,
+    id: p.usageId,
+    marketplaceId,
+    externalId: input.externalId,
+    requestHash: p.hash,
+    operatorId: input.operatorId,
+    customerId: input.customerId,
+    resource: input.resource,
+    unit: input.unit,
+    quantity: input.quantity,
+    unitPrice: input.unitPrice ?? null,
+    assetId: p.assetId,
+    gross: p.split.gross,
+    net: p.split.net,
     fees: p.split.fees.map((f, k) => ({ party: f.party, accountId: accounts.get(specKey(p.fees[k]!))!, amount: f.amount })),
-    feeScheduleVersion: p.feeScheduleVersion, periodStart: input.periodStart, periodEnd: input.periodEnd,
-    effectiveAt: input.periodEnd, holdId: input.holdId ?? null, transferId, metadata: input.metadata ?? {}, createdAt, status: "posted",
+    feeScheduleVersion: p.feeScheduleVersion,
+    periodStart: input.periodStart,
+    periodEnd: input.periodEnd,
+    effectiveAt: input.periodEnd,
+    holdId: input.holdId ?? null,
+    transferId,
+    metadata: input.metadata ?? {},
+    createdAt,
+    status: "posted",
   };
 }

@@ -17,7 +17,12 @@ function usageError(err: LedgerError, externalId: string): LedgerError {
  * its customer's balance limit is told what the limit is and how much of it is left: a prepaid
  * customer's available balance, or a postpaid customer's credit limit in the asset.
  */
-export async function explainRefusals(db: Queryable, planned: Planned[], outcomes: BatchOutcome[], accounts: Map<string, string>): Promise<Map<number, LedgerError>> {
+export async function explainRefusals(
+  db: Queryable,
+  planned: Planned[],
+  outcomes: BatchOutcome[],
+  accounts: Map<string, string>,
+): Promise<Map<number, LedgerError>> {
   const out = new Map<number, LedgerError>();
   const byLimit: { k: number; p: Planned; accountId: string | undefined }[] = [];
   planned.forEach((p, k) => {
@@ -37,11 +42,12 @@ export async function explainRefusals(db: Queryable, planned: Planned[], outcome
     const { customerId, asset } = p.item.input;
     const d = (v: bigint) => unitsToDecimal(v < 0n ? 0n : v, p.scale);
     const cost = `the ${d(p.split.gross)} ${asset} this record costs`;
-    const message = !("code" in p.payer) || p.payer.code === "customer_prepaid"
-      ? `customer ${customerId}'s available ${asset} balance is ${d(left)}, less than ${cost}`
-      : limit === 0n
-        ? `customer ${customerId} has no credit limit in ${asset}: its postpaid usage in ${asset} is refused until one is approved (PUT /v1/customers/${customerId}/credit-limits/${asset})`
-        : `customer ${customerId}'s credit limit in ${asset} is ${d(limit)}; ${d(left)} of it is left, less than ${cost}`;
+    const message =
+      !("code" in p.payer) || p.payer.code === "customer_prepaid"
+        ? `customer ${customerId}'s available ${asset} balance is ${d(left)}, less than ${cost}`
+        : limit === 0n
+          ? `customer ${customerId} has no credit limit in ${asset}: its postpaid usage in ${asset} is refused until one is approved (PUT /v1/customers/${customerId}/credit-limits/${asset})`
+          : `customer ${customerId}'s credit limit in ${asset} is ${d(limit)}; ${d(left)} of it is left, less than ${cost}`;
     const code = !("code" in p.payer) || p.payer.code === "customer_prepaid" ? "exceeds_credits" : "credit_limit_exceeded";
     out.set(k, new LedgerError(code, message, [{ path: "customerId", message }]));
   }
@@ -49,17 +55,24 @@ export async function explainRefusals(db: Queryable, planned: Planned[], outcome
 }
 
 export function abortAll(results: OpenResults): UsageResult[] {
-  return [...results].map((r) => r?.status === "rejected" ? r : {
-    status: "rejected" as const,
-    error: new LedgerError("atomic_batch_aborted", "not written: another record of this atomic batch was rejected"),
-  });
+  return [...results].map((r) =>
+    r?.status === "rejected"
+      ? r
+      : {
+          status: "rejected" as const,
+          error: new LedgerError("atomic_batch_aborted", "not written: another record of this atomic batch was rejected"),
+        },
+  );
 }
 
 /** Fills the results still open (records stored concurrently, in-batch repeats) from the database. */
 export async function finish(db: Database, items: UsageItem[], results: OpenResults, firstInBatch: Map<string, number>): Promise<UsageResult[]> {
   const open = items.map((_, i) => i).filter((i) => results[i] === undefined);
   if (open.length === 0) return results as UsageResult[];
-  const stored = await findUsageByExternalIds(db, open.map((i) => ({ marketplaceId: items[i]!.marketplaceId, externalId: items[i]!.input.externalId })));
+  const stored = await findUsageByExternalIds(
+    db,
+    open.map((i) => ({ marketplaceId: items[i]!.marketplaceId, externalId: items[i]!.input.externalId })),
+  );
   for (const i of open) {
     const key = usageKey(items[i]!.marketplaceId, items[i]!.input.externalId);
     const first = results[firstInBatch.get(key)!];
@@ -67,7 +80,11 @@ export async function finish(db: Database, items: UsageItem[], results: OpenResu
     if (first?.status === "rejected" && firstInBatch.get(key) !== i) results[i] = first;
     else if (record && record.requestHash === hashOf(items[i]!)) results[i] = { status: "duplicate", record };
     else if (record) results[i] = { status: "rejected", error: conflict(items[i]!.input.externalId) };
-    else results[i] = { status: "rejected", error: new LedgerError("usage_conflict", `usage record ${items[i]!.input.externalId} was written concurrently with different content`) };
+    else
+      results[i] = {
+        status: "rejected",
+        error: new LedgerError("usage_conflict", `usage record ${items[i]!.input.externalId} was written concurrently with different content`),
+      };
   }
   return results as UsageResult[];
 }

@@ -31,9 +31,7 @@ export interface UsageItem {
 }
 
 export type UsageResult =
-  | { status: "accepted"; record: UsageRecord }
-  | { status: "duplicate"; record: UsageRecord }
-  | { status: "rejected"; error: LedgerError };
+  { status: "accepted"; record: UsageRecord } | { status: "duplicate"; record: UsageRecord } | { status: "rejected"; error: LedgerError };
 
 /** The results of a batch while it is being worked out: one per item, undefined while still open. */
 export type OpenResults = (UsageResult | undefined)[];

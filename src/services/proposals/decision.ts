@@ -26,16 +26,30 @@ export const BOOTSTRAP_KEY = "bootstrap-admin";
 export async function independent(db: Queryable, p: Proposal, by: Principal): Promise<void> {
   if (p.proposedBy === "scheduler") return;
   if (by.keyId === BOOTSTRAP_KEY || p.proposedBy === BOOTSTRAP_KEY) {
-    throw new LedgerError("four_eyes", `the bootstrap admin key takes part in no four-eyes decision: every key was created through it; propose and approve with the keys of two people`);
+    throw new LedgerError(
+      "four_eyes",
+      `the bootstrap admin key takes part in no four-eyes decision: every key was created through it; propose and approve with the keys of two people`,
+    );
   }
   const [mine, theirs] = await Promise.all([creatorsOfKey(db, by.keyId), creatorsOfKey(db, p.proposedBy)]);
   const shared = mine.filter((k) => k !== BOOTSTRAP_KEY && (theirs.includes(k) || k === p.proposedBy));
   if (shared.length > 0 || theirs.includes(by.keyId)) {
-    throw new LedgerError("four_eyes", `proposal ${p.id} must be decided by a key independent of the one that proposed it: one of the two keys was created by the other, or both by the same key`);
+    throw new LedgerError(
+      "four_eyes",
+      `proposal ${p.id} must be decided by a key independent of the one that proposed it: one of the two keys was created by the other, or both by the same key`,
+    );
   }
 }
 
-export async function decide(tx: Queryable, id: string, status: "approved" | "rejected", by: Principal, at: Date, reason: string | null, result: Record<string, unknown> | null): Promise<Proposal> {
+export async function decide(
+  tx: Queryable,
+  id: string,
+  status: "approved" | "rejected",
+  by: Principal,
+  at: Date,
+  reason: string | null,
+  result: Record<string, unknown> | null,
+): Promise<Proposal> {
   const row = await recordDecision(tx, { id, status, decidedBy: by.keyId, decidedAt: at, reason, result });
   if (!row) throw new LedgerError("proposal_decided", `proposal ${id} was decided by someone else meanwhile`);
   return toProposal(row);

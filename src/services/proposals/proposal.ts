@@ -34,8 +34,17 @@ export interface Proposal {
 }
 
 export const toProposal = (r: ProposalRow): Proposal => ({
-  id: r.id, kind: r.kind, marketplaceId: r.marketplace_id, payload: r.payload, proposedBy: r.proposed_by, proposedAt: new Date(r.proposed_at),
-  status: r.status, decidedBy: r.decided_by, decidedAt: r.decided_at === null ? null : new Date(r.decided_at), reason: r.reason, result: r.result,
+  id: r.id,
+  kind: r.kind,
+  marketplaceId: r.marketplace_id,
+  payload: r.payload,
+  proposedBy: r.proposed_by,
+  proposedAt: new Date(r.proposed_at),
+  status: r.status,
+  decidedBy: r.decided_by,
+  decidedAt: r.decided_at === null ? null : new Date(r.decided_at),
+  reason: r.reason,
+  result: r.result,
 });
 
 export async function getProposal(db: Queryable, id: string, forUpdate = false): Promise<Proposal | undefined> {
@@ -43,7 +52,10 @@ export async function getProposal(db: Queryable, id: string, forUpdate = false):
   return row && toProposal(row);
 }
 
-export async function listProposals(db: Queryable, f: { status?: ProposalStatus; kind?: ProposalKind; marketplaceId?: string; afterId?: string; limit: number }): Promise<Proposal[]> {
+export async function listProposals(
+  db: Queryable,
+  f: { status?: ProposalStatus; kind?: ProposalKind; marketplaceId?: string; afterId?: string; limit: number },
+): Promise<Proposal[]> {
   const rows = await listProposalRows(db, f);
   return rows.map(toProposal);
 }
@@ -55,13 +67,27 @@ export function mayPropose(p: Principal, kind: ProposalKind): void {
 }
 
 /** Records a new proposal of `kind`, proposed by `p` now. */
-export async function recordProposal(db: Queryable, now: Date, p: Principal, kind: ProposalKind, marketplaceId: string | null, payload: Record<string, unknown>): Promise<Proposal> {
+export async function recordProposal(
+  db: Queryable,
+  now: Date,
+  p: Principal,
+  kind: ProposalKind,
+  marketplaceId: string | null,
+  payload: Record<string, unknown>,
+): Promise<Proposal> {
   const row = await insertProposal(db, { id: uuidv7(), kind, marketplaceId, payload, proposedBy: p.keyId, proposedAt: now });
   return toProposal(row);
 }
 
 /** The same change asked again by the same key while it is open answers the open proposal; else a new one. */
-export async function openOrInsert(db: Queryable, now: Date, by: Principal, kind: ProposalKind, marketplaceId: string | null, payload: Record<string, unknown>): Promise<Proposal> {
+export async function openOrInsert(
+  db: Queryable,
+  now: Date,
+  by: Principal,
+  kind: ProposalKind,
+  marketplaceId: string | null,
+  payload: Record<string, unknown>,
+): Promise<Proposal> {
   const open = await findOpenProposal(db, kind, by.keyId, payload);
   if (open) return toProposal(open);
   return recordProposal(db, now, by, kind, marketplaceId, payload);

@@ -26,9 +26,16 @@ export async function proposeAdjustment(db: Queryable, now: Date, by: Principal,
   await checkAdjustment(db, input.runId, input.itemId, input.adjustment);
   await lockItemAdjustment(db, input.itemId);
   const open = await findOpenAdjustmentProposalId(db, input.itemId);
-  if (open !== undefined) throw new LedgerError("item_already_resolved", `item ${input.itemId} has an adjustment waiting for approval already (proposal ${open})`);
+  if (open !== undefined)
+    throw new LedgerError("item_already_resolved", `item ${input.itemId} has an adjustment waiting for approval already (proposal ${open})`);
   return recordProposal(db, now, by, "reconciliation_adjustment", null, {
-    reconciliation_id: input.runId, item_id: input.itemId.toString(), note: input.note,
-    adjustment: { debit_account_id: input.adjustment.debitAccountId, credit_account_id: input.adjustment.creditAccountId, amount: input.adjustment.amount.toString() },
+    reconciliation_id: input.runId,
+    item_id: input.itemId.toString(),
+    note: input.note,
+    adjustment: {
+      debit_account_id: input.adjustment.debitAccountId,
+      credit_account_id: input.adjustment.creditAccountId,
+      amount: input.adjustment.amount.toString(),
+    },
   });
 }

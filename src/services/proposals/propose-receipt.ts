@@ -24,13 +24,21 @@ export async function proposeReceipt(db: Queryable, now: Date, by: Principal, in
   await requireMarketplace(db, input.marketplaceId);
   const asset = await requireAsset(db, input.asset);
   if (input.customerId !== undefined && !(await getCustomer(db, input.marketplaceId, input.customerId))) {
-    throw new LedgerError("customer_not_found", `customer ${input.customerId} of marketplace ${input.marketplaceId} does not exist`, [{ path: "customer_id", message: "does not exist" }]);
+    throw new LedgerError("customer_not_found", `customer ${input.customerId} of marketplace ${input.marketplaceId} does not exist`, [
+      { path: "customer_id", message: "does not exist" },
+    ]);
   }
-  if (!isTransferAmount(input.amount)) throw new LedgerError("invalid_request", "amount must be a positive integer of at most 2^256 - 1", [{ path: "amount", message: "out of range" }]);
+  if (!isTransferAmount(input.amount))
+    throw new LedgerError("invalid_request", "amount must be a positive integer of at most 2^256 - 1", [{ path: "amount", message: "out of range" }]);
   const key = referenceKey(input.reference);
-  if (key === "") throw new LedgerError("invalid_request", "reference must hold letters or digits", [{ path: "reference", message: "holds no letters or digits" }]);
-  const exists = (what: string) => new LedgerError("receipt_exists",
-    `${what} with reference ${JSON.stringify(input.reference)} (compared as ${JSON.stringify(key)}) is already recorded; money is received once`, [{ path: "reference", message: "already used" }]);
+  if (key === "")
+    throw new LedgerError("invalid_request", "reference must hold letters or digits", [{ path: "reference", message: "holds no letters or digits" }]);
+  const exists = (what: string) =>
+    new LedgerError(
+      "receipt_exists",
+      `${what} with reference ${JSON.stringify(input.reference)} (compared as ${JSON.stringify(key)}) is already recorded; money is received once`,
+      [{ path: "reference", message: "already used" }],
+    );
   const dup = await findReceiptProposalIdByReference(db, asset.id, key);
   if (dup !== undefined) throw exists(`a receipt of ${asset.code} (proposal ${dup})`);
   // An on-chain payment the deposit scanner credited to a customer is received already. Under the
@@ -42,8 +50,13 @@ export async function proposeReceipt(db: Queryable, now: Date, by: Principal, in
   }
   try {
     return await recordProposal(db, now, by, "receipt", input.marketplaceId, {
-      marketplace_id: input.marketplaceId, customer_id: input.customerId ?? null, asset: asset.code, asset_id: asset.id, amount: input.amount.toString(),
-      reference: input.reference, reference_key: key,
+      marketplace_id: input.marketplaceId,
+      customer_id: input.customerId ?? null,
+      asset: asset.code,
+      asset_id: asset.id,
+      amount: input.amount.toString(),
+      reference: input.reference,
+      reference_key: key,
     });
   } catch (err) {
     // A concurrent proposal of the same reference: the unique index decides.

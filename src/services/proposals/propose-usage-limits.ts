@@ -25,11 +25,15 @@ export async function proposeUsageLimits(db: Queryable, now: Date, by: Principal
   }
   for (const [unit, rate] of Object.entries(input.maxQuantityPerSecond ?? {})) {
     if (rate !== null && !parseRate(rate)) {
-      throw new LedgerError("invalid_request", `the rate for ${unit} must be a positive decimal`, [{ path: `maxQuantityPerSecond.${unit}`, message: "must be a positive decimal" }]);
+      throw new LedgerError("invalid_request", `the rate for ${unit} must be a positive decimal`, [
+        { path: `maxQuantityPerSecond.${unit}`, message: "must be a positive decimal" },
+      ]);
     }
   }
   const payload = {
-    marketplace_id: input.marketplaceId, asset: asset.code, asset_id: asset.id,
+    marketplace_id: input.marketplaceId,
+    asset: asset.code,
+    asset_id: asset.id,
     ...(input.maxGrossPerRecord === undefined ? {} : { max_gross_per_record: input.maxGrossPerRecord?.toString() ?? null }),
     ...(input.maxQuantityPerSecond === undefined ? {} : { max_quantity_per_second: input.maxQuantityPerSecond }),
   };

@@ -36,7 +36,11 @@ async function batchAsset(ctx: PayoutContext, chain: EvmChain, assetId: string, 
   const asset = (await getAsset(ctx.db, assetId))!;
   const mismatch = await decimalsMismatch(ctx, chain, asset);
   if (mismatch) {
-    await note(ctx, rows.map((r) => r.id), `waiting: ${mismatch}`);
+    await note(
+      ctx,
+      rows.map((r) => r.id),
+      `waiting: ${mismatch}`,
+    );
     ctx.log.error({ worker: "payouts", chain: chain.settings.name, asset: asset.code }, mismatch);
     return;
   }
@@ -55,13 +59,26 @@ async function batchAsset(ctx: PayoutContext, chain: EvmChain, assetId: string, 
     } else waiting.push(r);
   }
   if (waiting.length > 0) {
-    await note(ctx, waiting.map((r) => r.id), `waiting for funds: the vault can pay ${room} ${asset.code} on chain ${chain.chainId} after the payouts in flight, not this one too; it is paid once the vault is funded`);
-    ctx.log.warn({ worker: "payouts", chain: chain.settings.name, asset: asset.code, waiting: waiting.length, available: room.toString() }, "vault short: payouts wait for funds");
+    await note(
+      ctx,
+      waiting.map((r) => r.id),
+      `waiting for funds: the vault can pay ${room} ${asset.code} on chain ${chain.chainId} after the payouts in flight, not this one too; it is paid once the vault is funded`,
+    );
+    ctx.log.warn(
+      { worker: "payouts", chain: chain.settings.name, asset: asset.code, waiting: waiting.length, available: room.toString() },
+      "vault short: payouts wait for funds",
+    );
     rows = fits;
   }
   const policy = await getPayoutPolicy(ctx.db, assetId);
   for (let i = 0; i < rows.length; i += chain.settings.max_batch_size) {
-    const items = await fitBatch(ctx, chain, asset, policy, rows.slice(i, i + chain.settings.max_batch_size).map((r) => ({ payoutId: r.id, to: r.to_address, amount: BigInt(r.amount) })));
+    const items = await fitBatch(
+      ctx,
+      chain,
+      asset,
+      policy,
+      rows.slice(i, i + chain.settings.max_batch_size).map((r) => ({ payoutId: r.id, to: r.to_address, amount: BigInt(r.amount) })),
+    );
     if (items.length === 0) continue;
     await createBatch(ctx, chain, assetId, items);
   }
@@ -78,7 +95,11 @@ async function fitBatch(ctx: PayoutContext, chain: EvmChain, asset: Asset, polic
     if (!sim.ok && sim.failedIndex !== undefined && items[sim.failedIndex]) {
       if ((await vaultRoom(ctx, chain, asset)) < items.reduce((n, x) => n + x.amount, 0n)) {
         // The vault went short since it was read: wait, fail nobody.
-        await note(ctx, items.map((x) => x.payoutId), `waiting for funds: the vault can no longer pay this batch of ${asset.code} on chain ${chain.chainId}; it is paid once the vault is funded`);
+        await note(
+          ctx,
+          items.map((x) => x.payoutId),
+          `waiting for funds: the vault can no longer pay this batch of ${asset.code} on chain ${chain.chainId}; it is paid once the vault is funded`,
+        );
         items = [];
         break;
       }
@@ -89,7 +110,11 @@ async function fitBatch(ctx: PayoutContext, chain: EvmChain, asset: Asset, polic
       continue;
     }
     if (!sim.ok) {
-      await note(ctx, items.map((x) => x.payoutId), `waiting: the batch would revert (${sim.reason})`);
+      await note(
+        ctx,
+        items.map((x) => x.payoutId),
+        `waiting: the batch would revert (${sim.reason})`,
+      );
       ctx.log.warn({ worker: "payouts", chain: chain.settings.name, asset: asset.code, reason: sim.reason }, "batch would revert; payouts wait");
       items = [];
       break;
@@ -103,7 +128,11 @@ async function fitBatch(ctx: PayoutContext, chain: EvmChain, asset: Asset, polic
     if (share === null) break; // no price to compare with: the cap cannot be applied (docs/payouts.md)
     const over = items.filter((x) => !withinGasCap(x.amount, share, policy.maxGasShareBps));
     if (over.length === 0) break;
-    await note(ctx, over.map((x) => x.payoutId), `waiting: gas (${share} per payout) is above the policy's ${policy.maxGasShareBps} bps cap`);
+    await note(
+      ctx,
+      over.map((x) => x.payoutId),
+      `waiting: gas (${share} per payout) is above the policy's ${policy.maxGasShareBps} bps cap`,
+    );
     items = items.filter((x) => !over.includes(x));
   }
   return items;
@@ -112,7 +141,10 @@ async function fitBatch(ctx: PayoutContext, chain: EvmChain, asset: Asset, polic
 /** Claims those of the items still pending (skipping rows another worker holds) into a new batched chain transaction. */
 async function createBatch(ctx: PayoutContext, chain: EvmChain, assetId: string, items: BatchItem[]): Promise<void> {
   const batchId = await inTransaction(ctx.db, async (tx) => {
-    const ids = await lockPayoutsToBatch(tx, items.map((x) => x.payoutId));
+    const ids = await lockPayoutsToBatch(
+      tx,
+      items.map((x) => x.payoutId),
+    );
     if (ids.length === 0) return null;
     const id = uuidv7();
     await insertBatchedChainTx(tx, id, chain.chainId, assetId, chain.sender);
@@ -139,7 +171,8 @@ async function decimalsMismatch(ctx: PayoutContext, chain: EvmChain, asset: Asse
   if (ctx.checked.has(key)) return undefined;
   const token = tokenOf(asset);
   const decimals = token === null ? chain.settings.native_asset.decimals : await chain.tokenDecimals(token);
-  if (decimals !== asset.scale) return `asset ${asset.code} has scale ${asset.scale} but its ${token === null ? "native token" : `token ${token}`} has ${decimals} decimals`;
+  if (decimals !== asset.scale)
+    return `asset ${asset.code} has scale ${asset.scale} but its ${token === null ? "native token" : `token ${token}`} has ${decimals} decimals`;
   ctx.checked.add(key);
   return undefined;
 }

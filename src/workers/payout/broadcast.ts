@@ -1,7 +1,14 @@
 import type { Hex } from "viem";
 import type { EvmChain } from "../../chain/evm.js";
 import {
-  type AttemptRow, getLatestAttempt, listSignedChainTxs, lockChainTxStatus, markChainTxSubmitted, recordBroadcast, recordChainTxError, recordFirstBroadcast,
+  type AttemptRow,
+  getLatestAttempt,
+  listSignedChainTxs,
+  lockChainTxStatus,
+  markChainTxSubmitted,
+  recordBroadcast,
+  recordChainTxError,
+  recordFirstBroadcast,
   recordReplacementAttempt,
 } from "../../db/queries/chain-transactions.js";
 import { listPayoutIdsOfChainTxIn, markPayoutsSubmitted } from "../../db/queries/payout-batches.js";
@@ -82,6 +89,9 @@ export async function replace(ctx: PayoutContext, chain: EvmChain, b: BatchRow, 
   if (!stored) return undefined;
   await chain.broadcast(raw);
   await recordBroadcast(ctx.db, hash);
-  ctx.log.info({ worker: "payouts", chain_tx: b.id, tx_hash: hash, replaces: latest.hash, max_fee_per_gas: fees.maxFeePerGas.toString() }, "replaced a stuck transaction");
+  ctx.log.info(
+    { worker: "payouts", chain_tx: b.id, tx_hash: hash, replaces: latest.hash, max_fee_per_gas: fees.maxFeePerGas.toString() },
+    "replaced a stuck transaction",
+  );
   return getLatestAttempt(ctx.db, b.id);
 }

@@ -20,7 +20,10 @@ export async function schedule(ctx: PayoutContext): Promise<number> {
       try {
         const { replayed } = await createPayout(ctx.db, ctx.settlements, {
           // At most the largest payout (the policy's or the operator's); a daily cap that is reached refuses it until the next window.
-          operatorId: d.operator_id, asset: policy.assetCode, trigger: "schedule", requestedBy: "scheduler",
+          operatorId: d.operator_id,
+          asset: policy.assetCode,
+          trigger: "schedule",
+          requestedBy: "scheduler",
           amount: cap !== null && cap < payable ? cap : payable,
           idempotencyKey: `payout-schedule:${policy.assetId}:${d.operator_id}:${window}`,
         });

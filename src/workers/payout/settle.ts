@@ -43,7 +43,10 @@ async function finish(ctx: PayoutContext, chain: EvmChain, b: BatchRow, receipt:
   if (mismatches.length > 0) {
     // Never expected (the vault emits what it was told to pay): stop and let a human look.
     await recordChainTxError(ctx.db, b.id, `Paid events do not match payouts ${mismatches.join(", ")}`);
-    ctx.log.error({ worker: "payouts", chain_tx: b.id, tx_hash: receipt.transactionHash, payouts: mismatches }, "mined transaction's events do not match its payouts; not confirmed");
+    ctx.log.error(
+      { worker: "payouts", chain_tx: b.id, tx_hash: receipt.transactionHash, payouts: mismatches },
+      "mined transaction's events do not match its payouts; not confirmed",
+    );
     return;
   }
   ctx.fault("before_settle");
@@ -60,7 +63,13 @@ async function finish(ctx: PayoutContext, chain: EvmChain, b: BatchRow, receipt:
  * payouts of a larger batch go back to the queue to be tried again, isolated by simulation, and
  * fail once they have ridden MAX_UNPAID_ATTEMPTS such transactions. Gas spent is booked.
  */
-export async function endUnpaid(ctx: PayoutContext, chain: EvmChain, b: BatchRow, reason: string, mined: { receipt: Receipt; fee: bigint; native: Asset } | null) {
+export async function endUnpaid(
+  ctx: PayoutContext,
+  chain: EvmChain,
+  b: BatchRow,
+  reason: string,
+  mined: { receipt: Receipt; fee: bigint; native: Asset } | null,
+) {
   const rows = await listUnpaidCandidates(ctx.db, b.id);
   // A batch that reverted because the vault was short (the vault paid out by other means
   // meanwhile) fails nobody's payout: all wait for funds, and the attempt is not counted.
@@ -71,27 +80,40 @@ export async function endUnpaid(ctx: PayoutContext, chain: EvmChain, b: BatchRow
   if (short) reason = `${reason}: the vault is short of funds`;
   const accounts = mined ? await gasAccounts(ctx, chain, mined.native) : new Map<string, string>();
   let moved = false;
-  await writeTransfers(ctx.db, async (tx) => {
-    moved = (await lockChainTxStatus(tx, b.id)) === "submitted";
-    if (!moved) return [];
-    const holds = await lockInFlightPayoutHolds(tx, toFail);
-    return [
-      ...holds.map((h): TransferInput => ({ kind: "void_pending", pendingId: h.hold_transfer_id, idempotencyKey: `payout:${h.id}:void`, metadata: { payout: { id: h.id, reason } } })),
-      ...(mined ? gasTransfer(chain, mined.native, b.id, mined.fee, accounts) : []),
-    ];
-  }, {
-    afterWrite: async (tx, outcomes) => {
-      for (const o of outcomes) if (o.kind === "refused") throw o.error;
-      if (!moved) return;
-      if (toFail.length > 0) {
-        await markInFlightPayoutsFailed(tx, toFail, reason);
-        await recordPayoutEvents(tx, toFail, "failed", ctx.now(), { reason, chain_tx_id: b.id });
-      }
-      await requeue(ctx, tx, b.id, ["signed", "submitted"], !short, reason);
-      await markChainTxFailed(tx, b.id, reason, mined);
+  await writeTransfers(
+    ctx.db,
+    async (tx) => {
+      moved = (await lockChainTxStatus(tx, b.id)) === "submitted";
+      if (!moved) return [];
+      const holds = await lockInFlightPayoutHolds(tx, toFail);
+      return [
+        ...holds.map((h): TransferInput => ({
+          kind: "void_pending",
+          pendingId: h.hold_transfer_id,
+          idempotencyKey: `payout:${h.id}:void`,
+          metadata: { payout: { id: h.id, reason } },
+        })),
+        ...(mined ? gasTransfer(chain, mined.native, b.id, mined.fee, accounts) : []),
+      ];
     },
-  });
-  if (moved) ctx.log.warn({ worker: "payouts", chain_tx: b.id, reason, failed: toFail.length, requeued: rows.length - toFail.length }, "chain transaction ended without paying");
+    {
+      afterWrite: async (tx, outcomes) => {
+        for (const o of outcomes) if (o.kind === "refused") throw o.error;
+        if (!moved) return;
+        if (toFail.length > 0) {
+          await markInFlightPayoutsFailed(tx, toFail, reason);
+          await recordPayoutEvents(tx, toFail, "failed", ctx.now(), { reason, chain_tx_id: b.id });
+        }
+        await requeue(ctx, tx, b.id, ["signed", "submitted"], !short, reason);
+        await markChainTxFailed(tx, b.id, reason, mined);
+      },
+    },
+  );
+  if (moved)
+    ctx.log.warn(
+      { worker: "payouts", chain_tx: b.id, reason, failed: toFail.length, requeued: rows.length - toFail.length },
+      "chain transaction ended without paying",
+    );
 }
 
 async function nativeAsset(ctx: PayoutContext, chain: EvmChain): Promise<Asset> {
@@ -108,13 +130,20 @@ async function nativeAsset(ctx: PayoutContext, chain: EvmChain): Promise<Asset> 
 
 function gasTransfer(chain: EvmChain, native: Asset, chainTxId: string, fee: bigint, accounts: Map<string, string>): TransferInput[] {
   if (fee === 0n) return [];
-  return [{
-    kind: "standard", idempotencyKey: `chain-tx:${chainTxId}:gas`, metadata: { chain_tx: { id: chainTxId } },
-    legs: [{
-      debitAccountId: accounts.get(specKey(chart.gasExpense(native.id, chain.chainId.toString())))!,
-      creditAccountId: accounts.get(specKey(chart.treasury(native.id, chain.chainId.toString())))!, amount: fee,
-    }],
-  }];
+  return [
+    {
+      kind: "standard",
+      idempotencyKey: `chain-tx:${chainTxId}:gas`,
+      metadata: { chain_tx: { id: chainTxId } },
+      legs: [
+        {
+          debitAccountId: accounts.get(specKey(chart.gasExpense(native.id, chain.chainId.toString())))!,
+          creditAccountId: accounts.get(specKey(chart.treasury(native.id, chain.chainId.toString())))!,
+          amount: fee,
+        },
+      ],
+    },
+  ];
 }
 
 async function gasAccounts(ctx: PayoutContext, chain: EvmChain, native: Asset) {

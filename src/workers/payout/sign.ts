@@ -1,8 +1,17 @@
 import type { BatchItem, EvmChain, Fees, VaultCall } from "../../chain/evm.js";
 import { getAsset } from "../../db/queries/assets.js";
 import {
-  advanceSenderNonce, failBatch, failEmptyBatch, insertSender, listBatchedChainTxs, lockChainTxStatus, lockSenderNextNonce, markChainTxSigned, recordChainTxError,
-  recordSignedTransaction, senderKnown,
+  advanceSenderNonce,
+  failBatch,
+  failEmptyBatch,
+  insertSender,
+  listBatchedChainTxs,
+  lockChainTxStatus,
+  lockSenderNextNonce,
+  markChainTxSigned,
+  recordChainTxError,
+  recordSignedTransaction,
+  senderKnown,
 } from "../../db/queries/chain-transactions.js";
 import { listBatchItems, markPayoutsSigned } from "../../db/queries/payout-batches.js";
 import { recordPayoutEvents } from "../../db/queries/payouts.js";
@@ -60,7 +69,14 @@ async function signBatch(ctx: PayoutContext, chain: EvmChain, b: BatchRow): Prom
  * moves the batch and its payouts to signed. Nothing (null) when the batch changed meanwhile.
  */
 async function storeSigned(
-  ctx: PayoutContext, chain: EvmChain, b: BatchRow, items: BatchItem[], call: VaultCall, gas: bigint, fees: Fees, signedBlock: bigint,
+  ctx: PayoutContext,
+  chain: EvmChain,
+  b: BatchRow,
+  items: BatchItem[],
+  call: VaultCall,
+  gas: bigint,
+  fees: Fees,
+  signedBlock: bigint,
 ): Promise<string | null> {
   return inTransaction(ctx.db, async (tx) => {
     const nextNonce = await lockSenderNextNonce(tx, chain.chainId, chain.sender);
@@ -72,7 +88,13 @@ async function storeSigned(
     await recordSignedTransaction(tx, b.id, hash, raw, fees);
     await markChainTxSigned(tx, b.id, nonce, call, gas, signedBlock);
     await markPayoutsSigned(tx, b.id);
-    await recordPayoutEvents(tx, items.map((x) => x.payoutId), "signed", ctx.now(), { chain_tx_id: b.id, nonce: nonce.toString(), tx_hash: hash });
+    await recordPayoutEvents(
+      tx,
+      items.map((x) => x.payoutId),
+      "signed",
+      ctx.now(),
+      { chain_tx_id: b.id, nonce: nonce.toString(), tx_hash: hash },
+    );
     await advanceSenderNonce(tx, chain.chainId, chain.sender);
     return hash;
   });
