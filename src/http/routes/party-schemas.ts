@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import type { Customer as CustomerRecord } from "../../services/marketplaces.js";
 import { Metadata, Timestamp } from "../schemas.js";
 
 /** The id of a marketplace, operator or customer, chosen by whoever registers it (path, body or filter). */
@@ -28,14 +29,7 @@ export const Customer = z
   })
   .openapi("Customer");
 
-export const customerOut = (cu: {
-  marketplaceId: string;
-  id: string;
-  billing: "prepaid" | "postpaid";
-  metadata: Record<string, unknown>;
-  creditLimits: { asset: string; creditLimit: bigint }[];
-  createdAt: Date;
-}) => ({
+export const customerOut = (cu: CustomerRecord) => ({
   marketplace_id: cu.marketplaceId,
   id: cu.id,
   billing: cu.billing,
