@@ -54,3 +54,9 @@ export interface ApiKey {
   createdAt: Date;
   revokedAt: Date | null;
 }
+
+/** "a" or "an" before a word, as it is spoken ("an admin key", "a marketplace key", "an operator key", "a usage limit"). */
+export function withArticle(word: string): string {
+  const vowelSound = /^[aeiou]/i.test(word) && !/^(u[b-df-hj-np-tv-z][aeiou]|eu)/i.test(word);
+  return `${vowelSound ? "an" : "a"} ${word}`;
+}

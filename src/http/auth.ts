@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { authenticate } from "../services/api-keys.js";
-import type { Role } from "../domain/access.js";
+import { withArticle, type Role } from "../domain/access.js";
 import type { AppEnv } from "./request-context.js";
 import { ApiError } from "./problem.js";
 
@@ -19,7 +19,7 @@ export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (!principal) throw new ApiError("unauthorized", "the API key is unknown or revoked", [], { "www-authenticate": "Bearer" });
   c.set("principal", principal);
   if (deps.surface === "public" && (principal.role === "admin" || principal.role === "finance")) {
-    throw new ApiError("forbidden", `a ${principal.role} key is accepted on the management listener only, not on the public one`);
+    throw new ApiError("forbidden", `${withArticle(principal.role)} key is accepted on the management listener only, not on the public one`);
   }
   await next();
 };
@@ -28,7 +28,7 @@ export const requireApiKey: MiddlewareHandler<AppEnv> = async (c, next) => {
 export function requireRole(...allowed: Role[]): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const { role } = c.get("principal");
-    if (!allowed.includes(role)) throw new ApiError("forbidden", `a ${role} key may not do this; it needs one of: ${allowed.join(", ")}`);
+    if (!allowed.includes(role)) throw new ApiError("forbidden", `${withArticle(role)} key may not do this; it needs one of: ${allowed.join(", ")}`);
     await next();
   };
 }

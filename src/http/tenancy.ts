@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { withArticle } from "../domain/access.js";
 import { getMarketplace } from "../services/marketplaces.js";
 import type { AppEnv } from "./request-context.js";
 import { ApiError } from "./problem.js";
@@ -21,7 +22,7 @@ export async function actingMarketplace(c: Context<AppEnv>, given: string | unde
     if (!(await getMarketplace(c.get("deps").ledger.db, given))) throw new ApiError("marketplace_not_found", `marketplace ${given} does not exist`);
     return given;
   }
-  throw new ApiError("forbidden", `a ${p.role} key may not do this`);
+  throw new ApiError("forbidden", `${withArticle(p.role)} key may not do this`);
 }
 
 /** Whether the key may read data of this marketplace. */

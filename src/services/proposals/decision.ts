@@ -1,6 +1,6 @@
 import type { Queryable } from "../../db/client.js";
 import { creatorsOfKey, recordDecision } from "../../db/queries/proposals.js";
-import type { Principal } from "../../domain/access.js";
+import { withArticle, type Principal } from "../../domain/access.js";
 import { LedgerError } from "../../domain/errors.js";
 import { PROPOSAL_ROLES, toProposal, type Proposal } from "./proposal.js";
 
@@ -8,7 +8,10 @@ import { PROPOSAL_ROLES, toProposal, type Proposal } from "./proposal.js";
 export function mayDecide(p: Proposal, by: Principal): void {
   if (p.status !== "proposed") throw new LedgerError("proposal_decided", `proposal ${p.id} was already ${p.status} by ${p.decidedBy}`);
   if (!PROPOSAL_ROLES[p.kind].approve.includes(by.role)) {
-    throw new LedgerError("forbidden", `a ${by.role} key may not decide a ${p.kind} proposal; ${PROPOSAL_ROLES[p.kind].approve.join(" or ")} keys may`);
+    throw new LedgerError(
+      "forbidden",
+      `${withArticle(by.role)} key may not decide ${withArticle(p.kind)} proposal; ${PROPOSAL_ROLES[p.kind].approve.join(" or ")} keys may`,
+    );
   }
   if (p.proposedBy === by.keyId) throw new LedgerError("four_eyes", `proposal ${p.id} must be decided by another key than the one that proposed it`);
 }

@@ -5,7 +5,7 @@ import type { ProposalStatus } from "../../domain/proposals.js";
 import { type Asset } from "../../domain/assets.js";
 import { LedgerError } from "../../domain/errors.js";
 import { uuidv7 } from "../../domain/ids.js";
-import type { Principal } from "../../domain/access.js";
+import { withArticle, type Principal } from "../../domain/access.js";
 import { PROPOSAL_ROLES, type ProposalKind } from "../../domain/proposals.js";
 import { getMarketplace } from "../marketplaces.js";
 
@@ -62,7 +62,10 @@ export async function listProposals(
 
 export function mayPropose(p: Principal, kind: ProposalKind): void {
   if (!PROPOSAL_ROLES[kind].propose.includes(p.role)) {
-    throw new LedgerError("forbidden", `a ${p.role} key may not propose a ${kind}; ${PROPOSAL_ROLES[kind].propose.join(" or ")} keys may`);
+    throw new LedgerError(
+      "forbidden",
+      `${withArticle(p.role)} key may not propose ${withArticle(kind)}; ${PROPOSAL_ROLES[kind].propose.join(" or ")} keys may`,
+    );
   }
 }
 
