@@ -32,7 +32,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerRoutes(app);
   registerDocs(app);
 
-  app.notFound(notFound);
+  app.notFound(notFound(app));
   app.onError(errorHandler(deps));
   return app;
 }

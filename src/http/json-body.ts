@@ -43,8 +43,8 @@ export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
-  } catch {
-    throw new ApiError("malformed_json", "the body is not valid JSON");
+  } catch (err) {
+    throw new ApiError("malformed_json", `the body is not valid JSON: ${whereJsonBreaks(text, (err as Error).message)}`);
   }
   // One walk over the parsed body (cheaper than a JSON.parse reviver, which V8 runs slowly).
   const found = checkStrings(parsed, text.includes("\\u0000"));
@@ -119,4 +119,24 @@ function nestingDepth(text: string): number {
     else if (ch === 125 || ch === 93) depth--;
   }
   return max;
+}
+
+/**
+ * Where a body stops being JSON, from the parser's message, as line and column (the parser's own
+ * words without the snippet of the body it may quote): "expected ':' after property name at line 1,
+ * column 6".
+ */
+export function whereJsonBreaks(text: string, message: string): string {
+  const at = /at position (\d+)/.exec(message);
+  if (at === null) {
+    if (/end of JSON input/i.test(message)) return "it ends before the JSON value is complete";
+    const token = /^Unexpected token '(.)'/.exec(message);
+    return token ? `unexpected '${token[1]}' at line 1, column 1` : "it is not a JSON value";
+  }
+  const position = Number(at[1]);
+  const before = text.slice(0, position);
+  const line = before.split("\n").length;
+  const column = position - before.lastIndexOf("\n");
+  const what = message.replace(/ in JSON at position \d+.*$/s, "").replace(/^./, (ch) => ch.toLowerCase());
+  return `${what} at line ${line}, column ${column}`;
 }

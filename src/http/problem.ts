@@ -17,6 +17,7 @@ const httpStatusOf = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   rate_limited: 429,
   // state
   asset_not_found: 404,
@@ -95,6 +96,7 @@ const titles: Partial<Record<ProblemCode, string>> = {
   unauthorized: "Missing or invalid API key",
   forbidden: "This key's role may not do this",
   not_found: "Not found",
+  method_not_allowed: "The route does not take this method",
   exceeds_credits: "Insufficient funds",
   internal: "Internal error",
   unavailable: "Service unavailable",

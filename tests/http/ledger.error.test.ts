@@ -20,6 +20,33 @@ const transfer =
 
 describe("bad transfer requests: a clear 4xx, nothing written", () => {
   it("malformed JSON", () => refused(() => api.call("POST", "/v1/transfers", { key: w.keys.m1, raw: '{"legs": [' }), 400, "malformed_json"));
+  it("malformed JSON: the answer says where it breaks", async () => {
+    const r = await api.call("POST", "/v1/transfers", { key: w.keys.m1, raw: '{\n  "legs": []\n  "metadata": {}\n}' });
+    expect(r.status).toBe(400);
+    expect(r.body.detail).toMatch(/line 3, column 3/);
+    const cut = await api.call("POST", "/v1/transfers", { key: w.keys.m1, raw: '{"legs": [' });
+    expect(cut.body.detail).toMatch(/ends before the JSON value is complete/);
+  });
+  it("a body that is not an object says what it is", async () => {
+    const r = await api.call("POST", "/v1/transfers", { key: w.keys.m1, raw: "[1, 2]" });
+    expect(r.status).toBe(400);
+    expect(r.body.errors).toEqual([{ path: "(body)", message: "must be a JSON object, not an array" }]);
+  });
+  it("a method a route does not take is a 405 naming the ones it takes, after the key is checked", async () => {
+    const r = await api.call("DELETE", "/v1/assets", { key: w.keys.m1 });
+    expect(r.status).toBe(405);
+    expect(r.body.code).toBe("method_not_allowed");
+    expect(r.headers.get("allow")).toBe("GET, POST");
+    expect(r.body.detail).toBe("/v1/assets takes GET, POST, not DELETE");
+    expect((await api.call("PUT", `/v1/transfers/${w.m1Customer.id}`, { key: w.keys.m1, body: {} })).status).toBe(405);
+    expect((await api.call("DELETE", "/v1/assets", { key: null })).status).toBe(401);
+    expect((await api.call("GET", "/v1/no-such-thing", { key: w.keys.m1 })).status).toBe(404);
+  });
+  it("an empty JSON body is called empty", async () => {
+    const r = await api.call("POST", "/v1/transfers", { key: w.keys.m1, raw: "", headers: { "content-type": "application/json" } });
+    expect(r.status).toBe(400);
+    expect(r.body.detail).toMatch(/body is empty/);
+  });
   it("wrong content type", () =>
     refused(
       () => api.call("POST", "/v1/transfers", { key: w.keys.m1, raw: "legs=1", headers: { "content-type": "application/x-www-form-urlencoded" } }),
@@ -251,9 +278,10 @@ describe("bodies that are not what they seem", () => {
 });
 
 describe("which check answers first", () => {
-  it("404 for an unknown route and 401 without a key, whatever the content type", async () => {
-    expect((await api.call("DELETE", `/v1/accounts/${w.m1Customer.id}`, { raw: "x", headers: { "content-type": "text/plain" } })).status).toBe(404);
-    expect((await api.call("POST", "/healthz", { key: null, raw: "x", headers: { "content-type": "text/plain" } })).status).toBe(404);
+  it("405 for a method the route does not take, 404 for an unknown route and 401 without a key, whatever the content type", async () => {
+    expect((await api.call("DELETE", `/v1/accounts/${w.m1Customer.id}`, { raw: "x", headers: { "content-type": "text/plain" } })).status).toBe(405);
+    expect((await api.call("DELETE", `/v1/no-such-route/${w.m1Customer.id}`, { raw: "x", headers: { "content-type": "text/plain" } })).status).toBe(404);
+    expect((await api.call("POST", "/healthz", { key: null, raw: "x", headers: { "content-type": "text/plain" } })).status).toBe(405);
     expect((await api.call("POST", "/v1/transfers", { key: null, raw: "x", headers: { "content-type": "text/plain" } })).status).toBe(401);
   });
   it("403 for a wrong role before the body is looked at", async () => {

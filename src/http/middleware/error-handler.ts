@@ -1,4 +1,4 @@
-import type { ErrorHandler, NotFoundHandler } from "hono";
+import type { ErrorHandler, Hono, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { BaseError } from "viem";
 import { isRpcUnavailable as isChainUnavailable } from "../../chain/evm.js";
@@ -7,8 +7,26 @@ import { isDatabaseUnavailable } from "../../services/context.js";
 import { ApiError, problemResponse } from "../problem.js";
 import type { AppDeps, AppEnv } from "../request-context.js";
 
-/** No route for the method and path: a problem+json 404. */
-export const notFound: NotFoundHandler<AppEnv> = (c) => problemResponse(c, new ApiError("not_found", `no route for ${c.req.method} ${c.req.path}`));
+/**
+ * No route for the method and path: a 405 naming the methods the path takes (and an `Allow`
+ * header), or a 404 when no route has the path.
+ */
+export function notFound(app: Hono<AppEnv>): NotFoundHandler<AppEnv> {
+  let routes: { method: string; pattern: RegExp }[] | undefined;
+  return (c) => {
+    routes ??= app.routes
+      .filter((r) => r.method !== "ALL" && !r.path.includes("*"))
+      .map((r) => ({ method: r.method, pattern: new RegExp(`^${r.path.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:\w+/g, "[^/]+")}$`) }));
+    const allowed = [...new Set(routes.filter((r) => r.pattern.test(c.req.path)).map((r) => r.method))].sort();
+    if (allowed.length > 0) {
+      return problemResponse(
+        c,
+        new ApiError("method_not_allowed", `${c.req.path} takes ${allowed.join(", ")}, not ${c.req.method}`, [], { allow: allowed.join(", ") }),
+      );
+    }
+    return problemResponse(c, new ApiError("not_found", `no route for ${c.req.method} ${c.req.path}`));
+  };
+}
 
 /**
  * Every error thrown while answering, as problem+json: the API's and the ledger's own errors as
@@ -19,7 +37,9 @@ export function errorHandler(deps: AppDeps): ErrorHandler<AppEnv> {
   return (err, c) => {
     if (err instanceof ApiError || err instanceof LedgerError) return problemResponse(c, err);
     if (err instanceof HTTPException && err.status === 400 && /JSON/i.test(err.message)) {
-      return problemResponse(c, new ApiError("malformed_json", "the body is not valid JSON"));
+      // The validator could not read a JSON body: json-body.ts names what is wrong with a body it
+      // saw; what reaches here is a body that is empty or missing.
+      return problemResponse(c, new ApiError("malformed_json", "the body is empty: this operation takes a JSON object"));
     }
     if (err instanceof HTTPException && err.status < 500) {
       const code = err.status === 413 ? "payload_too_large" : err.status === 415 ? "unsupported_media_type" : "invalid_request";

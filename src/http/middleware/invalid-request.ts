@@ -1,4 +1,5 @@
 import type { OpenAPIHonoOptions, z } from "@hono/zod-openapi";
+import { withArticle } from "../../domain/access.js";
 import type { FieldIssue } from "../../domain/errors.js";
 import { ApiError, problemResponse } from "../problem.js";
 import type { AppEnv } from "../request-context.js";
@@ -33,6 +34,10 @@ function zodIssues(issues: z.core.$ZodIssue[], prefix: PropertyKey[] = []): Fiel
     }
     if (i.code === "unrecognized_keys") {
       return i.keys.map((k) => ({ path: [...path, k].join("."), message: "is not a known field" }));
+    }
+    if (path.length === 0 && i.code === "invalid_type" && i.expected === "object") {
+      const got = /received (\w+)/.exec(i.message)?.[1];
+      return [{ path: "(body)", message: `must be a JSON object${got ? `, not ${withArticle(got)}` : ""}` }];
     }
     return [{ path: path.join(".") || "(body)", message: i.message }];
   });
