@@ -5,7 +5,7 @@ import prettier from "eslint-config-prettier";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "data/", "contracts/artifacts/", "**/*.cjs", ".ci/out/", "chaos/results/", "bench/results/"] },
+  { ignores: ["node_modules/", "dist/", "data/", "contracts/artifacts/", "**/*.cjs", ".ci/out/", "chaos/results/", "bench/results/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -84,7 +84,15 @@ export async function startLocalChain(options: { blockTime?: number; port?: numb
         resolve();
       }
     });
-    child.once("exit", (code) => reject(new Error(`anvil exited with ${code}: ${out}`)));
+    let err = "";
+    child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      const why = /address already in use/i.test(err)
+        ? `port ${port} on 127.0.0.1 is already in use (another local chain, or another program): stop it, or choose another port (CHAIN_PORT for npm run chain:local)`
+        : (err.trim() || out.trim() || "no output").split("\n")[0];
+      reject(new Error(`anvil could not start: ${why} (exit code ${code})`));
+    });
   });
   child.stdout!.resume();
   const rpcUrl = `http://127.0.0.1:${port}`;

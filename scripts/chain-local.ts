@@ -10,7 +10,10 @@ import { TestStablecoin } from "../contracts/artifacts.js";
 import { chainSettingsFor, CHAIN_ID, startLocalChain } from "./anvil-chain.js";
 
 const port = Number(process.env.CHAIN_PORT ?? 8545);
-const chain = await startLocalChain({ port, blockTime: 1 });
+const chain = await startLocalChain({ port, blockTime: 1 }).catch((err: Error) => {
+  console.error(err.message);
+  process.exit(1);
+});
 await chain.send({ to: chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [chain.vault, 1_000_000_000_000n] }) });
 await chain.send({ to: chain.vault, value: parseEther("1000") });
 mkdirSync("data", { recursive: true });

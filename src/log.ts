@@ -5,6 +5,8 @@ export function createLogger(level: string) {
   return pino({
     level,
     base: { service: "settlement-ledger" },
+    // ISO 8601 times (UTC) rather than epoch milliseconds: readable by people and log tools alike.
+    timestamp: pino.stdTimeFunctions.isoTime,
     redact: ["authorization", "*.authorization", "req.headers.authorization", "apiKey", "*.apiKey", "privateKey", "*.privateKey"],
   });
 }

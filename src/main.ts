@@ -48,6 +48,7 @@ const server = serve({ fetch: app.fetch, port: config.PORT, hostname: config.HOS
     `listening on http://${info.address}:${info.port}`,
   );
 }) as Server;
+exitOnListenError(server, "PORT", config.HOST, config.PORT);
 const servers: Server[] = [server];
 if (separate) {
   const management = createApp({ ...deps, surface: "management" });
@@ -56,11 +57,28 @@ if (separate) {
       log.info({ address: info.address, port: info.port, surface: "management" }, `management listening on http://${info.address}:${info.port}`);
     }) as Server,
   );
+  exitOnListenError(servers[1]!, "MANAGEMENT_PORT", config.MANAGEMENT_HOST, config.MANAGEMENT_PORT!);
 } else if (config.HOST !== "127.0.0.1" && config.HOST !== "::1" && config.HOST !== "localhost") {
   log.warn(
     { host: config.HOST },
     "one listener serves the public API and the management surface (platform keys, /metrics, /docs) on a non-loopback interface: set MANAGEMENT_PORT to keep the management surface apart",
   );
+}
+
+/** A listener that cannot start ends the process with one line saying why and what to change (not Node's stack trace). */
+function exitOnListenError(s: Server, setting: string, host: string, port: number) {
+  s.once("error", (err: NodeJS.ErrnoException) => {
+    const why =
+      err.code === "EADDRINUSE"
+        ? `port ${port} on ${host} is already in use (another instance of the service, or another program): stop it, or set ${setting} to a free port`
+        : err.code === "EACCES"
+          ? `no permission to listen on ${host}:${port} (ports below 1024 need privileges): set ${setting} to another port`
+          : err.code === "EADDRNOTAVAIL"
+            ? `${host} is not an address of this machine: set the listener's host to one of its addresses`
+            : `${err.code ?? "error"}: ${err.message}`;
+    log.fatal({ code: err.code, host, port }, `cannot listen: ${why}`);
+    process.exit(1);
+  });
 }
 
 let stopping = false;

@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
@@ -6,7 +8,10 @@ import { migrate as migratePostgres } from "drizzle-orm/postgres-js/migrator";
 import postgres from "postgres";
 import type { Database } from "./client.js";
 
-export const migrationsFolder = fileURLToPath(new URL("../../migrations", import.meta.url));
+/** The repository's migrations/, from src/db (run by tsx) or from dist/src/db (the compiled service). */
+export const migrationsFolder = [new URL("../../migrations", import.meta.url), new URL("../../../migrations", import.meta.url)]
+  .map((u) => fileURLToPath(u))
+  .find((dir) => existsSync(join(dir, "meta", "_journal.json")))!;
 
 /** Arbitrary constant: the advisory lock that keeps two starting processes from migrating at once. */
 const MIGRATION_LOCK = 7_420_001;

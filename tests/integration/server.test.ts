@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { createServer, type AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/client.js";
 import { freshDatabase, type TestDatabase } from "../support/db.js";
@@ -46,6 +47,34 @@ async function onDiskDatabase(): Promise<TestDatabase> {
 }
 
 describe("the service process", () => {
+  it("a port already in use ends it with one line saying so and what to change, not a stack trace", async () => {
+    const { env } = await onDiskDatabase();
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const p = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env: { ...process.env, ...env, ADMIN_API_KEY: ADMIN, PORT: String(port) } });
+      proc = p;
+      let out = "";
+      p.stdout.on("data", (c: Buffer) => (out += c.toString()));
+      p.stderr.on("data", (c: Buffer) => (out += c.toString()));
+      // "close": the process has exited and its output has been read to the end.
+      const code = await new Promise<number | null>((resolve) => p.on("close", (c) => resolve(c)));
+      expect(code).toBe(1);
+      const lines = out.split("\n").filter((l) => l.trim() !== "");
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0]!)).toMatchObject({
+        level: 60,
+        code: "EADDRINUSE",
+        port,
+        msg: expect.stringContaining(`port ${port} on 127.0.0.1 is already in use`),
+      });
+      expect(lines[0]).toMatch(/set PORT to a free port/);
+    } finally {
+      holder.close();
+    }
+  });
+
   it.skipIf(process.env.TEST_DATABASE_URL !== undefined)("keeps a second process off its embedded database [PGlite only]", async () => {
     const { env } = await onDiskDatabase();
     const server = await start({ ...env, ADMIN_API_KEY: ADMIN });
