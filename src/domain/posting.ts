@@ -250,11 +250,35 @@ export class LedgerState {
         throw new Error(`ledger bug: negative pending balance on account ${id}`);
       }
       const broken = brokenLimit(this.accounts.get(id)!, b);
-      if (broken === "exceeds_credits") throw new LedgerError(broken, `account ${id} would have more debits than credits (insufficient funds)`);
-      if (broken === "exceeds_debits") throw new LedgerError(broken, `account ${id} would have more credits than debits`);
+      if (broken !== undefined) throw this.limitRefusal(broken, id, b);
     }
     for (const [id, b] of next) this.accounts.get(id)!.balances = b;
     return entries;
+  }
+
+  /**
+   * Insufficient funds (or its mirror) with the figures to act on, in the asset's smallest unit:
+   * what the account has available now, what this transfer takes, and how much is missing.
+   */
+  private limitRefusal(broken: "exceeds_credits" | "exceeds_debits", id: string, after: Balances): LedgerError {
+    const a = this.accounts.get(id)!;
+    const before = a.balances;
+    const limit = a.overdraftLimit ?? 0n;
+    if (broken === "exceeds_credits") {
+      const available = before.creditsPosted + limit - before.debitsPosted - before.debitsPending;
+      const takes = after.debitsPosted + after.debitsPending - (before.debitsPosted + before.debitsPending) - (after.creditsPosted - before.creditsPosted);
+      const missing = after.debitsPosted + after.debitsPending - after.creditsPosted - limit;
+      return new LedgerError(
+        broken,
+        `insufficient funds on account ${id}: ${available} available, this transfer takes ${takes}, ${missing} short (amounts in the asset's smallest unit)`,
+      );
+    }
+    const available = before.debitsPosted - before.creditsPosted - before.creditsPending;
+    const missing = after.creditsPosted + after.creditsPending - after.debitsPosted;
+    return new LedgerError(
+      broken,
+      `account ${id} would have more credits than debits: ${available} of debits left to credit against, ${missing} short (amounts in the asset's smallest unit)`,
+    );
   }
 }
 

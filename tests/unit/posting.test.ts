@@ -144,6 +144,18 @@ describe("two-phase transfers", () => {
     expect(l.refusal({ kind: "pending", legs: [{ debitAccountId: l.customer, creditAccountId: l.op, amount: 41n }] })).toBe("exceeds_credits");
   });
 
+  it("insufficient funds says what is available, what the transfer takes and how much is missing", () => {
+    const l = funded();
+    l.created({ kind: "pending", legs: [{ debitAccountId: l.customer, creditAccountId: l.op, amount: 60n }] });
+    let message = "";
+    try {
+      l.run({ kind: "standard", legs: [{ debitAccountId: l.customer, creditAccountId: l.op, amount: 55n }] });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toBe(`insufficient funds on account ${l.customer}: 40 available, this transfer takes 55, 15 short (amounts in the asset's smallest unit)`);
+  });
+
   it("posts part of a hold and releases the rest", () => {
     const l = funded();
     const hold = l.created({ kind: "pending", legs: [{ debitAccountId: l.customer, creditAccountId: l.op, amount: 60n }] });
