@@ -23,7 +23,10 @@ export function registerDocs(app: OpenAPIHono<AppEnv>): void {
       version: "1.0.0",
       description:
         "Amounts are strings of integers in the asset's smallest unit. Every POST needs an Idempotency-Key header. Errors are application/problem+json (RFC 9457).",
+      license: { name: "Proprietary" },
     },
+    // Relative: the API is served from the same origin as this document, whatever host, port or listener that is.
+    servers: [{ url: "/", description: "the origin serving this document" }],
   });
   const css = file("swagger-ui.css");
   const js = file("swagger-ui-bundle.js");

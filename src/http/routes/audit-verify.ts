@@ -15,6 +15,7 @@ const Out = z
 const route = createRoute({
   method: "get",
   path: "/v1/audit/verify",
+  operationId: "verifyLedger",
   tags: ["audit"],
   summary: "Check the ledger's invariants and its sealed hash chain, as npm run verify does (admin, finance)",
   security,

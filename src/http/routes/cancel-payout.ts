@@ -12,6 +12,7 @@ import { PayoutOut, payoutOut } from "./payout-schemas.js";
 const route = createRoute({
   method: "post",
   path: "/v1/payouts/{id}/cancel",
+  operationId: "cancelPayout",
   tags: ["payouts"],
   summary: "Cancel a payout no chain transaction has taken yet: its hold is voided (admin, finance, its operator)",
   security,

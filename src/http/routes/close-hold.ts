@@ -13,6 +13,7 @@ import { HoldOut, holdOut } from "./hold-schemas.js";
 const route = createRoute({
   method: "post",
   path: "/v1/holds/{id}/close",
+  operationId: "closeHold",
   tags: ["usage"],
   summary: "Close a hold: what is left goes back to the customer (admin, its marketplace)",
   security,

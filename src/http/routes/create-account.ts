@@ -32,6 +32,7 @@ const Body = z
 const route = createRoute({
   method: "post",
   path: "/v1/accounts",
+  operationId: "createAccount",
   tags: ["ledger"],
   summary: "Open an account (admin, marketplace)",
   security,

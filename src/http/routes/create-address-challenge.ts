@@ -26,6 +26,7 @@ const Out = z
 const route = createRoute({
   method: "post",
   path: "/v1/operators/{id}/payout-address-challenges",
+  operationId: "createPayoutAddressChallenge",
   tags: ["operators"],
   summary: "Get a message to sign with the address the operator wants to be paid to (the operator, admin)",
   security,

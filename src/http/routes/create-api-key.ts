@@ -26,6 +26,7 @@ const Created = ApiKey.extend({
 const route = createRoute({
   method: "post",
   path: "/v1/api-keys",
+  operationId: "createApiKey",
   tags: ["api keys"],
   summary: "Create an API key (admin)",
   security,

@@ -23,6 +23,7 @@ const Body = z
 const route = createRoute({
   method: "post",
   path: "/v1/assets",
+  operationId: "createAsset",
   tags: ["ledger"],
   summary: "Register an asset (admin)",
   security,

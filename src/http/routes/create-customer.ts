@@ -37,6 +37,7 @@ const Body = z
 const route = createRoute({
   method: "post",
   path: "/v1/customers",
+  operationId: "createCustomer",
   tags: ["usage"],
   summary: "Create a customer of a marketplace (admin, marketplace)",
   security,

@@ -25,6 +25,7 @@ const Body = z
 const route = createRoute({
   method: "post",
   path: "/v1/customers/{id}/deposits",
+  operationId: "createDeposit",
   tags: ["usage"],
   summary: "Credit funds a marketplace received for its customer (admin, marketplace)",
   security,

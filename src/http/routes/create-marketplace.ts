@@ -15,6 +15,7 @@ const Body = z
 const route = createRoute({
   method: "post",
   path: "/v1/marketplaces",
+  operationId: "createMarketplace",
   tags: ["usage"],
   summary: "Create a marketplace (admin)",
   security,

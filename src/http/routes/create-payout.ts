@@ -21,6 +21,7 @@ const Body = z
 const route = createRoute({
   method: "post",
   path: "/v1/payouts",
+  operationId: "createPayout",
   tags: ["payouts"],
   summary: "Request a payout of an operator's available balance (the operator, finance, admin)",
   security,

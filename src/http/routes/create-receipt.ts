@@ -20,7 +20,7 @@ const Body = z
       .regex(/^[\x20-\x7e]+$/, "must be printable ASCII")
       .openapi({
         description: "where the money can be found (a bank transfer's reference, an on-chain transaction hash); money with one reference is received once",
-        example: "0x5c50…",
+        example: "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
       }),
     customer_id: PartyIdParam.optional().openapi({ description: "money paid for this customer; absent: the marketplace's settlement of what it owes" }),
   })
@@ -29,6 +29,7 @@ const Body = z
 const route = createRoute({
   method: "post",
   path: "/v1/marketplaces/{id}/receipts",
+  operationId: "createReceipt",
   tags: ["funding"],
   summary: "Propose to record money received for a marketplace; another key approves it (finance, admin)",
   security,

@@ -15,6 +15,7 @@ const Body = z.strictObject({ chain_id: ChainId, asset: AssetCode, from_block: B
 const route = createRoute({
   method: "post",
   path: "/v1/reconciliations",
+  operationId: "createReconciliation",
   tags: ["reconciliation"],
   summary: "Reconcile a chain's payouts and inbound transfers of an asset over a block range with the ledger (admin, finance)",
   security,

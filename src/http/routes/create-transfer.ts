@@ -12,6 +12,7 @@ import { TransferBatchIn, TransferBatchOut, TransferIn } from "./transfer-schema
 const route = createRoute({
   method: "post",
   path: "/v1/transfers",
+  operationId: "createTransfer",
   tags: ["ledger"],
   summary: "Record a transfer, or a batch of up to 1,000 (admin, marketplace)",
   description:

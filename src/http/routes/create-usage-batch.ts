@@ -41,6 +41,7 @@ const Result = z.object({
 const route = createRoute({
   method: "post",
   path: "/v1/usage/batch",
+  operationId: "createUsageBatch",
   tags: ["usage"],
   summary: `Post up to ${MAX_USAGE_BATCH.toLocaleString("en")} usage records (marketplace; admin with marketplace_id)`,
   description:

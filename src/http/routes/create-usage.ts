@@ -11,6 +11,7 @@ import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./c
 const route = createRoute({
   method: "post",
   path: "/v1/usage",
+  operationId: "createUsage",
   tags: ["usage"],
   summary: "Post one usage record (marketplace; admin with marketplace_id)",
   description:

@@ -17,6 +17,7 @@ const Reason = z
 const approve = createRoute({
   method: "post",
   path: "/v1/proposals/{id}/approve",
+  operationId: "approveProposal",
   tags: ["funding"],
   summary: "Approve a proposal and carry it out (another key than the proposer's, of a role that may approve its kind)",
   security,
@@ -28,6 +29,7 @@ const approve = createRoute({
 const reject = createRoute({
   method: "post",
   path: "/v1/proposals/{id}/reject",
+  operationId: "rejectProposal",
   tags: ["funding"],
   summary: "Reject a proposal: nothing moves (another key than the proposer's)",
   security,

@@ -8,6 +8,7 @@ import { errorResponses, json, security } from "./common.js";
 const route = createRoute({
   method: "get",
   path: "/v1/accounts/{id}",
+  operationId: "getAccount",
   tags: ["ledger"],
   summary: "Read an account",
   security,

@@ -9,6 +9,7 @@ import { errorResponses, json, security } from "./common.js";
 const route = createRoute({
   method: "get",
   path: "/v1/accounts/{id}/balance",
+  operationId: "getAccountBalance",
   tags: ["ledger"],
   summary: "An account's balances, now or as of an instant",
   security,

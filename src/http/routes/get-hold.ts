@@ -11,6 +11,7 @@ import { HoldOut, holdOut } from "./hold-schemas.js";
 const route = createRoute({
   method: "get",
   path: "/v1/holds/{id}",
+  operationId: "getHold",
   tags: ["usage"],
   summary: "Read a hold and what is left of it (admin, finance, its marketplace)",
   security,

@@ -30,6 +30,7 @@ const Funding = z
 const route = createRoute({
   method: "get",
   path: "/v1/marketplaces/{id}/funding/{asset}",
+  operationId: "getMarketplaceFunding",
   tags: ["funding"],
   summary: "How much of a marketplace's usage is paid for (admin, finance, that marketplace)",
   security,

@@ -24,6 +24,7 @@ const Limits = z
 const route = createRoute({
   method: "get",
   path: "/v1/operators/{id}/payout-limits/{asset}",
+  operationId: "getOperatorPayoutLimits",
   tags: ["payouts"],
   summary: "The payout caps in force for an operator in an asset: its own and the policy's (admin, finance, the operator)",
   security,

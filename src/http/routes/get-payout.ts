@@ -9,6 +9,7 @@ import { PayoutOut, payoutOut } from "./payout-schemas.js";
 const route = createRoute({
   method: "get",
   path: "/v1/payouts/{id}",
+  operationId: "getPayout",
   tags: ["payouts"],
   summary: "Read a payout (admin, finance, its operator)",
   security,

@@ -15,6 +15,7 @@ const Out = ReconciliationOut.extend({ items: z.array(ItemOut), next_cursor: z.s
 const route = createRoute({
   method: "get",
   path: "/v1/reconciliations/{id}",
+  operationId: "getReconciliation",
   tags: ["reconciliation"],
   summary: "A reconciliation run with its items, filtered by status; CSV with format=csv (admin, finance)",
   security,

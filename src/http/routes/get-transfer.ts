@@ -8,6 +8,7 @@ import { errorResponses, json, security } from "./common.js";
 const route = createRoute({
   method: "get",
   path: "/v1/transfers/{id}",
+  operationId: "getTransfer",
   tags: ["ledger"],
   summary: "Read a transfer and its current status",
   security,

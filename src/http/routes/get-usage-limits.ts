@@ -12,6 +12,7 @@ import { UsageLimitsOut, usageLimitsOut } from "./usage-limit-schemas.js";
 const route = createRoute({
   method: "get",
   path: "/v1/marketplaces/{id}/usage-limits/{asset}",
+  operationId: "getUsageLimits",
   tags: ["usage"],
   summary: "What one usage record of the marketplace may claim in an asset (admin, finance, that marketplace)",
   security,

@@ -9,6 +9,7 @@ import { errorResponses, json, security } from "./common.js";
 const route = createRoute({
   method: "get",
   path: "/v1/usage/{id}",
+  operationId: "getUsage",
   tags: ["usage"],
   summary: "Read a usage record",
   security,

@@ -15,17 +15,23 @@ const Health = z
 const healthz = createRoute({
   method: "get",
   path: "/healthz",
+  operationId: "checkLiveness",
   tags: ["operations"],
   summary: "The process is alive",
-  responses: { 200: json(Health, "alive") },
+  // Public: no key (a load balancer or orchestrator calls it, on either listener).
+  security: [],
+  responses: { 200: json(Health, "alive"), 400: errorResponses[400] },
 });
 
 const readyz = createRoute({
   method: "get",
   path: "/readyz",
+  operationId: "checkReadiness",
   tags: ["operations"],
   summary: "The database is reachable and migrated",
-  responses: { 200: json(Health, "ready to serve"), 503: errorResponses[503] },
+  // Public: no key, like /healthz.
+  security: [],
+  responses: { 200: json(Health, "ready to serve"), 400: errorResponses[400], 503: errorResponses[503] },
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {

@@ -12,6 +12,7 @@ import { errorResponses, json, security } from "./common.js";
 const route = createRoute({
   method: "get",
   path: "/v1/api-keys",
+  operationId: "listApiKeys",
   tags: ["api keys"],
   summary: "List API keys (admin); secrets are never shown",
   security,

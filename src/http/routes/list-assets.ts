@@ -10,6 +10,7 @@ import { errorResponses, json, security } from "./common.js";
 const route = createRoute({
   method: "get",
   path: "/v1/assets",
+  operationId: "listAssets",
   tags: ["ledger"],
   summary: "List assets (any key)",
   security,

@@ -29,6 +29,7 @@ const Entry = z
 const route = createRoute({
   method: "get",
   path: "/v1/audit/log",
+  operationId: "listAuditLog",
   tags: ["audit"],
   summary: "Every mutating API call, and refused requests (401, 403, 413, 429): who, what, when, the outcome (admin, finance)",
   security,

@@ -10,6 +10,7 @@ import { errorResponses, json, security } from "./common.js";
 const route = createRoute({
   method: "get",
   path: "/v1/accounts/{id}/entries",
+  operationId: "listAccountEntries",
   tags: ["ledger"],
   summary: "An account's entries with running balance",
   security,

@@ -12,6 +12,7 @@ import { PartyIdParam } from "./party-schemas.js";
 const route = createRoute({
   method: "get",
   path: "/v1/marketplaces/{id}/fee-schedules",
+  operationId: "listFeeSchedules",
   tags: ["usage"],
   summary: "Every version of a marketplace's fee schedule (admin, finance, that marketplace)",
   security,

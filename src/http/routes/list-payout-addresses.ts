@@ -29,6 +29,7 @@ const Out = z
 const route = createRoute({
   method: "get",
   path: "/v1/operators/{id}/payout-addresses",
+  operationId: "listPayoutAddresses",
   tags: ["operators"],
   summary: "The operator's verified payout addresses and their change history (admin, finance, the operator)",
   security,

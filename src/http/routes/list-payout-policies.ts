@@ -8,6 +8,7 @@ import { PayoutPolicyOut, policyOut } from "./payout-schemas.js";
 const route = createRoute({
   method: "get",
   path: "/v1/payout-policies",
+  operationId: "listPayoutPolicies",
   tags: ["payouts"],
   summary: "Every asset's payout policy, defaults included (admin, finance)",
   security,

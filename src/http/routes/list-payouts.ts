@@ -24,6 +24,7 @@ const Query = CursorQuery.extend({
 const route = createRoute({
   method: "get",
   path: "/v1/payouts",
+  operationId: "listPayouts",
   tags: ["payouts"],
   summary: "List payouts, filtered (operator keys see their own)",
   security,

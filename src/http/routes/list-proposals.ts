@@ -17,6 +17,7 @@ const Query = CursorQuery.extend({
 const list = createRoute({
   method: "get",
   path: "/v1/proposals",
+  operationId: "listProposals",
   tags: ["funding"],
   summary: "List proposals, newest first (admin, finance)",
   security,
@@ -28,6 +29,7 @@ const list = createRoute({
 const get = createRoute({
   method: "get",
   path: "/v1/proposals/{id}",
+  operationId: "getProposal",
   tags: ["funding"],
   summary: "A proposal (admin, finance)",
   security,

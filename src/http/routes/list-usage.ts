@@ -18,6 +18,7 @@ const Query = CursorQuery.extend({
 const route = createRoute({
   method: "get",
   path: "/v1/usage",
+  operationId: "listUsage",
   tags: ["usage"],
   summary: "List usage records, filtered (marketplace keys see theirs, operator keys their own)",
   security,

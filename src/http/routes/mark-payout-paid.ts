@@ -23,6 +23,7 @@ const Body = z
 const route = createRoute({
   method: "post",
   path: "/v1/payouts/{id}/mark-paid",
+  operationId: "markPayoutPaid",
   tags: ["payouts"],
   summary: "Confirm an off-chain payout with the reference of the payment made outside the service (admin, finance)",
   security,

@@ -29,6 +29,7 @@ const Body = z
 const route = createRoute({
   method: "post",
   path: "/v1/holds",
+  operationId: "openHold",
   tags: ["usage"],
   summary: "Reserve a prepaid customer's funds for a running job (admin, marketplace)",
   security,

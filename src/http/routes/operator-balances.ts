@@ -17,6 +17,7 @@ const Balance = FundingSplit.extend({
 const route = createRoute({
   method: "get",
   path: "/v1/operators/{id}/balances",
+  operationId: "getOperatorBalances",
   tags: ["operators"],
   summary: "An operator's balances per asset (admin, finance, the operator)",
   security,

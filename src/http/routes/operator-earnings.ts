@@ -29,6 +29,7 @@ const Row = z
 const route = createRoute({
   method: "get",
   path: "/v1/operators/{id}/earnings",
+  operationId: "getOperatorEarnings",
   tags: ["operators"],
   summary: "What the operator realised: quantity, paid hours, gross, fees, net and effective rate, grouped",
   security,

@@ -12,6 +12,7 @@ import { InvitationOut, invitationOut, PartyIdParam } from "./party-schemas.js";
 const list = createRoute({
   method: "get",
   path: "/v1/operators/{id}/invitations",
+  operationId: "listOperatorInvitations",
   tags: ["operators"],
   summary: "Marketplaces that asked to post this operator's usage, open and accepted (admin, finance, the operator)",
   security,
@@ -23,6 +24,7 @@ const list = createRoute({
 const accept = createRoute({
   method: "post",
   path: "/v1/operators/{id}/invitations/{marketplace_id}/accept",
+  operationId: "acceptOperatorInvitation",
   tags: ["operators"],
   summary: "Accept a marketplace's invitation: it may post the operator's usage from now on (the operator, admin)",
   security,

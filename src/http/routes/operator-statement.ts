@@ -28,6 +28,7 @@ const Line = z
 const route = createRoute({
   method: "get",
   path: "/v1/operators/{id}/statement",
+  operationId: "getOperatorStatement",
   tags: ["operators"],
   summary: "Every posted entry on the operator's payable effective in [from, to), in effective order with running balance (JSON, or CSV with format=csv)",
   security,

@@ -18,6 +18,7 @@ const Body = z
 const route = createRoute({
   method: "post",
   path: "/v1/transfers/{id}/post",
+  operationId: "postPendingTransfer",
   tags: ["ledger"],
   summary: "Post a hold, in full or in part (admin, marketplace)",
   security,

@@ -14,6 +14,7 @@ const Body = z.strictObject({ effective_from: Timestamp, rules: z.array(FeeRuleW
 const route = createRoute({
   method: "post",
   path: "/v1/marketplaces/{id}/fee-schedules",
+  operationId: "publishFeeSchedule",
   tags: ["usage"],
   summary: "Publish the next version of a marketplace's fee schedule (admin)",
   description:

@@ -28,6 +28,7 @@ const Out = z.object({ chain_id: z.number().int(), address: z.string(), marketpl
 const route = createRoute({
   method: "post",
   path: "/v1/customers/{id}/deposit-addresses",
+  operationId: "registerDepositAddress",
   tags: ["usage"],
   summary:
     "Register an address the customer pays into the treasury from, proven by its signature: its transfers are credited to the customer (admin, marketplace)",

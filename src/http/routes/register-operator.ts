@@ -23,6 +23,7 @@ const Body = z
 const route = createRoute({
   method: "post",
   path: "/v1/operators",
+  operationId: "registerOperator",
   tags: ["usage"],
   summary: "Register an operator, and let a marketplace post its usage (admin, marketplace)",
   description:

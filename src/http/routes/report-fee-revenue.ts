@@ -25,6 +25,7 @@ const Out = z
 const route = createRoute({
   method: "get",
   path: "/v1/reports/fee-revenue",
+  operationId: "getFeeRevenueReport",
   tags: ["reports"],
   summary: "Fee revenue by party, marketplace, asset and day or month (admin, finance)",
   security,

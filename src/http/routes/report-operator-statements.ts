@@ -27,6 +27,7 @@ const Out = z
 const route = createRoute({
   method: "get",
   path: "/v1/reports/operator-statements",
+  operationId: "getOperatorStatementsReport",
   tags: ["reports"],
   summary: "Every operator's payable over a period: opening, credits, debits, closing (admin, finance)",
   security,

@@ -32,6 +32,7 @@ const Out = z
 const route = createRoute({
   method: "get",
   path: "/v1/reports/payouts",
+  operationId: "getPayoutsReport",
   tags: ["reports"],
   summary: "Payouts confirmed in a period, with transaction hashes (admin, finance)",
   security,

@@ -30,6 +30,7 @@ const Out = z
 const route = createRoute({
   method: "get",
   path: "/v1/reports/trial-balance",
+  operationId: "getTrialBalance",
   tags: ["reports"],
   summary: "Every account's posted debits and credits per asset, and totals that must balance (admin, finance)",
   security,

@@ -24,6 +24,7 @@ const Body = z
 const route = createRoute({
   method: "post",
   path: "/v1/reconciliations/{id}/items/{item_id}/resolve",
+  operationId: "resolveReconciliationItem",
   tags: ["reconciliation"],
   summary: "Resolve an item with a note, or propose an adjusting transfer that another key approves; recorded and audited (admin, finance)",
   security,

@@ -11,6 +11,7 @@ const Body = z.strictObject({ effective_at: Timestamp.optional(), metadata: Meta
 const route = createRoute({
   method: "post",
   path: "/v1/transfers/{id}/reverse",
+  operationId: "reverseTransfer",
   tags: ["ledger"],
   summary: "Reverse a posted transfer, once, in full; effective when the original was unless effective_at says otherwise (admin, marketplace)",
   security,

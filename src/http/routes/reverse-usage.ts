@@ -24,6 +24,7 @@ const Body = z
 const route = createRoute({
   method: "post",
   path: "/v1/usage/{id}/reverse",
+  operationId: "reverseUsage",
   tags: ["usage"],
   summary: "Correct a usage record with a reversal transfer (admin, its marketplace)",
   security,

@@ -13,6 +13,7 @@ import { errorResponses, IdempotencyHeader, json, security } from "./common.js";
 const route = createRoute({
   method: "post",
   path: "/v1/api-keys/{id}/revoke",
+  operationId: "revokeApiKey",
   tags: ["api keys"],
   summary: "Revoke an API key at once (admin)",
   security,

@@ -22,6 +22,7 @@ const Body = z
 const route = createRoute({
   method: "post",
   path: "/v1/marketplaces/{id}/credit-limits",
+  operationId: "setMarketplaceCreditLimit",
   tags: ["funding"],
   summary: "Propose a marketplace's credit limit in an asset; another key approves it (admin)",
   security,

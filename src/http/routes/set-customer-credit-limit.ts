@@ -23,6 +23,7 @@ const Body = z
 const route = createRoute({
   method: "put",
   path: "/v1/customers/{id}/credit-limits/{asset}",
+  operationId: "setCustomerCreditLimit",
   tags: ["usage"],
   summary: "Propose a postpaid customer's credit limit in an asset (marketplace, admin); in force when an admin or finance key approves it",
   security,

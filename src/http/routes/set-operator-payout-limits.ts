@@ -21,6 +21,7 @@ const Body = z
 const route = createRoute({
   method: "put",
   path: "/v1/operators/{id}/payout-limits/{asset}",
+  operationId: "setOperatorPayoutLimits",
   tags: ["payouts"],
   summary: "Propose an operator's own payout caps in an asset (admin, finance); the lower of these and the policy's applies once another key approves",
   security,

@@ -28,6 +28,7 @@ const Out = z
 const route = createRoute({
   method: "put",
   path: "/v1/operators/{id}/payout-address",
+  operationId: "setPayoutAddress",
   tags: ["operators"],
   summary: "Set the operator's payout address on a chain, proven by signing a challenge (the operator, admin)",
   security,

@@ -44,6 +44,7 @@ const Body = z
 const route = createRoute({
   method: "put",
   path: "/v1/payout-policies/{asset}",
+  operationId: "setPayoutPolicy",
   tags: ["payouts"],
   summary: "Propose an asset's payout policy (admin); it is in force when another key approves it",
   security,

@@ -30,6 +30,7 @@ const Body = z
 const route = createRoute({
   method: "put",
   path: "/v1/marketplaces/{id}/usage-limits/{asset}",
+  operationId: "setUsageLimits",
   tags: ["usage"],
   summary: "Propose what one usage record of the marketplace may claim in an asset (admin); applied when another key approves it",
   security,

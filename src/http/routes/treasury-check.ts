@@ -34,6 +34,7 @@ const Out = z
 const route = createRoute({
   method: "get",
   path: "/v1/treasury",
+  operationId: "checkTreasury",
   tags: ["reconciliation"],
   summary: "The treasury's on-chain balance against its ledger account, with payouts in flight explained (admin, finance)",
   security,

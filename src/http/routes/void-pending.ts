@@ -11,6 +11,7 @@ const Body = z.strictObject({ metadata: Metadata.optional() }).openapi("VoidPend
 const route = createRoute({
   method: "post",
   path: "/v1/transfers/{id}/void",
+  operationId: "voidPendingTransfer",
   tags: ["ledger"],
   summary: "Release a hold (admin, marketplace)",
   security,
