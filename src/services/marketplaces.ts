@@ -19,7 +19,9 @@ import {
   listInvitationRows,
   lockInvitation,
   markInvitationAccepted,
+  type CustomerWithLimitsRow,
   type InvitationRow,
+  type OperatorRow,
   type PartyRow,
 } from "../db/queries/parties.js";
 import { chart } from "../domain/chart.js";
@@ -42,7 +44,7 @@ export interface Party {
   createdAt: Date;
 }
 
-const toParty = (r: PartyRow): Party => ({ id: r.id, name: r.name, metadata: r.metadata, createdAt: new Date(r.created_at) });
+export const toParty = (r: PartyRow): Party => ({ id: r.id, name: r.name, metadata: r.metadata, createdAt: new Date(r.created_at) });
 
 export const MarketplaceInput = z.strictObject({ id: PartyId, name: Name, metadata: Meta });
 
@@ -157,9 +159,11 @@ export async function acceptInvitation(db: Queryable, now: Date, by: string, ope
   });
 }
 
+export const toOperator = (r: OperatorRow): Operator => ({ ...toParty(r), marketplaceIds: r.marketplace_ids ?? [] });
+
 export async function getOperator(db: Queryable, id: string): Promise<Operator | undefined> {
   const r = await getOperatorRow(db, id);
-  return r && { ...toParty(r), marketplaceIds: r.marketplace_ids ?? [] };
+  return r && toOperator(r);
 }
 
 export const CustomerInput = z.strictObject({
@@ -234,16 +238,16 @@ export async function createCustomer(db: Queryable, raw: z.input<typeof Customer
   });
 }
 
+export const toCustomer = (r: CustomerWithLimitsRow): Customer => ({
+  marketplaceId: r.marketplace_id,
+  id: r.id,
+  billing: r.billing,
+  metadata: r.metadata,
+  createdAt: new Date(r.created_at),
+  creditLimits: (r.limits ?? []).map((l) => ({ asset: l.asset, creditLimit: BigInt(l.credit_limit) })),
+});
+
 export async function getCustomer(db: Queryable, marketplaceId: string, id: string): Promise<Customer | undefined> {
   const r = await getCustomerRow(db, marketplaceId, id);
-  return (
-    r && {
-      marketplaceId: r.marketplace_id,
-      id: r.id,
-      billing: r.billing,
-      metadata: r.metadata,
-      createdAt: new Date(r.created_at),
-      creditLimits: (r.limits ?? []).map((l) => ({ asset: l.asset, creditLimit: BigInt(l.credit_limit) })),
-    }
-  );
+  return r && toCustomer(r);
 }

@@ -10,9 +10,11 @@ import {
   insertReconciliation,
   insertReconciliationItems,
   listReconciliationItems,
+  listReconciliationRows,
   markItemResolved,
   payoutsToReconcile,
   type ItemRow,
+  type ReconciliationRow,
 } from "../db/queries/reconciliations.js";
 import { writeTransfers } from "../db/transfer-writer.js";
 import { LedgerError } from "../domain/errors.js";
@@ -145,20 +147,29 @@ export interface ReconciliationRun {
   createdAt: Date;
 }
 
+const toRun = (r: ReconciliationRow): ReconciliationRun => ({
+  id: r.id,
+  chainId: BigInt(r.chain_id),
+  assetId: r.asset_id,
+  assetCode: r.code,
+  fromBlock: BigInt(r.from_block),
+  toBlock: BigInt(r.to_block),
+  summary: r.summary,
+  requestedBy: r.requested_by,
+  createdAt: new Date(r.created_at),
+});
+
 export async function getReconciliation(db: Queryable, id: string): Promise<ReconciliationRun | undefined> {
   const r = await getReconciliationRow(db, id);
-  if (!r) return undefined;
-  return {
-    id: r.id,
-    chainId: BigInt(r.chain_id),
-    assetId: r.asset_id,
-    assetCode: r.code,
-    fromBlock: BigInt(r.from_block),
-    toBlock: BigInt(r.to_block),
-    summary: r.summary,
-    requestedBy: r.requested_by,
-    createdAt: new Date(r.created_at),
-  };
+  return r && toRun(r);
+}
+
+/** Runs, newest first, after the run `before` of the previous page; filtered by chain and asset. */
+export async function listReconciliations(
+  db: Queryable,
+  f: { chainId?: bigint; assetId?: string; before?: string; limit: number },
+): Promise<ReconciliationRun[]> {
+  return (await listReconciliationRows(db, f)).map(toRun);
 }
 
 export async function listItems(db: Queryable, runId: string, f: { status?: ItemStatus; after?: bigint; limit: number }): Promise<ItemRow[]> {

@@ -435,6 +435,42 @@ const routes: RouteSecurity[] = [
   },
   { method: "GET", route: "/v1/audit/verify", allowed: ["admin", "finance"], request: () => ({ path: "/v1/audit/verify" }) },
   { method: "GET", route: "/v1/audit/log", allowed: ["admin", "finance"], request: () => ({ path: "/v1/audit/log" }) },
+  // Reads of marketplaces, operators, customers and reconciliation runs (tests/http/resources.test.ts tries more).
+  { method: "GET", route: "/v1/marketplaces", allowed: ["admin", "finance", "marketplace"], request: () => ({ path: "/v1/marketplaces" }) },
+  {
+    method: "GET",
+    route: "/v1/marketplaces/{id}",
+    allowed: ["admin", "finance", "marketplace"],
+    request: () => ({ path: "/v1/marketplaces/m1" }),
+    otherTenant: () => [
+      { as: "m2", path: "/v1/marketplaces/m1" },
+      { as: "m1", path: "/v1/marketplaces/m2" },
+    ],
+  },
+  { method: "GET", route: "/v1/operators", allowed: [...everyone], request: () => ({ path: "/v1/operators" }) },
+  {
+    method: "GET",
+    route: "/v1/operators/{id}",
+    allowed: [...everyone],
+    request: () => ({ path: "/v1/operators/o1" }),
+    otherTenant: () => [
+      { as: "o2", path: "/v1/operators/o1" },
+      { as: "m2", path: "/v1/operators/o1" },
+      { as: "m1", path: "/v1/operators/o2" },
+    ],
+  },
+  { method: "GET", route: "/v1/customers", allowed: ["admin", "finance", "marketplace"], request: () => ({ path: "/v1/customers" }) },
+  {
+    method: "GET",
+    route: "/v1/customers/{id}",
+    allowed: ["admin", "finance", "marketplace"],
+    request: (_w, as) => ({ path: `/v1/customers/m1only${as === "admin" || as === "finance" ? "?marketplace_id=m1" : ""}` }),
+    otherTenant: () => [
+      { as: "m2", path: "/v1/customers/m1only" },
+      { as: "m2", path: "/v1/customers/m1only?marketplace_id=m1" },
+    ],
+  },
+  { method: "GET", route: "/v1/reconciliations", allowed: ["admin", "finance"], request: () => ({ path: "/v1/reconciliations" }) },
 ];
 
 let inviting: string | undefined;

@@ -1,4 +1,8 @@
+import { and, asc, eq, gt, sql } from "drizzle-orm";
+import type { Side } from "../../domain/accounts.js";
 import type { Queryable } from "../client.js";
+import { orm, run } from "../orm.js";
+import { accountBalances, accounts, assets, marketplaces } from "../schema/index.js";
 
 /**
  * Marketplaces, operators, customers and invitations (src/services/marketplaces.ts), and the
@@ -33,6 +37,19 @@ export async function getMarketplaceRow(db: Queryable, id: string): Promise<Part
   return rows[0];
 }
 
+/** Marketplaces in id order after `after`; with `id`, that one only. */
+export async function listMarketplaceRows(db: Queryable, f: { id?: string; after?: string; limit: number }): Promise<PartyRow[]> {
+  const m = marketplaces;
+  return run(
+    orm(db)
+      .select({ id: m.id, name: m.name, metadata: sql<Record<string, unknown>>`${m.metadata}`, created_at: m.createdAt })
+      .from(m)
+      .where(and(f.id === undefined ? undefined : eq(m.id, f.id), f.after === undefined ? undefined : gt(m.id, f.after)))
+      .orderBy(asc(m.id))
+      .limit(f.limit),
+  );
+}
+
 // Operators
 
 /** Inserts an operator; false when the id is taken already (nothing is changed then). */
@@ -45,14 +62,30 @@ export async function insertOperator(db: Queryable, o: { id: string; name: strin
   return inserted.length > 0;
 }
 
+/** An operator's columns (table alias o) with the ids of the marketplaces it sells through, in id order. */
+const OPERATOR_COLUMNS =
+  "o.*, (select array_agg(r.marketplace_id order by r.marketplace_id) from marketplace_operators r where r.operator_id = o.id) as marketplace_ids";
+
 /** The operator with the ids of the marketplaces it sells through, in id order. */
 export async function getOperatorRow(db: Queryable, id: string): Promise<OperatorRow | undefined> {
-  const rows = await db.query<OperatorRow>(
-    `select o.*, (select array_agg(r.marketplace_id order by r.marketplace_id) from marketplace_operators r where r.operator_id = o.id) as marketplace_ids
-       from operators o where o.id = $1`,
-    [id],
-  );
+  const rows = await db.query<OperatorRow>(`select ${OPERATOR_COLUMNS} from operators o where o.id = $1`, [id]);
   return rows[0];
+}
+
+/**
+ * Operators in id order after `after`, each with the ids of the marketplaces it sells through; with
+ * `id`, that one only; with `marketplaceId`, only the operators linked to that marketplace. Raw SQL
+ * with the columns of getOperatorRow: in a one-table selection drizzle's builder writes a column
+ * unqualified, which inside the correlated subquery would bind to the subquery's own table.
+ */
+export async function listOperatorRows(db: Queryable, f: { id?: string; marketplaceId?: string; after?: string; limit: number }): Promise<OperatorRow[]> {
+  return db.query<OperatorRow>(
+    `select ${OPERATOR_COLUMNS} from operators o
+      where ($1::text is null or o.id = $1) and ($3::text is null or o.id > $3)
+        and ($2::text is null or exists (select 1 from marketplace_operators l where l.marketplace_id = $2 and l.operator_id = o.id))
+      order by o.id limit $4`,
+    [f.id ?? null, f.marketplaceId ?? null, f.after ?? null, f.limit],
+  );
 }
 
 export async function operatorExists(db: Queryable, id: string): Promise<boolean> {
@@ -150,16 +183,70 @@ export async function insertCustomer(
   return rows[0];
 }
 
-export async function getCustomerRow(db: Queryable, marketplaceId: string, id: string): Promise<CustomerWithLimitsRow | undefined> {
-  const rows = await db.query<CustomerWithLimitsRow>(
-    `select c.*, (select json_agg(json_build_object('asset', s.code, 'credit_limit', b.overdraft_limit::text) order by s.code)
+/** A customer's columns (table alias c) with its postpaid credit limits (the overdraft limits of its accounts), by asset code. */
+const CUSTOMER_COLUMNS = `c.*, (select json_agg(json_build_object('asset', s.code, 'credit_limit', b.overdraft_limit::text) order by s.code)
                     from accounts a join account_balances b on b.account_id = a.id join assets s on s.id = a.asset_id
                    where a.marketplace_id = c.marketplace_id and a.ref = 'customer:' || c.id and a.opened_by_service
-                     and a.code = 'customer_postpaid' and b.overdraft_limit > 0) as limits
-       from customers c where c.marketplace_id = $1 and c.id = $2`,
-    [marketplaceId, id],
-  );
+                     and a.code = 'customer_postpaid' and b.overdraft_limit > 0) as limits`;
+
+export async function getCustomerRow(db: Queryable, marketplaceId: string, id: string): Promise<CustomerWithLimitsRow | undefined> {
+  const rows = await db.query<CustomerWithLimitsRow>(`select ${CUSTOMER_COLUMNS} from customers c where c.marketplace_id = $1 and c.id = $2`, [
+    marketplaceId,
+    id,
+  ]);
   return rows[0];
+}
+
+/**
+ * Customers in (marketplace, id) order after `after`; with `marketplaceId`, that marketplace's only.
+ * Raw SQL for the reason given at listOperatorRows (a correlated subquery).
+ */
+export async function listCustomerRows(
+  db: Queryable,
+  f: { marketplaceId?: string; after?: { marketplaceId: string; id: string }; limit: number },
+): Promise<CustomerWithLimitsRow[]> {
+  return db.query<CustomerWithLimitsRow>(
+    `select ${CUSTOMER_COLUMNS} from customers c
+      where ($1::text is null or c.marketplace_id = $1) and ($2::text is null or (c.marketplace_id, c.id) > ($2::text, $3::text))
+      order by c.marketplace_id, c.id limit $4`,
+    [f.marketplaceId ?? null, f.after?.marketplaceId ?? null, f.after?.id ?? null, f.limit],
+  );
+}
+
+export type CustomerAccountRow = {
+  account_id: string;
+  asset: string;
+  normal_side: Side;
+  debits_posted: string;
+  credits_posted: string;
+  debits_pending: string;
+  credits_pending: string;
+  overdraft_limit: string;
+};
+
+/** The customer's own accounts (its balance in each asset, opened by the service), by asset code, with their totals. */
+export async function listCustomerAccountRows(db: Queryable, marketplaceId: string, customerId: string): Promise<CustomerAccountRow[]> {
+  const a = accounts;
+  const b = accountBalances;
+  const amount = (column: typeof b.debitsPosted) => sql<string>`${column}::text`;
+  return run(
+    orm(db)
+      .select({
+        account_id: a.id,
+        asset: assets.code,
+        normal_side: sql<Side>`${a.normalSide}`,
+        debits_posted: amount(b.debitsPosted),
+        credits_posted: amount(b.creditsPosted),
+        debits_pending: amount(b.debitsPending),
+        credits_pending: amount(b.creditsPending),
+        overdraft_limit: amount(b.overdraftLimit),
+      })
+      .from(a)
+      .innerJoin(b, eq(b.accountId, a.id))
+      .innerJoin(assets, eq(assets.id, a.assetId))
+      .where(and(eq(a.marketplaceId, marketplaceId), eq(a.ref, `customer:${customerId}`), eq(a.openedByService, true), eq(a.ownerType, "customer")))
+      .orderBy(asc(assets.code)),
+  );
 }
 
 /** The id and code of an asset named in a customer's credit limits. */

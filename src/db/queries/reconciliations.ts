@@ -1,5 +1,8 @@
+import { and, desc, eq, lt, sql } from "drizzle-orm";
 import type { ItemStatus, ReconciliationItem } from "../../domain/reconcile.js";
 import type { Queryable } from "../client.js";
+import { orm, run } from "../orm.js";
+import { assets, reconciliations } from "../schema/index.js";
 import { pgArray, pgColumns } from "../sql-arrays.js";
 
 /**
@@ -92,6 +95,39 @@ export async function getReconciliationRow(db: Queryable, id: string): Promise<R
     [id],
   );
   return r;
+}
+
+/** Runs, newest first (their ids are time-ordered), before the id `before`; filtered by chain and asset. */
+export async function listReconciliationRows(
+  db: Queryable,
+  f: { chainId?: bigint; assetId?: string; before?: string; limit: number },
+): Promise<ReconciliationRow[]> {
+  const r = reconciliations;
+  return run(
+    orm(db)
+      .select({
+        id: r.id,
+        chain_id: sql<string>`${r.chainId}::text`,
+        asset_id: r.assetId,
+        code: assets.code,
+        from_block: sql<string>`${r.fromBlock}::text`,
+        to_block: sql<string>`${r.toBlock}::text`,
+        summary: sql<ReconciliationRow["summary"]>`${r.summary}`,
+        requested_by: r.requestedBy,
+        created_at: r.createdAt,
+      })
+      .from(r)
+      .innerJoin(assets, eq(assets.id, r.assetId))
+      .where(
+        and(
+          f.chainId === undefined ? undefined : eq(r.chainId, f.chainId),
+          f.assetId === undefined ? undefined : eq(r.assetId, f.assetId),
+          f.before === undefined ? undefined : lt(r.id, f.before),
+        ),
+      )
+      .orderBy(desc(r.id))
+      .limit(f.limit),
+  );
 }
 
 export type ItemRow = {

@@ -64,6 +64,13 @@ import * as setCustomerCreditLimit from "./set-customer-credit-limit.js";
 import * as setOperatorPayoutLimits from "./set-operator-payout-limits.js";
 import * as getOperatorPayoutLimits from "./get-operator-payout-limits.js";
 import * as operatorInvitations from "./operator-invitations.js";
+import * as listMarketplaces from "./list-marketplaces.js";
+import * as getMarketplace from "./get-marketplace.js";
+import * as listOperators from "./list-operators.js";
+import * as getOperator from "./get-operator.js";
+import * as listCustomers from "./list-customers.js";
+import * as getCustomer from "./get-customer.js";
+import * as listReconciliations from "./list-reconciliations.js";
 
 /** Every route of the API, in the order the OpenAPI document lists them. */
 const routes = [
@@ -82,12 +89,18 @@ const routes = [
   voidPending,
   reverseTransfer,
   createMarketplace,
+  listMarketplaces,
+  getMarketplace,
   publishFeeSchedule,
   listFeeSchedules,
   getUsageLimits,
   setUsageLimits,
   registerOperator,
+  listOperators,
+  getOperator,
   createCustomer,
+  listCustomers,
+  getCustomer,
   setCustomerCreditLimit,
   createDeposit,
   createUsage,
@@ -116,6 +129,7 @@ const routes = [
   getOperatorPayoutLimits,
   registerDepositAddress,
   createReconciliation,
+  listReconciliations,
   getReconciliation,
   resolveReconciliationItem,
   treasuryCheck,

@@ -1,0 +1,34 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { listMarketplaces } from "../../services/party-reads.js";
+import { requireRole } from "../auth.js";
+import type { AppEnv } from "../request-context.js";
+import { CursorQuery, page } from "../schemas.js";
+import { errorResponses, json, security } from "./common.js";
+import { partyCursor } from "./party-access.js";
+import { Marketplace, partyOut } from "./party-schemas.js";
+
+const route = createRoute({
+  method: "get",
+  path: "/v1/marketplaces",
+  operationId: "listMarketplaces",
+  tags: ["usage"],
+  summary: "List marketplaces, by id (admin, finance; a marketplace key sees its own)",
+  security,
+  middleware: [requireRole("admin", "finance", "marketplace")] as const,
+  request: { query: CursorQuery },
+  responses: { 200: json(page(Marketplace, "MarketplacePage"), "a page of marketplaces, by id"), ...errorResponses },
+});
+
+export function register(app: OpenAPIHono<AppEnv>): void {
+  app.openapi(route, async (c) => {
+    const q = c.req.valid("query");
+    const p = c.get("principal");
+    const rows = await listMarketplaces(c.get("deps").ledger.db, {
+      id: p.role === "marketplace" ? p.scopeId! : undefined,
+      after: partyCursor(q.cursor),
+      limit: q.limit + 1,
+    });
+    const items = rows.slice(0, q.limit);
+    return c.json({ data: items.map(partyOut), next_cursor: rows.length > q.limit ? items[items.length - 1]!.id : null }, 200);
+  });
+}
