@@ -59,9 +59,9 @@ export async function createApiKey(db: Queryable, raw: ApiKeyInput, createdBy: s
   return { ...key, secret };
 }
 
-/** Revokes a key at once; revoking it again changes nothing. */
-export async function revokeApiKey(db: Queryable, id: string): Promise<ApiKey> {
-  const key = await markApiKeyRevoked(db, id);
+/** Revokes a key at once (at the service clock's `at`); revoking it again changes nothing. */
+export async function revokeApiKey(db: Queryable, id: string, at: Date): Promise<ApiKey> {
+  const key = await markApiKeyRevoked(db, id, at);
   if (!key) throw new LedgerError("invalid_request", `api key ${id} does not exist`, [{ path: "id", message: "does not exist" }]);
   return key;
 }

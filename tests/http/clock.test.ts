@@ -68,6 +68,16 @@ describe("the service's clock", () => {
     expect(future.body).toMatchObject({ status: 422, code: "usage_in_future" });
   });
 
+  it("revokes a key and makes a usage record's id at its own instant", async () => {
+    clock.set(new Date("2031-06-15T13:00:00Z"));
+    const key = expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: "short-lived", role: "finance" } }), 201).body;
+    const revoked = expectStatus(await api.call("POST", `/v1/api-keys/${key.id}/revoke`), 200).body;
+    expect(revoked.revoked_at).toBe("2031-06-15T13:00:00.000Z");
+    const u = expectStatus(await api.call("POST", "/v1/usage", { key: mk, body: usage("u-id-time", new Date("2031-06-15T12:30:00Z")) }), 201).body;
+    // A uuidv7 carries its millisecond in its first 48 bits.
+    expect(parseInt(u.id.replace(/-/g, "").slice(0, 12), 16)).toBe(Date.parse("2031-06-15T13:00:00Z"));
+  });
+
   it("expires holds when its time says so, before and after the expirers run", async () => {
     clock.set(new Date("2031-06-16T08:00:00Z"));
     const hold = expectStatus(

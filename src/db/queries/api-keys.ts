@@ -90,11 +90,11 @@ export async function insertApiKey(
 }
 
 /** Marks a key revoked (keeping the first revocation's time); undefined when there is no such key. */
-export async function markApiKeyRevoked(db: Queryable, id: string): Promise<ApiKey | undefined> {
+export async function markApiKeyRevoked(db: Queryable, id: string, at: Date): Promise<ApiKey | undefined> {
   const rows = await run(
     orm(db)
       .update(apiKeys)
-      .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, now())` })
+      .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, ${at.toISOString()}::timestamptz)` })
       .where(eq(apiKeys.id, id))
       .returning(apiKeyFields),
   );

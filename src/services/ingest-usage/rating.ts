@@ -55,7 +55,7 @@ export function planRecord(index: number, item: UsageItem, hash: string, facts: 
     index,
     item,
     hash,
-    usageId: uuidv7(),
+    usageId: uuidv7(now),
     assetId: asset.id,
     scale: asset.scale,
     split: splitGross(gross, rules),
