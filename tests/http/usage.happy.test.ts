@@ -121,6 +121,30 @@ describe("usage over HTTP", () => {
     expect(rows[0]).toBe("entry_id,asset,transfer_id,description,amount,balance_after,effective_at,booked_at");
     expect(rows.length).toBe(statement.lines.length + 1);
     const earnings = await get(`/v1/operators/o1/earnings?${range}&group_by=resource`, w.keys.o1);
+    const earningsCsv = await api.call("GET", `/v1/operators/o1/earnings?${range}&group_by=resource&format=csv`, { key: w.keys.o1 });
+    expect(earningsCsv.headers.get("content-type")).toMatch(/text\/csv/);
+    const earningsRows = (earningsCsv.body as string).trim().split("\r\n");
+    expect(earningsRows[0]).toBe("group,asset,asset_id,unit,records,quantity,paid_hours,gross,fees,net,effective_rate_per_hour,effective_rate_per_unit");
+    expect(earningsRows.slice(1)).toEqual(
+      earnings.data.map((r: Record<string, string | number | null>) =>
+        [
+          r.group,
+          r.asset,
+          r.asset_id,
+          r.unit,
+          r.records,
+          r.quantity,
+          r.paid_hours,
+          r.gross,
+          r.fees,
+          r.net,
+          r.effective_rate_per_hour,
+          r.effective_rate_per_unit,
+        ]
+          .map((v) => (v === null ? "" : String(v)))
+          .join(","),
+      ),
+    );
     const h100 = earnings.data.find((r: { group: string; unit: string }) => r.group === "gpu:h100-80gb" && r.unit === "gpu_second");
     expect(h100).toBeDefined();
     expect(BigInt(h100.gross) - BigInt(h100.fees)).toBe(BigInt(h100.net));

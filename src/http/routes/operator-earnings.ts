@@ -2,12 +2,14 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { operatorEarnings } from "../../services/reads.js";
 import { effectiveRate, paidHours } from "../../domain/earnings.js";
 import { requireRole } from "../auth.js";
+import { csvResponse } from "../csv.js";
 import type { AppEnv } from "../request-context.js";
 import { checkPeriod, periodQuery } from "../period.js";
-import { errorResponses, json, security } from "./common.js";
+import { errorResponses, security } from "./common.js";
 import { visibleOperator } from "./operator-access.js";
 import { FundingSplit, fundingSplits } from "./operator-funding.js";
 import { PartyIdParam } from "./party-schemas.js";
+import { Format, reportResponse } from "./report-schemas.js";
 
 const Row = z
   .object({
@@ -36,10 +38,10 @@ const route = createRoute({
   middleware: [requireRole("admin", "finance", "operator")] as const,
   request: {
     params: z.object({ id: PartyIdParam }),
-    query: z.strictObject({ ...periodQuery(), group_by: z.enum(["day", "resource", "marketplace"]).default("day") }),
+    query: z.strictObject({ ...periodQuery(), group_by: z.enum(["day", "resource", "marketplace"]).default("day"), format: Format }),
   },
   responses: {
-    200: json(
+    200: reportResponse(
       z.object({
         operator_id: z.string(),
         group_by: z.string(),
@@ -48,7 +50,7 @@ const route = createRoute({
           .array(FundingSplit)
           .openapi({ description: "now: each asset's available balance split into what can be paid out now and what awaits the marketplaces' money" }),
       }),
-      "one row per group, asset and unit",
+      "one row per group, asset and unit (JSON, or CSV with format=csv)",
     ),
     ...errorResponses,
   },
@@ -62,30 +64,32 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     await visibleOperator(c, id);
     const db = c.get("deps").ledger.db;
     const [rows, splits] = await Promise.all([operatorEarnings(db, id, from, to, q.group_by), fundingSplits(db, id)]);
-    return c.json(
-      {
-        operator_id: id,
-        group_by: q.group_by,
-        data: rows.map((r) => {
-          const net = BigInt(r.net);
-          return {
-            group: r.group_key,
-            asset: r.asset_code,
-            asset_id: r.asset_id,
-            unit: r.unit,
-            records: Number(r.records),
-            quantity: r.quantity,
-            paid_hours: paidHours(r.quantity, r.unit),
-            gross: r.gross,
-            fees: (BigInt(r.gross) - net).toString(),
-            net: r.net,
-            effective_rate_per_hour: effectiveRate(net, r.scale, r.quantity, r.unit, "hour"),
-            effective_rate_per_unit: effectiveRate(net, r.scale, r.quantity, r.unit, "unit"),
-          };
-        }),
-        payable: splits.map((f) => f.split),
-      },
-      200,
-    );
+    const data = rows.map((r) => {
+      const net = BigInt(r.net);
+      return {
+        group: r.group_key,
+        asset: r.asset_code,
+        asset_id: r.asset_id,
+        unit: r.unit,
+        records: Number(r.records),
+        quantity: r.quantity,
+        paid_hours: paidHours(r.quantity, r.unit),
+        gross: r.gross,
+        fees: (BigInt(r.gross) - net).toString(),
+        net: r.net,
+        effective_rate_per_hour: effectiveRate(net, r.scale, r.quantity, r.unit, "hour"),
+        effective_rate_per_unit: effectiveRate(net, r.scale, r.quantity, r.unit, "unit"),
+      };
+    });
+    if (q.format === "csv") {
+      const columns = Object.keys(Row.shape) as (keyof z.infer<typeof Row>)[];
+      return csvResponse(
+        c,
+        `earnings-${id}-${q.group_by}-${q.from.slice(0, 10)}-${q.to.slice(0, 10)}.csv`,
+        columns,
+        data.map((d) => columns.map((k) => d[k])),
+      ) as never;
+    }
+    return c.json({ operator_id: id, group_by: q.group_by, data, payable: splits.map((f) => f.split) }, 200);
   });
 }
