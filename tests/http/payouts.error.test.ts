@@ -1,5 +1,6 @@
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clearOfMidnight } from "../support/clock.js";
 import { expectRefused, expectStatus, offlineSettlements, testApi, world, type TestApi, proposeAndApprove, fourEyes } from "../support/http.js";
 import type { World } from "../support/security.js";
 
@@ -50,6 +51,7 @@ describe("payout requests that are refused, with nothing written", () => {
   });
 
   it("caps per payout and per day (UTC) set by the platform: beyond them refused, naming what is left", async () => {
+    await clearOfMidnight();
     const policy = (extra: Record<string, unknown>) => api.call("PUT", "/v1/payout-policies/USDC", { body: { min_amount: "1", schedule: "manual", ...extra } });
     const setPolicy = (extra: Record<string, unknown>) =>
       proposeAndApprove(api, "PUT", "/v1/payout-policies/USDC", { min_amount: "1", schedule: "manual", ...extra });
@@ -103,6 +105,7 @@ describe("payout requests that are refused, with nothing written", () => {
   });
 
   it("an operator's own caps: the lower of its caps and the policy's applies, set only through an approved proposal", async () => {
+    await clearOfMidnight();
     const pay = (amount: string) => api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount } });
     const path = "/v1/operators/o1/payout-limits/USDC";
     // Not by the operator itself, nor by a marketplace; nothing changes while the proposal is open.

@@ -43,3 +43,14 @@ export function wideRange(): string {
  * month boundary keeps one month): two months before the clock's, with the usage on its 15th.
  */
 export const usageMonth = pastMonth();
+
+/**
+ * For a test whose premise is "all within one UTC day" (daily caps): when the test clock is less
+ * than `seconds` before midnight UTC, waits until it is past it (at most `seconds`), so that the
+ * day cannot change in the middle of the test. The calendar runs start the clock at 23:59:59.
+ */
+export async function clearOfMidnight(seconds = 30): Promise<void> {
+  const now = testClock.now().getTime();
+  const untilMidnight = 86_400_000 - (now % 86_400_000);
+  if (untilMidnight < seconds * 1000) await new Promise((resolve) => setTimeout(resolve, untilMidnight + 50));
+}
