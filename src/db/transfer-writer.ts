@@ -5,11 +5,12 @@ import { requestHash, validateTransferInput, type TransferInput } from "../domai
 import { maybeGiveWay } from "../give-way.js";
 import type { Database, Queryable } from "./client.js";
 import { loadTransfers } from "./queries/transfers.js";
+import { writeReceipts, type WriteReceipt } from "./queries/write-receipts.js";
 import { resolutionsOf, transfersByIdempotencyKey } from "./transfer-writer/statements.js";
-import { lockFirst, NeedsLocks, optimistic, type AfterWrite, type Decisions, type LockingStrategy } from "./transfer-writer/strategies.js";
+import { lockFirst, NeedsLocks, optimistic, type AfterWrite, type BatchOutcome, type Decisions, type LockingStrategy } from "./transfer-writer/strategies.js";
 
 export { Contended } from "./transfer-writer/statements.js";
-export type { BatchOutcome } from "./transfer-writer/strategies.js";
+export type { AfterWrite, BatchOutcome } from "./transfer-writer/strategies.js";
 import { Contended } from "./transfer-writer/statements.js";
 
 /** The outcome of one request of a batch: its transfer (new or replayed), or why it was refused. */
@@ -31,6 +32,11 @@ export interface WriteOptions {
    * transfers). Batches that resolve holds or reverse transfers always lock first.
    */
   optimistic?: boolean;
+  /**
+   * The batch is one request's change: its receipt (the audit row) is written in the batch's
+   * transaction when it creates a transfer.
+   */
+  receipt?: WriteReceipt<void>;
 }
 
 /**
@@ -76,7 +82,7 @@ export async function writeTransfers(db: Database, inputs: BatchInputs, options:
   let mode = options.optimistic ?? false;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await attemptBatch(db, inputs, options.afterWrite, mode);
+      return await attemptBatch(db, inputs, withReceipt(options.afterWrite, options.receipt), mode);
     } catch (err) {
       if (err instanceof NeedsLocks) {
         mode = false;
@@ -87,6 +93,19 @@ export async function writeTransfers(db: Database, inputs: BatchInputs, options:
       if (!retryable || attempt >= MAX_ATTEMPTS) throw err;
     }
   }
+}
+
+function withReceipt(afterWrite: AfterWrite | undefined, receipt: WriteReceipt<void> | undefined): AfterWrite | undefined {
+  if (!receipt) return afterWrite;
+  return async (tx, outcomes, bookedAt) => {
+    await afterWrite?.(tx, outcomes, bookedAt);
+    if (outcomes.some((o) => o.kind === "created")) await writeReceipts(tx, [{ receipt, result: undefined }], bookedAt);
+  };
+}
+
+/** A transfer the batch created, as its result gives it. */
+export function createdTransfer(o: Extract<BatchOutcome, { kind: "created" }>, bookedAt: Date): Transfer {
+  return { ...o.transfer, createdAt: bookedAt, status: statusOf(o.transfer.kind, null, false) };
 }
 
 async function attemptBatch(db: Database, batch: BatchInputs, afterWrite: AfterWrite | undefined, optimisticMode: boolean): Promise<TransferResult[]> {
@@ -110,8 +129,7 @@ async function attemptBatch(db: Database, batch: BatchInputs, afterWrite: AfterW
   return outcomes.map((o): TransferResult => {
     if (o.kind === "refused") return { ok: false, error: o.error };
     if (o.kind === "replayed") return { ok: true, transfer: replayed.get(o.id)!, replayed: true };
-    const status = statusOf(o.transfer.kind, null, false);
-    return { ok: true, transfer: { ...o.transfer, createdAt: bookedAt, status }, replayed: false };
+    return { ok: true, transfer: createdTransfer(o, bookedAt), replayed: false };
   });
 }
 

@@ -31,5 +31,7 @@ export interface AppEnv {
     clientRequestId: string | null;
     principal: Principal;
     deps: AppDeps;
+    /** The request's audit row was written in the transaction of the change it made. */
+    audited?: boolean;
   };
 }

@@ -13,9 +13,10 @@ type Unkeyed = TransferInput extends infer T ? (T extends TransferInput ? Omit<T
 /**
  * Transfers are written by the ledger's batch writer (through the group committer for single
  * requests), which keeps its own idempotency keys in the same transaction as the transfer: the
- * ledger key is the tenant and the Idempotency-Key header (replayOrRun). The HTTP response is
- * stored after the commit; if the process dies in between, a retry is answered from the ledger's
- * replay, with the transfer as it was when created.
+ * ledger key is the tenant and the Idempotency-Key header (replayOrRun). A single transfer's answer
+ * and audit row are written in the transaction that creates it; a batch's audit row too, its answer
+ * after the commit (if the process dies in between, a retry is answered from the ledger's replay,
+ * with the transfers as they were when created).
  */
 
 /** As it was when created: a replay answers with the original body even if a hold has since been posted. */
@@ -24,11 +25,12 @@ const asCreated = (r: Extract<TransferResult, { ok: true }>): Transfer =>
 
 export async function submitTransfer(c: Context<AppEnv>, body: unknown, input: Unkeyed): Promise<Response> {
   const deps = c.get("deps");
-  return replayOrRun(c, body, async (ledgerKey) => {
-    const result = await postTransfer(deps.ledger, { ...input, idempotencyKey: ledgerKey("http") } as TransferInput);
+  return replayOrRun(c, body, async (ledgerKey, receipts) => {
+    const receipt = receipts.answered(201, transferOut);
+    const result = await postTransfer(deps.ledger, { ...input, idempotencyKey: ledgerKey("http") } as TransferInput, receipt);
     deps.metrics.transfersWritten.inc({ outcome: result.ok ? (result.replayed ? "replayed" : "created") : "refused" });
     if (!result.ok) throw ApiError.from(result.error);
-    return { status: 201, body: transferOut(asCreated(result)) };
+    return { status: 201, body: transferOut(asCreated(result)), receipt: result.replayed ? undefined : "answer" };
   });
 }
 
@@ -38,10 +40,10 @@ export async function submitTransfer(c: Context<AppEnv>, body: unknown, input: U
  */
 export async function submitTransferBatch(c: Context<AppEnv>, body: unknown, items: (Unkeyed | ApiError)[]): Promise<Response> {
   const deps = c.get("deps");
-  return replayOrRun(c, body, async (ledgerKey) => {
+  return replayOrRun(c, body, async (ledgerKey, receipts) => {
     // Item i's key ends in "#i": the length prefixes keep it from spelling any single request's key.
     const inputs = items.flatMap((item, i) => (item instanceof ApiError ? [] : [{ ...item, idempotencyKey: `${ledgerKey("http")}#${i}` } as TransferInput]));
-    const written = await postTransfers(deps.ledger, inputs);
+    const written = await postTransfers(deps.ledger, inputs, receipts.audited(200));
     let next = 0;
     const results = items.map((item) => {
       if (item instanceof ApiError) return { status: "refused" as const, error: problemBody(item.code, item.detail, item.errors) };
@@ -53,6 +55,7 @@ export async function submitTransferBatch(c: Context<AppEnv>, body: unknown, ite
       }
       return { status: "created" as const, transfer: transferOut(asCreated(r)) };
     });
-    return { status: 200, body: { results }, remember: results.every((r) => r.status === "created") };
+    const changed = written.some((r) => r.ok && !r.replayed);
+    return { status: 200, body: { results }, remember: results.every((r) => r.status === "created"), receipt: changed ? "audit" : undefined };
   });
 }

@@ -1,6 +1,8 @@
 import type { Database } from "../db/client.js";
 import { GroupCommitter, type GroupCommitOptions } from "../db/group-commit.js";
-import { writeTransfers, type TransferResult } from "../db/transfer-writer.js";
+import { createdTransfer, writeTransfers, type AfterWrite, type TransferResult } from "../db/transfer-writer.js";
+import { writeReceipts, type WriteReceipt } from "../db/queries/write-receipts.js";
+import type { Transfer } from "../domain/posting.js";
 import type { TransferInput } from "../domain/transfers.js";
 import { createAuditWriter, type AuditEntry } from "./audit-log.js";
 import { createResponseWriter, type StoredResponse } from "./response-store.js";
@@ -10,11 +12,18 @@ export type { Database, Queryable } from "../db/client.js";
 export { isDatabaseUnavailable } from "../db/client.js";
 export { pendingMigrations } from "../db/migrate.js";
 export type { TransferResult } from "../db/transfer-writer.js";
+export type { WriteReceipt } from "../db/queries/write-receipts.js";
+
+/** One transfer request for the group committer, with the receipt of the API call that made it. */
+export interface TransferSubmission {
+  input: TransferInput;
+  receipt?: WriteReceipt<Transfer>;
+}
 
 /** What every use case runs against: the database and the group-commit batchers of its hot writes. */
 export interface LedgerContext {
   db: Database;
-  transfers: GroupCommitter<TransferInput, TransferResult>;
+  transfers: GroupCommitter<TransferSubmission, TransferResult>;
   /** Single usage records, coalesced into set-based ingest batches. */
   usage: GroupCommitter<UsageItem, UsageResult>;
   /** The audit log of mutating API calls. */
@@ -31,11 +40,33 @@ export function createLedgerContext(db: Database, groupCommit: Partial<GroupComm
   if (db.kind === "pglite") options.maxConcurrent = 1;
   return {
     db,
-    transfers: new GroupCommitter((items) => writeTransfers(db, items, { optimistic: true }), options),
+    transfers: new GroupCommitter(
+      (items) =>
+        writeTransfers(
+          db,
+          items.map((i) => i.input),
+          { optimistic: true, afterWrite: receiptsOf(items) },
+        ),
+      options,
+    ),
     usage: new GroupCommitter((items) => ingestUsage(db, items), options),
     audit: createAuditWriter(db),
     responses: createResponseWriter(db),
   };
+}
+
+/** Writes the receipts of the submissions whose transfer the batch created, in the batch's transaction. */
+function receiptsOf(items: TransferSubmission[]): AfterWrite | undefined {
+  if (!items.some((i) => i.receipt)) return undefined;
+  return (tx, outcomes, bookedAt) =>
+    writeReceipts(
+      tx,
+      items.flatMap((item, k) => {
+        const o = outcomes[k]!;
+        return item.receipt && o.kind === "created" ? [{ receipt: item.receipt, result: createdTransfer(o, bookedAt) }] : [];
+      }),
+      bookedAt,
+    );
 }
 
 /** Flushes the batchers and waits for their last commits. */

@@ -3,6 +3,7 @@ import { lockPayoutHoldsIn, markPayoutsFailed, recordPayoutEvents } from "../db/
 import { writeTransfers, type BatchOutcome } from "../db/transfer-writer.js";
 import type { PayoutStatus } from "../domain/payouts.js";
 import type { TransferInput } from "../domain/transfers.js";
+import type { WriteReceipt } from "../db/queries/write-receipts.js";
 
 /**
  * Ends payouts unpaid: voids their holds (the funds return to the operators' payables) and marks
@@ -14,6 +15,7 @@ export async function failPayouts(
   reason: string,
   from: PayoutStatus[],
   alsoInTx?: (tx: Queryable, failed: string[]) => Promise<void>,
+  receipt?: WriteReceipt<void>,
 ): Promise<string[]> {
   let failed: string[] = [];
   const [first] = await writeTransfers(
@@ -37,6 +39,7 @@ export async function failPayouts(
         }
         await alsoInTx?.(tx, failed);
       },
+      receipt,
     },
   );
   if (first && !first.ok) throw first.error;

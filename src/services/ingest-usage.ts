@@ -1,5 +1,6 @@
 import type { Database } from "../db/client.js";
 import { findUsageByExternalIds, loadMarketplaceFacts, type MarketplaceFacts } from "../db/queries/usage.js";
+import type { WriteReceipt } from "../db/queries/write-receipts.js";
 import { LedgerError } from "../domain/errors.js";
 import { maybeGiveWay } from "../give-way.js";
 import { writeUsageBatch, type BatchWrite } from "./ingest-usage/ledger-batch.js";
@@ -17,7 +18,7 @@ export type { UsageInput, UsageItem, UsageResult } from "./ingest-usage/types.js
  * duplicate (same marketplace and external id, same content: the original record), or rejected
  * with the reason. With `atomic`, one rejection means nothing is written.
  */
-export async function ingestUsage(db: Database, items: UsageItem[], options: { atomic?: boolean } = {}): Promise<UsageResult[]> {
+export async function ingestUsage(db: Database, items: UsageItem[], options: { atomic?: boolean; receipt?: WriteReceipt<void> } = {}): Promise<UsageResult[]> {
   const results: OpenResults = new Array(items.length);
   const hashes = await hashAll(items);
   const { fresh, firstInBatch } = await sortOutRepeats(db, items, hashes, results);
@@ -31,7 +32,7 @@ export async function ingestUsage(db: Database, items: UsageItem[], options: { a
   if (options.atomic && results.some((r) => r?.status === "rejected")) return abortAll(results);
   if (planned.length === 0) return finish(db, items, results, firstInBatch);
 
-  const written = await writeUsageBatch(db, planned, options.atomic ?? false);
+  const written = await writeUsageBatch(db, planned, options.atomic ?? false, options.receipt);
   const refusals = await explainRefusals(db, planned, written.outcomes, written.accounts);
   settle(planned, written, refusals, results);
   return written.kind === "atomic_abort" ? abortAll(results) : finish(db, items, results, firstInBatch);

@@ -64,9 +64,10 @@ export interface PayoutAddress {
  * Payouts already created keep the address they were created with.
  */
 export async function setPayoutAddress(
-  db: Database,
+  db: Database | Queryable,
   settlements: Settlements,
   input: { operatorId: string; chainId: bigint; address: string; challengeId: string; signature: string; changedBy: string; requestId?: string },
+  now: Date = (db as Database).clock.now(),
 ): Promise<PayoutAddress> {
   settlements.requireAddressOn(input.chainId, input.address);
   const address = input.address.toLowerCase();
@@ -74,7 +75,6 @@ export async function setPayoutAddress(
     throw new LedgerError("invalid_request", "signature must be a 65-byte hex signature", [{ path: "signature", message: "invalid" }]);
   }
   return inTransaction(db, async (tx) => {
-    const now = db.clock.now();
     const ch = await lockAddressChallenge(tx, input.challengeId, now);
     if (!ch || ch.operator_id !== input.operatorId)
       throw new LedgerError("challenge_not_found", `challenge ${input.challengeId} does not exist for this operator`);

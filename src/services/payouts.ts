@@ -10,6 +10,7 @@ import { uuidFromKey } from "../domain/ids.js";
 import { deploymentId } from "../db/queries/deployment.js";
 import type { PayoutStatus } from "../domain/payouts.js";
 import type { TransferInput } from "../domain/transfers.js";
+import type { WriteReceipt } from "../db/queries/write-receipts.js";
 import { unitsToDecimal } from "../domain/money.js";
 import { awaitingFunds, describeAwaiting, lockOperatorFunds, payableNow } from "./funding.js";
 import { getOperator } from "./marketplaces.js";
@@ -46,6 +47,8 @@ export interface CreatePayoutInput {
   /** The API key (or "scheduler") that asked for it. */
   requestedBy: string;
   idempotencyKey: string;
+  /** The receipt of the API call that asked for it, written with the payout. */
+  receipt?: WriteReceipt<void>;
 }
 
 /**
@@ -65,6 +68,7 @@ export async function createPayout(db: Database, settlements: Settlements, input
   const request: CheckedPayout = { input, asset, policy, daily, destination, id };
   const [result] = await writeTransfers(db, (tx) => holdRequest(tx, db, request), {
     afterWrite: (tx, [outcome], bookedAt) => recordPayout(tx, request, outcome, bookedAt),
+    receipt: input.receipt,
   });
   if (!result!.ok) throw result!.error;
   const payoutId = await getPayoutIdByHold(db, result!.transfer.id);
@@ -270,10 +274,10 @@ async function checkDailyCap(
 }
 
 /** Cancels a payout that no chain transaction has taken yet. */
-export async function cancelPayout(db: Database, id: string, by: string): Promise<Payout> {
+export async function cancelPayout(db: Database, id: string, by: string, receipt?: WriteReceipt<void>): Promise<Payout> {
   const p = await getPayout(db, id);
   if (!p) throw new LedgerError("payout_not_found", `payout ${id} does not exist`);
-  const failed = await failPayouts(db, [id], `cancelled by ${by}`, ["pending"]);
+  const failed = await failPayouts(db, [id], `cancelled by ${by}`, ["pending"], undefined, receipt);
   if (failed.length === 0) {
     const now = (await getPayout(db, id))!;
     throw new LedgerError("payout_not_pending", `payout ${id} is ${now.status}: only pending payouts can be cancelled`);
@@ -293,6 +297,7 @@ export async function confirmPayouts(
   from: PayoutStatus[],
   extra: TransferInput[] = [],
   alsoInTx?: (tx: Queryable) => Promise<void>,
+  receipt?: WriteReceipt<void>,
 ): Promise<string[]> {
   let confirmed: Payout[] = [];
   const specs = new Map<string, string>();
@@ -329,6 +334,7 @@ export async function confirmPayouts(
         );
         if (confirmed.length > 0) await alsoInTx?.(tx);
       },
+      receipt,
     },
   );
   if (first && !first.ok) throw first.error;
@@ -352,19 +358,4 @@ function settlementOf(p: Payout, accountIds: Map<string, string>, d: { txHash?: 
       ],
     },
   ];
-}
-
-/** Off-chain settlement: finance paid the operator by other means and records the reference. */
-export async function markPayoutPaid(db: Database, id: string, reference: string): Promise<Payout> {
-  const p = await getPayout(db, id);
-  if (!p) throw new LedgerError("payout_not_found", `payout ${id} does not exist`);
-  if (p.settlement !== "none") {
-    throw new LedgerError("invalid_request", `payout ${id} settles on chain ${p.chainId}: the payout worker confirms it from the chain`);
-  }
-  if (p.status === "confirmed" && p.externalReference === reference) return p;
-  if (p.approval === "required")
-    throw new LedgerError("payout_not_approved", `payout ${id} waits for a second key's approval (${p.note}); it cannot be marked paid before`);
-  const done = await confirmPayouts(db, [p], new Map([[id, { externalReference: reference }]]), ["pending"]);
-  if (done.length === 0) throw new LedgerError("payout_not_pending", `payout ${id} is ${(await getPayout(db, id))!.status}`);
-  return (await getPayout(db, id))!;
 }

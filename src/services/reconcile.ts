@@ -1,3 +1,4 @@
+import { writeReceipts, type WriteReceipt } from "../db/queries/write-receipts.js";
 import type { Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
 import { type Asset } from "../domain/assets.js";
@@ -37,7 +38,7 @@ export const MAX_RANGE_BLOCKS = 5_000_000n;
 export async function runReconciliation(
   db: Database,
   settlements: Settlements,
-  input: { chainId: bigint; asset: string; fromBlock: bigint; toBlock: bigint; requestedBy: string },
+  input: { chainId: bigint; asset: string; fromBlock: bigint; toBlock: bigint; requestedBy: string; receipt?: WriteReceipt<void> },
 ): Promise<string> {
   const asset = await assetOrThrow(db, input.asset);
   const { chain, token } = evmRoute(settlements, asset, input.chainId);
@@ -81,6 +82,7 @@ export async function runReconciliation(
       requestedBy: input.requestedBy,
     });
     if (items.length > 0) await insertReconciliationItems(tx, id, items);
+    if (input.receipt) await writeReceipts(tx, [{ receipt: input.receipt, result: undefined }], db.clock.now());
   });
   return id;
 }
@@ -197,6 +199,8 @@ export async function resolveItem(
     /** The second key that approved the adjustment, and what else to write in the same transaction (the proposal's decision). */
     approvedBy?: string;
     alsoInTx?: (tx: Queryable, bookedAt: Date, transferId: string | null) => Promise<void>;
+    /** The receipt of the API call that resolved it, written with the resolution. */
+    receipt?: WriteReceipt<void>;
   },
 ): Promise<ItemRow> {
   const item = await getItemResolution(db, runId, itemId);
@@ -237,6 +241,7 @@ export async function resolveItem(
       });
       if (!updated) throw new LedgerError("item_already_resolved", `item ${itemId} was resolved already`);
       await input.alsoInTx?.(tx, bookedAt, transferId);
+      if (input.receipt) await writeReceipts(tx, [{ receipt: input.receipt, result: undefined }], bookedAt);
       done = true;
     },
   });

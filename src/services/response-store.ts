@@ -1,8 +1,26 @@
 import type { Database } from "../db/client.js";
 import { GroupCommitter } from "../db/group-commit.js";
-import { encodeStoredResponse, storeEncodedResponses, type StoredResponse } from "../db/queries/http-idempotency.js";
+import type { Queryable } from "../db/client.js";
+import { insertAuditEntries, type AuditEntry } from "../db/queries/audit-log.js";
+import { encodeStoredResponse, storeEncodedResponses, storeResponse, type IdempotencyKeyRef, type StoredResponse } from "../db/queries/http-idempotency.js";
 
-export { findStoredResponse, storeResponse, type IdempotencyKeyRef, type StoredResponse } from "../db/queries/http-idempotency.js";
+export { findStoredResponse, type IdempotencyKeyRef, type StoredResponse } from "../db/queries/http-idempotency.js";
+export type { WriteReceipt } from "../db/queries/write-receipts.js";
+
+/**
+ * In the change's transaction: remembers its answer for the key and writes its audit row. Returns
+ * false (writing nothing) when a concurrent request with the key stored its answer first.
+ */
+export async function rememberWrite(tx: Queryable, req: IdempotencyKeyRef, status: number, body: unknown, audit: AuditEntry, at: Date): Promise<boolean> {
+  if (!(await storeResponse(tx, req, status, body))) return false;
+  await insertAuditEntries(tx, [audit], at);
+  return true;
+}
+
+/** In the change's transaction: writes its audit row. */
+export async function recordAudit(tx: Queryable, audit: AuditEntry, at: Date): Promise<void> {
+  await insertAuditEntries(tx, [audit], at);
+}
 
 const STATEMENT_BYTES = 64 * 1024 * 1024;
 

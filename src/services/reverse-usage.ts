@@ -1,3 +1,4 @@
+import type { WriteReceipt } from "../db/queries/write-receipts.js";
 import { LedgerError } from "../domain/errors.js";
 import type { Database, Queryable } from "../db/client.js";
 import { getUsage } from "../db/queries/usage.js";
@@ -44,18 +45,23 @@ export async function reverseUsage(
   usage: UsageRecord,
   reason: string,
   idempotencyKey: string,
-): Promise<{ record: UsageRecord; reversalId: string }> {
-  const [r] = await writeTransfers(db, async (tx) => {
-    await keepsPaidOutFunded(tx, usage);
-    return [
-      {
-        kind: "reversal",
-        reversesId: usage.transferId,
-        idempotencyKey,
-        metadata: { usage_reversal: { usage_id: usage.id, external_id: usage.externalId, reason } },
-      },
-    ];
-  });
+  receipt?: WriteReceipt<void>,
+): Promise<{ record: UsageRecord; reversalId: string; replayed: boolean }> {
+  const [r] = await writeTransfers(
+    db,
+    async (tx) => {
+      await keepsPaidOutFunded(tx, usage);
+      return [
+        {
+          kind: "reversal",
+          reversesId: usage.transferId,
+          idempotencyKey,
+          metadata: { usage_reversal: { usage_id: usage.id, external_id: usage.externalId, reason } },
+        },
+      ];
+    },
+    { receipt },
+  );
   if (!r!.ok) {
     if (r!.error.code === "idempotency_conflict" || r!.error.code === "already_reversed") {
       throw new LedgerError("already_reversed", `usage record ${usage.id} was already reversed`);
@@ -68,5 +74,5 @@ export async function reverseUsage(
     const hold = await getHold(db, usage.holdId);
     if (hold && hold.status !== "open") await closeHold(db, hold.id, hold.status);
   }
-  return { record: (await getUsage(db, usage.id))!, reversalId: r!.transfer.id };
+  return { record: (await getUsage(db, usage.id))!, reversalId: r!.transfer.id, replayed: r!.replayed };
 }

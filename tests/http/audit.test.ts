@@ -115,4 +115,55 @@ describe("the audit log", () => {
     expect(backwards.status).toBe(400);
     expect(JSON.stringify(backwards.body)).toContain("from must be before to");
   });
+  it("a write commits with its audit row and its remembered answer, in one transaction: they do not depend on the audit log's own writer", async () => {
+    const { audit } = t.api.ledger;
+    const submit = audit.submit.bind(audit);
+    // The writer of calls that change nothing fails from now on: writes must not need it.
+    audit.submit = () => Promise.reject(new Error("audit writer down"));
+    try {
+      const calls = [
+        { path: "/v1/usage", key: t.w.keys.m1, body: t.w.usage("audit-tx-usage"), status: 201 },
+        {
+          path: "/v1/transfers",
+          key: t.w.keys.m1,
+          body: { legs: [{ debit_account_id: t.w.m1Funding.id, credit_account_id: t.w.m1Customer.id, amount: "5" }] },
+          status: 201,
+        },
+        { path: "/v1/customers", key: t.w.keys.m1, body: { id: "audit-tx-customer", billing: "prepaid" }, status: 201 },
+        { path: "/v1/usage/batch", key: t.w.keys.m1, body: { records: [t.w.usage("audit-tx-batch")] }, status: 200 },
+      ];
+      const answered = [];
+      for (const call of calls) {
+        const key = `audit-tx-${call.path}`;
+        const res = expectStatus(await t.api.call("POST", call.path, { key: call.key, body: call.body, idempotencyKey: key }), call.status);
+        const requestId = res.headers.get("x-request-id");
+        expect(await rows("request_id = $1", [requestId])).toEqual([expect.objectContaining({ status: call.status, method: "POST", path: call.path })]);
+        answered.push({ ...call, idempotencyKey: key, res });
+      }
+      // A PUT without a key (optional there): its change and audit row in one transaction too, nothing remembered.
+      const put = expectStatus(
+        await t.api.call("PUT", "/v1/marketplaces/m1/usage-limits/USDC", { key: t.w.keys.admin, body: { max_gross_per_record: "1000000000" } }),
+        202,
+      );
+      expect(await rows("request_id = $1", [put.headers.get("x-request-id")])).toEqual([expect.objectContaining({ status: 202, method: "PUT" })]);
+      // A call that changes nothing is audited by the audit log's own writer: without it, no answer.
+      const refused = await t.api.call("POST", "/v1/usage", { key: t.w.keys.m1, body: t.w.usage("audit-tx-refused", { customer_id: "nobody" }) });
+      expect(refused.status).toBe(503);
+      audit.submit = submit;
+      // The answers were remembered for their keys: a retry replays each, as it was.
+      for (const call of answered) {
+        const again = await t.api.call("POST", call.path, { key: call.key, body: call.body, idempotencyKey: call.idempotencyKey });
+        expect([call.path, again.status]).toEqual([call.path, call.status]);
+        expect(again.headers.get("idempotent-replayed")).toBe("true");
+        expect(again.body).toEqual(call.res.body);
+      }
+    } finally {
+      audit.submit = submit;
+    }
+    // Each change has exactly one row: none was written twice (in its transaction and after it).
+    const [dup] = await t.api.db.query<{ n: string }>(
+      "select count(*)::text as n from (select request_id from audit_log group by request_id having count(*) > 1) d",
+    );
+    expect(dup!.n).toBe("0");
+  });
 });

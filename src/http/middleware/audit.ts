@@ -1,55 +1,30 @@
-import { createHash } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { RefusedAuditBudget, type AuditEntry } from "../../services/audit-log.js";
+import { auditEntryOf } from "../audit-entry.js";
 import { ApiError, problemResponse } from "../problem.js";
 import type { AppDeps, AppEnv } from "../request-context.js";
 
 /**
  * The audit log: every mutating call under /v1, whatever its outcome, is recorded before its
- * answer is sent (group-committed with concurrent calls); so are refused requests of any method
- * (401, 403, 413, 429), within a budget per source so that a flood cannot fill the disk. It runs
- * before the body limit, so that an oversized body is recorded too.
+ * answer is sent; so are refused requests of any method (401, 403, 413, 429), within a budget per
+ * source so that a flood cannot fill the disk. A call that changed something has its row written in
+ * the change's own transaction (idempotency.ts: `c.var.audited`); the others (refusals, replays,
+ * failures) are recorded here, group-committed with concurrent calls. It runs before the body
+ * limit, so that an oversized body is recorded too.
  */
 export function auditLog(deps: AppDeps): MiddlewareHandler<AppEnv> {
   const refusedBudget = new RefusedAuditBudget();
   return async (c, next) => {
     const mutating = ["POST", "PUT", "PATCH", "DELETE"].includes(c.req.method);
     await next();
+    if (c.var.audited) return;
     const refused = [401, 403, 413, 429].includes(c.res.status);
     if (!mutating && !refused) return;
     if (refused && !refusedBudget.take(c.var.principal?.keyId ?? "anonymous", Date.now())) {
       deps.metrics.auditRefusedDropped.inc();
       return;
     }
-    await record(deps, c, await auditEntry(c));
-  };
-}
-
-/** The audit row of a request that has its answer. */
-async function auditEntry(c: Context<AppEnv>): Promise<AuditEntry> {
-  let bodySha256: string | null = null;
-  let bodyBytes: number | null = null;
-  try {
-    const body = Buffer.from(await c.req.arrayBuffer());
-    bodyBytes = body.byteLength;
-    bodySha256 = createHash("sha256").update(body).digest("hex");
-  } catch {
-    // an unreadable body (over the size limit): recorded without it
-  }
-  const p = c.var.principal;
-  return {
-    keyId: p?.keyId ?? null,
-    role: p?.role ?? null,
-    scopeId: p?.scopeId ?? null,
-    method: c.req.method,
-    path: c.req.path.slice(0, 2000),
-    route: c.req.routePath ?? null,
-    status: c.res.status,
-    requestId: c.get("requestId"),
-    clientRequestId: c.var.clientRequestId ?? null,
-    idempotencyKey: c.req.header("idempotency-key")?.slice(0, 255) ?? null,
-    bodySha256,
-    bodyBytes,
+    await record(deps, c, await auditEntryOf(c, c.res.status));
   };
 }
 

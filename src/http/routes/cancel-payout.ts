@@ -26,11 +26,12 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { id } = c.req.valid("param");
     await visiblePayout(c, id);
     const db = c.get("deps").ledger.db;
-    return replayOrRun(c, {}, async () => {
+    return replayOrRun(c, {}, async (_, receipts) => {
       const now = await getPayout(db, id);
       // A retry of a cancel that went through answers the same.
-      const done = now?.status === "failed" && now.failureReason?.startsWith("cancelled") ? now : await cancelPayout(db, id, c.get("principal").keyId);
-      return { status: 200, body: payoutOut(done) };
+      const repeat = now?.status === "failed" && now.failureReason?.startsWith("cancelled");
+      const done = repeat ? now : await cancelPayout(db, id, c.get("principal").keyId, receipts.audited(200));
+      return { status: 200, body: payoutOut(done), receipt: repeat ? undefined : "audit" };
     }) as never;
   });
 }

@@ -11,13 +11,13 @@ import { Metadata, Transfer } from "../schemas.js";
 import { transferOut } from "../serialize.js";
 import { actingMarketplace } from "../tenancy.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { CustomerId, MarketplaceId } from "./party-schemas.js";
 
 const Body = z
   .strictObject({
     asset: AssetCode,
     amount: Amount,
-    marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys only" }),
+    marketplace_id: MarketplaceId.optional().openapi({ description: "admin keys only" }),
     metadata: Metadata.optional(),
   })
   .openapi("DepositCreate");
@@ -30,7 +30,7 @@ const route = createRoute({
   summary: "Credit funds a marketplace received for its customer (admin, marketplace)",
   security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
-  request: { params: z.object({ id: PartyIdParam }), headers: IdempotencyHeader, body: jsonBody(Body) },
+  request: { params: z.object({ id: CustomerId }), headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Transfer, "the deposit transfer"), ...errorResponses },
 });
 
@@ -40,18 +40,22 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const body = c.req.valid("json");
     const marketplaceId = await actingMarketplace(c, body.marketplace_id);
     const deps = c.get("deps");
-    return replayOrRun(c, body, async (ledgerKey) => {
+    return replayOrRun(c, body, async (ledgerKey, receipts) => {
       if (!(await getCustomer(deps.ledger.db, marketplaceId, id))) throw new ApiError("customer_not_found", `customer ${id} does not exist`);
-      const result = await depositForCustomer(deps.ledger, {
-        marketplaceId,
-        customerId: id,
-        asset: body.asset,
-        amount: BigInt(body.amount),
-        metadata: body.metadata,
-        idempotencyKey: ledgerKey("deposit"),
-      });
+      const result = await depositForCustomer(
+        deps.ledger,
+        {
+          marketplaceId,
+          customerId: id,
+          asset: body.asset,
+          amount: BigInt(body.amount),
+          metadata: body.metadata,
+          idempotencyKey: ledgerKey("deposit"),
+        },
+        receipts.answered(201, transferOut),
+      );
       if (!result.ok) throw ApiError.from(result.error);
-      return { status: 201, body: transferOut(result.transfer) };
+      return { status: 201, body: transferOut(result.transfer), receipt: result.replayed ? undefined : "answer" };
     }) as never;
   });
 }

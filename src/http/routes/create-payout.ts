@@ -6,13 +6,13 @@ import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Amount, AssetCode } from "../money-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { OperatorId } from "./party-schemas.js";
 import { actingOperator } from "./payout-access.js";
 import { PayoutOut, payoutOut } from "./payout-schemas.js";
 
 const Body = z
   .strictObject({
-    operator_id: PartyIdParam.optional().openapi({ description: "required for admin and finance keys; an operator key pays itself" }),
+    operator_id: OperatorId.optional().openapi({ description: "required for admin and finance keys; an operator key pays itself" }),
     asset: AssetCode,
     amount: Amount,
   })
@@ -37,16 +37,17 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const body = c.req.valid("json");
     const operatorId = actingOperator(c, body.operator_id);
     const deps = c.get("deps");
-    return replayOrRun(c, body, async (ledgerKey) => {
-      const { payout } = await createPayout(deps.ledger.db, deps.settlements, {
+    return replayOrRun(c, body, async (ledgerKey, receipts) => {
+      const { payout, replayed } = await createPayout(deps.ledger.db, deps.settlements, {
         operatorId,
         asset: body.asset,
         amount: BigInt(body.amount),
         trigger: "request",
         requestedBy: c.get("principal").keyId,
         idempotencyKey: ledgerKey("payout"),
+        receipt: receipts.audited(201),
       });
-      return { status: 201, body: payoutOut(payout) };
+      return { status: 201, body: payoutOut(payout), receipt: replayed ? undefined : "audit" };
     }) as never;
   });
 }

@@ -30,15 +30,16 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
     const deps = c.get("deps");
-    return replayOrRun(c, body, async () => {
+    return replayOrRun(c, body, async (_, receipts) => {
       const id = await runReconciliation(deps.ledger.db, deps.settlements, {
         chainId: BigInt(body.chain_id),
         asset: body.asset,
         fromBlock: BigInt(body.from_block),
         toBlock: BigInt(body.to_block),
         requestedBy: c.get("principal").keyId,
+        receipt: receipts.audited(201),
       });
-      return { status: 201, body: runOut((await getReconciliation(deps.ledger.db, id))!) };
+      return { status: 201, body: runOut((await getReconciliation(deps.ledger.db, id))!), receipt: "audit" };
     }) as never;
   });
 }

@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { Database } from "../../services/context.js";
+import type { Database, WriteReceipt } from "../../services/context.js";
 import { LedgerError } from "../../domain/errors.js";
 import { ingestUsage, type UsageItem, type UsageResult } from "../../services/ingest-usage.js";
 import { maybeGiveWay } from "../../give-way.js";
@@ -11,7 +11,7 @@ import { ApiError, Problem, problemBody } from "../problem.js";
 import { actingMarketplace } from "../tenancy.js";
 import { toUsageInput, UsageIn, UsageRecordOut, usageOut } from "../usage-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { MarketplaceId } from "./party-schemas.js";
 
 export const MAX_USAGE_BATCH = 10_000;
 
@@ -23,7 +23,7 @@ const Body = z
       description:
         "compact (default): per record its index, status, external_id, and the record's id or the problem's code and a short detail; full: each record, or the whole problem",
     }),
-    marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys only" }),
+    marketplace_id: MarketplaceId.optional().openapi({ description: "admin keys only" }),
   })
   .openapi("UsageBatchCreate");
 
@@ -64,15 +64,20 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
     const marketplaceId = await actingMarketplace(c, body.marketplace_id);
-    return replayOrRun(c, body, async () => {
-      const out = await ingestBatch(c.get("deps").ledger.db, marketplaceId, body);
-      return { status: 200, body: out, remember: out.summary.rejected === 0 };
+    return replayOrRun(c, body, async (_, receipts) => {
+      const out = await ingestBatch(c.get("deps").ledger.db, marketplaceId, body, receipts.audited(200));
+      return { status: 200, body: out, remember: out.summary.rejected === 0, receipt: out.summary.accepted > 0 ? "audit" : undefined };
     }) as never;
   });
 }
 
 /** Each record is checked on its own, then the valid ones are ingested in one set-based batch. */
-async function ingestBatch(db: Database, marketplaceId: string, body: { records: unknown[]; atomic: boolean; results: "compact" | "full" }) {
+async function ingestBatch(
+  db: Database,
+  marketplaceId: string,
+  body: { records: unknown[]; atomic: boolean; results: "compact" | "full" },
+  receipt: WriteReceipt<void>,
+) {
   // Each record is checked on its own: a malformed one is rejected without failing the others.
   const results: (UsageResult | undefined)[] = new Array(body.records.length);
   const items: UsageItem[] = [];
@@ -93,7 +98,7 @@ async function ingestBatch(db: Database, marketplaceId: string, body: { records:
     for (const i of at)
       results[i] = { status: "rejected", error: new LedgerError("atomic_batch_aborted", "not written: another record of this atomic batch was rejected") };
   } else {
-    const written = await ingestUsage(db, items, { atomic: body.atomic });
+    const written = await ingestUsage(db, items, { atomic: body.atomic, receipt });
     written.forEach((r, k) => (results[at[k]!] = r));
   }
   const out = { summary: { accepted: 0, duplicate: 0, rejected: 0 }, results: [] as Record<string, unknown>[] };

@@ -27,10 +27,13 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { marketplace_id, ...record } = c.req.valid("json");
     const marketplaceId = await actingMarketplace(c, marketplace_id);
     // The record's own idempotency is (marketplace, external_id); the header key only replays the answer.
-    return replayOrRun(c, { marketplace_id, ...record }, async () => {
-      const result = await c.get("deps").ledger.usage.submit({ marketplaceId, input: toUsageInput(record) });
+    // A record written now has its audit row and answer written with it; a repeat is answered 200.
+    return replayOrRun(c, { marketplace_id, ...record }, async (_, receipts) => {
+      const receipt = receipts.answered(201, usageOut);
+      const result = await c.get("deps").ledger.usage.submit({ marketplaceId, input: toUsageInput(record), receipt });
       if (result.status === "rejected") throw ApiError.from(result.error);
-      return { status: result.status === "accepted" ? 201 : 200, body: usageOut(result.record) };
+      const accepted = result.status === "accepted";
+      return { status: accepted ? 201 : 200, body: usageOut(result.record), receipt: accepted ? "answer" : undefined };
     }) as never;
   });
 }

@@ -42,17 +42,17 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(approve, async (c) => {
     const { id } = c.req.valid("param");
     const body = c.req.valid("json") ?? {};
-    return replayOrRun(c, body, async () => {
-      const p = await approveProposal(c.get("deps").ledger.db, id, c.get("principal"), body.reason ?? null);
-      return { status: 200, body: proposalOut(p) };
+    return replayOrRun(c, body, async (_, receipts) => {
+      const p = await approveProposal(c.get("deps").ledger.db, id, { ...c.get("principal"), receipt: receipts.audited(200) }, body.reason ?? null);
+      return { status: 200, body: proposalOut(p), receipt: "audit" };
     }) as never;
   });
   app.openapi(reject, async (c) => {
     const { id } = c.req.valid("param");
     const body = c.req.valid("json");
-    return replayOrRun(c, body, async () => {
-      const p = await rejectProposal(c.get("deps").ledger.db, id, c.get("principal"), body.reason);
-      return { status: 200, body: proposalOut(p) };
+    return replayOrRun(c, body, async (_, receipts) => {
+      const p = await rejectProposal(c.get("deps").ledger.db, id, { ...c.get("principal"), receipt: receipts.audited(200) }, body.reason);
+      return { status: 200, body: proposalOut(p), receipt: "audit" };
     }) as never;
   });
 }

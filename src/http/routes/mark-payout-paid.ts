@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { markPayoutPaid } from "../../services/payouts.js";
+import { markPayoutPaid } from "../../services/mark-payout-paid.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
@@ -37,6 +37,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { id } = c.req.valid("param");
     const body = c.req.valid("json");
     await visiblePayout(c, id);
-    return replayOrRun(c, body, async () => ({ status: 200, body: payoutOut(await markPayoutPaid(c.get("deps").ledger.db, id, body.reference)) })) as never;
+    return replayOrRun(c, body, async (_, receipts) => {
+      const { payout, changed } = await markPayoutPaid(c.get("deps").ledger.db, id, body.reference, receipts.audited(200));
+      return { status: 200, body: payoutOut(payout), receipt: changed ? "audit" : undefined };
+    }) as never;
   });
 }

@@ -8,11 +8,11 @@ import { Amount, AssetCode } from "../money-schemas.js";
 import { actingMarketplace } from "../tenancy.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 import { HoldOut, holdOut } from "./hold-schemas.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { CustomerId, MarketplaceId } from "./party-schemas.js";
 
 const Body = z
   .strictObject({
-    customer_id: PartyIdParam,
+    customer_id: CustomerId,
     asset: AssetCode,
     amount: Amount,
     timeout_seconds: z
@@ -22,7 +22,7 @@ const Body = z
       .max(366 * 24 * 3600)
       .optional()
       .openapi({ description: "release what is left after this long" }),
-    marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys only" }),
+    marketplace_id: MarketplaceId.optional().openapi({ description: "admin keys only" }),
   })
   .openapi("HoldCreate");
 
@@ -42,16 +42,20 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
     const marketplaceId = await actingMarketplace(c, body.marketplace_id);
-    return replayOrRun(c, body, async (ledgerKey) => {
-      const hold = await openHold(c.get("deps").ledger.db, {
-        marketplaceId,
-        customerId: body.customer_id,
-        asset: body.asset,
-        amount: BigInt(body.amount),
-        timeoutSeconds: body.timeout_seconds,
-        idempotencyKey: ledgerKey("hold"),
-      });
-      return { status: 201, body: holdOut(hold) };
+    return replayOrRun(c, body, async (ledgerKey, receipts) => {
+      const { replayed, ...hold } = await openHold(
+        c.get("deps").ledger.db,
+        {
+          marketplaceId,
+          customerId: body.customer_id,
+          asset: body.asset,
+          amount: BigInt(body.amount),
+          timeoutSeconds: body.timeout_seconds,
+          idempotencyKey: ledgerKey("hold"),
+        },
+        receipts.audited(201),
+      );
+      return { status: 201, body: holdOut(hold), receipt: replayed ? undefined : "audit" };
     }) as never;
   });
 }

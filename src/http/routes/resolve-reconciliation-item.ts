@@ -35,7 +35,7 @@ const route = createRoute({
       item_id: z
         .string()
         .regex(/^[0-9]{1,18}$/, "must be an item id")
-        .openapi({ param: { name: "item_id", in: "path" } }),
+        .openapi({ param: { name: "item_id", in: "path" }, example: "1042" }),
     }),
     headers: IdempotencyHeader,
     body: jsonBody(Body),
@@ -70,9 +70,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
         return { status: 200, body: { ...itemOut((await getItem(tx, BigInt(item_id)))!), proposal_id: p.id } };
       }) as never;
     }
-    return replayOrRun(c, body, async () => {
-      const item = await resolveItem(db, id, BigInt(item_id), { note: body.note, resolvedBy: c.get("principal").keyId });
-      return { status: 200, body: { ...itemOut(item), proposal_id: null } };
+    return replayOrRun(c, body, async (_, receipts) => {
+      const item = await resolveItem(db, id, BigInt(item_id), { note: body.note, resolvedBy: c.get("principal").keyId, receipt: receipts.audited(200) });
+      return { status: 200, body: { ...itemOut(item), proposal_id: null }, receipt: "audit" };
     }) as never;
   });
 }

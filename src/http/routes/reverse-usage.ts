@@ -38,13 +38,13 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { id } = c.req.valid("param");
     const { reason } = c.req.valid("json");
     const db = c.get("deps").ledger.db;
-    return replayOrRun(c, { reason }, async (ledgerKey) => {
+    return replayOrRun(c, { reason }, async (ledgerKey, receipts) => {
       const usage = await getUsage(db, id);
       const p = c.get("principal");
       if (!usage || (p.role === "marketplace" && usage.marketplaceId !== p.scopeId)) throw new ApiError("usage_not_found", `usage record ${id} does not exist`);
       // Keyed by the request: a second reversal under another Idempotency-Key is 409 already_reversed.
-      const { record, reversalId } = await reverseUsage(db, usage, reason, ledgerKey(`usage-reverse:${usage.id}`));
-      return { status: 201, body: { record: usageOut(record), reversal_transfer_id: reversalId } };
+      const { record, reversalId, replayed } = await reverseUsage(db, usage, reason, ledgerKey(`usage-reverse:${usage.id}`), receipts.audited(201));
+      return { status: 201, body: { record: usageOut(record), reversal_transfer_id: reversalId }, receipt: replayed ? undefined : "audit" };
     }) as never;
   });
 }

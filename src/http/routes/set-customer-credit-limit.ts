@@ -1,13 +1,13 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { proposeCustomerCreditLimit } from "../../services/proposals.js";
-import { inTransaction } from "../../services/transaction.js";
 import { requireRole } from "../auth.js";
+import { idempotently } from "../idempotency.js";
 import type { AppEnv } from "../request-context.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { actingMarketplace } from "../tenancy.js";
 import { AssetCode } from "../money-schemas.js";
 import { errorResponses, json, jsonBody, security } from "./common.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { CustomerId, MarketplaceId } from "./party-schemas.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 
 const Body = z
@@ -15,8 +15,8 @@ const Body = z
     credit_limit: z
       .string()
       .regex(/^(0|[1-9][0-9]{0,77})$/, "must be an integer amount in the asset's smallest unit")
-      .openapi({ description: "how much the postpaid customer may owe in the asset (smallest units); not below what it owes now" }),
-    marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys only" }),
+      .openapi({ description: "how much the postpaid customer may owe in the asset (smallest units); not below what it owes now", example: "500000000" }),
+    marketplace_id: MarketplaceId.optional().openapi({ description: "admin keys only" }),
   })
   .openapi("CustomerCreditLimitSet");
 
@@ -28,7 +28,7 @@ const route = createRoute({
   summary: "Propose a postpaid customer's credit limit in an asset (marketplace, admin); in force when an admin or finance key approves it",
   security,
   middleware: [requireRole("marketplace", "admin"), jsonBodyGuard] as const,
-  request: { params: z.object({ id: PartyIdParam, asset: AssetCode }), body: jsonBody(Body) },
+  request: { params: z.object({ id: CustomerId, asset: AssetCode }), body: jsonBody(Body) },
   responses: { 202: json(ProposalOut, "the proposal: the limit changes when another key approves it (POST /v1/proposals/{id}/approve)"), ...errorResponses },
 });
 
@@ -38,14 +38,16 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const b = c.req.valid("json");
     const marketplaceId = await actingMarketplace(c, b.marketplace_id);
     const db = c.get("deps").ledger.db;
-    const proposal = await inTransaction(db, (tx) =>
-      proposeCustomerCreditLimit(tx, db.clock.now(), c.get("principal"), {
-        marketplaceId,
-        customerId: id,
-        asset,
-        creditLimit: BigInt(b.credit_limit),
-      }),
-    );
-    return c.json(proposalOut(proposal), 202);
+    return idempotently(c, b, async (tx) => ({
+      status: 202,
+      body: proposalOut(
+        await proposeCustomerCreditLimit(tx, db.clock.now(), c.get("principal"), {
+          marketplaceId,
+          customerId: id,
+          asset,
+          creditLimit: BigInt(b.credit_limit),
+        }),
+      ),
+    })) as never;
   });
 }

@@ -1,12 +1,12 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { proposeOperatorPayoutLimits } from "../../services/proposals.js";
-import { inTransaction } from "../../services/transaction.js";
 import { requireRole } from "../auth.js";
+import { idempotently } from "../idempotency.js";
 import type { AppEnv } from "../request-context.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Amount, AssetCode } from "../money-schemas.js";
 import { errorResponses, json, jsonBody, security } from "./common.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { OperatorId } from "./party-schemas.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 
 const Body = z
@@ -26,7 +26,7 @@ const route = createRoute({
   summary: "Propose an operator's own payout caps in an asset (admin, finance); the lower of these and the policy's applies once another key approves",
   security,
   middleware: [requireRole("admin", "finance"), jsonBodyGuard] as const,
-  request: { params: z.object({ id: PartyIdParam, asset: AssetCode }), body: jsonBody(Body) },
+  request: { params: z.object({ id: OperatorId, asset: AssetCode }), body: jsonBody(Body) },
   responses: { 202: json(ProposalOut, "the proposal: the caps change when another key approves it (POST /v1/proposals/{id}/approve)"), ...errorResponses },
 });
 
@@ -35,14 +35,16 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { id, asset } = c.req.valid("param");
     const b = c.req.valid("json");
     const db = c.get("deps").ledger.db;
-    const proposal = await inTransaction(db, (tx) =>
-      proposeOperatorPayoutLimits(tx, db.clock.now(), c.get("principal"), {
-        operatorId: id,
-        asset,
-        maxPerPayout: b.max_per_payout === null ? null : BigInt(b.max_per_payout),
-        maxPerDay: b.max_per_day === null ? null : BigInt(b.max_per_day),
-      }),
-    );
-    return c.json(proposalOut(proposal), 202);
+    return idempotently(c, b, async (tx) => ({
+      status: 202,
+      body: proposalOut(
+        await proposeOperatorPayoutLimits(tx, db.clock.now(), c.get("principal"), {
+          operatorId: id,
+          asset,
+          maxPerPayout: b.max_per_payout === null ? null : BigInt(b.max_per_payout),
+          maxPerDay: b.max_per_day === null ? null : BigInt(b.max_per_day),
+        }),
+      ),
+    })) as never;
   });
 }

@@ -1,12 +1,13 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { setPayoutAddress } from "../../services/payout-addresses.js";
 import { requireRole } from "../auth.js";
+import { idempotently } from "../idempotency.js";
 import type { AppEnv } from "../request-context.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Timestamp, Uuid } from "../schemas.js";
 import { errorResponses, json, jsonBody, security } from "./common.js";
 import { visibleOperator } from "./operator-access.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { OperatorId } from "./party-schemas.js";
 import { ChainId, EvmAddress } from "./payout-schemas.js";
 
 const Body = z
@@ -17,7 +18,10 @@ const Body = z
     signature: z
       .string()
       .regex(/^0x[0-9a-fA-F]{130}$/, "must be a 0x-prefixed 65-byte hex signature")
-      .openapi({ description: "the address's signature of the challenge message" }),
+      .openapi({
+        description: "the address's signature of the challenge message",
+        example: "0x4a427adf9d64b3f2eb303a268a262834e1a90a02ff2b5cb67e18a1ee5becf2a74fb09737851906dfa9ba33b4a7159e404b0543140031503d787d73306679da5b1c",
+      }),
   })
   .openapi("PayoutAddressSet");
 
@@ -34,7 +38,7 @@ const route = createRoute({
   security,
   description: "Each change is recorded with who made it. Payouts already requested keep the address they were requested with.",
   middleware: [requireRole("admin", "operator"), jsonBodyGuard] as const,
-  request: { params: z.object({ id: PartyIdParam }), body: jsonBody(Body) },
+  request: { params: z.object({ id: OperatorId }), body: jsonBody(Body) },
   responses: { 200: json(Out, "the verified address"), ...errorResponses },
 });
 
@@ -44,18 +48,23 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const body = c.req.valid("json");
     await visibleOperator(c, id);
     const deps = c.get("deps");
-    const a = await setPayoutAddress(deps.ledger.db, deps.settlements, {
-      operatorId: id,
-      chainId: BigInt(body.chain_id),
-      address: body.address,
-      challengeId: body.challenge_id,
-      signature: body.signature,
-      changedBy: c.get("principal").keyId,
-      requestId: c.get("requestId"),
-    });
-    return c.json(
-      { operator_id: a.operatorId, chain_id: Number(a.chainId), address: a.address, verified_at: a.verifiedAt.toISOString(), changed: a.changed },
-      200,
-    );
+    return idempotently(c, body, async (tx) => {
+      const a = await setPayoutAddress(
+        tx,
+        deps.settlements,
+        {
+          operatorId: id,
+          chainId: BigInt(body.chain_id),
+          address: body.address,
+          challengeId: body.challenge_id,
+          signature: body.signature,
+          changedBy: c.get("principal").keyId,
+          requestId: c.get("requestId"),
+        },
+        deps.ledger.db.clock.now(),
+      );
+      const out = { operator_id: a.operatorId, chain_id: Number(a.chainId), address: a.address, verified_at: a.verifiedAt.toISOString(), changed: a.changed };
+      return { status: 200, body: out };
+    }) as never;
   });
 }

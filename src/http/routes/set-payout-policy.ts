@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { proposePayoutPolicy } from "../../services/proposals.js";
-import { inTransaction } from "../../services/transaction.js";
 import { requireRole } from "../auth.js";
+import { idempotently } from "../idempotency.js";
 import type { AppEnv } from "../request-context.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Amount, AssetCode } from "../money-schemas.js";
@@ -64,18 +64,20 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { asset } = c.req.valid("param");
     const b = c.req.valid("json");
     const db = c.get("deps").ledger.db;
-    const proposal = await inTransaction(db, (tx) =>
-      proposePayoutPolicy(tx, db.clock.now(), c.get("principal"), {
-        asset,
-        minAmount: BigInt(b.min_amount),
-        schedule: b.schedule,
-        intervalSeconds: b.interval_seconds,
-        maxGasShareBps: b.max_gas_share_bps ?? null,
-        maxPerPayout: b.max_per_payout == null ? null : BigInt(b.max_per_payout),
-        maxPerDay: b.max_per_day == null ? null : BigInt(b.max_per_day),
-        approvalThreshold: b.approval_threshold == null ? null : BigInt(b.approval_threshold),
-      }),
-    );
-    return c.json(proposalOut(proposal), 202);
+    return idempotently(c, b, async (tx) => ({
+      status: 202,
+      body: proposalOut(
+        await proposePayoutPolicy(tx, db.clock.now(), c.get("principal"), {
+          asset,
+          minAmount: BigInt(b.min_amount),
+          schedule: b.schedule,
+          intervalSeconds: b.interval_seconds,
+          maxGasShareBps: b.max_gas_share_bps ?? null,
+          maxPerPayout: b.max_per_payout == null ? null : BigInt(b.max_per_payout),
+          maxPerDay: b.max_per_day == null ? null : BigInt(b.max_per_day),
+          approvalThreshold: b.approval_threshold == null ? null : BigInt(b.approval_threshold),
+        }),
+      ),
+    })) as never;
   });
 }

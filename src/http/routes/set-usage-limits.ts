@@ -1,18 +1,19 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { proposeUsageLimits } from "../../services/proposals.js";
-import { inTransaction } from "../../services/transaction.js";
 import { requireRole } from "../auth.js";
+import { idempotently } from "../idempotency.js";
 import type { AppEnv } from "../request-context.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Amount, AssetCode } from "../money-schemas.js";
 import { errorResponses, json, jsonBody, security } from "./common.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { MarketplaceId } from "./party-schemas.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 
 const Rate = z
   .string()
   .max(60)
-  .regex(/^(0|[1-9][0-9]{0,39})(\.[0-9]{1,18})?$/, "must be a decimal of at most 40 digits and 18 decimals");
+  .regex(/^(0|[1-9][0-9]{0,39})(\.[0-9]{1,18})?$/, "must be a decimal of at most 40 digits and 18 decimals")
+  .openapi({ example: "1" });
 
 const Body = z
   .strictObject({
@@ -35,7 +36,7 @@ const route = createRoute({
   summary: "Propose what one usage record of the marketplace may claim in an asset (admin); applied when another key approves it",
   security,
   middleware: [requireRole("admin"), jsonBodyGuard] as const,
-  request: { params: z.object({ id: PartyIdParam, asset: AssetCode }), body: jsonBody(Body) },
+  request: { params: z.object({ id: MarketplaceId, asset: AssetCode }), body: jsonBody(Body) },
   responses: { 202: json(ProposalOut, "the proposal: the limits change when another key approves it (POST /v1/proposals/{id}/approve)"), ...errorResponses },
 });
 
@@ -44,14 +45,16 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { id, asset } = c.req.valid("param");
     const b = c.req.valid("json");
     const db = c.get("deps").ledger.db;
-    const proposal = await inTransaction(db, (tx) =>
-      proposeUsageLimits(tx, db.clock.now(), c.get("principal"), {
-        marketplaceId: id,
-        asset,
-        maxGrossPerRecord: b.max_gross_per_record === undefined ? undefined : b.max_gross_per_record === null ? null : BigInt(b.max_gross_per_record),
-        maxQuantityPerSecond: b.max_quantity_per_second,
-      }),
-    );
-    return c.json(proposalOut(proposal), 202);
+    return idempotently(c, b, async (tx) => ({
+      status: 202,
+      body: proposalOut(
+        await proposeUsageLimits(tx, db.clock.now(), c.get("principal"), {
+          marketplaceId: id,
+          asset,
+          maxGrossPerRecord: b.max_gross_per_record === undefined ? undefined : b.max_gross_per_record === null ? null : BigInt(b.max_gross_per_record),
+          maxQuantityPerSecond: b.max_quantity_per_second,
+        }),
+      ),
+    })) as never;
   });
 }

@@ -2,6 +2,7 @@ import type { Database, Queryable } from "../../db/client.js";
 import { ensureAccounts } from "../../db/ensure-accounts.js";
 import { Contended, writeTransfers, type BatchOutcome } from "../../db/transfer-writer.js";
 import { insertUsageRecords } from "../../db/usage-writer.js";
+import { writeReceipts, type WriteReceipt } from "../../db/queries/write-receipts.js";
 import { specKey, type AccountSpec } from "../../domain/chart.js";
 import type { TransferInput } from "../../domain/transfers.js";
 import type { UsageRecord } from "../../domain/usage.js";
@@ -33,12 +34,13 @@ export type BatchWrite =
  * Writes the planned records as one ledger batch (one transfer each) with their usage rows, in one
  * database transaction. With `atomic`, one refusal rolls the whole batch back.
  */
-export async function writeUsageBatch(db: Database, planned: Planned[], atomic: boolean): Promise<BatchWrite> {
+export async function writeUsageBatch(db: Database, planned: Planned[], atomic: boolean, receipt?: WriteReceipt<void>): Promise<BatchWrite> {
   const last: Attempt = { accounts: new Map(), outcomes: [], records: new Map() };
   try {
     await writeTransfers(db, (tx) => prepareTransfers(tx, planned, last), {
       optimistic: true,
       afterWrite: (tx, written, bookedAt) => recordUsage(tx, planned, atomic, last, written, bookedAt),
+      receipt,
     });
   } catch (err) {
     if (err instanceof NothingWritten) return { kind: "nothing_written", accounts: last.accounts, outcomes: last.outcomes };
@@ -80,6 +82,12 @@ async function recordUsage(tx: Queryable, planned: Planned[], atomic: boolean, l
     if (o.kind === "created") last.records.set(k, toRecord(p, last.accounts, o.transfer.id, bookedAt));
   });
   if ((await insertUsageRecords(tx, [...last.records.values()])) !== last.records.size) throw new Contended();
+  // The receipts of single API calls whose record this batch wrote.
+  await writeReceipts(
+    tx,
+    planned.flatMap((p, k) => (p.item.receipt && last.records.has(k) ? [{ receipt: p.item.receipt, result: last.records.get(k)! }] : [])),
+    bookedAt,
+  );
 }
 
 function toTransfer(p: Planned, accounts: Map<string, string>): TransferInput {

@@ -3,6 +3,7 @@ import type { AccountSpec } from "../../domain/chart.js";
 import { LedgerError } from "../../domain/errors.js";
 import type { Split } from "../../domain/rating.js";
 import type { UsageRecord } from "../../domain/usage.js";
+import type { WriteReceipt } from "../../db/queries/write-receipts.js";
 
 /** A usage record as a marketplace reports it (already checked for shape). */
 export interface UsageInput {
@@ -28,6 +29,8 @@ export interface UsageInput {
 export interface UsageItem {
   marketplaceId: string;
   input: UsageInput;
+  /** The receipt of the API call that posted this record alone, written with the record. */
+  receipt?: WriteReceipt<UsageRecord>;
 }
 
 export type UsageResult =

@@ -1,5 +1,6 @@
 import type { Queryable } from "../../db/client.js";
 import { creatorsOfKey, recordDecision } from "../../db/queries/proposals.js";
+import { writeReceipts, type WriteReceipt } from "../../db/queries/write-receipts.js";
 import { withArticle, type Principal } from "../../domain/access.js";
 import { LedgerError } from "../../domain/errors.js";
 import { PROPOSAL_ROLES, toProposal, type Proposal } from "./proposal.js";
@@ -44,16 +45,20 @@ export async function independent(db: Queryable, p: Proposal, by: Principal): Pr
   }
 }
 
+/** Who decides, with the receipt of the API call that decided (written with the decision). */
+export type Decider = Principal & { receipt?: WriteReceipt<void> };
+
 export async function decide(
   tx: Queryable,
   id: string,
   status: "approved" | "rejected",
-  by: Principal,
+  by: Decider,
   at: Date,
   reason: string | null,
   result: Record<string, unknown> | null,
 ): Promise<Proposal> {
   const row = await recordDecision(tx, { id, status, decidedBy: by.keyId, decidedAt: at, reason, result });
   if (!row) throw new LedgerError("proposal_decided", `proposal ${id} was decided by someone else meanwhile`);
+  if (by.receipt) await writeReceipts(tx, [{ receipt: by.receipt, result: undefined }], at);
   return toProposal(row);
 }

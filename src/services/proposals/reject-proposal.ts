@@ -1,11 +1,10 @@
 import type { Database } from "../../db/client.js";
 import { LedgerError } from "../../domain/errors.js";
-import type { Principal } from "../../domain/access.js";
 import { failPayouts } from "../fail-payouts.js";
-import { decide, mayDecide } from "./decision.js";
+import { decide, type Decider, mayDecide } from "./decision.js";
 import { getProposal, type Proposal } from "./proposal.js";
 
-export async function rejectProposal(db: Database, id: string, by: Principal, reason: string): Promise<Proposal> {
+export async function rejectProposal(db: Database, id: string, by: Decider, reason: string): Promise<Proposal> {
   const p = await getProposal(db, id);
   if (!p) throw new LedgerError("proposal_not_found", `proposal ${id} does not exist`);
   mayDecide(p, by); // rejecting moves no money: another key than the proposer's is enough

@@ -1,0 +1,36 @@
+import { createHash } from "node:crypto";
+import type { Context } from "hono";
+import type { AuditEntry } from "../services/audit-log.js";
+import type { AppEnv } from "./request-context.js";
+
+/**
+ * The audit row of a request, with the status it is answered with: who (key, role, scope), what
+ * (method, path, route, a hash of the body) and the outcome. Written in the change's own transaction
+ * when the request changes something (idempotency.ts), else by the audit middleware.
+ */
+export async function auditEntryOf(c: Context<AppEnv>, status: number): Promise<AuditEntry> {
+  let bodySha256: string | null = null;
+  let bodyBytes: number | null = null;
+  try {
+    const body = Buffer.from(await c.req.arrayBuffer());
+    bodyBytes = body.byteLength;
+    bodySha256 = createHash("sha256").update(body).digest("hex");
+  } catch {
+    // an unreadable body (over the size limit): recorded without it
+  }
+  const p = c.var.principal;
+  return {
+    keyId: p?.keyId ?? null,
+    role: p?.role ?? null,
+    scopeId: p?.scopeId ?? null,
+    method: c.req.method,
+    path: c.req.path.slice(0, 2000),
+    route: c.req.routePath ?? null,
+    status,
+    requestId: c.get("requestId"),
+    clientRequestId: c.var.clientRequestId ?? null,
+    idempotencyKey: c.req.header("idempotency-key")?.slice(0, 255) ?? null,
+    bodySha256,
+    bodyBytes,
+  };
+}

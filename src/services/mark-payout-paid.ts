@@ -1,0 +1,20 @@
+import type { Database } from "../db/client.js";
+import { getPayout, type Payout } from "../db/queries/payouts.js";
+import type { WriteReceipt } from "../db/queries/write-receipts.js";
+import { LedgerError } from "../domain/errors.js";
+import { confirmPayouts } from "./payouts.js";
+
+/** Off-chain settlement: finance paid the operator by other means and records the reference. */
+export async function markPayoutPaid(db: Database, id: string, reference: string, receipt?: WriteReceipt<void>): Promise<{ payout: Payout; changed: boolean }> {
+  const p = await getPayout(db, id);
+  if (!p) throw new LedgerError("payout_not_found", `payout ${id} does not exist`);
+  if (p.settlement !== "none") {
+    throw new LedgerError("invalid_request", `payout ${id} settles on chain ${p.chainId}: the payout worker confirms it from the chain`);
+  }
+  if (p.status === "confirmed" && p.externalReference === reference) return { payout: p, changed: false };
+  if (p.approval === "required")
+    throw new LedgerError("payout_not_approved", `payout ${id} waits for a second key's approval (${p.note}); it cannot be marked paid before`);
+  const done = await confirmPayouts(db, [p], new Map([[id, { externalReference: reference }]]), ["pending"], [], undefined, receipt);
+  if (done.length === 0) throw new LedgerError("payout_not_pending", `payout ${id} is ${(await getPayout(db, id))!.status}`);
+  return { payout: (await getPayout(db, id))!, changed: true };
+}
