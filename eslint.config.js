@@ -6,6 +6,8 @@ import tseslint from "typescript-eslint";
 
 export default tseslint.config(
   { ignores: ["node_modules/", "dist/", "data/", "contracts/artifacts/", "**/*.cjs", ".ci/out/", "chaos/results/", "bench/results/"] },
+  // Generated (npm run client:generate) and compared byte for byte with what the routes generate (client:check).
+  { ignores: ["clients/typescript/schema.ts"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -7,6 +7,7 @@
  * a message), three customers who pay into the treasury on chain, posts a day of GPU usage, pays
  * every operator out on chain,
  * reconciles the chain with the ledger, and prints a report. Stops everything it started.
+ * It talks to the service through the typed client (clients/typescript), as an integrator would.
  * `--json FILE` also writes the report as JSON.
  */
 import { spawn } from "node:child_process";
@@ -15,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encodeFunctionData, parseEther } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { createLedgerClient, idempotencyKey, type LedgerClient } from "../clients/typescript/index.js";
 import { TestStablecoin } from "../contracts/artifacts.js";
 import { depositAddressMessage } from "../src/domain/payouts.js";
 import { chainSettingsFor, CHAIN_ID, freePort, startLocalChain } from "./anvil-chain.js";
@@ -71,9 +73,11 @@ try {
     await exited;
   });
   const base = `http://127.0.0.1:${port}`;
+  const client = (apiKey: string): LedgerClient => createLedgerClient({ baseUrl: base, apiKey });
+  const admin = client(adminKey);
   for (let i = 0; ; i++) {
-    const ok = await fetch(`${base}/readyz`).then(
-      (r) => r.ok,
+    const ok = await admin.GET("/readyz").then(
+      (r) => r.response.ok,
       () => false,
     );
     if (ok) break;
@@ -82,51 +86,60 @@ try {
   }
 
   let seq = 0;
-  const call = async (method: string, path: string, body?: unknown, key = adminKey) => {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${key}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-        ...(method === "POST" ? { "idempotency-key": `demo-${++seq}` } : {}),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-    return JSON.parse(text);
+  const header = () => idempotencyKey(`demo-${++seq}`);
+  /** The answer's data; an error answer stops the demo with its status and problem. */
+  const ok = <T>({ data, error, response }: { data?: T; error?: unknown; response: Response }): T => {
+    if (data === undefined) throw new Error(`${new URL(response.url).pathname}: ${response.status} ${JSON.stringify(error)}`);
+    return data;
   };
 
   // --- the marketplace, its operators and customers ------------------------------------------------
   say("setting up a marketplace, its fee schedule, 3 operators with verified payout addresses and 3 customers …");
-  await call("POST", "/v1/assets", { code: "TUSD", scale: 6, settlement: { kind: "erc20", chain_id: CHAIN_ID, token_address: chain.token } });
-  await call("POST", "/v1/assets", { code: "ETH", scale: 18, settlement: { kind: "native", chain_id: CHAIN_ID } });
-  await call("POST", "/v1/marketplaces", { id: "gpu-cloud", name: "GPU Cloud" });
-  await call("POST", "/v1/marketplaces/gpu-cloud/fee-schedules", {
-    effective_from: "2020-01-01T00:00:00Z",
-    rules: [
-      { party: "marketplace", bps: 800 },
-      { party: "protocol", bps: 200 },
-    ],
-  });
-  const market = (await call("POST", "/v1/api-keys", { name: "gpu-cloud", role: "marketplace", scope_id: "gpu-cloud" })).secret as string;
+  ok(
+    await admin.POST("/v1/assets", {
+      params: { header: header() },
+      body: { code: "TUSD", scale: 6, settlement: { kind: "erc20", chain_id: CHAIN_ID, token_address: chain.token } },
+    }),
+  );
+  ok(await admin.POST("/v1/assets", { params: { header: header() }, body: { code: "ETH", scale: 18, settlement: { kind: "native", chain_id: CHAIN_ID } } }));
+  ok(await admin.POST("/v1/marketplaces", { params: { header: header() }, body: { id: "gpu-cloud", name: "GPU Cloud" } }));
+  ok(
+    await admin.POST("/v1/marketplaces/{id}/fee-schedules", {
+      params: { path: { id: "gpu-cloud" }, header: header() },
+      body: {
+        effective_from: "2020-01-01T00:00:00Z",
+        rules: [
+          { party: "marketplace", bps: 800 },
+          { party: "protocol", bps: 200 },
+        ],
+      },
+    }),
+  );
+  const secret = async (body: { name: string; role: "marketplace" | "operator"; scope_id: string }) =>
+    ok(await admin.POST("/v1/api-keys", { params: { header: header() }, body })).secret!;
+  const market = client(await secret({ name: "gpu-cloud", role: "marketplace", scope_id: "gpu-cloud" }));
   const operators = [
     { id: "nordic-gpu", name: "Nordic GPU", gpus: ["gpu:h100-80gb", "gpu:a100-80gb"] },
     { id: "lagos-compute", name: "Lagos Compute", gpus: ["gpu:rtx4090", "gpu:l40s"] },
     { id: "andes-ai", name: "Andes AI", gpus: ["gpu:h100-80gb", "gpu:l40s", "gpu:rtx4090"] },
   ];
-  const operatorKeys = new Map<string, string>();
+  const operatorClients = new Map<string, LedgerClient>();
   for (const o of operators) {
-    await call("POST", "/v1/operators", { id: o.id, name: o.name }, market);
-    const key = (await call("POST", "/v1/api-keys", { name: o.id, role: "operator", scope_id: o.id })).secret as string;
-    operatorKeys.set(o.id, key);
+    ok(await market.POST("/v1/operators", { params: { header: header() }, body: { id: o.id, name: o.name } }));
+    const operator = client(await secret({ name: o.id, role: "operator", scope_id: o.id }));
+    operatorClients.set(o.id, operator);
     const wallet = privateKeyToAccount(generatePrivateKey());
-    const ch = await call("POST", `/v1/operators/${o.id}/payout-address-challenges`, { chain_id: CHAIN_ID, address: wallet.address }, key);
-    await call(
-      "PUT",
-      `/v1/operators/${o.id}/payout-address`,
-      { chain_id: CHAIN_ID, address: wallet.address, challenge_id: ch.id, signature: await wallet.signMessage({ message: ch.message }) },
-      key,
+    const ch = ok(
+      await operator.POST("/v1/operators/{id}/payout-address-challenges", {
+        params: { path: { id: o.id }, header: header() },
+        body: { chain_id: CHAIN_ID, address: wallet.address },
+      }),
+    );
+    ok(
+      await operator.PUT("/v1/operators/{id}/payout-address", {
+        params: { path: { id: o.id } },
+        body: { chain_id: CHAIN_ID, address: wallet.address, challenge_id: ch.id, signature: await wallet.signMessage({ message: ch.message }) },
+      }),
     );
   }
   // The customers pay 5,000 TUSD each into the treasury on chain, from addresses they registered
@@ -135,12 +148,17 @@ try {
   const customers = ["acme-labs", "orbit-ml", "pixel-forge"];
   const deposit = 5_000_000_000n;
   for (const c of customers) {
-    await call("POST", "/v1/customers", { id: c, billing: "prepaid" }, market);
+    ok(await market.POST("/v1/customers", { params: { header: header() }, body: { id: c, billing: "prepaid" } }));
     const payer = privateKeyToAccount(generatePrivateKey());
     const signature = await payer.signMessage({
       message: depositAddressMessage({ marketplaceId: "gpu-cloud", customerId: c, chainId: BigInt(CHAIN_ID), address: payer.address }),
     });
-    await call("POST", `/v1/customers/${c}/deposit-addresses`, { chain_id: CHAIN_ID, address: payer.address, signature }, market);
+    ok(
+      await market.POST("/v1/customers/{id}/deposit-addresses", {
+        params: { path: { id: c }, header: header() },
+        body: { chain_id: CHAIN_ID, address: payer.address, signature },
+      }),
+    );
     await chain.test.setBalance({ address: payer.address, value: parseEther("1") });
     await chain.send({ to: chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [payer.address, deposit] }) });
     await chain.wallet(payer).writeContract({
@@ -154,7 +172,7 @@ try {
   }
   say("the customers paid 3 × 5,000 TUSD into the treasury on chain; waiting for the deposit scanner to credit them …");
   for (let i = 0; ; i++) {
-    const funding = await call("GET", "/v1/marketplaces/gpu-cloud/funding/TUSD");
+    const funding = ok(await admin.GET("/v1/marketplaces/{id}/funding/{asset}", { params: { path: { id: "gpu-cloud", asset: "TUSD" } } }));
     if (BigInt(funding.customers_received) === deposit * BigInt(customers.length)) break;
     if (i > 120) throw new Error(`deposits not credited: ${JSON.stringify(funding)}`);
     await new Promise((r) => setTimeout(r, 500));
@@ -163,7 +181,7 @@ try {
   // --- a day of usage ------------------------------------------------------------------------------
   const prices: Record<string, string> = { "gpu:h100-80gb": "2.49", "gpu:a100-80gb": "1.29", "gpu:l40s": "0.99", "gpu:rtx4090": "0.44" };
   // Yesterday by the service's clock (GET /healthz tells its time).
-  const today = new Date(((await (await fetch(`${base}/healthz`)).json()) as { time: string }).time);
+  const today = new Date(ok(await admin.GET("/healthz")).time);
   const day = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - 1));
   let rnd = 20261129;
   const random = () => (rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
@@ -190,24 +208,24 @@ try {
       }
     }
   }
-  const batch = await call("POST", "/v1/usage/batch", { records }, market);
-  const accepted = batch.summary.accepted as number;
-  if (batch.summary.rejected > 0) throw new Error(`usage rejected: ${JSON.stringify(batch.results.find((r: { status: string }) => r.status === "rejected"))}`);
+  const batch = ok(await market.POST("/v1/usage/batch", { params: { header: header() }, body: { records } }));
+  const accepted = batch.summary.accepted;
+  if (batch.summary.rejected > 0) throw new Error(`usage rejected: ${JSON.stringify(batch.results.find((r) => r.status === "rejected"))}`);
   say(`posted a day of GPU usage: ${accepted} records on ${Object.keys(prices).length} GPU types`);
 
   // --- payouts -------------------------------------------------------------------------------------
   say("paying every operator what is payable now (all of it: its customers' money was received) on chain …");
   const payoutIds: string[] = [];
   for (const o of operators) {
-    const key = operatorKeys.get(o.id)!;
-    const balance = (await call("GET", `/v1/operators/${o.id}/balances`, undefined, key)).data.find((b: { asset: string }) => b.asset === "TUSD");
+    const operator = operatorClients.get(o.id)!;
+    const balance = ok(await operator.GET("/v1/operators/{id}/balances", { params: { path: { id: o.id } } })).data.find((b) => b.asset === "TUSD")!;
     if (balance.payable_now !== balance.available) throw new Error(`${o.id}: ${balance.awaiting_funds} TUSD awaiting funds`);
-    payoutIds.push((await call("POST", "/v1/payouts", { asset: "TUSD", amount: balance.payable_now }, key)).id);
+    payoutIds.push(ok(await operator.POST("/v1/payouts", { params: { header: header() }, body: { asset: "TUSD", amount: balance.payable_now } })).id);
   }
   const deadline = Date.now() + 60_000;
   let payouts: Array<{ id: string; operator_id: string; amount: string; status: string; tx_hash: string | null; block_number: string | null }> = [];
   for (;;) {
-    payouts = await Promise.all(payoutIds.map((id) => call("GET", `/v1/payouts/${id}`)));
+    payouts = await Promise.all(payoutIds.map(async (id) => ok(await admin.GET("/v1/payouts/{id}", { params: { path: { id } } }))));
     if (payouts.every((p) => p.status === "confirmed" || p.status === "failed")) break;
     if (Date.now() > deadline) throw new Error(`payouts not final: ${JSON.stringify(payouts.map((p) => p.status))}`);
     await new Promise((r) => setTimeout(r, 500));
@@ -217,19 +235,26 @@ try {
   // Up to the last final block (2 confirmations; a block a second).
   await chain.test.mine({ blocks: 2 });
   const final = Number(await chain.public.getBlockNumber()) - 1;
-  const recon = await call("POST", "/v1/reconciliations", { chain_id: CHAIN_ID, asset: "TUSD", from_block: Number(startBlock), to_block: final });
+  const recon = ok(
+    await admin.POST("/v1/reconciliations", {
+      params: { header: header() },
+      body: { chain_id: CHAIN_ID, asset: "TUSD", from_block: Number(startBlock), to_block: final },
+    }),
+  );
   // Usage counts when its period ends: the day's last hour ends at midnight.
   const from = day.toISOString();
   const to = new Date(day.getTime() + 86_400_000 + 1).toISOString();
   const earnings = await Promise.all(
     operators.map(async (o) => ({
       operator: o.id,
-      rows: (await call("GET", `/v1/operators/${o.id}/earnings?from=${from}&to=${to}&group_by=resource`, undefined, operatorKeys.get(o.id)!)).data,
+      rows: ok(
+        await operatorClients.get(o.id)!.GET("/v1/operators/{id}/earnings", { params: { path: { id: o.id }, query: { from, to, group_by: "resource" } } }),
+      ).data,
     })),
   );
-  const fees = (await call("GET", `/v1/reports/fee-revenue?from=${from}&to=${to}&group_by=day`)).data;
-  const trial = await call("GET", "/v1/reports/trial-balance");
-  const verify = await call("GET", "/v1/audit/verify");
+  const fees = ok(await admin.GET("/v1/reports/fee-revenue", { params: { query: { from, to, group_by: "day" } } })).data;
+  const trial = ok(await admin.GET("/v1/reports/trial-balance"));
+  const verify = ok(await admin.GET("/v1/audit/verify"));
 
   const units = (s: string) => (Number(BigInt(s)) / 1e6).toFixed(2);
   const report = {
@@ -237,14 +262,14 @@ try {
     records: accepted,
     operators: earnings.map((e) => ({
       operator: e.operator,
-      by_gpu: e.rows.map((r: { group: string; paid_hours: string; gross: string; net: string; effective_rate_per_hour: string }) => ({
+      by_gpu: e.rows.map((r) => ({
         gpu: r.group,
         gpu_hours: r.paid_hours,
         gross: r.gross,
         net: r.net,
         effective_rate_per_hour: r.effective_rate_per_hour,
       })),
-      net: e.rows.reduce((n: bigint, r: { net: string }) => n + BigInt(r.net), 0n).toString(),
+      net: e.rows.reduce((n, r) => n + BigInt(r.net), 0n).toString(),
     })),
     // Summed over the report's days (the day's last hour ends at midnight, on the next day).
     fees: [
