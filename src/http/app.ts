@@ -7,6 +7,7 @@ import { errorHandler, notFound } from "./middleware/error-handler.js";
 import { invalidRequest } from "./middleware/invalid-request.js";
 import { refuseNulInUrl } from "./middleware/nul-in-url.js";
 import { hideManagementSurface } from "./middleware/public-listener.js";
+import { registerProblemPages } from "./problems/page.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { requestLog } from "./middleware/request-log.js";
 import { refuseUnknownQueryParameters } from "./middleware/unknown-query.js";
@@ -14,9 +15,9 @@ import type { AppDeps, AppEnv } from "./request-context.js";
 import { registerRoutes } from "./routes/index.js";
 
 /**
- * The HTTP API: what a request goes through, in order, then every route, the OpenAPI document and
- * the docs page. Each route then checks the role, the body (json-body.ts) and its zod schemas
- * (refusals answered by `invalidRequest`).
+ * The HTTP API: what a request goes through, in order, then every route, the OpenAPI document,
+ * the docs page and the page of each problem type (/problems). Each route then checks the role,
+ * the body (json-body.ts) and its zod schemas (refusals answered by `invalidRequest`).
  */
 export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: invalidRequest });
@@ -31,6 +32,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   registerRoutes(app);
   registerDocs(app);
+  registerProblemPages(app);
 
   app.notFound(notFound(app));
   app.onError(errorHandler(deps));

@@ -2,7 +2,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { getAbsoluteFSPath } from "swagger-ui-dist";
+import { registerProblemExamples } from "./problems/openapi.js";
 import type { AppEnv } from "./request-context.js";
+import { errorResponses } from "./routes/common.js";
 
 const assets = getAbsoluteFSPath();
 const file = (name: string) => readFileSync(join(assets, name));
@@ -16,13 +18,15 @@ const page = `<!doctype html>
 /** The OpenAPI 3.1 document and a docs page whose assets are served from the package, not a CDN. */
 export function registerDocs(app: OpenAPIHono<AppEnv>): void {
   app.openAPIRegistry.registerComponent("securitySchemes", "apiKey", { type: "http", scheme: "bearer", description: "Authorization: Bearer <api key>" });
+  registerProblemExamples(app, Object.keys(errorResponses).map(Number));
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: {
       title: "Settlement & payout ledger",
       version: "1.0.0",
       description:
-        "Amounts are strings of integers in the asset's smallest unit. Every POST needs an Idempotency-Key header. Errors are application/problem+json (RFC 9457).",
+        "Amounts are strings of integers in the asset's smallest unit. Every POST needs an Idempotency-Key header. Errors are application/problem+json (RFC 9457): " +
+        "each problem's `type`, /problems/<code>, is a page saying what it means and what to do (GET /problems lists them all).",
       license: { name: "Proprietary" },
     },
     // Relative: the API is served from the same origin as this document, whatever host, port or listener that is.

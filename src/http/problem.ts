@@ -32,6 +32,8 @@ const httpStatusOf = {
   pending_already_voided: 409,
   pending_expired: 409,
   already_reversed: 409,
+  asset_retired: 409,
+  payouts_in_flight: 409,
   asset_mismatch: 422,
   exceeds_credits: 422,
   exceeds_debits: 422,
@@ -49,6 +51,7 @@ const httpStatusOf = {
   hold_closed: 409,
   marketplace_exists: 409,
   customer_exists: 409,
+  customer_retired: 409,
   operator_exists: 409,
   invitation_not_found: 404,
   fee_schedule_exists: 409,
@@ -79,6 +82,7 @@ const httpStatusOf = {
   // four eyes
   proposal_not_found: 404,
   proposal_decided: 409,
+  proposal_outdated: 409,
   four_eyes: 403,
   receipt_exists: 409,
   // the service
@@ -104,13 +108,25 @@ const titles: Partial<Record<ProblemCode, string>> = {
 
 export const Problem = z
   .object({
-    type: z.string().openapi({ example: "/problems/exceeds_credits" }),
-    title: z.string(),
-    status: z.number().int(),
-    code: z.enum(problemCodes),
-    detail: z.string(),
-    errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-    request_id: z.string().optional(),
+    type: z.string().openapi({ description: "/problems/<code>: a page saying what the problem means and what to do", example: "/problems/exceeds_credits" }),
+    title: z.string().openapi({ example: "Insufficient funds" }),
+    status: z.number().int().openapi({ description: "the HTTP status of the answer", example: 422 }),
+    code: z.enum(problemCodes).openapi({ description: "stable: branch on it", example: "exceeds_credits" }),
+    detail: z.string().openapi({
+      description: "for people: what was wrong with this request",
+      example:
+        "insufficient funds on account 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e: 1000000 available, this transfer takes 1500000, 500000 short (amounts in the asset's smallest unit)",
+    }),
+    errors: z
+      .array(
+        z.object({
+          path: z.string().openapi({ example: "legs.0.amount" }),
+          message: z.string().openapi({ example: "must be from 1 to 2^256 - 1, without leading zeros" }),
+        }),
+      )
+      .optional()
+      .openapi({ description: "the fields at fault, when the problem is about fields" }),
+    request_id: z.string().optional().openapi({ description: "quote it when reporting a problem", example: "0193a5c2-7d41-7e6b-8f20-3c9d1e4b5a67" }),
   })
   .openapi("Problem");
 export type Problem = z.infer<typeof Problem>;
@@ -128,12 +144,16 @@ export class ApiError extends Error {
 
   /**
    * From a refusal of the domain or a use case, whose field paths are in code casing (camelCase):
-   * the paths, and the detail built from them, are put in the API's casing.
+   * the paths, and the detail built from them, are put in the API's casing. A refusal whose message
+   * is a sentence of its own (naming the value or limit at fault: "asset NOPE does not exist")
+   * keeps it as the detail, which then says more than its issues ("asset: does not exist").
    */
   static from(err: LedgerError): ApiError {
     if (err.issues.length === 0) return new ApiError(err.code, err.message);
     const issues = err.issues.map((i) => ({ path: toWirePath(i.path), message: i.message }));
-    return new ApiError(err.code, issues.map((i) => `${i.path}: ${i.message}`).join("; "), issues);
+    const listed = err.issues.map((i) => `${i.path}: ${i.message}`).join("; ");
+    const ownSentence = err.message !== listed && !err.issues.some((i) => i.message === err.message);
+    return new ApiError(err.code, ownSentence ? err.message : issues.map((i) => `${i.path}: ${i.message}`).join("; "), issues);
   }
 }
 

@@ -4,23 +4,29 @@ import { getAssetByCode } from "../../services/reads.js";
 import { isUuid } from "../../domain/ids.js";
 import { checkPeriod } from "../period.js";
 import { ApiError, Problem } from "../problem.js";
+import { problemExamples } from "../problems/openapi.js";
 
 /** Shared pieces of route definitions. */
 export const security = [{ apiKey: [] }];
 
-const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: Problem } } });
+/** An error status: problem+json, with a named example for each problem code of the status (src/http/problems/). */
+const problem = (status: number, description: string) => ({
+  description,
+  content: { "application/problem+json": { schema: Problem, examples: problemExamples(status) } },
+});
 
 export const errorResponses = {
-  400: problem("invalid request: see `errors` for each field"),
-  401: problem("missing or unknown API key"),
-  403: problem("the key's role may not do this"),
-  404: problem("not found, or not visible to this key"),
-  409: problem("conflict with the current state or a reused Idempotency-Key"),
-  413: problem("body too large"),
-  415: problem("body is not application/json"),
-  422: problem("refused by the ledger's rules (e.g. insufficient funds)"),
-  429: problem("the API key's rate limit is exceeded; retry after the Retry-After seconds"),
-  503: problem("database unavailable; retry with the same Idempotency-Key"),
+  400: problem(400, "invalid request: see `errors` for each field"),
+  401: problem(401, "missing or unknown API key"),
+  403: problem(403, "the key's role may not do this"),
+  404: problem(404, "not found, or not visible to this key"),
+  409: problem(409, "conflict with the current state or a reused Idempotency-Key"),
+  413: problem(413, "body too large"),
+  415: problem(415, "body is not application/json"),
+  422: problem(422, "refused by the ledger's rules (e.g. insufficient funds)"),
+  429: problem(429, "the API key's rate limit is exceeded; retry after the Retry-After seconds"),
+  500: problem(500, "internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe"),
+  503: problem(503, "database or chain node unavailable; retry with the same Idempotency-Key"),
 } as const;
 
 export const IdempotencyHeader = z.object({
