@@ -31,6 +31,25 @@ export function canSeeAccount(p: Principal, a: Pick<Account, "marketplaceId" | "
   }
 }
 
+/** The accounts a key sees, as a filter that lists apply in SQL: every account (empty), one marketplace's, or one operator's own. */
+export interface AccountScope {
+  marketplaceId?: string;
+  operatorId?: string;
+}
+
+/** canSeeAccount as an AccountScope: the two say the same, so that a list never shows what a read by id would hide. */
+export function accountScope(p: Principal): AccountScope {
+  switch (p.role) {
+    case "admin":
+    case "finance":
+      return {};
+    case "marketplace":
+      return { marketplaceId: p.scopeId! };
+    case "operator":
+      return { operatorId: p.scopeId! };
+  }
+}
+
 /**
  * Whether a key may move money on an account (debit or credit it in a transfer). Only accounts
  * opened through the API move by hand: an admin's across the books, a marketplace's of its own.

@@ -1,5 +1,9 @@
 import { availableBalance, postedBalance, type Account, type AccountBalance, type Balances, type Entry, type Page, type Side } from "../../domain/accounts.js";
+import { and, asc, eq, gt, sql, type Column, type SQL } from "drizzle-orm";
+import type { AccountScope } from "../../domain/access.js";
 import type { Queryable } from "../client.js";
+import { orm, run } from "../orm.js";
+import { accounts } from "../schema/index.js";
 import { pgArray } from "../sql-arrays.js";
 
 const ACCOUNT_COLUMNS = `a.id, a.asset_id, a.ref, a.code, a.marketplace_id, a.owner_type, a.owner_id, a.normal_side,
@@ -46,6 +50,67 @@ export async function getAccount(db: Queryable, id: string): Promise<Account | u
 export async function getAccounts(db: Queryable, ids: string[]): Promise<Account[]> {
   if (ids.length === 0) return [];
   const rows = await db.query<AccountRow & Record<string, unknown>>(`select ${ACCOUNT_COLUMNS} from accounts a where a.id = any($1::uuid[])`, [pgArray(ids)]);
+  return rows.map(toAccount);
+}
+
+export interface AccountFilter {
+  /** Whose accounts the key sees (domain/access.ts accountScope). */
+  scope: AccountScope;
+  assetId?: string;
+  ref?: string;
+  code?: string;
+  marketplaceId?: string;
+  ownerType?: string;
+  ownerId?: string;
+  /** id of the last account of the previous page */
+  after?: string;
+  limit: number;
+}
+
+/**
+ * Accounts in id order, filtered, within the key's scope. Each scope has its index: the primary key
+ * (all accounts), accounts_marketplace_idx (a marketplace's), accounts_owner_idx (an operator's own).
+ */
+export async function listAccounts(db: Queryable, f: AccountFilter): Promise<Account[]> {
+  const a = accounts;
+  const is = (column: Column, value: string | undefined): SQL | undefined => (value === undefined ? undefined : eq(column, value));
+  const marketplace = f.scope.marketplaceId ?? f.marketplaceId;
+  const rows = await run(
+    orm(db)
+      .select({
+        id: a.id,
+        asset_id: a.assetId,
+        ref: a.ref,
+        code: a.code,
+        marketplace_id: a.marketplaceId,
+        owner_type: a.ownerType,
+        owner_id: a.ownerId,
+        normal_side: sql<Side>`${a.normalSide}`,
+        debits_must_not_exceed_credits: a.debitsMustNotExceedCredits,
+        credits_must_not_exceed_debits: a.creditsMustNotExceedDebits,
+        metadata: sql<Record<string, unknown>>`${a.metadata}`,
+        opened_by_service: a.openedByService,
+        created_at: a.createdAt,
+      })
+      .from(a)
+      .where(
+        and(
+          is(a.marketplaceId, f.scope.marketplaceId),
+          f.scope.operatorId === undefined ? undefined : and(eq(a.ownerType, "operator"), eq(a.ownerId, f.scope.operatorId)),
+          is(a.assetId, f.assetId),
+          is(a.ref, f.ref),
+          is(a.code, f.code),
+          is(a.marketplaceId, f.marketplaceId),
+          // A ref within a marketplace, said as accounts_asset_ref_uq (asset, coalesce(marketplace, ''), ref) says it: one index lookup.
+          f.ref === undefined || marketplace === undefined ? undefined : sql`coalesce(${a.marketplaceId}, '') = ${marketplace}`,
+          is(a.ownerType, f.ownerType),
+          is(a.ownerId, f.ownerId),
+          f.after === undefined ? undefined : gt(a.id, f.after),
+        ),
+      )
+      .orderBy(asc(a.id))
+      .limit(f.limit),
+  );
   return rows.map(toAccount);
 }
 
