@@ -28,7 +28,8 @@ const { signer_key_env: _unused, ...settings } = chainSettingsFor(chain, {
   signer_key_file: "data/local-signer-key",
 });
 writeFileSync("data/local-chain.json", JSON.stringify([settings], null, 2) + "\n");
-// The bodies of POST /v1/assets for what settles here.
+// The bodies of POST /v1/assets for what settles here (each item's settlement is also the body of
+// PATCH /v1/assets/{code} when the asset is registered already, after a restart).
 writeFileSync(
   "data/local-assets.json",
   JSON.stringify(
@@ -48,6 +49,10 @@ treasury signer   ${chain.signer.address}  (key in data/local-signer-key)
 Start the service paying out on it:
   CHAINS_FILE=data/local-chain.json npm start
 and register the assets it settles (POST /v1/assets with each item of data/local-assets.json).
+If TUSD is registered already (this chain was restarted: POST answers 409 asset_exists), its token
+changes by proposal instead: one admin key sends
+  PATCH /v1/assets/TUSD  {"settlement": {"kind": "erc20", "chain_id": ${CHAIN_ID}, "token_address": "${chain.token}"}}
+and another approves it (POST /v1/proposals/{id}/approve); see the README, "After restarting the local chain".
 Ctrl-C stops the chain (its state is not kept).`);
 const stop = async () => {
   await chain.stop();

@@ -51,7 +51,11 @@ export class Settlements {
         return {
           kind: "unconfigured",
           chainId: s.chainId,
-          reason: `asset ${asset.code} (token ${token ?? "native"}, scale ${asset.scale}) differs from the chain's settings (token ${entry.token?.toLowerCase() ?? "native"}, ${entry.decimals} decimals)`,
+          reason:
+            `asset ${asset.code} (token ${token ?? "native"}, scale ${asset.scale}) differs from the chain's settings (token ${entry.token?.toLowerCase() ?? "native"}, ${entry.decimals} decimals)` +
+            (entry.decimals === asset.scale && entry.token !== undefined && token !== null
+              ? `: if the token was redeployed, propose it as the asset's token (PATCH /v1/assets/${asset.code}) for another key to approve`
+              : ""),
         };
       }
     }

@@ -30,6 +30,10 @@ export const ledgerErrorCodes = [
   "partial_post_needs_single_leg",
   "transfer_not_found",
   "already_reversed",
+  /** The asset was retired: no new accounts, transfers, usage, holds or deposits in it. */
+  "asset_retired",
+  /** Payouts of the asset are on their way on its current settlement: it cannot change until they end. */
+  "payouts_in_flight",
   /** Pending transfers are voided, not reversed; reversals of reversals are not allowed. */
   "not_reversible",
   // usage
@@ -37,6 +41,8 @@ export const ledgerErrorCodes = [
   "marketplace_exists",
   "customer_not_found",
   "customer_exists",
+  /** The customer was retired: no new usage, holds or deposits for it. */
+  "customer_retired",
   /** The operator does not exist or does not sell through this marketplace. */
   "operator_not_found",
   "operator_exists",
@@ -91,6 +97,8 @@ export const ledgerErrorCodes = [
   "proposal_not_found",
   /** The proposal was approved or rejected already. */
   "proposal_decided",
+  /** What the proposal would change has changed since it was made: reject it and propose again. */
+  "proposal_outdated",
   /** A proposal is decided by another key than the one that proposed it. */
   "four_eyes",
   /** Money with this reference was recorded (or proposed) already. */

@@ -13,6 +13,7 @@ export const PROPOSAL_KINDS = [
   "payout",
   "operator_payout_limits",
   "payout_policy",
+  "asset_settlement",
 ] as const;
 export type ProposalKind = (typeof PROPOSAL_KINDS)[number];
 
@@ -26,6 +27,8 @@ export const PROPOSAL_ROLES: Record<ProposalKind, { propose: Role[]; approve: Ro
   customer_credit_limit: { propose: ["marketplace", "admin"], approve: ["admin", "finance"] },
   operator_payout_limits: { propose: ["admin", "finance"], approve: ["admin", "finance"] },
   payout_policy: { propose: ["admin"], approve: ["admin", "finance"] },
+  /** Where an asset's payouts go (its token, its chain): the admin proposes, another key checks the address and approves. */
+  asset_settlement: { propose: ["admin"], approve: ["admin", "finance"] },
   reconciliation_adjustment: { propose: ["finance", "admin"], approve: ["finance", "admin"] },
   usage_limits: { propose: ["admin"], approve: ["admin", "finance"] },
   /** Proposed by whoever asked for the payout (the operator, finance, the scheduler). */

@@ -4,6 +4,7 @@ import { uuidv7 } from "../domain/ids.js";
 import type { Database, Queryable } from "../db/client.js";
 import { findAccountByRef, insertAccount, insertAccountBalances } from "../db/queries/accounts.js";
 import { type Account } from "../domain/accounts.js";
+import { refuseRetiredAsset } from "../domain/assets.js";
 import { getAsset } from "../db/queries/assets.js";
 import { isReservedRef } from "../domain/chart.js";
 import { inTransaction } from "./transaction.js";
@@ -53,9 +54,9 @@ export async function createAccount(db: Database | Queryable, raw: AccountInput)
     );
   }
   return inTransaction(db, async (tx) => {
-    if (!(await getAsset(tx, input.assetId))) {
-      throw new LedgerError("asset_not_found", `asset ${input.assetId} does not exist`, [{ path: "assetId", message: "does not exist" }]);
-    }
+    const asset = await getAsset(tx, input.assetId);
+    if (!asset) throw new LedgerError("asset_not_found", `asset ${input.assetId} does not exist`, [{ path: "assetId", message: "does not exist" }]);
+    refuseRetiredAsset(asset);
     const created = await insertAccount(tx, {
       id: input.id ?? uuidv7(),
       assetId: input.assetId,

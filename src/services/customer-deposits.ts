@@ -1,10 +1,13 @@
 import { LedgerError } from "../domain/errors.js";
+import { refuseRetiredAsset } from "../domain/assets.js";
+import { customerRetired } from "../domain/customers.js";
 import type { Database } from "../db/client.js";
 import { ensureAccounts } from "../db/ensure-accounts.js";
 import { chart, specKey } from "../domain/chart.js";
 import { getAssetByCode } from "../db/queries/assets.js";
 import type { TransferResult } from "../db/transfer-writer.js";
-import type { LedgerContext } from "./context.js";
+import type { TransferInput } from "../domain/transfers.js";
+import type { LedgerContext, TransferSubmission } from "./context.js";
 import { getCustomer } from "./marketplaces.js";
 
 /**
@@ -14,19 +17,27 @@ import { getCustomer } from "./marketplaces.js";
 export async function depositForCustomer(
   ctx: LedgerContext,
   input: { marketplaceId: string; customerId: string; asset: string; amount: bigint; idempotencyKey: string; metadata?: Record<string, unknown> },
+  receipt?: TransferSubmission["receipt"],
 ): Promise<TransferResult> {
   const db: Database = ctx.db;
   const customer = await getCustomer(db, input.marketplaceId, input.customerId);
   if (!customer) throw new LedgerError("customer_not_found", `customer ${input.customerId} does not exist`);
   const asset = await getAssetByCode(db, input.asset);
   if (!asset) throw new LedgerError("asset_not_found", `asset ${input.asset} does not exist`, [{ path: "asset", message: "does not exist" }]);
+  // Retirement stops new business, not the settling of old: a postpaid customer's deposit pays
+  // what it owes and is taken; a prepaid one's would fund usage that is refused.
+  if (customer.billing === "prepaid") {
+    if (customer.retiredAt !== null) throw customerRetired(input.marketplaceId, input.customerId, customer.retiredAt);
+    refuseRetiredAsset(asset);
+  }
   const from = chart.depositClearing(asset.id, input.marketplaceId);
   const to = chart.customer(asset.id, input.marketplaceId, input.customerId, customer.billing === "prepaid");
   const ids = await ensureAccounts(db, [from, to]);
-  return ctx.transfers.submit({
+  const transfer: TransferInput = {
     kind: "standard",
     idempotencyKey: input.idempotencyKey,
     metadata: { ...input.metadata, deposit_for: input.customerId },
     legs: [{ debitAccountId: ids.get(specKey(from))!, creditAccountId: ids.get(specKey(to))!, amount: input.amount }],
-  });
+  };
+  return ctx.transfers.submit({ input: transfer, receipt });
 }

@@ -24,18 +24,20 @@ import {
   type OperatorRow,
   type PartyRow,
 } from "../db/queries/parties.js";
+import { assetRetired } from "../domain/assets.js";
 import { chart } from "../domain/chart.js";
 import { inTransaction } from "./transaction.js";
 import { parseInput } from "./validation.js";
 
 /** Ids of marketplaces, operators and customers: chosen by callers, stable, URL-safe. */
 export const PartyId = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be 1-64 characters of a-z, 0-9, '_', '.' or '-'");
-const Name = z
+export const PartyName = z
   .string()
   .min(1)
   .max(200)
   .regex(/^[^\u0000]*$/, "must not contain NUL characters");
 const Meta = z.record(z.string(), z.unknown()).default({});
+const Name = PartyName;
 
 export interface Party {
   id: string;
@@ -183,6 +185,8 @@ export interface Customer {
   /** A postpaid customer's credit limit in each asset it has one in (its account's overdraft limit). */
   creditLimits: { asset: string; creditLimit: bigint }[];
   createdAt: Date;
+  /** When it was retired: no new usage, holds or deposits for it. */
+  retiredAt: Date | null;
 }
 
 /**
@@ -211,6 +215,7 @@ export async function createCustomer(db: Queryable, raw: z.input<typeof Customer
   for (const [i, l] of limits.entries()) {
     const a = await findAssetIdByCode(db, l.asset);
     if (!a) throw new LedgerError("asset_not_found", `asset ${l.asset} does not exist`, [{ path: `credit_limits.${i}.asset`, message: "does not exist" }]);
+    if (a.retired_at !== null) throw assetRetired(a.code, new Date(a.retired_at));
     if (assets.has(a.code))
       throw new LedgerError("invalid_request", `credit_limits names ${a.code} twice`, [{ path: `credit_limits.${i}.asset`, message: "named twice" }]);
     if (!isTransferAmount(l.creditLimit))
@@ -244,6 +249,7 @@ export const toCustomer = (r: CustomerWithLimitsRow): Customer => ({
   billing: r.billing,
   metadata: r.metadata,
   createdAt: new Date(r.created_at),
+  retiredAt: r.retired_at === null ? null : new Date(r.retired_at),
   creditLimits: (r.limits ?? []).map((l) => ({ asset: l.asset, creditLimit: BigInt(l.credit_limit) })),
 });
 

@@ -134,7 +134,7 @@ const badFor: Record<Kind, fc.Arbitrary<unknown>> = {
 
 interface PostRoute {
   name: string;
-  method?: "PUT";
+  method?: "PUT" | "PATCH";
   path: () => string;
   key: () => string;
   valid: () => Record<string, unknown>;
@@ -213,6 +213,38 @@ const routes: PostRoute[] = [
     key: () => w.keys.m1,
     valid: () => ({ id: "fuzz-op", name: "x" }),
     fields: { id: "code", name: "text", marketplace_id: "code", metadata: "metadata" },
+  },
+  {
+    name: "PATCH /v1/marketplaces/{id}",
+    method: "PATCH",
+    path: () => "/v1/marketplaces/m1",
+    key: () => w.keys.m1,
+    valid: () => ({ name: "x", metadata: { a: "b" } }),
+    fields: { name: "text", metadata: "metadata" },
+  },
+  {
+    name: "PATCH /v1/operators/{id}",
+    method: "PATCH",
+    path: () => "/v1/operators/o1",
+    key: () => w.keys.o1,
+    valid: () => ({ name: "x", metadata: { a: "b" } }),
+    fields: { name: "text", metadata: "metadata" },
+  },
+  {
+    name: "PATCH /v1/customers/{id}",
+    method: "PATCH",
+    path: () => "/v1/customers/c1",
+    key: () => w.keys.m1,
+    valid: () => ({ metadata: { a: "b" } }),
+    fields: { metadata: "metadata" },
+  },
+  {
+    name: "PATCH /v1/assets/{code}",
+    method: "PATCH",
+    path: () => "/v1/assets/USDC",
+    key: () => w.keys.admin,
+    valid: () => ({ settlement: { kind: "erc20", chain_id: 31337, token_address: `0x${"ab".repeat(20)}` } }),
+    fields: { "settlement.kind": "enum", "settlement.chain_id": "int", "settlement.token_address": "code" },
   },
   {
     name: "POST /v1/customers",
@@ -452,7 +484,7 @@ async function expectRefusedWithoutWrites(route: PostRoute, send: { raw?: string
   expect(await writeCounts(api.db)).toEqual(before);
 }
 
-describe("hostile bodies on every POST and PUT route", () => {
+describe("hostile bodies on every POST, PUT and PATCH route", () => {
   for (const route of routes) {
     it(`${route.name}: wrong as a whole`, async () => {
       await fc.assert(
@@ -496,13 +528,13 @@ function stringPaths(value: unknown, path = ""): string[] {
 }
 
 describe("a NUL character in any string of any body", () => {
-  it("the table above covers every POST and PUT route of the OpenAPI document that takes a JSON body", async () => {
+  it("the table above covers every POST, PUT and PATCH route of the OpenAPI document that takes a JSON body", async () => {
     const doc = (await api.call("GET", "/openapi.json", { key: null })).body as {
       paths: Record<string, Record<string, { requestBody?: { content?: Record<string, unknown> } }>>;
     };
     const withBody = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.entries(ops)
-        .filter(([method, op]) => ["post", "put"].includes(method) && op.requestBody?.content?.["application/json"] !== undefined)
+        .filter(([method, op]) => ["post", "put", "patch"].includes(method) && op.requestBody?.content?.["application/json"] !== undefined)
         .map(([method]) => `${method.toUpperCase()} ${path}`),
     );
     const covered = new Set(routes.map((r) => r.name.replace(/ \(.*\)$/, "")));

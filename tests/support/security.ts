@@ -6,7 +6,7 @@ export type World = Awaited<ReturnType<typeof world>>;
 type KeyName = keyof World["keys"];
 
 export interface RouteSecurity {
-  method: "GET" | "POST" | "PUT";
+  method: "GET" | "POST" | "PUT" | "PATCH";
   /** The path as the OpenAPI document names it, e.g. /v1/accounts/{id}. */
   route: string;
   allowed: Role[];

@@ -5,6 +5,7 @@ import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { Transfer } from "../schemas.js";
 import { submitTransfer, submitTransferBatch } from "../submit-transfers.js";
+import { accountsInRetiredAssets } from "../../services/retire-asset.js";
 import { unusableAccounts } from "../visibility.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 import { TransferBatchIn, TransferBatchOut, TransferIn } from "./transfer-schemas.js";
@@ -42,9 +43,18 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       c,
       list.flatMap((t) => t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id])),
     );
+    const retired = await accountsInRetiredAssets(
+      c.get("deps").ledger.db,
+      list.flatMap((t) => t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id])),
+    );
     const checked = list.map((t) => {
-      const bad = t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id]).find((id) => unusable.has(id));
-      if (bad === undefined) return toInput(t);
+      const ids = t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id]);
+      const bad = ids.find((id) => unusable.has(id));
+      if (bad === undefined) {
+        // A retired asset takes no new transfers (its holds are still posted or voided, its transfers reversed).
+        const inRetired = ids.find((id) => retired.has(id));
+        return inRetired === undefined ? toInput(t) : ApiError.from(retired.get(inRetired)!);
+      }
       const why = unusable.get(bad)!;
       return why.reason === "reserved"
         ? new ApiError(

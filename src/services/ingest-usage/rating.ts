@@ -1,5 +1,7 @@
 import type { MarketplaceFacts } from "../../db/queries/usage.js";
+import { assetRetired } from "../../domain/assets.js";
 import { chart } from "../../domain/chart.js";
+import { customerRetired } from "../../domain/customers.js";
 import { LedgerError } from "../../domain/errors.js";
 import { uuidv7 } from "../../domain/ids.js";
 import { parseUnits } from "../../domain/money.js";
@@ -16,11 +18,14 @@ export function planRecord(index: number, item: UsageItem, hash: string, facts: 
   const { marketplaceId: m, input } = item;
   const asset = facts.assets.get(input.asset);
   if (!asset) throw new LedgerError("asset_not_found", `asset ${input.asset} does not exist`, [{ path: "asset", message: "does not exist" }]);
+  if (asset.retiredAt !== null) throw assetRetired(input.asset, asset.retiredAt);
   const billing = facts.customers.get(`${m}|${input.customerId}`);
   if (!billing)
     throw new LedgerError("customer_not_found", `customer ${input.customerId} does not exist in marketplace ${m}`, [
       { path: "customerId", message: "does not exist" },
     ]);
+  const retired = facts.retiredCustomers.get(`${m}|${input.customerId}`);
+  if (retired) throw customerRetired(m, input.customerId, retired);
   if (!facts.operators.has(`${m}|${input.operatorId}`)) {
     throw new LedgerError("operator_not_found", `operator ${input.operatorId} is not registered with marketplace ${m}`, [
       { path: "operatorId", message: "is not registered" },

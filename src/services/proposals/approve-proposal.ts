@@ -10,7 +10,6 @@ import { chart, specKey } from "../../domain/chart.js";
 import { LedgerError } from "../../domain/errors.js";
 import { uuidv7 } from "../../domain/ids.js";
 import { unitsToDecimal } from "../../domain/money.js";
-import type { Principal } from "../../domain/access.js";
 import type { ProposalKind } from "../../domain/proposals.js";
 import { paidBeyondFunds } from "../funding.js";
 import { getCustomer } from "../marketplaces.js";
@@ -18,12 +17,13 @@ import { setPayoutPolicy } from "../payout-policies.js";
 import { resolveItem } from "../reconcile.js";
 import { inTransaction } from "../transaction.js";
 import { setUsageLimits } from "../usage-limits.js";
-import { decide, independent, mayDecide } from "./decision.js";
+import { decide, type Decider, independent, mayDecide } from "./decision.js";
+import { applyAssetSettlement } from "./propose-asset-settlement.js";
 import { checkCustomerLimit } from "./propose-customer-credit-limit.js";
 import { getProposal, type Proposal } from "./proposal.js";
 
 /** Approves a proposal and carries it out, in one transaction: if carrying it out is refused, it stays proposed. */
-export async function approveProposal(db: Database, id: string, by: Principal, reason: string | null): Promise<Proposal> {
+export async function approveProposal(db: Database, id: string, by: Decider, reason: string | null): Promise<Proposal> {
   const p = await getProposal(db, id);
   if (!p) throw new LedgerError("proposal_not_found", `proposal ${id} does not exist`);
   mayDecide(p, by);
@@ -31,12 +31,13 @@ export async function approveProposal(db: Database, id: string, by: Principal, r
   return carryOut[p.kind](db, p, by, reason);
 }
 
-type CarryOut = (db: Database, p: Proposal, by: Principal, reason: string | null) => Promise<Proposal>;
+type CarryOut = (db: Database, p: Proposal, by: Decider, reason: string | null) => Promise<Proposal>;
 
 /** What approving each kind of proposal does. */
 const carryOut: Record<ProposalKind, CarryOut> = {
   receipt: approveReceipt,
   reconciliation_adjustment: approveAdjustment,
+  asset_settlement: (db, p, by, reason) => inDecision(db, p, by, reason, (tx, at) => applyAssetSettlement(tx, p, by, at)),
   usage_limits: (db, p, by, reason) =>
     inDecision(db, p, by, reason, async (tx, at) => {
       const q = p.payload;
@@ -137,7 +138,7 @@ const carryOut: Record<ProposalKind, CarryOut> = {
 async function inDecision(
   db: Database,
   p: Proposal,
-  by: Principal,
+  by: Decider,
   reason: string | null,
   change: (tx: Queryable, at: Date) => Promise<Record<string, unknown>>,
 ): Promise<Proposal> {
@@ -149,7 +150,7 @@ async function inDecision(
 }
 
 /** A reconciliation adjustment: the item is resolved with its adjusting transfer, the decision in the same transaction. */
-async function approveAdjustment(db: Database, p: Proposal, by: Principal, reason: string | null): Promise<Proposal> {
+async function approveAdjustment(db: Database, p: Proposal, by: Decider, reason: string | null): Promise<Proposal> {
   const a = p.payload.adjustment as { debit_account_id: string; credit_account_id: string; amount: string };
   let decided: Proposal | undefined;
   await resolveItem(db, String(p.payload.reconciliation_id), BigInt(String(p.payload.item_id)), {
@@ -169,7 +170,7 @@ async function approveAdjustment(db: Database, p: Proposal, by: Principal, reaso
  * Records the money: treasury → the customer's account (money paid for a customer) or → the
  * marketplace's deposit clearing (its settlement of deposits it claimed), and the receipt row.
  */
-async function approveReceipt(db: Database, p: Proposal, by: Principal, reason: string | null): Promise<Proposal> {
+async function approveReceipt(db: Database, p: Proposal, by: Decider, reason: string | null): Promise<Proposal> {
   const asset = (await getAsset(db, String(p.payload.asset_id)))!;
   const marketplaceId = p.marketplaceId!;
   const customerId = p.payload.customer_id === null ? null : String(p.payload.customer_id);

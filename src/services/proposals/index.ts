@@ -9,6 +9,7 @@ export { proposeCreditLimit } from "./propose-credit-limit.js";
 export { proposeCustomerCreditLimit } from "./propose-customer-credit-limit.js";
 export { proposeOperatorPayoutLimits } from "./propose-operator-payout-limits.js";
 export { proposePayoutPolicy } from "./propose-payout-policy.js";
+export { proposeAssetSettlement, settlementWire } from "./propose-asset-settlement.js";
 export { proposeAdjustment, type AdjustmentInput } from "./propose-adjustment.js";
 export { proposeUsageLimits, type UsageLimitsChange } from "./propose-usage-limits.js";
 export { proposePayoutApproval } from "./propose-payout-approval.js";
