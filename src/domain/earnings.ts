@@ -29,11 +29,10 @@ export function paidHours(quantity: string, unit: string): string | null {
 }
 
 /**
- * What the operator actually realised per hour (or per unit): net in the asset's display units
- * divided by paid hours (or quantity), rounded down to the asset's smallest unit. Null when there is
- * nothing to divide by.
+ * What the operator actually realised per hour (or per unit), in the asset's smallest units: net
+ * divided by paid hours (or quantity), rounded down. Null when there is nothing to divide by.
  */
-export function effectiveRate(net: bigint, scale: number, quantity: string, unit: string, per: "hour" | "unit"): string | null {
+export function effectiveRateUnits(net: bigint, quantity: string, unit: string, per: "hour" | "unit"): bigint | null {
   const q = decimal(quantity);
   let denominatorNum = q.digits; // quantity = digits / 10^exp
   let denominatorDen = 10n ** BigInt(q.exp);
@@ -44,5 +43,5 @@ export function effectiveRate(net: bigint, scale: number, quantity: string, unit
     denominatorDen *= 3600n;
   }
   if (denominatorNum === 0n) return null;
-  return unitsToDecimal((net * denominatorDen) / denominatorNum, scale);
+  return (net * denominatorDen) / denominatorNum;
 }

@@ -20,7 +20,10 @@ export const Amount = z
   .openapi({ example: "1500000", description: "integer amount in the asset's smallest unit, as a string" });
 
 /** Balances may be zero or negative (a receivable); same string form. */
-export const SignedAmount = z.string().openapi({ example: "-250", description: "integer amount in smallest units, as a string" });
+export const SignedAmount = z.string().openapi({ example: "1500000", description: "integer amount in smallest units, as a string (may be negative)" });
 
 /** An asset's code (USDC, USDC-8453, ETH), as bodies and filters name assets. */
-export const AssetCode = z.string().regex(/^[A-Z0-9][A-Z0-9._-]{0,31}$/, "must be an asset code such as USDC");
+export const AssetCode = z
+  .string()
+  .regex(/^[A-Z0-9][A-Z0-9._-]{0,31}$/, "must be an asset code such as USDC")
+  .openapi({ example: "USDC" });

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { DisplayAmount } from "./display.js";
 import { SignedAmount } from "./money-schemas.js";
 
 export const Uuid = z.uuid({ error: "must be a uuid" }).openapi({ example: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e" });
@@ -33,10 +34,11 @@ export const Metadata = z
 /** Free identifiers chosen by callers (refs, owner ids): printable, no spaces at either end. */
 export const Identifier = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.:@/-]{0,199}$/, "must be 1-200 characters of letters, digits and _ . : @ / -, starting with a letter or digit");
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.:@/-]{0,199}$/, "must be 1-200 characters of letters, digits and _ . : @ / -, starting with a letter or digit")
+  .openapi({ example: "wallet:acme-ai" });
 
 export const CursorQuery = z.strictObject({
-  cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page" }),
+  cursor: z.string().max(200).optional().openapi({ description: "next_cursor of the previous page", example: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e" }),
   limit: z
     .string()
     .regex(/^[0-9]{1,4}$/, "must be a whole number from 1 to 1000")
@@ -56,6 +58,9 @@ export const Asset = z
     scale: z.number().int(),
     settlement: z.object({ kind: z.enum(["erc20", "native", "offchain"]), chain_id: z.number().int().optional(), token_address: z.string().optional() }),
     created_at: Timestamp,
+    retired_at: Timestamp.nullable().openapi({
+      description: "when it was retired: no new accounts, transfers, usage, holds or deposits in it (its balances can still be paid out); null while in use",
+    }),
   })
   .openapi("Asset");
 
@@ -85,11 +90,17 @@ export const Balance = z
     account_id: Uuid,
     as_of: Timestamp.nullable().openapi({ description: "the effective instant read, or null for now" }),
     posted: SignedAmount,
+    posted_display: DisplayAmount,
     available: SignedAmount,
+    available_display: DisplayAmount,
     debits_posted: SignedAmount,
+    debits_posted_display: DisplayAmount,
     credits_posted: SignedAmount,
+    credits_posted_display: DisplayAmount,
     debits_pending: SignedAmount,
+    debits_pending_display: DisplayAmount,
     credits_pending: SignedAmount,
+    credits_pending_display: DisplayAmount,
   })
   .openapi("Balance");
 
@@ -133,4 +144,13 @@ export const Transfer = z
   })
   .openapi("Transfer");
 
-export const page = <T extends z.ZodType>(item: T, name: string) => z.object({ data: z.array(item), next_cursor: z.string().nullable() }).openapi(name);
+export const page = <T extends z.ZodType>(item: T, name: string) =>
+  z
+    .object({
+      data: z.array(item),
+      next_cursor: z
+        .string()
+        .nullable()
+        .openapi({ description: "pass it as `cursor` for the next page; null on the last page", example: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e" }),
+    })
+    .openapi(name);

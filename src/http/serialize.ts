@@ -2,6 +2,7 @@ import type { Account, AccountBalance, Entry } from "../domain/accounts.js";
 import type { ApiKey } from "../domain/access.js";
 import type { Asset } from "../domain/assets.js";
 import type { Transfer } from "../domain/posting.js";
+import { display } from "./display.js";
 
 /** Domain objects in the API's shape: snake_case fields, amounts as strings, times as RFC 3339. */
 
@@ -16,6 +17,7 @@ export const assetOut = (a: Asset) => ({
         ? { kind: a.settlement.kind, chain_id: a.settlement.chainId }
         : { kind: a.settlement.kind },
   created_at: a.createdAt.toISOString(),
+  retired_at: a.retiredAt?.toISOString() ?? null,
 });
 
 export const accountOut = (a: Account) => ({
@@ -34,15 +36,22 @@ export const accountOut = (a: Account) => ({
   created_at: a.createdAt.toISOString(),
 });
 
-export const balanceOut = (b: AccountBalance, asOf: Date | null) => ({
+/** An account's balances, each amount with its display twin at the scale of the account's asset. */
+export const balanceOut = (b: AccountBalance, asOf: Date | null, scale: number) => ({
   account_id: b.accountId,
   as_of: asOf?.toISOString() ?? null,
   posted: b.posted.toString(),
+  posted_display: display(b.posted, scale),
   available: b.available.toString(),
+  available_display: display(b.available, scale),
   debits_posted: b.debitsPosted.toString(),
+  debits_posted_display: display(b.debitsPosted, scale),
   credits_posted: b.creditsPosted.toString(),
+  credits_posted_display: display(b.creditsPosted, scale),
   debits_pending: b.debitsPending.toString(),
+  debits_pending_display: display(b.debitsPending, scale),
   credits_pending: b.creditsPending.toString(),
+  credits_pending_display: display(b.creditsPending, scale),
 });
 
 export const entryOut = (e: Entry) => ({

@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import type { UsageRecord } from "../domain/usage.js";
+import { display, DisplayAmount } from "./display.js";
 import { Amount, AssetCode } from "./money-schemas.js";
-import { PartyIdParam } from "./routes/party-schemas.js";
+import { CustomerId, OperatorId } from "./routes/party-schemas.js";
 import { Metadata, Timestamp, Uuid } from "./schemas.js";
 
 export const DecimalText = z
@@ -14,8 +15,8 @@ const UsageFields = z.strictObject({
     .string()
     .regex(/^[\x21-\x7e]{1,200}$/, "must be 1-200 printable characters without spaces")
     .openapi({ example: "job-42:hour-7" }),
-  operator_id: PartyIdParam,
-  customer_id: PartyIdParam,
+  operator_id: OperatorId,
+  customer_id: CustomerId,
   resource: z
     .string()
     .regex(/^[a-z0-9][a-z0-9:._-]{0,99}$/, "must be 1-100 characters of a-z, 0-9, ':', '.', '_' or '-'")
@@ -49,25 +50,25 @@ export const SingleUsageIn = checked(
       .string()
       .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/)
       .optional()
-      .openapi({ description: "admin keys only" }),
+      .openapi({ description: "admin keys only", example: "gpu-market" }),
   }),
 ).openapi("UsageCreateSingle");
 
 export const UsageRecordOut = z
   .object({
     id: Uuid,
-    marketplace_id: z.string(),
-    external_id: z.string(),
-    operator_id: z.string(),
-    customer_id: z.string(),
-    resource: z.string(),
-    unit: z.string(),
-    quantity: z.string(),
-    unit_price: z.string().nullable(),
+    marketplace_id: z.string().openapi({ example: "gpu-market" }),
+    external_id: z.string().openapi({ example: "job-42:hour-7" }),
+    operator_id: z.string().openapi({ example: "op-datacenter-7" }),
+    customer_id: z.string().openapi({ example: "acme-ai" }),
+    resource: z.string().openapi({ example: "gpu:h100-80gb" }),
+    unit: z.string().openapi({ example: "gpu_second" }),
+    quantity: z.string().openapi({ example: "3600" }),
+    unit_price: z.string().nullable().openapi({ example: "0.000694" }),
     asset_id: Uuid,
-    gross: z.string(),
-    net: z.string(),
-    fees: z.array(z.object({ party: z.string(), account_id: Uuid, amount: z.string() })),
+    gross: z.string().openapi({ example: "2498400" }),
+    net: z.string().openapi({ example: "2223576" }),
+    fees: z.array(z.object({ party: z.string().openapi({ example: "marketplace" }), account_id: Uuid, amount: z.string().openapi({ example: "249840" }) })),
     fee_schedule_version: z.number().int().nullable(),
     period_start: Timestamp,
     period_end: Timestamp,
@@ -79,6 +80,13 @@ export const UsageRecordOut = z
     created_at: Timestamp,
   })
   .openapi("UsageRecord");
+
+/** A record as the reads answer it (GET /v1/usage, /v1/usage/{id}): with each amount's display twin. */
+export const UsageRecordView = UsageRecordOut.extend({
+  gross_display: DisplayAmount,
+  net_display: DisplayAmount,
+  fees: z.array(z.object({ party: z.string(), account_id: Uuid, amount: z.string(), amount_display: DisplayAmount })),
+}).openapi("UsageRecordView");
 
 export const toUsageInput = (u: UsageIn) => ({
   externalId: u.external_id,
@@ -119,4 +127,12 @@ export const usageOut = (r: UsageRecord) => ({
   status: r.status,
   metadata: r.metadata,
   created_at: r.createdAt.toISOString(),
+});
+
+/** usageOut with each amount's display twin, at the scale of the record's asset. */
+export const usageView = (r: UsageRecord, scale: number) => ({
+  ...usageOut(r),
+  gross_display: display(r.gross, scale),
+  net_display: display(r.net, scale),
+  fees: r.fees.map((f) => ({ party: f.party, account_id: f.accountId, amount: f.amount.toString(), amount_display: display(f.amount, scale) })),
 });

@@ -1,4 +1,6 @@
 import { LedgerError } from "../domain/errors.js";
+import { refuseRetiredAsset } from "../domain/assets.js";
+import { customerRetired } from "../domain/customers.js";
 import { uuidFromKey } from "../domain/ids.js";
 import type { Database, Queryable } from "../db/client.js";
 import { ensureAccounts } from "../db/ensure-accounts.js";
@@ -15,6 +17,7 @@ import {
   type HoldRow,
 } from "../db/queries/holds.js";
 import { writeTransfers } from "../db/transfer-writer.js";
+import { writeReceipts, type WriteReceipt } from "../db/queries/write-receipts.js";
 import { getCustomer } from "./marketplaces.js";
 
 export interface Hold {
@@ -22,6 +25,8 @@ export interface Hold {
   marketplaceId: string;
   customerId: string;
   assetId: string;
+  /** The asset's decimals, for display. */
+  assetScale: number;
   amount: bigint;
   /** What is left in escrow (live from the ledger). */
   remaining: bigint;
@@ -42,6 +47,7 @@ async function toHold(db: Queryable, r: HoldRow): Promise<Hold> {
     marketplaceId: r.marketplace_id,
     customerId: r.customer_id,
     assetId: r.asset_id,
+    assetScale: r.asset_scale,
     amount: BigInt(r.amount),
     remaining: (await getBalance(db, r.escrow_account_id))!.posted,
     escrowAccountId: r.escrow_account_id,
@@ -67,14 +73,17 @@ export async function getHold(db: Queryable, id: string): Promise<Hold | undefin
 export async function openHold(
   db: Database,
   input: { marketplaceId: string; customerId: string; asset: string; amount: bigint; timeoutSeconds?: number; idempotencyKey: string },
-): Promise<Hold> {
+  receipt?: WriteReceipt<void>,
+): Promise<Hold & { replayed: boolean }> {
   const customer = await getCustomer(db, input.marketplaceId, input.customerId);
   if (!customer)
     throw new LedgerError("customer_not_found", `customer ${input.customerId} does not exist`, [{ path: "customerId", message: "does not exist" }]);
   if (customer.billing !== "prepaid")
     throw new LedgerError("invalid_request", "holds reserve prepaid funds; this customer is postpaid", [{ path: "customerId", message: "is postpaid" }]);
+  if (customer.retiredAt !== null) throw customerRetired(input.marketplaceId, input.customerId, customer.retiredAt);
   const asset = await getAssetByCode(db, input.asset);
   if (!asset) throw new LedgerError("asset_not_found", `asset ${input.asset} does not exist`, [{ path: "asset", message: "does not exist" }]);
+  refuseRetiredAsset(asset);
   // Derived from the request's key: a retry is the very same ledger request (same hold id, same
   // escrow account) and so replays, instead of conflicting with itself.
   const id = uuidFromKey(input.idempotencyKey);
@@ -111,10 +120,11 @@ export async function openHold(
         createdAt: bookedAt,
       });
     },
+    receipt,
   });
   if (!result!.ok) throw result!.error;
   const holdId = await findHoldIdByOpenTransfer(db, result!.transfer.id);
-  return (await getHold(db, holdId!))!;
+  return { ...(await getHold(db, holdId!))!, replayed: result!.replayed };
 }
 
 /**
@@ -125,9 +135,27 @@ export async function openHold(
  * the amount) and so move the remainder once. Closing a closed hold returns it as it is.
  */
 export async function closeHold(db: Database, id: string, reason: "closed" | "expired" = "closed"): Promise<Hold> {
+  return (await closeHoldWith(db, id, reason)).hold;
+}
+
+/**
+ * closeHold, with the receipt of the API call that asked for it written with the hold's closing;
+ * `changed` is false when the hold was closed already.
+ */
+export async function closeHoldWith(
+  db: Database,
+  id: string,
+  reason: "closed" | "expired",
+  receipt?: WriteReceipt<void>,
+): Promise<{ hold: Hold; changed: boolean }> {
   const hold = await getHold(db, id);
   if (!hold) throw new LedgerError("invalid_request", `hold ${id} does not exist`);
-  await markHoldClosed(db, id, reason, db.clock.now());
+  const changed = await db.transaction(async (tx) => {
+    const at = db.clock.now();
+    const closed = await markHoldClosed(tx, id, reason, at);
+    if (closed && receipt) await writeReceipts(tx, [{ receipt, result: undefined }], at);
+    return closed;
+  });
   const customer = chart.customer(hold.assetId, hold.marketplaceId, hold.customerId, true);
   const customerAccount = (await ensureAccounts(db, [customer])).get(specKey(customer))!;
   for (let attempt = 0; attempt < 10; attempt++) {
@@ -153,7 +181,7 @@ export async function closeHold(db: Database, id: string, reason: "closed" | "ex
     }
     if (r!.error.code !== "exceeds_credits") throw r!.error;
   }
-  return (await getHold(db, id))!;
+  return { hold: (await getHold(db, id))!, changed };
 }
 
 /**

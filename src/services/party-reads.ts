@@ -30,6 +30,8 @@ export async function listCustomers(
 /** A customer's balance in one asset: its account, what it holds and may spend, and (postpaid) how much it may owe. */
 export interface CustomerAccount {
   asset: string;
+  /** The asset's decimals, for display. */
+  scale: number;
   accountId: string;
   /** Posted balance (negative: owed). */
   posted: bigint;
@@ -57,6 +59,7 @@ export async function getCustomerWithAccounts(
     };
     return {
       asset: r.asset,
+      scale: r.scale,
       accountId: r.account_id,
       posted: postedBalance(r.normal_side, b),
       available: availableBalance(r.normal_side, b),

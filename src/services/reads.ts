@@ -4,11 +4,20 @@
  * rather than wrapped. Routes reach the database only through services/ (checked by
  * `npm run lint:deps`); who may see what is decided by the access rules of domain/access.ts.
  */
-export { decodeCursor, getAccount, getAccounts, getBalance, getBalanceAsOf, listEntries } from "../db/queries/accounts.js";
-export { getTransfer } from "../db/queries/transfers.js";
+export { decodeCursor, getAccount, getAccounts, getBalance, getBalanceAsOf, listAccounts, listEntries } from "../db/queries/accounts.js";
+export { decodeTransferCursor, getTransfer, listTransfers } from "../db/queries/transfers.js";
 export { getUsage, listUsage } from "../db/queries/usage.js";
-export { getAssetByCode, listAssets } from "../db/queries/assets.js";
+export { getAssetByCode, getAssetScales, listAssets } from "../db/queries/assets.js";
 export { listApiKeys } from "../db/queries/api-keys.js";
 export { feeRevenue, operatorStatements, payoutsConfirmed, trialBalance } from "../db/queries/reports.js";
-export { operatorBalances, operatorEarnings, operatorOpeningBalances, operatorStatement } from "../db/queries/operator-views.js";
+export {
+  decodeStatementCursor,
+  encodeStatementCursor,
+  isStatementEntry,
+  operatorBalances,
+  operatorEarnings,
+  operatorOpeningBalances,
+  operatorStatement,
+  type StatementRow,
+} from "../db/queries/operator-views.js";
 export { listAuditLog } from "../db/queries/audit-log.js";

@@ -41,6 +41,7 @@ export async function treasuryCheck(db: Database, settlements: Settlements, chai
   return {
     chainId,
     asset: asset.code,
+    scale: asset.scale,
     onChain: { vault: onChain.vault, signer: onChain.signer, total },
     ledger,
     inFlight: {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chainSettingsFor, startLocalChain, type LocalChain } from "../../scripts/anvil-chain.js";
 import { loadChains } from "../../src/chain/config.js";
 import { Settlements } from "../../src/chain/settlement.js";
+import { unitsToDecimal } from "../../src/domain/money.js";
 import { expectRefused, expectStatus, testApi, world, writeCounts, type ApiResponse, type TestApi } from "../support/http.js";
 import type { World } from "../support/security.js";
 
@@ -187,6 +188,7 @@ describe("customers", () => {
       metadata: { of: "m2" },
       credit_limits: [],
       created_at: expect.any(String),
+      retired_at: null,
     });
     expect((await ok("/v1/customers?marketplace_id=no-such")).data).toEqual([]);
     const m1only = whole.find((c) => key(c) === "m1/m1only");
@@ -209,7 +211,16 @@ describe("customers", () => {
     expect(c1).toMatchObject({ marketplace_id: "m1", id: "c1", billing: "prepaid", credit_limits: [] });
     expect(c1.accounts).toHaveLength(1);
     const [usdc] = c1.accounts;
-    expect(usdc).toEqual({ asset: "USDC", account_id: expect.any(String), posted: expect.any(String), available: usdc.posted, credit_limit: null });
+    expect(usdc).toEqual({
+      asset: "USDC",
+      account_id: expect.any(String),
+      posted: expect.any(String),
+      posted_display: unitsToDecimal(BigInt(usdc.posted), 6),
+      available: usdc.posted,
+      available_display: unitsToDecimal(BigInt(usdc.posted), 6),
+      credit_limit: null,
+      credit_limit_display: null,
+    });
     expect(BigInt(usdc.posted)).toBeGreaterThan(0n);
     // The account id works with the ledger's own routes, for the marketplace's key.
     const balance = await ok(`/v1/accounts/${usdc.account_id}/balance`, w.keys.m1);
@@ -234,7 +245,16 @@ describe("customers", () => {
     const usage = expectStatus(await api.call("POST", "/v1/usage", { key: w.keys.m1, body: w.usage("postpaid-1", { customer_id: "m1only" }) }), 201).body;
     const m1only = await ok("/v1/customers/m1only?marketplace_id=m1");
     expect(m1only.accounts).toEqual([
-      { asset: "USDC", account_id: expect.any(String), posted: `-${usage.gross}`, available: `-${usage.gross}`, credit_limit: "1000000000000000000000000" },
+      {
+        asset: "USDC",
+        account_id: expect.any(String),
+        posted: `-${usage.gross}`,
+        posted_display: unitsToDecimal(-BigInt(usage.gross), 6),
+        available: `-${usage.gross}`,
+        available_display: unitsToDecimal(-BigInt(usage.gross), 6),
+        credit_limit: "1000000000000000000000000",
+        credit_limit_display: "1000000000000000000",
+      },
     ]);
   });
 

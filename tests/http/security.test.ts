@@ -70,12 +70,26 @@ const routes: RouteSecurity[] = [
     request: () => ({ path: "/v1/assets", body: { code: "EURC", scale: 6, settlement: { kind: "offchain" } } }),
   },
   { method: "GET", route: "/v1/assets", allowed: [...everyone], request: () => ({ path: "/v1/assets" }) },
+  { method: "GET", route: "/v1/assets/{code}", allowed: [...everyone], request: () => ({ path: "/v1/assets/USDC" }) },
+  {
+    method: "PATCH",
+    route: "/v1/assets/{code}",
+    allowed: ["admin"],
+    // An asset of its own each time: a proposal for the world's USDC would wait for its payouts.
+    request: async () => ({
+      path: `/v1/assets/${await freshAsset()}`,
+      body: { settlement: { kind: "erc20", chain_id: 31337, token_address: randomAddress() } },
+    }),
+  },
+  { method: "POST", route: "/v1/assets/{code}/retire", allowed: ["admin"], request: async () => ({ path: `/v1/assets/${await freshAsset()}/retire` }) },
   {
     method: "POST",
     route: "/v1/accounts",
     allowed: ["admin", "marketplace"],
     request: (w) => ({ path: "/v1/accounts", body: { asset_id: w.asset.id, code: "customer_wallet", normal_side: "credit", ref: "wallet:c9" } }),
   },
+  // A list finds nothing of another tenant (tests/http/list-accounts-transfers.test.ts): no 404 to check here.
+  { method: "GET", route: "/v1/accounts", allowed: [...everyone], request: () => ({ path: "/v1/accounts" }) },
   ...(["", "/balance", "/entries"] as const).map((suffix): RouteSecurity => ({
     method: "GET",
     route: `/v1/accounts/{id}${suffix}`,
@@ -96,6 +110,19 @@ const routes: RouteSecurity[] = [
     otherTenant: (w) => [
       { as: "m2", path: "/v1/transfers", body: { legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.m2Customer.id, amount: "1" }] } },
       { as: "m1", path: "/v1/transfers", body: { legs: [{ debit_account_id: w.m1Customer.id, credit_account_id: w.o1Payable.id, amount: "1" }] } },
+    ],
+  },
+  {
+    method: "GET",
+    route: "/v1/transfers",
+    allowed: [...everyone],
+    request: (w, as) => ({ path: `/v1/transfers?account_id=${ownAccount(w, as)}` }),
+    // Another tenant's account as the filter answers as a missing account, as its read by id does.
+    otherTenant: (w) => [
+      { as: "m2", path: `/v1/transfers?account_id=${w.m1Customer.id}` },
+      { as: "m1", path: `/v1/transfers?account_id=${w.m2Customer.id}` },
+      { as: "o2", path: `/v1/transfers?account_id=${w.o1Payable.id}` },
+      { as: "o1", path: `/v1/transfers?account_id=${w.m1Customer.id}` },
     ],
   },
   {
@@ -447,6 +474,13 @@ const routes: RouteSecurity[] = [
       { as: "m1", path: "/v1/marketplaces/m2" },
     ],
   },
+  {
+    method: "PATCH",
+    route: "/v1/marketplaces/{id}",
+    allowed: ["admin", "marketplace"],
+    request: () => ({ path: "/v1/marketplaces/m1", body: { metadata: {} } }),
+    otherTenant: () => [{ as: "m1", path: "/v1/marketplaces/m2", body: { metadata: {} } }],
+  },
   { method: "GET", route: "/v1/operators", allowed: [...everyone], request: () => ({ path: "/v1/operators" }) },
   {
     method: "GET",
@@ -459,6 +493,13 @@ const routes: RouteSecurity[] = [
       { as: "m1", path: "/v1/operators/o2" },
     ],
   },
+  {
+    method: "PATCH",
+    route: "/v1/operators/{id}",
+    allowed: ["admin", "operator"],
+    request: () => ({ path: "/v1/operators/o1", body: { metadata: {} } }),
+    otherTenant: () => [{ as: "o2", path: "/v1/operators/o1", body: { metadata: {} } }],
+  },
   { method: "GET", route: "/v1/customers", allowed: ["admin", "finance", "marketplace"], request: () => ({ path: "/v1/customers" }) },
   {
     method: "GET",
@@ -468,6 +509,27 @@ const routes: RouteSecurity[] = [
     otherTenant: () => [
       { as: "m2", path: "/v1/customers/m1only" },
       { as: "m2", path: "/v1/customers/m1only?marketplace_id=m1" },
+    ],
+  },
+  {
+    method: "PATCH",
+    route: "/v1/customers/{id}",
+    allowed: ["admin", "marketplace"],
+    request: (_w, as) => ({ path: `/v1/customers/m1only${as === "admin" ? "?marketplace_id=m1" : ""}`, body: { metadata: {} } }),
+    otherTenant: () => [
+      { as: "m2", path: "/v1/customers/m1only", body: { metadata: {} } },
+      { as: "m2", path: "/v1/customers/m1only?marketplace_id=m1", body: { metadata: {} } },
+    ],
+  },
+  {
+    method: "POST",
+    route: "/v1/customers/{id}/retire",
+    allowed: ["admin", "marketplace"],
+    // A customer of its own each time: the world's are used by other routes.
+    request: async (w, as) => ({ path: `/v1/customers/${await freshCustomer(w)}/retire${as === "admin" ? "?marketplace_id=m1" : ""}` }),
+    otherTenant: () => [
+      { as: "m2", path: "/v1/customers/m1only/retire" },
+      { as: "m2", path: "/v1/customers/m1only/retire?marketplace_id=m1" },
     ],
   },
   { method: "GET", route: "/v1/reconciliations", allowed: ["admin", "finance"], request: () => ({ path: "/v1/reconciliations" }) },
@@ -523,6 +585,21 @@ async function signedAddress(operatorId: string) {
   return { chain_id: 31337, address: account.address, challenge_id: ch.id, signature: await account.signMessage({ message: ch.message }) };
 }
 
+let fresh = 0;
+/** A new off-chain asset, by code. */
+async function freshAsset(): Promise<string> {
+  const code = `FRESH${++fresh}`;
+  expectStatus(await api.call("POST", "/v1/assets", { body: { code, scale: 6, settlement: { kind: "offchain" } } }), 201);
+  return code;
+}
+/** A new prepaid customer of m1, by id. */
+async function freshCustomer(w: World): Promise<string> {
+  const id = `fresh-${++fresh}`;
+  expectStatus(await api.call("POST", "/v1/customers", { key: w.keys.m1, body: { id, billing: "prepaid" } }), 201);
+  return id;
+}
+const randomAddress = () => privateKeyToAccount(generatePrivateKey()).address;
+
 let lastHold = "";
 /** A fresh open hold of m1's customer c1. */
 async function m1UsageHold(w: World): Promise<string> {
@@ -572,8 +649,8 @@ const primers: Record<"admin" | "finance" | "m1" | "o1", () => { path: string; b
   o1: () => ({ path: "/v1/operators/o1/payout-address-challenges", body: { chain_id: 31337, address: privateKeyToAccount(generatePrivateKey()).address } }),
 };
 
-describe("a refused request writes nothing: an Idempotency-Key used before for another request, on every POST route", () => {
-  for (const spec of routes.filter((r) => r.method === "POST")) {
+describe("a refused request writes nothing: an Idempotency-Key used before for another request, on every POST and PATCH route", () => {
+  for (const spec of routes.filter((r) => r.method === "POST" || r.method === "PATCH")) {
     it(`${spec.method} ${spec.route}`, async () => {
       const as = ({ admin: "admin", finance: "finance", marketplace: "m1", operator: "o1" } as const)[spec.allowed[0]!];
       const key = `reused-${Math.random().toString(36).slice(2)}`;
@@ -581,7 +658,7 @@ describe("a refused request writes nothing: an Idempotency-Key used before for a
       expectStatus(await api.call("POST", primer.path, { key: w.keys[as], body: primer.body, idempotencyKey: key }), 201);
       const { path, ...options } = await spec.request(w, as);
       const before = await writeCounts(api.db);
-      const res = await api.call("POST", path, { ...options, key: w.keys[as], idempotencyKey: key });
+      const res = await api.call(spec.method, path, { ...options, key: w.keys[as], idempotencyKey: key });
       expect(res.status, `${spec.route}: ${JSON.stringify(res.body)}`).toBe(409);
       expect(res.body.code).toBe("idempotency_key_reused");
       expect(await writeCounts(api.db), spec.route).toEqual(before);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { usageMonth, wideRange } from "../support/clock.js";
+import { withoutDisplay } from "../support/display.js";
 import { expectStatus, testApi, world, type TestApi } from "../support/http.js";
 import type { World } from "../support/security.js";
 
@@ -12,7 +13,11 @@ beforeAll(async () => {
 afterAll(async () => api.close());
 
 const get = async (path: string, key = w.keys.admin) => expectStatus(await api.call("GET", path, { key }), 200).body;
-const operatorAvailable = async () => (await get("/v1/operators/o1/balances", w.keys.o1)).data[0].available as string;
+const operatorAvailable = async () => {
+  const { data, error, response } = await api.client(w.keys.o1).GET("/v1/operators/{id}/balances", { params: { path: { id: "o1" } } });
+  if (!data) throw new Error(`expected 200, got ${response.status}: ${JSON.stringify(error)}`);
+  return data.data[0]!.available;
+};
 const customerBalance = async (customer = "c1") => {
   const accounts = await api.db.query<{ id: string }>("select id from accounts where marketplace_id = 'm1' and ref = $1", [`customer:${customer}`]);
   return (await get(`/v1/accounts/${accounts[0]!.id}/balance`)).posted as string;
@@ -39,7 +44,8 @@ describe("usage over HTTP", () => {
     // The same record again, under a new Idempotency-Key: the original, with 200.
     const again = expectStatus(await api.call("POST", "/v1/usage", { key: w.keys.m1, body: w.usage("h-1", { metadata: { job: "j-1" } }) }), 200);
     expect(again.body).toEqual(res.body);
-    expect(await get(`/v1/usage/${res.body.id}`, w.keys.o1)).toEqual(res.body);
+    // The read is the write's answer, with each amount's display twin added.
+    expect(withoutDisplay(await get(`/v1/usage/${res.body.id}`, w.keys.o1))).toEqual(res.body);
   });
 
   it("takes a batch with one result per record and a summary: compact by default, full when asked", async () => {
@@ -112,19 +118,24 @@ describe("usage over HTTP", () => {
     expect(BigInt(balances.data[0].lifetime_earned)).toBe(BigInt(balances.data[0].available)); // nothing paid out yet
     const range = wideRange();
     const statement = await get(`/v1/operators/o1/statement?${range}`, w.keys.o1);
-    const last = statement.lines[statement.lines.length - 1];
+    const last = statement.data[statement.data.length - 1];
     expect(last.balance_after).toBe(balances.data[0].available);
-    expect(statement.lines.some((l: { amount: string }) => l.amount.startsWith("-"))).toBe(true); // the reversal
+    expect(statement.data.some((l: { amount: string }) => l.amount.startsWith("-"))).toBe(true); // the reversal
     const csv = await api.call("GET", `/v1/operators/o1/statement?${range}&format=csv`, { key: w.keys.o1 });
     expect(csv.headers.get("content-type")).toMatch(/text\/csv/);
     const rows = (csv.body as string).trim().split("\r\n");
-    expect(rows[0]).toBe("entry_id,asset,transfer_id,description,amount,balance_after,effective_at,booked_at");
-    expect(rows.length).toBe(statement.lines.length + 1);
+    expect(rows[0]).toBe(
+      "entry_id,asset,transfer_id,description,amount,balance_after,effective_at,booked_at,payout_id,tx_hash,external_reference,amount_display,balance_after_display",
+    );
+    expect(rows.length).toBe(statement.data.length + 1);
     const earnings = await get(`/v1/operators/o1/earnings?${range}&group_by=resource`, w.keys.o1);
     const earningsCsv = await api.call("GET", `/v1/operators/o1/earnings?${range}&group_by=resource&format=csv`, { key: w.keys.o1 });
     expect(earningsCsv.headers.get("content-type")).toMatch(/text\/csv/);
     const earningsRows = (earningsCsv.body as string).trim().split("\r\n");
-    expect(earningsRows[0]).toBe("group,asset,asset_id,unit,records,quantity,paid_hours,gross,fees,net,effective_rate_per_hour,effective_rate_per_unit");
+    expect(earningsRows[0]).toBe(
+      "group,asset,asset_id,unit,records,quantity,paid_hours,gross,fees,net,effective_rate_per_hour,effective_rate_per_unit," +
+        "gross_display,fees_display,net_display,effective_rate_per_hour_units,effective_rate_per_unit_units",
+    );
     expect(earningsRows.slice(1)).toEqual(
       earnings.data.map((r: Record<string, string | number | null>) =>
         [
@@ -140,6 +151,11 @@ describe("usage over HTTP", () => {
           r.net,
           r.effective_rate_per_hour,
           r.effective_rate_per_unit,
+          r.gross_display,
+          r.fees_display,
+          r.net_display,
+          r.effective_rate_per_hour_units,
+          r.effective_rate_per_unit_units,
         ]
           .map((v) => (v === null ? "" : String(v)))
           .join(","),

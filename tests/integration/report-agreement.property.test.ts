@@ -149,7 +149,7 @@ describe("the reports agree on where a correction lands", () => {
             earnedFees += sum(theirs.map((e) => BigInt(e.fees)));
 
             const statement = expectStatus(await api.call("GET", `/v1/operators/${o}/statement?${q}&asset_id=${assetId}`), 200).body;
-            const lines = statement.lines as { amount: string; balance_after: string; effective_at: string }[];
+            const lines = statement.data as { amount: string; balance_after: string; effective_at: string }[];
             expect(
               lines.map((l) => l.effective_at),
               `${context}: ${o} effective order`,

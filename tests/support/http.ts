@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { afterAll, beforeAll, expect } from "vitest";
 import { generatePrivateKey } from "viem/accounts";
+import { createLedgerClient, type LedgerClient } from "../../clients/typescript/index.js";
 import { loadChains } from "../../src/chain/config.js";
 import { Settlements } from "../../src/chain/settlement.js";
 import { createApp } from "../../src/http/app.js";
@@ -36,6 +37,8 @@ export interface TestApi {
   db: TestDatabase;
   ledger: LedgerContext;
   call(method: string, path: string, options?: CallOptions): Promise<ApiResponse>;
+  /** The typed client (clients/typescript) with this key (the admin key by default), on the same in-process app. */
+  client(key?: string): LedgerClient;
   close(): Promise<void>;
 }
 
@@ -65,7 +68,7 @@ export async function testApi(
       if (options.raw !== undefined) body = options.raw;
       else if (options.body !== undefined) body = JSON.stringify(options.body);
       if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) headers["content-type"] = "application/json";
-      if (method === "POST" && options.idempotencyKey !== null) headers["idempotency-key"] = options.idempotencyKey ?? randomUUID();
+      if ((method === "POST" || method === "PATCH") && options.idempotencyKey !== null) headers["idempotency-key"] = options.idempotencyKey ?? randomUUID();
       const res = await app.request(path, { method, headers, body });
       const text = await res.text();
       let parsed: unknown = text;
@@ -75,6 +78,9 @@ export async function testApi(
         /* not JSON */
       }
       return { status: res.status, headers: res.headers, body: parsed };
+    },
+    client(key = ADMIN_KEY) {
+      return createLedgerClient({ baseUrl: "http://localhost", apiKey: key, fetch: async (request) => app.fetch(request) });
     },
     async close() {
       await closeLedgerContext(ledger);
@@ -227,6 +233,11 @@ export async function writeCounts(db: TestDatabase): Promise<Record<string, stri
            (select count(*) from payout_address_events)::text as address_changes,
            (select count(*) from deposit_addresses)::text as deposit_addresses, (select count(*) from chain_deposits)::text as deposits, (select count(*) from proposals)::text as proposals, (select count(*) from funds_receipts)::text as receipts,
            (select count(*) from reconciliations)::text as reconciliations,
+           (select count(*) from asset_settlements)::text as asset_settlements, (select count(*) from assets where retired_at is not null)::text as retired_assets,
+           (select count(*) from customers where retired_at is not null)::text as retired_customers,
+           (select md5(coalesce(string_agg(id || name || metadata::text, ',' order by id), '')) from marketplaces) as marketplace_descriptions,
+           (select md5(coalesce(string_agg(id || name || metadata::text, ',' order by id), '')) from operators) as operator_descriptions,
+           (select md5(coalesce(string_agg(marketplace_id || '/' || id || metadata::text, ',' order by marketplace_id, id), '')) from customers) as customer_descriptions,
            (select count(*) from reconciliation_items where resolved_at is not null)::text as resolved_items`);
   return row!;
 }

@@ -1,13 +1,15 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Queryable } from "../client.js";
 import { orm, run } from "../orm.js";
-import { holds } from "../schema/index.js";
+import { assets, holds } from "../schema/index.js";
 
 export type HoldRow = {
   id: string;
   marketplace_id: string;
   customer_id: string;
   asset_id: string;
+  /** The asset's decimals, for display. */
+  asset_scale: number;
   amount: string;
   escrow_account_id: string;
   open_transfer_id: string;
@@ -26,6 +28,7 @@ export async function getHoldRow(db: Queryable, id: string): Promise<HoldRow | u
         marketplace_id: holds.marketplaceId,
         customer_id: holds.customerId,
         asset_id: holds.assetId,
+        asset_scale: assets.scale,
         amount: holds.amount,
         escrow_account_id: holds.escrowAccountId,
         open_transfer_id: holds.openTransferId,
@@ -36,6 +39,7 @@ export async function getHoldRow(db: Queryable, id: string): Promise<HoldRow | u
         created_at: holds.createdAt,
       })
       .from(holds)
+      .innerJoin(assets, eq(assets.id, holds.assetId))
       .where(eq(holds.id, id)),
   );
   return rows[0];
@@ -81,13 +85,15 @@ export async function findHoldIdByOpenTransfer(db: Queryable, transferId: string
 }
 
 /** Marks a hold closed (or expired) if it is still open; a hold no longer open is left as it is. */
-export async function markHoldClosed(db: Queryable, id: string, reason: "closed" | "expired", at: Date): Promise<void> {
-  await run(
+export async function markHoldClosed(db: Queryable, id: string, reason: "closed" | "expired", at: Date): Promise<boolean> {
+  const rows = await run(
     orm(db)
       .update(holds)
       .set({ status: reason, closedAt: at })
-      .where(and(eq(holds.id, id), eq(holds.status, "open"))),
+      .where(and(eq(holds.id, id), eq(holds.status, "open")))
+      .returning({ id: holds.id }),
   );
+  return rows.length > 0;
 }
 
 /** Records the transfer that returned the hold's escrow to the customer, unless one is recorded already. */

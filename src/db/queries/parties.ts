@@ -15,7 +15,14 @@ export type OperatorRow = PartyRow & { marketplace_ids: string[] | null };
 
 export type InvitationRow = { marketplace_id: string; operator_id: string; invited_at: Date | string; accepted_at: Date | string | null };
 
-export type CustomerRow = { marketplace_id: string; id: string; billing: "prepaid" | "postpaid"; metadata: Record<string, unknown>; created_at: Date | string };
+export type CustomerRow = {
+  marketplace_id: string;
+  id: string;
+  billing: "prepaid" | "postpaid";
+  metadata: Record<string, unknown>;
+  created_at: Date | string;
+  retired_at: Date | string | null;
+};
 
 /** A customer with its postpaid credit limits (the overdraft limits of its accounts), by asset code. */
 export type CustomerWithLimitsRow = CustomerRow & { limits: { asset: string; credit_limit: string }[] | null };
@@ -216,6 +223,8 @@ export async function listCustomerRows(
 export type CustomerAccountRow = {
   account_id: string;
   asset: string;
+  /** The asset's decimals, for display. */
+  scale: number;
   normal_side: Side;
   debits_posted: string;
   credits_posted: string;
@@ -234,6 +243,7 @@ export async function listCustomerAccountRows(db: Queryable, marketplaceId: stri
       .select({
         account_id: a.id,
         asset: assets.code,
+        scale: assets.scale,
         normal_side: sql<Side>`${a.normalSide}`,
         debits_posted: amount(b.debitsPosted),
         credits_posted: amount(b.creditsPosted),
@@ -249,9 +259,9 @@ export async function listCustomerAccountRows(db: Queryable, marketplaceId: stri
   );
 }
 
-/** The id and code of an asset named in a customer's credit limits. */
-export async function findAssetIdByCode(db: Queryable, code: string): Promise<{ id: string; code: string } | undefined> {
-  const [a] = await db.query<{ id: string; code: string }>("select id, code from assets where code = $1", [code]);
+/** The id and code of an asset named in a customer's credit limits, and when it was retired. */
+export async function findAssetIdByCode(db: Queryable, code: string): Promise<{ id: string; code: string; retired_at: Date | string | null } | undefined> {
+  const [a] = await db.query<{ id: string; code: string; retired_at: Date | string | null }>("select id, code, retired_at from assets where code = $1", [code]);
   return a;
 }
 

@@ -7,6 +7,8 @@ export interface Payout {
   operatorId: string;
   assetId: string;
   assetCode: string;
+  /** The asset's decimals, for display. */
+  assetScale: number;
   settlement: "evm" | "none";
   chainId: bigint | null;
   toAddress: string | null;
@@ -36,6 +38,7 @@ export type PayoutRow = {
   operator_id: string;
   asset_id: string;
   asset_code: string;
+  asset_scale: number;
   settlement: "evm" | "none";
   chain_id: string | null;
   to_address: string | null;
@@ -59,7 +62,7 @@ export type PayoutRow = {
   confirmed_at: Date | string | null;
 };
 
-export const PAYOUT_SELECT = `select p.id, p.operator_id, p.asset_id, s.code as asset_code, p.settlement, p.chain_id::text as chain_id, p.to_address,
+export const PAYOUT_SELECT = `select p.id, p.operator_id, p.asset_id, s.code as asset_code, s.scale as asset_scale, p.settlement, p.chain_id::text as chain_id, p.to_address,
   p.amount::text as amount, p.status, p.trigger, p.requested_by, p.hold_transfer_id, p.settle_transfer_id, p.chain_tx_id, p.tx_hash,
   p.block_number::text as block_number, p.log_index, p.external_reference, p.unpaid_attempts, p.failure_reason, p.note, p.approval,
   p.created_at, p.updated_at, p.confirmed_at
@@ -71,6 +74,7 @@ export function toPayout(r: PayoutRow): Payout {
     operatorId: r.operator_id,
     assetId: r.asset_id,
     assetCode: r.asset_code,
+    assetScale: r.asset_scale,
     settlement: r.settlement,
     chainId: r.chain_id === null ? null : BigInt(r.chain_id),
     toAddress: r.to_address,

@@ -9,7 +9,7 @@ export async function trialBalance(db: Queryable, asOf: Date | undefined, assetI
   const rows =
     asOf === undefined
       ? await db.query<TrialRow>(
-          `select a.id as account_id, s.code as asset, a.asset_id, a.marketplace_id, a.ref, a.code, a.normal_side,
+          `select a.id as account_id, s.code as asset, s.scale, a.asset_id, a.marketplace_id, a.ref, a.code, a.normal_side,
               b.debits_posted::text as debits, b.credits_posted::text as credits
          from accounts a join account_balances b on b.account_id = a.id join assets s on s.id = a.asset_id
         where ($1::uuid is null or a.asset_id = $1)
@@ -17,7 +17,7 @@ export async function trialBalance(db: Queryable, asOf: Date | undefined, assetI
           [assetId ?? null],
         )
       : await db.query<TrialRow>(
-          `select a.id as account_id, s.code as asset, a.asset_id, a.marketplace_id, a.ref, a.code, a.normal_side,
+          `select a.id as account_id, s.code as asset, s.scale, a.asset_id, a.marketplace_id, a.ref, a.code, a.normal_side,
               coalesce(t.debits, 0)::text as debits, coalesce(t.credits, 0)::text as credits
          from accounts a join assets s on s.id = a.asset_id
          left join (select e.account_id, sum(e.posted_amount) filter (where e.side = 'debit') as debits,
@@ -33,6 +33,8 @@ export async function trialBalance(db: Queryable, asOf: Date | undefined, assetI
 export type TrialRow = {
   account_id: string;
   asset: string;
+  /** The asset's decimals, for display. */
+  scale: number;
   asset_id: string;
   marketplace_id: string | null;
   ref: string;
@@ -46,14 +48,14 @@ export type Granularity = "day" | "month";
 
 /** Fee revenue per party, marketplace, asset and period: credits less debits (reversals) of fee accounts. */
 export async function feeRevenue(db: Queryable, from: Date, to: Date, granularity: Granularity) {
-  return db.query<{ period: string; asset: string; marketplace_id: string | null; party: string; revenue: string; entries: string }>(
-    `select to_char(date_trunc($3, e.effective_at at time zone 'UTC'), $4) as period, s.code as asset, a.marketplace_id,
+  return db.query<{ period: string; asset: string; scale: number; marketplace_id: string | null; party: string; revenue: string; entries: string }>(
+    `select to_char(date_trunc($3, e.effective_at at time zone 'UTC'), $4) as period, s.code as asset, s.scale, a.marketplace_id,
             split_part(a.ref, ':', 1) as party,
             sum(case when e.side = 'credit' then e.posted_amount else -e.posted_amount end)::text as revenue, count(*)::text as entries
        from entries e join accounts a on a.id = e.account_id join assets s on s.id = e.asset_id
       where a.opened_by_service and a.ref like '%:fees' and e.effective_at >= $1 and e.effective_at < $2 and e.posted_amount > 0
-      group by 1, 2, 3, 4
-      order by 1, 2, 3 nulls first, 4`,
+      group by 1, 2, 3, 4, 5
+      order by 1, 2, 4 nulls first, 5`,
     [from.toISOString(), to.toISOString(), granularity, granularity === "day" ? "YYYY-MM-DD" : "YYYY-MM"],
   );
 }
@@ -64,6 +66,7 @@ export async function payoutsConfirmed(db: Queryable, from: Date, to: Date) {
     id: string;
     operator_id: string;
     asset: string;
+    scale: number;
     amount: string;
     settlement: string;
     chain_id: string | null;
@@ -74,7 +77,7 @@ export async function payoutsConfirmed(db: Queryable, from: Date, to: Date) {
     external_reference: string | null;
     confirmed_at: Date | string;
   }>(
-    `select p.id, p.operator_id, s.code as asset, p.amount::text as amount, p.settlement, p.chain_id::text as chain_id, p.to_address, p.tx_hash,
+    `select p.id, p.operator_id, s.code as asset, s.scale, p.amount::text as amount, p.settlement, p.chain_id::text as chain_id, p.to_address, p.tx_hash,
             p.block_number::text as block_number, p.log_index, p.external_reference, p.confirmed_at
        from payouts p join assets s on s.id = p.asset_id
       where p.status = 'confirmed' and p.confirmed_at >= $1 and p.confirmed_at < $2
@@ -90,8 +93,8 @@ export async function payoutsConfirmed(db: Queryable, from: Date, to: Date) {
  * was, so it lands in the same period.
  */
 export async function operatorStatements(db: Queryable, from: Date, to: Date, assetId: string | undefined) {
-  return db.query<{ operator_id: string; asset: string; opening: string; credits: string; debits: string; closing: string; entries: string }>(
-    `select a.owner_id as operator_id, s.code as asset, o.opening::text as opening, coalesce(p.credits, 0)::text as credits, coalesce(p.debits, 0)::text as debits,
+  return db.query<{ operator_id: string; asset: string; scale: number; opening: string; credits: string; debits: string; closing: string; entries: string }>(
+    `select a.owner_id as operator_id, s.code as asset, s.scale, o.opening::text as opening, coalesce(p.credits, 0)::text as credits, coalesce(p.debits, 0)::text as debits,
             (o.opening + coalesce(p.credits, 0) - coalesce(p.debits, 0))::text as closing, coalesce(p.n, 0)::text as entries
        from accounts a join assets s on s.id = a.asset_id
        cross join lateral (select coalesce(sum(case when e.side = 'credit' then e.posted_amount else -e.posted_amount end), 0) as opening

@@ -124,9 +124,11 @@ export async function getUsageLimitRow(db: Queryable, marketplaceId: string, ass
 /** What rating needs to know about the marketplaces of a batch. */
 export interface MarketplaceFacts {
   customers: Map<string, "prepaid" | "postpaid">; // `${m}|${c}`
+  /** Retired customers (`${m}|${c}`), when: they take no new usage. */
+  retiredCustomers: Map<string, Date>;
   operators: Set<string>; // `${m}|${o}`
   schedules: Map<string, { version: number; effectiveFrom: Date; rules: ConfiguredRule[] }[]>; // by marketplace, newest first
-  assets: Map<string, { id: string; scale: number }>; // by code
+  assets: Map<string, { id: string; scale: number; retiredAt: Date | null }>; // by code
   holds: Map<string, { marketplaceId: string; customerId: string; assetId: string; escrowAccountId: string; status: string; expired: boolean }>;
   /** Usage limits set by an admin, by `${marketplace}|${asset id}`; absent: the defaults. */
   limits: Map<string, UsageLimitRow>;
@@ -139,11 +141,7 @@ export async function loadMarketplaceFacts(
   now: Date,
 ): Promise<MarketplaceFacts> {
   const [customers, operators, schedules, assets, holds, limits] = await Promise.all([
-    db.query<{ m: string; c: string; billing: "prepaid" | "postpaid" }>(
-      `select c.marketplace_id as m, c.id as c, c.billing from unnest($1::text[], $2::text[]) as w(m, c)
-         join customers c on c.marketplace_id = w.m and c.id = w.c`,
-      [pgArray(wanted.customers.map((x) => x[0])), pgArray(wanted.customers.map((x) => x[1]))],
-    ),
+    customerFacts(db, wanted.customers),
     db.query<{ m: string; o: string }>(
       `select r.marketplace_id as m, r.operator_id as o from unnest($1::text[], $2::text[]) as w(m, o)
          join marketplace_operators r on r.marketplace_id = w.m and r.operator_id = w.o`,
@@ -154,7 +152,7 @@ export async function loadMarketplaceFacts(
         where marketplace_id = any($1::text[]) order by marketplace_id, effective_from desc`,
       [pgArray(wanted.marketplaces)],
     ),
-    db.query<{ id: string; code: string; scale: number }>("select id, code, scale from assets where code = any($1::text[])", [pgArray(wanted.assetCodes)]),
+    assetFacts(db, wanted.assetCodes),
     wanted.holdIds.length === 0
       ? Promise.resolve([])
       : db.query<{ id: string; marketplace_id: string; customer_id: string; asset_id: string; escrow_account_id: string; status: string; expired: boolean }>(
@@ -164,7 +162,7 @@ export async function loadMarketplaceFacts(
         ),
     loadUsageLimitRows(db, wanted.marketplaces),
   ]);
-  const facts: MarketplaceFacts = { customers: new Map(), operators: new Set(), schedules: new Map(), assets: new Map(), holds: new Map(), limits: new Map() };
+  const facts: MarketplaceFacts = { ...customers, operators: new Set(), schedules: new Map(), assets, holds: new Map(), limits: new Map() };
   for (const l of limits) facts.limits.set(`${l.marketplace_id}|${l.asset_id}`, l);
   for (const h of holds)
     facts.holds.set(h.id, {
@@ -175,13 +173,35 @@ export async function loadMarketplaceFacts(
       status: h.status,
       expired: h.expired,
     });
-  for (const c of customers) facts.customers.set(`${c.m}|${c.c}`, c.billing);
   for (const o of operators) facts.operators.add(`${o.m}|${o.o}`);
   for (const s of schedules) {
     const list = facts.schedules.get(s.m) ?? [];
     list.push({ version: s.version, effectiveFrom: new Date(s.effective_from), rules: s.rules });
     facts.schedules.set(s.m, list);
   }
-  for (const a of assets) facts.assets.set(a.code, { id: a.id, scale: a.scale });
   return facts;
+}
+
+/** These customers' billing, and when those retired were, by `${marketplace}|${customer}`. */
+async function customerFacts(db: Queryable, pairs: [string, string][]): Promise<Pick<MarketplaceFacts, "customers" | "retiredCustomers">> {
+  const rows = await db.query<{ m: string; c: string; billing: "prepaid" | "postpaid"; retired_at: Date | string | null }>(
+    `select c.marketplace_id as m, c.id as c, c.billing, c.retired_at from unnest($1::text[], $2::text[]) as w(m, c)
+       join customers c on c.marketplace_id = w.m and c.id = w.c`,
+    [pgArray(pairs.map((x) => x[0])), pgArray(pairs.map((x) => x[1]))],
+  );
+  const out: Pick<MarketplaceFacts, "customers" | "retiredCustomers"> = { customers: new Map(), retiredCustomers: new Map() };
+  for (const r of rows) {
+    out.customers.set(`${r.m}|${r.c}`, r.billing);
+    if (r.retired_at !== null) out.retiredCustomers.set(`${r.m}|${r.c}`, new Date(r.retired_at));
+  }
+  return out;
+}
+
+/** The assets of these codes, by code: what rating needs (scale) and refuses (retired). */
+async function assetFacts(db: Queryable, codes: string[]): Promise<MarketplaceFacts["assets"]> {
+  const rows = await db.query<{ id: string; code: string; scale: number; retired_at: Date | string | null }>(
+    "select id, code, scale, retired_at from assets where code = any($1::text[])",
+    [pgArray(codes)],
+  );
+  return new Map(rows.map((a) => [a.code, { id: a.id, scale: a.scale, retiredAt: a.retired_at === null ? null : new Date(a.retired_at) }]));
 }

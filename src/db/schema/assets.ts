@@ -1,7 +1,11 @@
 import { sql } from "drizzle-orm";
 import { bigint, check, integer, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 
-/** A unit of value: its code, its scale (decimals) and how it settles. */
+/**
+ * A unit of value: its code, its scale (decimals) and how it settles. The code and scale are fixed
+ * (amounts recorded depend on them); how it settles changes only through an approved proposal, each
+ * version kept in asset_settlements.
+ */
 export const assets = pgTable(
   "assets",
   {
@@ -13,6 +17,8 @@ export const assets = pgTable(
     chainId: bigint("chain_id", { mode: "bigint" }),
     tokenAddress: text("token_address"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    /** When it was retired: no new accounts, transfers, usage, holds or deposits in it; what is in it can still be paid out. */
+    retiredAt: timestamp("retired_at", { withTimezone: true }),
   },
   (t) => [
     check("assets_scale_range", sql`${t.scale} between 0 and 77`),

@@ -16,6 +16,8 @@ export const customers = pgTable(
     billing: text("billing").notNull(),
     metadata: jsonb("metadata").notNull().default({}),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    /** When it was retired: no new usage, holds or deposits for it; its balance can still be read and settled. */
+    retiredAt: timestamp("retired_at", { withTimezone: true }),
   },
   (t) => [primaryKey({ columns: [t.marketplaceId, t.id] }), check("customers_billing", sql`${t.billing} in ('prepaid', 'postpaid')`)],
 );

@@ -1,4 +1,5 @@
 export { assets } from "./assets.js";
+export { assetSettlements } from "./asset-settlements.js";
 export { accounts } from "./accounts.js";
 export { accountBalances } from "./account-balances.js";
 export { transfers } from "./transfers.js";

@@ -19,7 +19,10 @@ const Body = z
         "your key for the account, unique per asset and marketplace; makes creation idempotent. The refs of the service's own chart (customer:, operator:, hold:, deposits:, payouts:, treasury:, expense:, protocol:, *:fees) are reserved",
       example: "wallet:c42",
     }),
-    marketplace_id: Identifier.optional().openapi({ description: "the marketplace the account belongs to (marketplace keys: always their own)" }),
+    marketplace_id: Identifier.optional().openapi({
+      description: "the marketplace the account belongs to (marketplace keys: always their own)",
+      example: "gpu-market",
+    }),
     owner_type: Identifier.optional().openapi({ example: "customer" }),
     owner_id: Identifier.optional().openapi({ example: "c42" }),
     debits_must_not_exceed_credits: z.boolean().optional().openapi({ description: "no overdraft: refuse transfers that would take the balance below zero" }),

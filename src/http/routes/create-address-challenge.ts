@@ -7,7 +7,7 @@ import { jsonBodyGuard } from "../json-body.js";
 import { Timestamp, Uuid } from "../schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 import { visibleOperator } from "./operator-access.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { OperatorId } from "./party-schemas.js";
 import { ChainId, EvmAddress } from "./payout-schemas.js";
 
 const Body = z.strictObject({ chain_id: ChainId, address: EvmAddress }).openapi("PayoutAddressChallengeCreate");
@@ -31,7 +31,7 @@ const route = createRoute({
   summary: "Get a message to sign with the address the operator wants to be paid to (the operator, admin)",
   security,
   middleware: [requireRole("admin", "operator"), jsonBodyGuard] as const,
-  request: { params: z.object({ id: PartyIdParam }), headers: IdempotencyHeader, body: jsonBody(Body) },
+  request: { params: z.object({ id: OperatorId }), headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Out, "sign its message, then PUT the payout address with the signature"), ...errorResponses },
 });
 

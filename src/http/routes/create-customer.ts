@@ -8,7 +8,7 @@ import { Metadata } from "../schemas.js";
 import { actingMarketplace } from "../tenancy.js";
 import { AssetCode } from "../money-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
-import { Customer, customerOut, PartyIdParam } from "./party-schemas.js";
+import { Customer, customerOut, MarketplaceId, PartyIdParam } from "./party-schemas.js";
 
 const Body = z
   .strictObject({
@@ -20,7 +20,10 @@ const Body = z
       .array(
         z.strictObject({
           asset: AssetCode,
-          credit_limit: z.string().regex(/^[1-9][0-9]{0,77}$/, "must be a positive integer amount in the asset's smallest unit"),
+          credit_limit: z
+            .string()
+            .regex(/^[1-9][0-9]{0,77}$/, "must be a positive integer amount in the asset's smallest unit")
+            .openapi({ example: "500000000" }),
         }),
       )
       .max(32)
@@ -29,7 +32,7 @@ const Body = z
         description:
           "postpaid customers: required, at least one asset. How much the customer may owe in each asset (smallest units); its usage beyond it is refused",
       }),
-    marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys only" }),
+    marketplace_id: MarketplaceId.optional().openapi({ description: "admin keys only" }),
     metadata: Metadata.optional(),
   })
   .openapi("CustomerCreate");

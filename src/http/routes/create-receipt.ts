@@ -6,7 +6,7 @@ import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Amount, AssetCode } from "../money-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { CustomerId, MarketplaceId } from "./party-schemas.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 
 const Body = z
@@ -22,7 +22,7 @@ const Body = z
         description: "where the money can be found (a bank transfer's reference, an on-chain transaction hash); money with one reference is received once",
         example: "0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060",
       }),
-    customer_id: PartyIdParam.optional().openapi({ description: "money paid for this customer; absent: the marketplace's settlement of what it owes" }),
+    customer_id: CustomerId.optional().openapi({ description: "money paid for this customer; absent: the marketplace's settlement of what it owes" }),
   })
   .openapi("ReceiptPropose");
 
@@ -34,7 +34,7 @@ const route = createRoute({
   summary: "Propose to record money received for a marketplace; another key approves it (finance, admin)",
   security,
   middleware: [requireRole("finance", "admin"), jsonBodyGuard] as const,
-  request: { params: z.object({ id: PartyIdParam }), headers: IdempotencyHeader, body: jsonBody(Body) },
+  request: { params: z.object({ id: MarketplaceId }), headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(ProposalOut, "the proposal; nothing moves until another key approves it"), ...errorResponses },
 });
 

@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { getBalance, getBalanceAsOf } from "../../services/reads.js";
+import { getAssetScales, getBalance, getBalanceAsOf } from "../../services/reads.js";
 import type { AppEnv } from "../request-context.js";
 import { Balance, IdParam, Timestamp } from "../schemas.js";
 import { balanceOut } from "../serialize.js";
@@ -24,10 +24,10 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
     const { as_of } = c.req.valid("query");
-    await visibleAccount(c, id);
+    const account = await visibleAccount(c, id);
     const db = c.get("deps").ledger.db;
     const asOf = as_of === undefined ? null : new Date(as_of);
-    const balance = asOf ? await getBalanceAsOf(db, id, asOf) : await getBalance(db, id);
-    return c.json(balanceOut(balance!, asOf), 200);
+    const [balance, scales] = await Promise.all([asOf ? getBalanceAsOf(db, id, asOf) : getBalance(db, id), getAssetScales(db, [account.assetId])]);
+    return c.json(balanceOut(balance!, asOf, scales.get(account.assetId)!), 200);
   });
 }

@@ -3,19 +3,23 @@ import { getCustomerWithAccounts, type CustomerAccount } from "../../services/pa
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
+import { display, DisplayAmount, displayOrNull } from "../display.js";
 import { SignedAmount } from "../money-schemas.js";
 import { Uuid } from "../schemas.js";
 import { errorResponses, json, security } from "./common.js";
 import { customerMarketplace } from "./party-access.js";
-import { Customer, customerOut, PartyIdParam } from "./party-schemas.js";
+import { Customer, CustomerId, customerOut, MarketplaceId } from "./party-schemas.js";
 
 const CustomerAccountOut = z
   .object({
     asset: z.string().openapi({ example: "TUSD" }),
     account_id: Uuid,
     posted: SignedAmount.openapi({ description: "posted balance (negative: what a postpaid customer owes)" }),
+    posted_display: DisplayAmount,
     available: SignedAmount.openapi({ description: "posted balance less open holds" }),
+    available_display: DisplayAmount,
     credit_limit: z.string().nullable().openapi({ example: "500000000", description: "postpaid: how much the customer may owe in the asset; prepaid: null" }),
+    credit_limit_display: DisplayAmount.nullable(),
   })
   .openapi("CustomerAccount");
 
@@ -26,7 +30,7 @@ const CustomerWithAccounts = Customer.extend({
 }).openapi("CustomerWithAccounts");
 
 const Query = z.strictObject({
-  marketplace_id: PartyIdParam.optional().openapi({ description: "admin and finance keys: required (customer ids are per marketplace)" }),
+  marketplace_id: MarketplaceId.optional().openapi({ description: "admin and finance keys: required (customer ids are per marketplace)" }),
 });
 
 const route = createRoute({
@@ -37,7 +41,7 @@ const route = createRoute({
   summary: "Read a customer with its account and balance in each asset (admin, finance with marketplace_id; its marketplace)",
   security,
   middleware: [requireRole("admin", "finance", "marketplace")] as const,
-  request: { params: z.object({ id: PartyIdParam }), query: Query },
+  request: { params: z.object({ id: CustomerId }), query: Query },
   responses: { 200: json(CustomerWithAccounts, "the customer and its accounts"), ...errorResponses },
 });
 
@@ -45,8 +49,11 @@ const accountOut = (a: CustomerAccount) => ({
   asset: a.asset,
   account_id: a.accountId,
   posted: a.posted.toString(),
+  posted_display: display(a.posted, a.scale),
   available: a.available.toString(),
+  available_display: display(a.available, a.scale),
   credit_limit: a.creditLimit?.toString() ?? null,
+  credit_limit_display: displayOrNull(a.creditLimit, a.scale),
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {

@@ -8,7 +8,7 @@ import { ApiError } from "../problem.js";
 import { canReadMarketplace } from "../tenancy.js";
 import { AssetCode } from "../money-schemas.js";
 import { errorResponses, json, security } from "./common.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { MarketplaceId } from "./party-schemas.js";
 
 const Funding = z
   .object({
@@ -35,7 +35,7 @@ const route = createRoute({
   summary: "How much of a marketplace's usage is paid for (admin, finance, that marketplace)",
   security,
   middleware: [requireRole("admin", "finance", "marketplace")] as const,
-  request: { params: z.object({ id: PartyIdParam, asset: AssetCode }) },
+  request: { params: z.object({ id: MarketplaceId, asset: AssetCode }) },
   responses: { 200: json(Funding, "the marketplace's funding in the asset"), ...errorResponses },
 });
 

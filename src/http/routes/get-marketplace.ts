@@ -5,7 +5,7 @@ import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { canReadMarketplace } from "../tenancy.js";
 import { errorResponses, json, security } from "./common.js";
-import { Marketplace, PartyIdParam, partyOut } from "./party-schemas.js";
+import { Marketplace, MarketplaceId, partyOut } from "./party-schemas.js";
 
 const route = createRoute({
   method: "get",
@@ -15,7 +15,7 @@ const route = createRoute({
   summary: "Read a marketplace (admin, finance, that marketplace)",
   security,
   middleware: [requireRole("admin", "finance", "marketplace")] as const,
-  request: { params: z.object({ id: PartyIdParam }) },
+  request: { params: z.object({ id: MarketplaceId }) },
   responses: { 200: json(Marketplace, "the marketplace"), ...errorResponses },
 });
 

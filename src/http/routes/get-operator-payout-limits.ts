@@ -7,7 +7,7 @@ import { ApiError } from "../problem.js";
 import { AssetCode } from "../money-schemas.js";
 import { errorResponses, json, security } from "./common.js";
 import { visibleOperator } from "./operator-access.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { OperatorId } from "./party-schemas.js";
 
 const Cap = z.string().nullable().openapi({ description: "smallest units; null: no cap" });
 const Limits = z
@@ -29,7 +29,7 @@ const route = createRoute({
   summary: "The payout caps in force for an operator in an asset: its own and the policy's (admin, finance, the operator)",
   security,
   middleware: [requireRole("admin", "finance", "operator")] as const,
-  request: { params: z.object({ id: PartyIdParam, asset: AssetCode }) },
+  request: { params: z.object({ id: OperatorId, asset: AssetCode }) },
   responses: { 200: json(Limits, "the caps"), ...errorResponses },
 });
 

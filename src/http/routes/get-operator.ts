@@ -4,7 +4,7 @@ import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { errorResponses, json, security } from "./common.js";
 import { operatorScope, visibleMarketplaceIds } from "./party-access.js";
-import { Operator, PartyIdParam, partyOut } from "./party-schemas.js";
+import { Operator, OperatorId, partyOut } from "./party-schemas.js";
 
 const route = createRoute({
   method: "get",
@@ -14,7 +14,7 @@ const route = createRoute({
   summary: "Read an operator (admin, finance, a marketplace linked to it, the operator)",
   description: "A marketplace key sees only its own id among the operator's marketplace_ids; another key's operator is answered 404 as a missing one.",
   security,
-  request: { params: z.object({ id: PartyIdParam }) },
+  request: { params: z.object({ id: OperatorId }) },
   responses: { 200: json(Operator, "the operator"), ...errorResponses },
 });
 

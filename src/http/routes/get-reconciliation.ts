@@ -1,16 +1,17 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { itemStatuses } from "../../domain/reconcile.js";
 import { getReconciliation, listItems } from "../../services/reconcile.js";
+import { getAssetScales } from "../../services/reads.js";
 import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
 import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { CursorQuery, IdParam } from "../schemas.js";
 import { errorResponses, security } from "./common.js";
-import { ItemOut, itemColumns, itemOut, ReconciliationOut, runOut } from "./reconciliation-schemas.js";
+import { itemColumns, ItemView, itemView, ReconciliationOut, runOut } from "./reconciliation-schemas.js";
 import { Format, reportResponse } from "./report-schemas.js";
 
-const Out = ReconciliationOut.extend({ items: z.array(ItemOut), next_cursor: z.string().nullable() }).openapi("ReconciliationWithItems");
+const Out = ReconciliationOut.extend({ items: z.array(ItemView), next_cursor: z.string().nullable() }).openapi("ReconciliationWithItems");
 
 const route = createRoute({
   method: "get",
@@ -33,6 +34,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     if (!run) throw new ApiError("reconciliation_not_found", `reconciliation ${id} does not exist`);
     if (q.cursor !== undefined && !/^[0-9]{1,18}$/.test(q.cursor))
       throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
+    const scale = (await getAssetScales(db, [run.assetId])).get(run.assetId)!;
     if (q.format === "csv") {
       const items = await listItems(db, id, { status: q.status, limit: 1_000_000 });
       return csvResponse(
@@ -40,13 +42,13 @@ export function register(app: OpenAPIHono<AppEnv>): void {
         `reconciliation-${id}.csv`,
         [...itemColumns],
         items.map((i) => {
-          const o = itemOut(i);
+          const o = itemView(i, scale);
           return itemColumns.map((k) => o[k]);
         }),
       ) as never;
     }
     const items = await listItems(db, id, { status: q.status, after: q.cursor === undefined ? undefined : BigInt(q.cursor), limit: q.limit + 1 });
     const page = items.slice(0, q.limit);
-    return c.json({ ...runOut(run), items: page.map(itemOut), next_cursor: items.length > q.limit ? page[page.length - 1]!.id : null }, 200);
+    return c.json({ ...runOut(run), items: page.map((i) => itemView(i, scale)), next_cursor: items.length > q.limit ? page[page.length - 1]!.id : null }, 200);
   });
 }

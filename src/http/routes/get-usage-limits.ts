@@ -6,7 +6,7 @@ import { ApiError } from "../problem.js";
 import { canReadMarketplace } from "../tenancy.js";
 import { AssetCode } from "../money-schemas.js";
 import { errorResponses, json, security } from "./common.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { MarketplaceId } from "./party-schemas.js";
 import { UsageLimitsOut, usageLimitsOut } from "./usage-limit-schemas.js";
 
 const route = createRoute({
@@ -17,7 +17,7 @@ const route = createRoute({
   summary: "What one usage record of the marketplace may claim in an asset (admin, finance, that marketplace)",
   security,
   middleware: [requireRole("admin", "finance", "marketplace")] as const,
-  request: { params: z.object({ id: PartyIdParam, asset: AssetCode }) },
+  request: { params: z.object({ id: MarketplaceId, asset: AssetCode }) },
   responses: { 200: json(UsageLimitsOut, "the limits in force"), ...errorResponses },
 });
 

@@ -1,9 +1,9 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { getUsage } from "../../services/reads.js";
+import { getAssetScales, getUsage } from "../../services/reads.js";
 import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { IdParam } from "../schemas.js";
-import { UsageRecordOut, usageOut } from "../usage-schemas.js";
+import { UsageRecordView, usageView } from "../usage-schemas.js";
 import { errorResponses, json, security } from "./common.js";
 
 const route = createRoute({
@@ -14,13 +14,14 @@ const route = createRoute({
   summary: "Read a usage record",
   security,
   request: { params: IdParam },
-  responses: { 200: json(UsageRecordOut, "the record"), ...errorResponses },
+  responses: { 200: json(UsageRecordView, "the record"), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
-    const record = await getUsage(c.get("deps").ledger.db, id);
+    const db = c.get("deps").ledger.db;
+    const record = await getUsage(db, id);
     const p = c.get("principal");
     const visible =
       record &&
@@ -29,6 +30,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
         (p.role === "marketplace" && record.marketplaceId === p.scopeId) ||
         (p.role === "operator" && record.operatorId === p.scopeId));
     if (!visible) throw new ApiError("usage_not_found", `usage record ${id} does not exist`);
-    return c.json(usageOut(record), 200);
+    const scales = await getAssetScales(db, [record.assetId]);
+    return c.json(usageView(record, scales.get(record.assetId)!), 200);
   });
 }

@@ -3,6 +3,13 @@ import type { AppEnv } from "../request-context.js";
 import * as createAccount from "./create-account.js";
 import * as createApiKey from "./create-api-key.js";
 import * as createAsset from "./create-asset.js";
+import * as getAsset from "./get-asset.js";
+import * as updateAsset from "./update-asset.js";
+import * as retireAsset from "./retire-asset.js";
+import * as updateMarketplace from "./update-marketplace.js";
+import * as updateOperator from "./update-operator.js";
+import * as updateCustomer from "./update-customer.js";
+import * as retireCustomer from "./retire-customer.js";
 import * as closeHold from "./close-hold.js";
 import * as createCustomer from "./create-customer.js";
 import * as getHold from "./get-hold.js";
@@ -24,6 +31,8 @@ import * as registerOperator from "./register-operator.js";
 import * as getAccount from "./get-account.js";
 import * as getBalance from "./get-balance.js";
 import * as getTransfer from "./get-transfer.js";
+import * as listAccounts from "./list-accounts.js";
+import * as listTransfers from "./list-transfers.js";
 import * as health from "./health.js";
 import * as listApiKeys from "./list-api-keys.js";
 import * as listAssets from "./list-assets.js";
@@ -79,11 +88,16 @@ const routes = [
   revokeApiKey,
   createAsset,
   listAssets,
+  getAsset,
+  updateAsset,
+  retireAsset,
   createAccount,
+  listAccounts,
   getAccount,
   getBalance,
   listEntries,
   createTransfer,
+  listTransfers,
   getTransfer,
   postPending,
   voidPending,
@@ -91,6 +105,7 @@ const routes = [
   createMarketplace,
   listMarketplaces,
   getMarketplace,
+  updateMarketplace,
   publishFeeSchedule,
   listFeeSchedules,
   getUsageLimits,
@@ -98,9 +113,12 @@ const routes = [
   registerOperator,
   listOperators,
   getOperator,
+  updateOperator,
   createCustomer,
   listCustomers,
   getCustomer,
+  updateCustomer,
+  retireCustomer,
   setCustomerCreditLimit,
   createDeposit,
   createUsage,

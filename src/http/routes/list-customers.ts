@@ -5,10 +5,10 @@ import type { AppEnv } from "../request-context.js";
 import { CursorQuery, page } from "../schemas.js";
 import { errorResponses, json, security } from "./common.js";
 import { customerCursor } from "./party-access.js";
-import { Customer, customerOut, PartyIdParam } from "./party-schemas.js";
+import { Customer, customerOut, MarketplaceId } from "./party-schemas.js";
 
 const Query = CursorQuery.extend({
-  marketplace_id: PartyIdParam.optional().openapi({ description: "only this marketplace's customers (a marketplace key sees its own whatever it names)" }),
+  marketplace_id: MarketplaceId.optional().openapi({ description: "only this marketplace's customers (a marketplace key sees its own whatever it names)" }),
 });
 
 const route = createRoute({

@@ -7,7 +7,7 @@ import { ApiError } from "../problem.js";
 import { canReadMarketplace } from "../tenancy.js";
 import { errorResponses, json, security } from "./common.js";
 import { FeeSchedule, feeScheduleOut } from "./fee-schedule-schemas.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { MarketplaceId } from "./party-schemas.js";
 
 const route = createRoute({
   method: "get",
@@ -17,7 +17,7 @@ const route = createRoute({
   summary: "Every version of a marketplace's fee schedule (admin, finance, that marketplace)",
   security,
   middleware: [requireRole("admin", "finance", "marketplace")] as const,
-  request: { params: z.object({ id: PartyIdParam }) },
+  request: { params: z.object({ id: MarketplaceId }) },
   responses: { 200: json(z.object({ data: z.array(FeeSchedule) }), "versions, oldest first"), ...errorResponses },
 });
 

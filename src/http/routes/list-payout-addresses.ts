@@ -5,7 +5,7 @@ import type { AppEnv } from "../request-context.js";
 import { Timestamp } from "../schemas.js";
 import { errorResponses, json, security } from "./common.js";
 import { visibleOperator } from "./operator-access.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { OperatorId } from "./party-schemas.js";
 
 const Out = z
   .object({
@@ -34,7 +34,7 @@ const route = createRoute({
   summary: "The operator's verified payout addresses and their change history (admin, finance, the operator)",
   security,
   middleware: [requireRole("admin", "finance", "operator")] as const,
-  request: { params: z.object({ id: PartyIdParam }) },
+  request: { params: z.object({ id: OperatorId }) },
   responses: { 200: json(Out, "addresses per chain"), ...errorResponses },
 });
 

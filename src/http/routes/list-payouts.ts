@@ -7,17 +7,18 @@ import { periodQuery } from "../period.js";
 import { CursorQuery, page } from "../schemas.js";
 import { AssetCode } from "../money-schemas.js";
 import { assetFilter, errorResponses, json, listWindow, security } from "./common.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { OperatorId } from "./party-schemas.js";
 import { PayoutOut, payoutOut } from "./payout-schemas.js";
 
 const Query = CursorQuery.extend({
-  operator_id: PartyIdParam.optional(),
+  operator_id: OperatorId.optional(),
   asset: AssetCode.optional(),
   status: z.enum(payoutStatuses).optional(),
   chain_id: z
     .string()
     .regex(/^[1-9][0-9]{0,15}$/, "must be a chain id")
-    .optional(),
+    .optional()
+    .openapi({ example: "8453" }),
   ...periodQuery({ optional: true, from: "created at or after", to: "created before" }),
 });
 

@@ -5,13 +5,13 @@ import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { CursorQuery, IdParam, page } from "../schemas.js";
 import { errorResponses, json, listWindow, security } from "./common.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { MarketplaceId } from "./party-schemas.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 
 const Query = CursorQuery.extend({
   status: z.enum(["proposed", "approved", "rejected"]).optional(),
   kind: z.enum(PROPOSAL_KINDS).optional(),
-  marketplace_id: PartyIdParam.optional(),
+  marketplace_id: MarketplaceId.optional(),
 });
 
 const list = createRoute({

@@ -11,7 +11,8 @@ const Query = CursorQuery.extend({
   chain_id: z
     .string()
     .regex(/^[1-9][0-9]{0,15}$/, "must be a chain id")
-    .optional(),
+    .optional()
+    .openapi({ example: "8453" }),
   asset: AssetCode.optional(),
 });
 

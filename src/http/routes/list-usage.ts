@@ -1,16 +1,16 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { listUsage } from "../../services/reads.js";
+import { getAssetScales, listUsage } from "../../services/reads.js";
 import type { AppEnv } from "../request-context.js";
 import { periodQuery } from "../period.js";
 import { CursorQuery, page } from "../schemas.js";
-import { UsageRecordOut, usageOut } from "../usage-schemas.js";
+import { UsageRecordView, usageView } from "../usage-schemas.js";
 import { errorResponses, json, listWindow, security } from "./common.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { CustomerId, MarketplaceId, OperatorId } from "./party-schemas.js";
 
 const Query = CursorQuery.extend({
-  marketplace_id: PartyIdParam.optional(),
-  operator_id: PartyIdParam.optional(),
-  customer_id: PartyIdParam.optional(),
+  marketplace_id: MarketplaceId.optional(),
+  operator_id: OperatorId.optional(),
+  customer_id: CustomerId.optional(),
   resource: z.string().max(100).optional(),
   ...periodQuery({ optional: true, from: "effective_at at or after", to: "effective_at before" }),
 });
@@ -23,7 +23,7 @@ const route = createRoute({
   summary: "List usage records, filtered (marketplace keys see theirs, operator keys their own)",
   security,
   request: { query: Query },
-  responses: { 200: json(page(UsageRecordOut, "UsagePage"), "a page of records, oldest first"), ...errorResponses },
+  responses: { 200: json(page(UsageRecordView, "UsagePage"), "a page of records, oldest first"), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {
@@ -31,6 +31,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const q = c.req.valid("query");
     const { from, to } = listWindow(q);
     const p = c.get("principal");
+    const db = c.get("deps").ledger.db;
     // A scoped key's own tenant is forced; naming another tenant simply finds nothing.
     const marketplaceId = p.role === "marketplace" ? p.scopeId! : q.marketplace_id;
     const operatorId = p.role === "operator" ? p.scopeId! : q.operator_id;
@@ -39,7 +40,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       (p.role === "operator" && q.operator_id !== undefined && q.operator_id !== p.scopeId);
     const records = scopedAway
       ? []
-      : await listUsage(c.get("deps").ledger.db, {
+      : await listUsage(db, {
           marketplaceId,
           operatorId,
           customerId: q.customer_id,
@@ -50,6 +51,13 @@ export function register(app: OpenAPIHono<AppEnv>): void {
           limit: q.limit + 1,
         });
     const items = records.slice(0, q.limit);
-    return c.json({ data: items.map(usageOut), next_cursor: records.length > q.limit ? items[items.length - 1]!.id : null }, 200);
+    const scales = await getAssetScales(
+      db,
+      items.map((r) => r.assetId),
+    );
+    return c.json(
+      { data: items.map((r) => usageView(r, scales.get(r.assetId)!)), next_cursor: records.length > q.limit ? items[items.length - 1]!.id : null },
+      200,
+    );
   });
 }

@@ -1,14 +1,15 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { operatorEarnings } from "../../services/reads.js";
-import { effectiveRate, paidHours } from "../../domain/earnings.js";
+import { effectiveRateUnits, paidHours } from "../../domain/earnings.js";
 import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
+import { display, DisplayAmount, displayOrNull } from "../display.js";
 import type { AppEnv } from "../request-context.js";
 import { checkPeriod, periodQuery } from "../period.js";
 import { errorResponses, security } from "./common.js";
 import { visibleOperator } from "./operator-access.js";
 import { FundingSplit, fundingSplits } from "./operator-funding.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { OperatorId } from "./party-schemas.js";
 import { Format, reportResponse } from "./report-schemas.js";
 
 const Row = z
@@ -21,12 +22,43 @@ const Row = z
     quantity: z.string(),
     paid_hours: z.string().nullable(),
     gross: z.string(),
+    gross_display: DisplayAmount,
     fees: z.string(),
+    fees_display: DisplayAmount,
     net: z.string(),
-    effective_rate_per_hour: z.string().nullable().openapi({ description: "net per paid hour, in the asset's display units" }),
-    effective_rate_per_unit: z.string().nullable(),
+    net_display: DisplayAmount,
+    effective_rate_per_hour: z
+      .string()
+      .nullable()
+      .openapi({ description: "net per paid hour, in the asset's display units (the rates came before the `_display` convention and keep their form)" }),
+    effective_rate_per_hour_units: z.string().nullable().openapi({ description: "effective_rate_per_hour in the asset's smallest units" }),
+    effective_rate_per_unit: z.string().nullable().openapi({ description: "net per unit of quantity, in the asset's display units" }),
+    effective_rate_per_unit_units: z.string().nullable().openapi({ description: "effective_rate_per_unit in the asset's smallest units" }),
   })
   .openapi("EarningsRow");
+
+type Row = z.infer<typeof Row>;
+
+/** The CSV's columns: the first ones as they have always been, those added later after them (a reader by position keeps working). */
+const CSV_COLUMNS: (keyof Row)[] = [
+  "group",
+  "asset",
+  "asset_id",
+  "unit",
+  "records",
+  "quantity",
+  "paid_hours",
+  "gross",
+  "fees",
+  "net",
+  "effective_rate_per_hour",
+  "effective_rate_per_unit",
+  "gross_display",
+  "fees_display",
+  "net_display",
+  "effective_rate_per_hour_units",
+  "effective_rate_per_unit_units",
+];
 
 const route = createRoute({
   method: "get",
@@ -37,7 +69,7 @@ const route = createRoute({
   security,
   middleware: [requireRole("admin", "finance", "operator")] as const,
   request: {
-    params: z.object({ id: PartyIdParam }),
+    params: z.object({ id: OperatorId }),
     query: z.strictObject({ ...periodQuery(), group_by: z.enum(["day", "resource", "marketplace"]).default("day"), format: Format }),
   },
   responses: {
@@ -64,8 +96,11 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     await visibleOperator(c, id);
     const db = c.get("deps").ledger.db;
     const [rows, splits] = await Promise.all([operatorEarnings(db, id, from, to, q.group_by), fundingSplits(db, id)]);
-    const data = rows.map((r) => {
+    const data = rows.map((r): Row => {
       const net = BigInt(r.net);
+      const fees = BigInt(r.gross) - net;
+      const perHour = effectiveRateUnits(net, r.quantity, r.unit, "hour");
+      const perUnit = effectiveRateUnits(net, r.quantity, r.unit, "unit");
       return {
         group: r.group_key,
         asset: r.asset_code,
@@ -75,19 +110,23 @@ export function register(app: OpenAPIHono<AppEnv>): void {
         quantity: r.quantity,
         paid_hours: paidHours(r.quantity, r.unit),
         gross: r.gross,
-        fees: (BigInt(r.gross) - net).toString(),
+        gross_display: display(r.gross, r.scale),
+        fees: fees.toString(),
+        fees_display: display(fees, r.scale),
         net: r.net,
-        effective_rate_per_hour: effectiveRate(net, r.scale, r.quantity, r.unit, "hour"),
-        effective_rate_per_unit: effectiveRate(net, r.scale, r.quantity, r.unit, "unit"),
+        net_display: display(net, r.scale),
+        effective_rate_per_hour: displayOrNull(perHour, r.scale),
+        effective_rate_per_hour_units: perHour?.toString() ?? null,
+        effective_rate_per_unit: displayOrNull(perUnit, r.scale),
+        effective_rate_per_unit_units: perUnit?.toString() ?? null,
       };
     });
     if (q.format === "csv") {
-      const columns = Object.keys(Row.shape) as (keyof z.infer<typeof Row>)[];
       return csvResponse(
         c,
         `earnings-${id}-${q.group_by}-${q.from.slice(0, 10)}-${q.to.slice(0, 10)}.csv`,
-        columns,
-        data.map((d) => columns.map((k) => d[k])),
+        CSV_COLUMNS,
+        data.map((d) => CSV_COLUMNS.map((k) => d[k])),
       ) as never;
     }
     return c.json({ operator_id: id, group_by: q.group_by, data, payable: splits.map((f) => f.split) }, 200);

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Queryable } from "../../services/context.js";
 import { operatorBalances } from "../../services/reads.js";
 import { awaitingFunds, payableNow } from "../../services/funding.js";
+import { display, DisplayAmount } from "../display.js";
 
 /** An operator's available balance in an asset, split into what can be paid now and what waits for money. */
 export const FundingSplit = z
@@ -9,11 +10,14 @@ export const FundingSplit = z
     asset_id: z.string(),
     asset: z.string(),
     available: z.string().openapi({ description: "owed to the operator and not held for a payout: earned, whether or not its money has been received" }),
+    available_display: DisplayAmount,
     payable_now: z.string().openapi({ description: "the part of available that can be paid out now: earnings whose money has been received" }),
+    payable_now_display: DisplayAmount,
     awaiting_funds: z.string().openapi({
       description: "the part of available that waits for money from marketplaces (their customers' off-chain deposits and postpaid usage not yet settled)",
     }),
-    awaiting_funds_by_marketplace: z.array(z.object({ marketplace_id: z.string(), amount: z.string() })),
+    awaiting_funds_display: DisplayAmount,
+    awaiting_funds_by_marketplace: z.array(z.object({ marketplace_id: z.string(), amount: z.string(), amount_display: DisplayAmount })),
   })
   .openapi("OperatorFundingSplit");
 
@@ -36,9 +40,16 @@ export async function fundingSplits(
           asset_id: r.asset_id,
           asset: r.asset_code,
           available: available.toString(),
+          available_display: display(available, r.scale),
           payable_now: now.toString(),
+          payable_now_display: display(now, r.scale),
           awaiting_funds: (available - now).toString(),
-          awaiting_funds_by_marketplace: awaiting.byMarketplace.map((m) => ({ marketplace_id: m.marketplaceId, amount: m.amount.toString() })),
+          awaiting_funds_display: display(available - now, r.scale),
+          awaiting_funds_by_marketplace: awaiting.byMarketplace.map((m) => ({
+            marketplace_id: m.marketplaceId,
+            amount: m.amount.toString(),
+            amount_display: display(m.amount, r.scale),
+          })),
         },
       };
     }),

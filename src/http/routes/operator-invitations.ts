@@ -7,7 +7,7 @@ import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
 import { errorResponses, IdempotencyHeader, json, security } from "./common.js";
 import { visibleOperator } from "./operator-access.js";
-import { InvitationOut, invitationOut, PartyIdParam } from "./party-schemas.js";
+import { InvitationOut, invitationOut, MarketplaceId, OperatorId } from "./party-schemas.js";
 
 const list = createRoute({
   method: "get",
@@ -17,7 +17,7 @@ const list = createRoute({
   summary: "Marketplaces that asked to post this operator's usage, open and accepted (admin, finance, the operator)",
   security,
   middleware: [requireRole("admin", "finance", "operator")] as const,
-  request: { params: z.object({ id: PartyIdParam }) },
+  request: { params: z.object({ id: OperatorId }) },
   responses: { 200: json(z.object({ data: z.array(InvitationOut) }), "the invitations"), ...errorResponses },
 });
 
@@ -29,7 +29,7 @@ const accept = createRoute({
   summary: "Accept a marketplace's invitation: it may post the operator's usage from now on (the operator, admin)",
   security,
   middleware: [requireRole("admin", "operator"), jsonBodyGuard] as const,
-  request: { params: z.object({ id: PartyIdParam, marketplace_id: PartyIdParam }), headers: IdempotencyHeader },
+  request: { params: z.object({ id: OperatorId, marketplace_id: MarketplaceId }), headers: IdempotencyHeader },
   responses: { 200: json(InvitationOut, "accepted"), ...errorResponses },
 });
 

@@ -3,29 +3,45 @@ import type { Customer as CustomerRecord } from "../../services/marketplaces.js"
 import { Metadata, Timestamp } from "../schemas.js";
 
 /** The id of a marketplace, operator or customer, chosen by whoever registers it (path, body or filter). */
-export const PartyIdParam = z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be 1-64 characters of a-z, 0-9, '_', '.' or '-'");
+export const PartyIdParam = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/, "must be 1-64 characters of a-z, 0-9, '_', '.' or '-'")
+  .openapi({ example: "gpu-market" });
+/** The same, with an example of each kind of party. */
+export const MarketplaceId = PartyIdParam.openapi({ example: "gpu-market" });
+export const OperatorId = PartyIdParam.openapi({ example: "op-datacenter-7" });
+export const CustomerId = PartyIdParam.openapi({ example: "acme-ai" });
 
-export const Marketplace = z.object({ id: z.string(), name: z.string(), metadata: Metadata, created_at: Timestamp }).openapi("Marketplace");
+export const Marketplace = z
+  .object({ id: z.string().openapi({ example: "gpu-market" }), name: z.string().openapi({ example: "GPU Market" }), metadata: Metadata, created_at: Timestamp })
+  .openapi("Marketplace");
 export const Operator = z
-  .object({ id: z.string(), name: z.string(), marketplace_ids: z.array(z.string()), metadata: Metadata, created_at: Timestamp })
+  .object({
+    id: z.string().openapi({ example: "op-datacenter-7" }),
+    name: z.string().openapi({ example: "Datacenter 7" }),
+    marketplace_ids: z.array(z.string()).openapi({ example: ["gpu-market"] }),
+    metadata: Metadata,
+    created_at: Timestamp,
+  })
   .openapi("Operator");
 export const CreditLimit = z
   .object({
-    asset: z.string().openapi({ example: "TUSD" }),
+    asset: z.string().openapi({ example: "USDC" }),
     credit_limit: z.string().openapi({ example: "500000000", description: "how much the customer may owe in the asset, in its smallest units" }),
   })
   .openapi("CustomerCreditLimit");
 
 export const Customer = z
   .object({
-    marketplace_id: z.string(),
-    id: z.string(),
+    marketplace_id: z.string().openapi({ example: "gpu-market" }),
+    id: z.string().openapi({ example: "acme-ai" }),
     billing: z.enum(["prepaid", "postpaid"]),
     metadata: Metadata,
     credit_limits: z
       .array(CreditLimit)
       .openapi({ description: "postpaid: the credit limit in each asset; usage beyond it, or in another asset, is refused (credit_limit_exceeded)" }),
     created_at: Timestamp,
+    retired_at: Timestamp.nullable().openapi({ description: "when it was retired: no new usage, holds or prepaid deposits for it; null while in use" }),
   })
   .openapi("Customer");
 
@@ -36,6 +52,7 @@ export const customerOut = (cu: CustomerRecord) => ({
   metadata: cu.metadata,
   credit_limits: cu.creditLimits.map((l) => ({ asset: l.asset, credit_limit: l.creditLimit.toString() })),
   created_at: cu.createdAt.toISOString(),
+  retired_at: cu.retiredAt?.toISOString() ?? null,
 });
 
 export const partyOut = (p: { id: string; name: string; metadata: Record<string, unknown>; createdAt: Date }) => ({
@@ -47,8 +64,8 @@ export const partyOut = (p: { id: string; name: string; metadata: Record<string,
 
 export const InvitationOut = z
   .object({
-    operator_id: z.string(),
-    marketplace_id: z.string(),
+    operator_id: z.string().openapi({ example: "op-datacenter-7" }),
+    marketplace_id: z.string().openapi({ example: "gpu-market" }),
     status: z.enum(["invited", "accepted"]).openapi({ description: "invited: the marketplace may not post the operator's usage until the operator accepts" }),
     invited_at: Timestamp,
     accepted_at: Timestamp.nullable(),

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { payoutStatuses } from "../../domain/payouts.js";
 import type { Payout } from "../../services/payouts.js";
 import type { PayoutPolicy } from "../../services/payout-policies.js";
+import { display, DisplayAmount } from "../display.js";
 import { Timestamp, Uuid } from "../schemas.js";
 
 export const ChainId = z.number().int().positive().max(Number.MAX_SAFE_INTEGER).openapi({ example: 8453, description: "EVM chain id" });
@@ -13,10 +14,11 @@ export const EvmAddress = z
 export const PayoutOut = z
   .object({
     id: Uuid,
-    operator_id: z.string(),
-    asset: z.string(),
+    operator_id: z.string().openapi({ example: "op-datacenter-7" }),
+    asset: z.string().openapi({ example: "USDC" }),
     asset_id: Uuid,
-    amount: z.string(),
+    amount: z.string().openapi({ example: "150000000" }),
+    amount_display: DisplayAmount,
     settlement: z.enum(["evm", "none"]).openapi({ description: "evm: paid on chain by the worker; none: paid off-chain and marked paid by finance" }),
     chain_id: z.number().int().nullable(),
     to_address: z.string().nullable(),
@@ -46,6 +48,7 @@ export const payoutOut = (p: Payout) => ({
   asset: p.assetCode,
   asset_id: p.assetId,
   amount: p.amount.toString(),
+  amount_display: display(p.amount, p.assetScale),
   settlement: p.settlement,
   chain_id: p.chainId === null ? null : Number(p.chainId),
   to_address: p.toAddress,

@@ -7,7 +7,7 @@ import { jsonBodyGuard } from "../json-body.js";
 import { Timestamp } from "../schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 import { FeeSchedule, feeScheduleOut, FeeRuleWire, toConfiguredRule } from "./fee-schedule-schemas.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { MarketplaceId } from "./party-schemas.js";
 
 const Body = z.strictObject({ effective_from: Timestamp, rules: z.array(FeeRuleWire).max(10) }).openapi("FeeScheduleCreate");
 
@@ -21,7 +21,7 @@ const route = createRoute({
     "fee = clamp(floor(gross × bps / 10⁴) + fixed, min, max), capped in rule order so that fees never exceed gross; net = gross − Σ fees. Fixed, min and max are given per asset code in that asset's smallest unit.",
   security,
   middleware: [requireRole("admin"), jsonBodyGuard] as const,
-  request: { params: z.object({ id: PartyIdParam }), headers: IdempotencyHeader, body: jsonBody(Body) },
+  request: { params: z.object({ id: MarketplaceId }), headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(FeeSchedule, "published"), ...errorResponses },
 });
 

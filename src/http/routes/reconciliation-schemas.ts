@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { itemStatuses } from "../../domain/reconcile.js";
 import type { ItemRow, ReconciliationRun } from "../../services/reconcile.js";
+import { DisplayAmount, displayOrNull } from "../display.js";
 import { Timestamp, Uuid } from "../schemas.js";
 
 export const ReconciliationOut = z
@@ -50,6 +51,17 @@ export const ItemOut = z
 
 export const itemOut = (i: ItemRow) => ({ ...i, resolved_at: i.resolved_at === null ? null : new Date(i.resolved_at).toISOString() });
 
+/** An item as the run's read answers it: its amounts with their display twins, in the run's asset. */
+export const ItemView = ItemOut.extend({ ledger_amount_display: DisplayAmount.nullable(), chain_amount_display: DisplayAmount.nullable() }).openapi(
+  "ReconciliationItemView",
+);
+
+export const itemView = (i: ItemRow, scale: number) => ({
+  ...itemOut(i),
+  ledger_amount_display: displayOrNull(i.ledger_amount, scale),
+  chain_amount_display: displayOrNull(i.chain_amount, scale),
+});
+
 export const itemColumns = [
   "id",
   "status",
@@ -67,4 +79,7 @@ export const itemColumns = [
   "resolved_by",
   "resolution_note",
   "adjustment_transfer_id",
+  // Added later, so after the first ones: a reader by position keeps working.
+  "ledger_amount_display",
+  "chain_amount_display",
 ] as const;

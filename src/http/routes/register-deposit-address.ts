@@ -6,7 +6,7 @@ import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { actingMarketplace } from "../tenancy.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { CustomerId, MarketplaceId } from "./party-schemas.js";
 import { ChainId, EvmAddress } from "./payout-schemas.js";
 
 const Body = z
@@ -19,8 +19,9 @@ const Body = z
       .openapi({
         description:
           'the address\'s EIP-191 signature of: "Settlement ledger: register deposit address\\nMarketplace: {marketplace}\\nCustomer: {customer}\\nChain: {chain_id}\\nAddress: {checksummed address}"',
+        example: "0x4a427adf9d64b3f2eb303a268a262834e1a90a02ff2b5cb67e18a1ee5becf2a74fb09737851906dfa9ba33b4a7159e404b0543140031503d787d73306679da5b1c",
       }),
-    marketplace_id: PartyIdParam.optional().openapi({ description: "admin keys only" }),
+    marketplace_id: MarketplaceId.optional().openapi({ description: "admin keys only" }),
   })
   .openapi("DepositAddressCreate");
 const Out = z.object({ chain_id: z.number().int(), address: z.string(), marketplace_id: z.string(), customer_id: z.string() }).openapi("DepositAddress");
@@ -34,7 +35,7 @@ const route = createRoute({
     "Register an address the customer pays into the treasury from, proven by its signature: its transfers are credited to the customer (admin, marketplace)",
   security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
-  request: { params: z.object({ id: PartyIdParam }), headers: IdempotencyHeader, body: jsonBody(Body) },
+  request: { params: z.object({ id: CustomerId }), headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(Out, "registered"), ...errorResponses },
 });
 

@@ -7,13 +7,13 @@ import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
 import { Metadata } from "../schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
-import { InvitationOut, invitationOut, Operator, PartyIdParam, partyOut } from "./party-schemas.js";
+import { InvitationOut, invitationOut, MarketplaceId, Operator, PartyIdParam, partyOut } from "./party-schemas.js";
 
 const Body = z
   .strictObject({
     id: PartyIdParam.openapi({ description: "global operator id", example: "op-datacenter-7" }),
     name: z.string().min(1).max(200),
-    marketplace_id: PartyIdParam.optional().openapi({
+    marketplace_id: MarketplaceId.optional().openapi({
       description: "admin keys: the marketplace to register the operator with (marketplace keys: always their own)",
     }),
     metadata: Metadata.optional(),

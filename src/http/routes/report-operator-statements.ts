@@ -2,6 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { operatorStatements } from "../../services/reads.js";
 import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
+import { display, DisplayAmount } from "../display.js";
 import { checkPeriod } from "../period.js";
 import type { AppEnv } from "../request-context.js";
 import { AssetCode } from "../money-schemas.js";
@@ -15,9 +16,13 @@ const Out = z
         operator_id: z.string(),
         asset: z.string(),
         opening: z.string(),
+        opening_display: DisplayAmount,
         credits: z.string().openapi({ description: "earned (usage)" }),
+        credits_display: DisplayAmount,
         debits: z.string().openapi({ description: "paid out and reversed" }),
+        debits_display: DisplayAmount,
         closing: z.string(),
+        closing_display: DisplayAmount,
         entries: z.number().int(),
       }),
     ),
@@ -42,14 +47,51 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { from, to } = checkPeriod(q, REPORT_PERIOD_LIMIT);
     const db = c.get("deps").ledger.db;
     const assetId = await assetFilter(db, q.asset);
-    const rows = await operatorStatements(db, from, to, assetId);
+    const rows = (await operatorStatements(db, from, to, assetId)).map((r) => ({
+      operator_id: r.operator_id,
+      asset: r.asset,
+      opening: r.opening,
+      opening_display: display(r.opening, r.scale),
+      credits: r.credits,
+      credits_display: display(r.credits, r.scale),
+      debits: r.debits,
+      debits_display: display(r.debits, r.scale),
+      closing: r.closing,
+      closing_display: display(r.closing, r.scale),
+      entries: Number(r.entries),
+    }));
     if (q.format === "csv")
       return csvResponse(
         c,
         "operator-statements.csv",
-        ["operator_id", "asset", "opening", "credits", "debits", "closing", "entries"],
-        rows.map((r) => [r.operator_id, r.asset, r.opening, r.credits, r.debits, r.closing, r.entries]),
+        // The display columns came later: after the first ones, so that a reader by position keeps working.
+        [
+          "operator_id",
+          "asset",
+          "opening",
+          "credits",
+          "debits",
+          "closing",
+          "entries",
+          "opening_display",
+          "credits_display",
+          "debits_display",
+          "closing_display",
+        ],
+        rows.map((r) => [
+          r.operator_id,
+          r.asset,
+          r.opening,
+          r.credits,
+          r.debits,
+          r.closing,
+          r.entries,
+          r.opening_display,
+          r.credits_display,
+          r.debits_display,
+          r.closing_display,
+        ]),
       ) as never;
-    return c.json({ data: rows.map((r) => ({ ...r, entries: Number(r.entries) })) }, 200);
+    return c.json({ data: rows }, 200);
   });
 }

@@ -2,6 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { payoutsConfirmed } from "../../services/reads.js";
 import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
+import { display, DisplayAmount } from "../display.js";
 import { checkPeriod } from "../period.js";
 import type { AppEnv } from "../request-context.js";
 import { errorResponses, security } from "./common.js";
@@ -15,6 +16,7 @@ const Out = z
         operator_id: z.string(),
         asset: z.string(),
         amount: z.string(),
+        amount_display: DisplayAmount,
         settlement: z.string(),
         chain_id: z.number().int().nullable(),
         to_address: z.string().nullable(),
@@ -25,7 +27,7 @@ const Out = z
         confirmed_at: z.string(),
       }),
     ),
-    totals: z.array(z.object({ asset: z.string(), payouts: z.number().int(), amount: z.string() })),
+    totals: z.array(z.object({ asset: z.string(), payouts: z.number().int(), amount: z.string(), amount_display: DisplayAmount })),
   })
   .openapi("PayoutReport");
 
@@ -41,56 +43,68 @@ const route = createRoute({
   responses: { 200: reportResponse(Out, "confirmed payouts, oldest first"), ...errorResponses },
 });
 
+type Found = Awaited<ReturnType<typeof payoutsConfirmed>>;
+
+const rowsOut = (found: Found) =>
+  found.map((r) => ({
+    id: r.id,
+    operator_id: r.operator_id,
+    asset: r.asset,
+    amount: r.amount,
+    amount_display: display(r.amount, r.scale),
+    settlement: r.settlement,
+    chain_id: r.chain_id === null ? null : Number(r.chain_id),
+    to_address: r.to_address,
+    tx_hash: r.tx_hash,
+    block_number: r.block_number,
+    log_index: r.log_index,
+    external_reference: r.external_reference,
+    confirmed_at: new Date(r.confirmed_at).toISOString(),
+  }));
+
+/** Per asset: how many payouts, and their sum. */
+function totalsOut(found: Found) {
+  const sums = new Map<string, { n: number; amount: bigint; scale: number }>();
+  for (const r of found) {
+    const s = sums.get(r.asset) ?? { n: 0, amount: 0n, scale: r.scale };
+    s.n++;
+    s.amount += BigInt(r.amount);
+    sums.set(r.asset, s);
+  }
+  return [...sums].map(([asset, s]) => ({ asset, payouts: s.n, amount: s.amount.toString(), amount_display: display(s.amount, s.scale) }));
+}
+
+/** The CSV's columns: amount_display came later, after the first ones, so that a reader by position keeps working. */
+const CSV_COLUMNS: (keyof ReturnType<typeof rowsOut>[number])[] = [
+  "id",
+  "operator_id",
+  "asset",
+  "amount",
+  "settlement",
+  "chain_id",
+  "to_address",
+  "tx_hash",
+  "block_number",
+  "log_index",
+  "external_reference",
+  "confirmed_at",
+  "amount_display",
+];
+
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const q = c.req.valid("query");
     const { from, to } = checkPeriod(q, REPORT_PERIOD_LIMIT);
-    const rows = (await payoutsConfirmed(c.get("deps").ledger.db, from, to)).map((r) => ({
-      ...r,
-      chain_id: r.chain_id === null ? null : Number(r.chain_id),
-      confirmed_at: new Date(r.confirmed_at).toISOString(),
-    }));
+    const found = await payoutsConfirmed(c.get("deps").ledger.db, from, to);
+    const rows = rowsOut(found);
     if (q.format === "csv") {
       return csvResponse(
         c,
         "payouts.csv",
-        [
-          "id",
-          "operator_id",
-          "asset",
-          "amount",
-          "settlement",
-          "chain_id",
-          "to_address",
-          "tx_hash",
-          "block_number",
-          "log_index",
-          "external_reference",
-          "confirmed_at",
-        ],
-        rows.map((r) => [
-          r.id,
-          r.operator_id,
-          r.asset,
-          r.amount,
-          r.settlement,
-          r.chain_id,
-          r.to_address,
-          r.tx_hash,
-          r.block_number,
-          r.log_index,
-          r.external_reference,
-          r.confirmed_at,
-        ]),
+        CSV_COLUMNS,
+        rows.map((r) => CSV_COLUMNS.map((k) => r[k])),
       ) as never;
     }
-    const sums = new Map<string, { n: number; amount: bigint }>();
-    for (const r of rows) {
-      const s = sums.get(r.asset) ?? { n: 0, amount: 0n };
-      s.n++;
-      s.amount += BigInt(r.amount);
-      sums.set(r.asset, s);
-    }
-    return c.json({ data: rows, totals: [...sums].map(([asset, s]) => ({ asset, payouts: s.n, amount: s.amount.toString() })) }, 200);
+    return c.json({ data: rows, totals: totalsOut(found) }, 200);
   });
 }

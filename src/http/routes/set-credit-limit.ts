@@ -6,7 +6,7 @@ import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { AssetCode } from "../money-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
-import { PartyIdParam } from "./party-schemas.js";
+import { MarketplaceId } from "./party-schemas.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 
 const Body = z
@@ -15,7 +15,10 @@ const Body = z
     credit_limit: z
       .string()
       .regex(/^(0|[1-9][0-9]{0,77})$/, "must be an integer amount in the asset's smallest unit (0 for none)")
-      .openapi({ description: "how much of the marketplace's usage not yet paid for the platform advances to operators, in the asset's smallest units" }),
+      .openapi({
+        description: "how much of the marketplace's usage not yet paid for the platform advances to operators, in the asset's smallest units",
+        example: "5000000000",
+      }),
   })
   .openapi("CreditLimitPropose");
 
@@ -27,7 +30,7 @@ const route = createRoute({
   summary: "Propose a marketplace's credit limit in an asset; another key approves it (admin)",
   security,
   middleware: [requireRole("admin"), jsonBodyGuard] as const,
-  request: { params: z.object({ id: PartyIdParam }), headers: IdempotencyHeader, body: jsonBody(Body) },
+  request: { params: z.object({ id: MarketplaceId }), headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: { 201: json(ProposalOut, "the proposal; the limit changes when another key approves it"), ...errorResponses },
 });
 
