@@ -1302,6 +1302,11 @@ export interface components {
              * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
              */
             next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
         };
         Asset: {
             /**
@@ -1358,6 +1363,11 @@ export interface components {
              * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
              */
             next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
         };
         AssetWithHistory: components["schemas"]["Asset"] & {
             /** @description every version of how the asset settled, oldest first (kept for ever) */
@@ -1516,6 +1526,11 @@ export interface components {
              * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
              */
             next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
         };
         Balance: {
             /**
@@ -1597,6 +1612,11 @@ export interface components {
              * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
              */
             next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
         };
         Entry: {
             id: string;
@@ -1779,6 +1799,11 @@ export interface components {
              * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
              */
             next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
         };
         PostPending: {
             /**
@@ -1869,6 +1894,11 @@ export interface components {
              * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
              */
             next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
         };
         PartyUpdate: {
             /** @example GPU Market (EU) */
@@ -2087,6 +2117,11 @@ export interface components {
              * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
              */
             next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
         };
         Customer: {
             /** @example gpu-market */
@@ -2164,6 +2199,11 @@ export interface components {
              * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
              */
             next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
         };
         CustomerWithAccounts: components["schemas"]["Customer"] & {
             /** @description the customer's balance in each asset it has an account in (opened by its first deposit, usage or credit limit), by asset code */
@@ -2471,6 +2511,11 @@ export interface components {
              * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
              */
             next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
         };
         UsageReversal: {
             record: components["schemas"]["UsageRecord"];
@@ -2917,6 +2962,11 @@ export interface components {
              * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
              */
             next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
         };
         PayoutMarkPaid: {
             /**
@@ -3079,10 +3129,16 @@ export interface components {
              * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
              */
             next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
         };
         ReconciliationWithItems: components["schemas"]["Reconciliation"] & {
             items: components["schemas"]["ReconciliationItemView"][];
             next_cursor: string | null;
+            limit: number;
         };
         ReconciliationItemView: components["schemas"]["ReconciliationItem"] & {
             /**
@@ -3384,6 +3440,11 @@ export interface components {
              * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
              */
             next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
         };
         AuditEntry: {
             id: string;
@@ -3458,6 +3519,11 @@ export interface components {
              * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
              */
             next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
         };
         ProposalApprove: {
             reason?: string;

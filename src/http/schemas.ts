@@ -152,5 +152,20 @@ export const page = <T extends z.ZodType>(item: T, name: string) =>
         .string()
         .nullable()
         .openapi({ description: "pass it as `cursor` for the next page; null on the last page", example: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e" }),
+      limit: z.number().int().openapi({ description: "the page size asked for (or the default): a page holds at most this many items", example: 100 }),
     })
     .openapi(name);
+
+/**
+ * A list's answer from rows read with `limit + 1` (the extra row tells whether a next page exists):
+ * the first `limit` rows, the cursor after the last of them (null on the last page), and the limit.
+ */
+export function pageOf<R, O>(
+  rows: readonly R[],
+  limit: number,
+  out: (row: R) => O,
+  cursorOf: (row: R) => string,
+): { data: O[]; next_cursor: string | null; limit: number } {
+  const items = rows.slice(0, limit);
+  return { data: items.map(out), next_cursor: rows.length > limit ? cursorOf(items[items.length - 1]!) : null, limit };
+}

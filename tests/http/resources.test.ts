@@ -82,8 +82,12 @@ describe("marketplaces", () => {
   });
 
   it("a marketplace key lists and reads its own marketplace only; another is answered like a missing one", async () => {
-    expect(await ok("/v1/marketplaces", w.keys.m1)).toEqual({ data: [expect.objectContaining({ id: "m1", name: "market m1" })], next_cursor: null });
-    expect(await ok("/v1/marketplaces?cursor=m1", w.keys.m1)).toEqual({ data: [], next_cursor: null });
+    expect(await ok("/v1/marketplaces", w.keys.m1)).toEqual({
+      data: [expect.objectContaining({ id: "m1", name: "market m1" })],
+      next_cursor: null,
+      limit: 100,
+    });
+    expect(await ok("/v1/marketplaces?cursor=m1", w.keys.m1)).toEqual({ data: [], next_cursor: null, limit: 100 });
     expect(await ok("/v1/marketplaces/m1", w.keys.m1)).toMatchObject({ id: "m1", name: "market m1" });
     expect(await ok("/v1/marketplaces/m2", w.keys.finance)).toMatchObject({ id: "m2", name: "market m2" });
     await expectLikeMissing(await get("/v1/marketplaces/m2", w.keys.m1), await get("/v1/marketplaces/no-such", w.keys.m1), "marketplace_not_found", [
@@ -146,7 +150,11 @@ describe("operators", () => {
   it("an operator key sees itself only, with all its marketplaces", async () => {
     // o1 accepts m2's invitation: now it sells through both.
     expectStatus(await api.call("POST", "/v1/operators/o1/invitations/m2/accept", { key: w.keys.o1, body: {} }), 200);
-    expect(await ok("/v1/operators", w.keys.o1)).toEqual({ data: [expect.objectContaining({ id: "o1", marketplace_ids: ["m1", "m2"] })], next_cursor: null });
+    expect(await ok("/v1/operators", w.keys.o1)).toEqual({
+      data: [expect.objectContaining({ id: "o1", marketplace_ids: ["m1", "m2"] })],
+      next_cursor: null,
+      limit: 100,
+    });
     expect(await ok("/v1/operators/o1", w.keys.o1)).toMatchObject({ id: "o1", marketplace_ids: ["m1", "m2"] });
     expect((await ok("/v1/operators/o1", w.keys.m2)).marketplace_ids).toEqual(["m2"]);
     await expectLikeMissing(await get("/v1/operators/o2", w.keys.o1), await get("/v1/operators/no-such", w.keys.o1), "operator_not_found", ["o2", "no-such"]);
@@ -200,8 +208,8 @@ describe("customers", () => {
     expect(pages).toBeGreaterThan(2);
     expect(items.map(key)).toEqual(["m1/c1", "m1/cu-1", "m1/cu-2", "m1/cu-3", "m1/cu-4", "m1/cu-5", "m1/cu-6", "m1/m1only"]);
     expect((await ok("/v1/customers?marketplace_id=m1", w.keys.m1)).data.map(key)).toEqual(items.map(key));
-    expect(await ok("/v1/customers?marketplace_id=m2", w.keys.m1)).toEqual({ data: [], next_cursor: null });
-    expect(await ok("/v1/customers?marketplace_id=no-such", w.keys.m1)).toEqual({ data: [], next_cursor: null });
+    expect(await ok("/v1/customers?marketplace_id=m2", w.keys.m1)).toEqual({ data: [], next_cursor: null, limit: 100 });
+    expect(await ok("/v1/customers?marketplace_id=no-such", w.keys.m1)).toEqual({ data: [], next_cursor: null, limit: 100 });
     // A cursor naming another marketplace's customer still lists only its own (none after it here).
     expect((await ok(`/v1/customers?cursor=${encodeURIComponent("m0/a")}`, w.keys.m2)).data.map(key)).toEqual(["m2/c1", "m2/cu-1"]);
   });
@@ -297,7 +305,7 @@ describe("reconciliation runs", () => {
     expect(items.map((r) => r.id)).toEqual(newestFirst.map((r) => r.id));
     expect((await ok("/v1/reconciliations")).data).toEqual(items);
     for (const r of items) {
-      const { items: _items, next_cursor: _next, ...run } = await ok(`/v1/reconciliations/${r.id}`, w.keys.finance);
+      const { items: _items, next_cursor: _next, limit: _limit, ...run } = await ok(`/v1/reconciliations/${r.id}`, w.keys.finance);
       expect(r).toEqual(run);
     }
     expect(items[0]).toMatchObject({ chain_id: 31337, asset: "TUSD", from_block: 0, requested_by: expect.any(String), summary: expect.any(Object) });
@@ -313,8 +321,8 @@ describe("reconciliation runs", () => {
     );
     expect(tusd.pages).toBe(2);
     expect((await ok("/v1/reconciliations?asset=ETH")).data.map((r: { id: string }) => r.id)).toEqual([runs[1]!.id]);
-    expect(await ok("/v1/reconciliations?chain_id=1")).toEqual({ data: [], next_cursor: null });
-    expect(await ok("/v1/reconciliations?asset=USDC")).toEqual({ data: [], next_cursor: null });
+    expect(await ok("/v1/reconciliations?chain_id=1")).toEqual({ data: [], next_cursor: null, limit: 100 });
+    expect(await ok("/v1/reconciliations?asset=USDC")).toEqual({ data: [], next_cursor: null, limit: 100 });
     await expectRefused(api, () => get("/v1/reconciliations?asset=NOPE"), 404, "asset_not_found", "asset");
     await expectRefused(api, () => get("/v1/reconciliations?chain_id=abc"), 400, "invalid_request", "chain_id");
   });

@@ -11,7 +11,9 @@ import { errorResponses, security } from "./common.js";
 import { itemColumns, ItemView, itemView, ReconciliationOut, runOut } from "./reconciliation-schemas.js";
 import { Format, reportResponse } from "./report-schemas.js";
 
-const Out = ReconciliationOut.extend({ items: z.array(ItemView), next_cursor: z.string().nullable() }).openapi("ReconciliationWithItems");
+const Out = ReconciliationOut.extend({ items: z.array(ItemView), next_cursor: z.string().nullable(), limit: z.number().int() }).openapi(
+  "ReconciliationWithItems",
+);
 
 const route = createRoute({
   method: "get",
@@ -49,6 +51,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     }
     const items = await listItems(db, id, { status: q.status, after: q.cursor === undefined ? undefined : BigInt(q.cursor), limit: q.limit + 1 });
     const page = items.slice(0, q.limit);
-    return c.json({ ...runOut(run), items: page.map((i) => itemView(i, scale)), next_cursor: items.length > q.limit ? page[page.length - 1]!.id : null }, 200);
+    return c.json(
+      { ...runOut(run), items: page.map((i) => itemView(i, scale)), next_cursor: items.length > q.limit ? page[page.length - 1]!.id : null, limit: q.limit },
+      200,
+    );
   });
 }

@@ -3,7 +3,7 @@ import { accountScope } from "../../domain/access.js";
 import { listAccounts } from "../../services/reads.js";
 import { AssetCode } from "../money-schemas.js";
 import type { AppEnv } from "../request-context.js";
-import { Account, CursorQuery, Identifier, page } from "../schemas.js";
+import { Account, CursorQuery, Identifier, page, pageOf } from "../schemas.js";
 import { accountOut } from "../serialize.js";
 import { assetFilter, errorResponses, json, listWindow, security } from "./common.js";
 
@@ -47,7 +47,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       after: q.cursor,
       limit: q.limit + 1,
     });
-    const items = rows.slice(0, q.limit);
-    return c.json({ data: items.map(accountOut), next_cursor: rows.length > q.limit ? items[items.length - 1]!.id : null }, 200);
+    return c.json(
+      pageOf(rows, q.limit, accountOut, (r) => r.id),
+      200,
+    );
   });
 }

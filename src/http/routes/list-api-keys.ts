@@ -4,7 +4,7 @@ import { isUuid } from "../../domain/ids.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
-import { CursorQuery, page } from "../schemas.js";
+import { CursorQuery, page, pageOf } from "../schemas.js";
 import { apiKeyOut } from "../serialize.js";
 import { ApiKey } from "./api-key-schema.js";
 import { errorResponses, json, security } from "./common.js";
@@ -27,7 +27,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     if (cursor !== undefined && !isUuid(cursor))
       throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
     const keys = await listApiKeys(c.get("deps").ledger.db, { cursor, limit: limit + 1 });
-    const items = keys.slice(0, limit);
-    return c.json({ data: items.map(apiKeyOut), next_cursor: keys.length > limit ? items[items.length - 1]!.id : null }, 200);
+    return c.json(
+      pageOf(keys, limit, apiKeyOut, (r) => r.id),
+      200,
+    );
   });
 }

@@ -3,7 +3,7 @@ import { listAssets } from "../../services/reads.js";
 import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { AssetCode } from "../money-schemas.js";
-import { Asset, CursorQuery, page } from "../schemas.js";
+import { Asset, CursorQuery, page, pageOf } from "../schemas.js";
 import { assetOut } from "../serialize.js";
 import { errorResponses, json, security } from "./common.js";
 
@@ -25,7 +25,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
     }
     const assets = await listAssets(c.get("deps").ledger.db, { afterCode: cursor, limit: limit + 1 });
-    const items = assets.slice(0, limit);
-    return c.json({ data: items.map(assetOut), next_cursor: assets.length > limit ? items[items.length - 1]!.code : null }, 200);
+    return c.json(
+      pageOf(assets, limit, assetOut, (r) => r.code),
+      200,
+    );
   });
 }

@@ -46,6 +46,6 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { from, to } = checkPeriod(q);
     const rows = await listAuditLog(c.get("deps").ledger.db, { keyId: q.key_id, from, to, after: q.cursor, limit: q.limit + 1 });
     const items = rows.slice(0, q.limit).map((r) => ({ ...r, at: r.at.toISOString() }));
-    return c.json({ data: items, next_cursor: rows.length > q.limit ? items[items.length - 1]!.id : null }, 200);
+    return c.json({ data: items, next_cursor: rows.length > q.limit ? items[items.length - 1]!.id : null, limit: q.limit }, 200);
   });
 }

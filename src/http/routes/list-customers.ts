@@ -39,6 +39,6 @@ export function register(app: OpenAPIHono<AppEnv>): void {
         });
     const items = rows.slice(0, q.limit);
     const last = items[items.length - 1];
-    return c.json({ data: items.map(customerOut), next_cursor: rows.length > q.limit ? `${last!.marketplaceId}/${last!.id}` : null }, 200);
+    return c.json({ data: items.map(customerOut), next_cursor: rows.length > q.limit ? `${last!.marketplaceId}/${last!.id}` : null, limit: q.limit }, 200);
   });
 }

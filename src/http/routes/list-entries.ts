@@ -27,6 +27,6 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     }
     await visibleAccount(c, id);
     const p = await listEntries(c.get("deps").ledger.db, id, { cursor, limit, order });
-    return c.json({ data: p.items.map(entryOut), next_cursor: p.nextCursor }, 200);
+    return c.json({ data: p.items.map(entryOut), next_cursor: p.nextCursor, limit }, 200);
   });
 }

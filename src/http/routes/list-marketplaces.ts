@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { listMarketplaces } from "../../services/party-reads.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
-import { CursorQuery, page } from "../schemas.js";
+import { CursorQuery, page, pageOf } from "../schemas.js";
 import { errorResponses, json, security } from "./common.js";
 import { partyCursor } from "./party-access.js";
 import { Marketplace, partyOut } from "./party-schemas.js";
@@ -28,7 +28,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       after: partyCursor(q.cursor),
       limit: q.limit + 1,
     });
-    const items = rows.slice(0, q.limit);
-    return c.json({ data: items.map(partyOut), next_cursor: rows.length > q.limit ? items[items.length - 1]!.id : null }, 200);
+    return c.json(
+      pageOf(rows, q.limit, partyOut, (r) => r.id),
+      200,
+    );
   });
 }

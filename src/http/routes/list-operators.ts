@@ -28,6 +28,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       {
         data: items.map((o) => ({ ...partyOut(o), marketplace_ids: visibleMarketplaceIds(p, o.marketplaceIds) })),
         next_cursor: rows.length > q.limit ? items[items.length - 1]!.id : null,
+        limit: q.limit,
       },
       200,
     );

@@ -4,7 +4,7 @@ import { listPayouts } from "../../services/payouts.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { periodQuery } from "../period.js";
-import { CursorQuery, page } from "../schemas.js";
+import { CursorQuery, page, pageOf } from "../schemas.js";
 import { AssetCode } from "../money-schemas.js";
 import { assetFilter, errorResponses, json, listWindow, security } from "./common.js";
 import { OperatorId } from "./party-schemas.js";
@@ -54,7 +54,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
           after: q.cursor,
           limit: q.limit + 1,
         });
-    const items = rows.slice(0, q.limit);
-    return c.json({ data: items.map(payoutOut), next_cursor: rows.length > q.limit ? items[items.length - 1]!.id : null }, 200);
+    return c.json(
+      pageOf(rows, q.limit, payoutOut, (r) => r.id),
+      200,
+    );
   });
 }

@@ -3,7 +3,7 @@ import { getProposal, listProposals, PROPOSAL_KINDS } from "../../services/propo
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
-import { CursorQuery, IdParam, page } from "../schemas.js";
+import { CursorQuery, IdParam, page, pageOf } from "../schemas.js";
 import { errorResponses, json, listWindow, security } from "./common.js";
 import { MarketplaceId } from "./party-schemas.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
@@ -49,8 +49,10 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       afterId: q.cursor,
       limit: q.limit + 1,
     });
-    const items = rows.slice(0, q.limit);
-    return c.json({ data: items.map(proposalOut), next_cursor: rows.length > q.limit ? items[items.length - 1]!.id : null }, 200);
+    return c.json(
+      pageOf(rows, q.limit, proposalOut, (r) => r.id),
+      200,
+    );
   });
   app.openapi(get, async (c) => {
     const { id } = c.req.valid("param");

@@ -3,7 +3,7 @@ import { listReconciliations } from "../../services/reconcile.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { AssetCode } from "../money-schemas.js";
-import { CursorQuery, page } from "../schemas.js";
+import { CursorQuery, page, pageOf } from "../schemas.js";
 import { assetFilter, errorResponses, json, listWindow, security } from "./common.js";
 import { ReconciliationOut, runOut } from "./reconciliation-schemas.js";
 
@@ -42,7 +42,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       before: q.cursor,
       limit: q.limit + 1,
     });
-    const items = rows.slice(0, q.limit);
-    return c.json({ data: items.map(runOut), next_cursor: rows.length > q.limit ? items[items.length - 1]!.id : null }, 200);
+    return c.json(
+      pageOf(rows, q.limit, runOut, (r) => r.id),
+      200,
+    );
   });
 }

@@ -51,6 +51,6 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       cursor: q.cursor,
       limit: q.limit,
     });
-    return c.json({ data: p.items.map(transferOut), next_cursor: p.nextCursor }, 200);
+    return c.json({ data: p.items.map(transferOut), next_cursor: p.nextCursor, limit: q.limit }, 200);
   });
 }

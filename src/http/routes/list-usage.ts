@@ -56,7 +56,11 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       items.map((r) => r.assetId),
     );
     return c.json(
-      { data: items.map((r) => usageView(r, scales.get(r.assetId)!)), next_cursor: records.length > q.limit ? items[items.length - 1]!.id : null },
+      {
+        data: items.map((r) => usageView(r, scales.get(r.assetId)!)),
+        next_cursor: records.length > q.limit ? items[items.length - 1]!.id : null,
+        limit: q.limit,
+      },
       200,
     );
   });
