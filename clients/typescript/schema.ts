@@ -591,7 +591,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** List holds by id, filtered by marketplace, customer, status and asset (admin, finance; a marketplace key sees its own) */
+        get: operations["listHolds"];
         put?: never;
         /** Reserve a prepaid customer's funds for a running job (admin, marketplace) */
         post: operations["openHold"];
@@ -908,7 +909,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** The addresses a customer's on-chain deposits are credited from, by chain and address (admin, finance with marketplace_id; its marketplace) */
+        get: operations["listDepositAddresses"];
         put?: never;
         /** Register an address the customer pays into the treasury from, proven by its signature: its transfers are credited to the customer (admin, marketplace) */
         post: operations["registerDepositAddress"];
@@ -1634,15 +1636,30 @@ export interface components {
              */
             posted_amount: string;
             /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            posted_amount_display: string;
+            /**
              * @description integer amount in smallest units, as a string (may be negative)
              * @example 1500000
              */
             pending_amount: string;
             /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            pending_amount_display: string;
+            /**
              * @description posted balance on the normal side after this entry
              * @example 1500000
              */
             balance_after: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            balance_after_display: string;
             /**
              * Format: date-time
              * @example 2026-11-29T12:00:00Z
@@ -1730,15 +1747,30 @@ export interface components {
              */
             amount: string;
             /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            amount_display: string;
+            /**
              * @description integer amount in smallest units, as a string (may be negative)
              * @example 1500000
              */
             posted_amount: string;
             /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            posted_amount_display: string;
+            /**
              * @description integer amount in smallest units, as a string (may be negative)
              * @example 1500000
              */
             pending_amount: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            pending_amount_display: string;
         };
         TransferCreate: {
             /**
@@ -2016,6 +2048,11 @@ export interface components {
             asset: string;
             /** @description the largest gross of one usage record, in the asset's smallest units */
             max_gross_per_record: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            max_gross_per_record_display: string;
             /** @description per unit set by an admin: the largest quantity per second of a record's period */
             max_quantity_per_second: {
                 [key: string]: string;
@@ -2023,6 +2060,11 @@ export interface components {
             /** @description what applies where nothing is set: time units (*_second, *_minute, *_hour) allow 100,000 of the resource at once; other units have no rate limit */
             defaults: {
                 max_gross_per_record: string;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                max_gross_per_record_display: string;
                 max_quantity_per_second: {
                     [key: string]: string;
                 };
@@ -2161,6 +2203,11 @@ export interface components {
              * @example 500000000
              */
             credit_limit: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 500
+             */
+            credit_limit_display: string;
         };
         CustomerCreate: {
             /** @example acme-ai */
@@ -2323,8 +2370,18 @@ export interface components {
             asset_id: string;
             /** @example 2498400 */
             gross: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 2.4984
+             */
+            gross_display: string;
             /** @example 2223576 */
             net: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 2.223576
+             */
+            net_display: string;
             fees: {
                 /** @example marketplace */
                 party: string;
@@ -2335,6 +2392,11 @@ export interface components {
                 account_id: string;
                 /** @example 249840 */
                 amount: string;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 0.24984
+                 */
+                amount_display: string;
             }[];
             fee_schedule_version: number | null;
             /**
@@ -2478,34 +2540,8 @@ export interface components {
              */
             marketplace_id?: string;
         };
-        UsageRecordView: components["schemas"]["UsageRecord"] & {
-            fees?: {
-                party: string;
-                /**
-                 * Format: uuid
-                 * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
-                 */
-                account_id: string;
-                amount: string;
-                /**
-                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
-                 * @example 1.5
-                 */
-                amount_display: string;
-            }[];
-            /**
-             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
-             * @example 1.5
-             */
-            gross_display: string;
-            /**
-             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
-             * @example 1.5
-             */
-            net_display: string;
-        };
         UsagePage: {
-            data: components["schemas"]["UsageRecordView"][];
+            data: components["schemas"]["UsageRecord"][];
             /**
              * @description pass it as `cursor` for the next page; null on the last page
              * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
@@ -2606,6 +2642,19 @@ export interface components {
              * @example gpu-market
              */
             marketplace_id?: string;
+        };
+        HoldPage: {
+            data: components["schemas"]["Hold"][];
+            /**
+             * @description pass it as `cursor` for the next page; null on the last page
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
         };
         OperatorBalance: components["schemas"]["OperatorFundingSplit"] & {
             account_id: string;
@@ -3013,14 +3062,34 @@ export interface components {
              */
             asset_id: string;
             min_amount: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            min_amount_display: string;
             /** @enum {string} */
             schedule: "manual" | "interval";
             interval_seconds: number | null;
             max_gas_share_bps: number | null;
             max_per_payout: string | null;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            max_per_payout_display: string | null;
             max_per_day: string | null;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            max_per_day_display: string | null;
             /** @description payouts above it wait for a second key's approval; null: none do */
             approval_threshold: string | null;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            approval_threshold_display: string | null;
             updated_by: string | null;
             /**
              * Format: date-time
@@ -3045,21 +3114,51 @@ export interface components {
             asset: string;
             /** @description in force: the lower of the operator's own cap and the policy's (smallest units; null: none) */
             max_per_payout: string | null;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            max_per_payout_display: string | null;
             /** @description in force: the lower of the operator's own cap and the policy's (smallest units; null: none) */
             max_per_day: string | null;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            max_per_day_display: string | null;
             own: {
                 /** @description smallest units; null: no cap */
                 max_per_payout: string | null;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                max_per_payout_display: string | null;
                 /** @description smallest units; null: no cap */
                 max_per_day: string | null;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                max_per_day_display: string | null;
                 proposal_id: string | null;
                 updated_at: string | null;
             };
             policy: {
                 /** @description smallest units; null: no cap */
                 max_per_payout: string | null;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                max_per_payout_display: string | null;
                 /** @description smallest units; null: no cap */
                 max_per_day: string | null;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                max_per_day_display: string | null;
             };
         };
         DepositAddress: {
@@ -3086,6 +3185,32 @@ export interface components {
              * @example gpu-market
              */
             marketplace_id?: string;
+        };
+        DepositAddressPage: {
+            data: components["schemas"]["DepositAddressEntry"][];
+            /**
+             * @description pass it as `cursor` for the next page; null on the last page
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
+        };
+        DepositAddressEntry: {
+            /** @example 31337 */
+            chain_id: number;
+            /** @example 0x70997970c51812dc3a010c7d01b50e0d17dc79c8 */
+            address: string;
+            /**
+             * @description the API key that registered it
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            registered_by: string;
+            /** @example 2026-11-30T12:00:00.000Z */
+            registered_at: string;
         };
         Reconciliation: {
             /**
@@ -3501,16 +3626,46 @@ export interface components {
             asset: string;
             /** @description its customers' own money received: on-chain deposits and receipts recorded for a customer */
             customers_received: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            customers_received_display: string;
             /** @description its settlements: receipts from the marketplace */
             settled: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            settled_display: string;
             /** @description what the platform advances to operators of its usage not yet paid for (default 0) */
             credit_limit: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            credit_limit_display: string;
             /** @description deposits it claimed for its customers off-chain less its settlements: money it holds for the platform (negative: settled ahead) */
             claimed_unsettled: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            claimed_unsettled_display: string;
             /** @description gross of its usage not reversed */
             usage_gross: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            usage_gross_display: string;
             /** @description of that gross, what money received and the credit limit do not cover yet: what it owes before its operators can be paid for it */
             awaiting_gross: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            awaiting_gross_display: string;
         };
         ProposalPage: {
             data: components["schemas"]["Proposal"][];
@@ -8804,7 +8959,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UsageRecordView"];
+                    "application/json": components["schemas"]["UsageRecord"];
                 };
             };
             /** @description invalid request: see `errors` for each field */
@@ -8933,6 +9088,135 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UsageReversal"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listHolds: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit?: number;
+                /** @description only this marketplace's holds (a marketplace key sees its own whatever it names) */
+                marketplace_id?: string;
+                /** @description only this customer's holds */
+                customer_id?: string;
+                status?: "open" | "closed" | "expired";
+                asset?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of holds, by id */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HoldPage"];
                 };
             };
             /** @description invalid request: see `errors` for each field */
@@ -11438,6 +11722,133 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Proposal"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listDepositAddresses: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit?: number;
+                /** @description admin and finance keys: required (customer ids are per marketplace) */
+                marketplace_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of the customer's deposit addresses */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DepositAddressPage"];
                 };
             };
             /** @description invalid request: see `errors` for each field */

@@ -8,6 +8,7 @@ import { chart, specKey } from "../domain/chart.js";
 import { getBalance } from "../db/queries/accounts.js";
 import { getAssetByCode } from "../db/queries/assets.js";
 import {
+  listHoldRows,
   findHoldIdByOpenTransfer,
   getHoldRow,
   insertHold,
@@ -63,6 +64,12 @@ async function toHold(db: Queryable, r: HoldRow): Promise<Hold> {
 export async function getHold(db: Queryable, id: string): Promise<Hold | undefined> {
   const row = await getHoldRow(db, id);
   return row && toHold(db, row);
+}
+
+/** A page of holds by id, each as getHold reads it. */
+export async function listHolds(db: Queryable, f: Parameters<typeof listHoldRows>[1]): Promise<Hold[]> {
+  const rows = await listHoldRows(db, f);
+  return Promise.all(rows.map((r) => toHold(db, r)));
 }
 
 /**

@@ -21,3 +21,4 @@ export {
   type StatementRow,
 } from "../db/queries/operator-views.js";
 export { listAuditLog } from "../db/queries/audit-log.js";
+export { listDepositAddressRows as listDepositAddresses } from "../db/queries/deposits.js";

@@ -81,6 +81,36 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
     });
     expect(unsigned.body).toMatchObject({ status: 422, code: "signature_invalid" });
     expectStatus(await api.call("POST", "/v1/customers/pre/deposit-addresses", { key: mk, body: { chain_id: 31337, address: payer.address, signature } }), 201);
+    // The customer's addresses are listed for its marketplace (and admin or finance naming it), by chain and address, a page at a time.
+    const others = [privateKeyToAccount(generatePrivateKey()), privateKeyToAccount(generatePrivateKey())];
+    for (const a of others) {
+      const sig = await a.signMessage({ message: depositAddressMessage({ marketplaceId: "mkt", customerId: "pre", chainId: 31337n, address: a.address }) });
+      expectStatus(
+        await api.call("POST", "/v1/customers/pre/deposit-addresses", { key: mk, body: { chain_id: 31337, address: a.address, signature: sig } }),
+        201,
+      );
+    }
+    const addresses = [payer, ...others].map((a) => a.address.toLowerCase()).sort();
+    const first = expectStatus(await api.call("GET", "/v1/customers/pre/deposit-addresses?limit=2", { key: mk }), 200).body;
+    expect(first).toMatchObject({ limit: 2, next_cursor: expect.any(String) });
+    const second = expectStatus(
+      await api.call("GET", `/v1/customers/pre/deposit-addresses?limit=2&cursor=${encodeURIComponent(first.next_cursor)}`, { key: mk }),
+      200,
+    ).body;
+    expect(second.next_cursor).toBeNull();
+    expect([...first.data, ...second.data].map((d: { address: string }) => d.address)).toEqual(addresses);
+    expect(first.data[0]).toMatchObject({ chain_id: 31337, registered_at: expect.any(String), registered_by: expect.any(String) });
+    const asFinance = expectStatus(await api.call("GET", "/v1/customers/pre/deposit-addresses?marketplace_id=mkt", { key: finance }), 200).body;
+    expect(asFinance.data).toHaveLength(3);
+    expect((await api.call("GET", "/v1/customers/pre/deposit-addresses", { key: finance })).body).toMatchObject({ status: 400, code: "invalid_request" });
+    expect((await api.call("GET", "/v1/customers/pre/deposit-addresses?marketplace_id=elsewhere", { key: finance })).body).toMatchObject({
+      status: 404,
+      code: "customer_not_found",
+    });
+    expect((await api.call("GET", "/v1/customers/pre/deposit-addresses?cursor=nonsense", { key: mk })).body).toMatchObject({
+      status: 400,
+      code: "invalid_request",
+    });
     await w.chain.wallet(payer).writeContract({
       address: w.chain.token,
       abi: TestStablecoin.abi,

@@ -501,6 +501,17 @@ const routes: RouteSecurity[] = [
     otherTenant: () => [{ as: "o2", path: "/v1/operators/o1", body: { metadata: {} } }],
   },
   { method: "GET", route: "/v1/customers", allowed: ["admin", "finance", "marketplace"], request: () => ({ path: "/v1/customers" }) },
+  { method: "GET", route: "/v1/holds", allowed: ["admin", "finance", "marketplace"], request: () => ({ path: "/v1/holds" }) },
+  {
+    method: "GET",
+    route: "/v1/customers/{id}/deposit-addresses",
+    allowed: ["admin", "finance", "marketplace"],
+    request: (_w, as) => ({ path: `/v1/customers/m1only/deposit-addresses${as === "admin" || as === "finance" ? "?marketplace_id=m1" : ""}` }),
+    otherTenant: () => [
+      { as: "m2", path: "/v1/customers/m1only/deposit-addresses" },
+      { as: "m2", path: "/v1/customers/m1only/deposit-addresses?marketplace_id=m1" },
+    ],
+  },
   {
     method: "GET",
     route: "/v1/customers/{id}",

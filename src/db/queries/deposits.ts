@@ -96,3 +96,18 @@ export async function advanceDepositCursor(db: Queryable, chainId: bigint, asset
     nextBlock.toString(),
   ]);
 }
+
+export type DepositAddressRow = { chain_id: string; address: string; created_by: string; created_at: Date | string };
+
+/** A page of a customer's deposit addresses by (chain, address), after the cursor's pair. */
+export async function listDepositAddressRows(
+  db: Queryable,
+  f: { marketplaceId: string; customerId: string; after?: { chainId: bigint; address: string }; limit: number },
+): Promise<DepositAddressRow[]> {
+  return db.query<DepositAddressRow>(
+    `select chain_id::text as chain_id, address, created_by, created_at from deposit_addresses
+      where marketplace_id = $1 and customer_id = $2 and ($3::numeric is null or (chain_id, address) > ($3::numeric, $4::text))
+      order by chain_id, address limit $5`,
+    [f.marketplaceId, f.customerId, f.after?.chainId.toString() ?? null, f.after?.address ?? null, f.limit],
+  );
+}

@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, asc, eq, gt, sql } from "drizzle-orm";
 import type { Queryable } from "../client.js";
 import { orm, run } from "../orm.js";
 import { assets, holds } from "../schema/index.js";
@@ -20,28 +20,24 @@ export type HoldRow = {
   created_at: Date | string;
 };
 
+const holdColumns = {
+  id: holds.id,
+  marketplace_id: holds.marketplaceId,
+  customer_id: holds.customerId,
+  asset_id: holds.assetId,
+  asset_scale: assets.scale,
+  amount: holds.amount,
+  escrow_account_id: holds.escrowAccountId,
+  open_transfer_id: holds.openTransferId,
+  status: sql<HoldRow["status"]>`${holds.status}`,
+  expires_at: holds.expiresAt,
+  closed_at: holds.closedAt,
+  close_transfer_id: holds.closeTransferId,
+  created_at: holds.createdAt,
+};
+
 export async function getHoldRow(db: Queryable, id: string): Promise<HoldRow | undefined> {
-  const rows = await run(
-    orm(db)
-      .select({
-        id: holds.id,
-        marketplace_id: holds.marketplaceId,
-        customer_id: holds.customerId,
-        asset_id: holds.assetId,
-        asset_scale: assets.scale,
-        amount: holds.amount,
-        escrow_account_id: holds.escrowAccountId,
-        open_transfer_id: holds.openTransferId,
-        status: sql<HoldRow["status"]>`${holds.status}`,
-        expires_at: holds.expiresAt,
-        closed_at: holds.closedAt,
-        close_transfer_id: holds.closeTransferId,
-        created_at: holds.createdAt,
-      })
-      .from(holds)
-      .innerJoin(assets, eq(assets.id, holds.assetId))
-      .where(eq(holds.id, id)),
-  );
+  const rows = await run(orm(db).select(holdColumns).from(holds).innerJoin(assets, eq(assets.id, holds.assetId)).where(eq(holds.id, id)));
   return rows[0];
 }
 
@@ -119,5 +115,29 @@ export async function listHoldsDueForClosing(db: Queryable, limit: number, now: 
                                              where b.account_id = h.escrow_account_id and b.credits_posted > b.debits_posted))
       limit $1`,
     [limit, now.toISOString()],
+  );
+}
+
+/** A page of holds by id, filtered (a marketplace key's reads always name its marketplace). */
+export async function listHoldRows(
+  db: Queryable,
+  f: { marketplaceId?: string; customerId?: string; status?: HoldRow["status"]; assetId?: string; afterId?: string; limit: number },
+): Promise<HoldRow[]> {
+  return run(
+    orm(db)
+      .select(holdColumns)
+      .from(holds)
+      .innerJoin(assets, eq(assets.id, holds.assetId))
+      .where(
+        and(
+          f.marketplaceId === undefined ? undefined : eq(holds.marketplaceId, f.marketplaceId),
+          f.customerId === undefined ? undefined : eq(holds.customerId, f.customerId),
+          f.status === undefined ? undefined : eq(holds.status, f.status),
+          f.assetId === undefined ? undefined : eq(holds.assetId, f.assetId),
+          f.afterId === undefined ? undefined : gt(holds.id, f.afterId),
+        ),
+      )
+      .orderBy(asc(holds.id))
+      .limit(f.limit),
   );
 }

@@ -13,6 +13,7 @@ import * as retireCustomer from "./retire-customer.js";
 import * as closeHold from "./close-hold.js";
 import * as createCustomer from "./create-customer.js";
 import * as getHold from "./get-hold.js";
+import * as listHolds from "./list-holds.js";
 import * as openHold from "./open-hold.js";
 import * as operatorBalances from "./operator-balances.js";
 import * as operatorEarnings from "./operator-earnings.js";
@@ -56,6 +57,7 @@ import * as createReconciliation from "./create-reconciliation.js";
 import * as getReconciliation from "./get-reconciliation.js";
 import * as listAuditLog from "./list-audit-log.js";
 import * as registerDepositAddress from "./register-deposit-address.js";
+import * as listDepositAddresses from "./list-deposit-addresses.js";
 import * as reportFeeRevenue from "./report-fee-revenue.js";
 import * as reportOperatorStatements from "./report-operator-statements.js";
 import * as reportPayouts from "./report-payouts.js";
@@ -127,6 +129,7 @@ const routes = [
   listUsage,
   reverseUsage,
   openHold,
+  listHolds,
   getHold,
   closeHold,
   operatorBalances,
@@ -146,6 +149,7 @@ const routes = [
   setOperatorPayoutLimits,
   getOperatorPayoutLimits,
   registerDepositAddress,
+  listDepositAddresses,
   createReconciliation,
   listReconciliations,
   getReconciliation,
