@@ -18,6 +18,15 @@ const post =
     api.call("POST", "/v1/usage", { key, body });
 
 describe("bad usage: a clear 4xx, nothing written", () => {
+  it("fields left out are each named as required, whatever their type", async () => {
+    const res = await refused(post({ external_id: "missing-1", operator_id: "o1" }), 400, "invalid_request");
+    const byField = Object.fromEntries(res.body.errors.map((e: { path: string; message: string }) => [e.path, e.message]));
+    for (const field of ["customer_id", "quantity", "period_start", "period_end", "asset"]) expect(byField[field], field).toBe("is required");
+    expect(res.body.detail).toContain("customer_id: is required");
+    // A value of the wrong type is still described as such.
+    const wrong = await refused(post(w.usage("missing-2", { customer_id: 42 })), 400, "invalid_request", "customer_id");
+    expect(wrong.body.detail).not.toContain("is required");
+  });
   it("the same external_id with other content", () => refused(post(w.usage("world-1", { quantity: "7200" })), 409, "usage_conflict"));
   it("a period ending in the future", () => refused(post(w.usage("f-1", { period_end: ahead(3_600_000).toISOString() })), 422, "usage_in_future"));
   it("a price that rates to less than one unit", () => refused(post(w.usage("z-1", { quantity: "1", unit_price: "0.0000001" })), 422, "rates_to_zero"));

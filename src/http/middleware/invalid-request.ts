@@ -10,7 +10,8 @@ import type { AppEnv } from "../request-context.js";
  */
 export const invalidRequest: NonNullable<OpenAPIHonoOptions<AppEnv>["defaultHook"]> = (result, c) => {
   if (!result.success) {
-    const issues = zodIssues(result.error.issues);
+    const input = (result as { data?: unknown }).data;
+    const issues = zodIssues(result.error.issues).map((i) => (i.path !== "(body)" && isMissing(input, i.path) ? { ...i, message: "is required" } : i));
     if (result.target === "header" && issues.some((i) => i.path === "idempotency-key")) {
       return problemResponse(
         c,
@@ -23,6 +24,21 @@ export const invalidRequest: NonNullable<OpenAPIHonoOptions<AppEnv>["defaultHook
     return problemResponse(c, new ApiError("invalid_request", issues.map((i) => `${i.path}: ${i.message}`).join("; "), issues));
   }
 };
+
+/**
+ * Whether the input has nothing at the issue's path (a dotted path of the target): a field left out.
+ * zod then reports the type it expected, or the field's own message ("must be an RFC 3339
+ * date-time"), where "is required" says what to fix.
+ */
+function isMissing(input: unknown, path: string): boolean {
+  let v: unknown = input;
+  for (const key of path.split(".")) {
+    if (v === null || typeof v !== "object") return false;
+    if (!Object.prototype.hasOwnProperty.call(v, key)) return true;
+    v = (v as Record<string, unknown>)[key];
+  }
+  return v === undefined;
+}
 
 /** zod issues as field issues; of a union's branches, the one that came closest. */
 function zodIssues(issues: z.core.$ZodIssue[], prefix: PropertyKey[] = []): FieldIssue[] {
