@@ -3301,7 +3301,7 @@ export interface components {
             resolution_note: string | null;
             adjustment_transfer_id: string | null;
         };
-        ReconciliationItemResolved: components["schemas"]["ReconciliationItem"] & {
+        ReconciliationItemResolved: components["schemas"]["ReconciliationItemView"] & {
             /** @description with an adjustment: the proposal that resolves the item once approved */
             proposal_id: string | null;
         };

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { TransferInput } from "../domain/transfers.js";
 import type { AppEnv } from "./request-context.js";
 import { ApiError } from "./problem.js";
+import { assetScales } from "./scales.js";
 import { submitTransfer } from "./submit-transfers.js";
 import { unusableAccounts, visibleTransfer } from "./visibility.js";
 
@@ -47,7 +48,12 @@ export async function actOnTransfer(c: Context<AppEnv>, id: string, body: unknow
   if (target.metadata && "usage" in target.metadata) {
     throw new ApiError("invalid_request", `transfer ${id} belongs to a usage record; correct it with POST /v1/usage/{id}/reverse`);
   }
-  return submitTransfer(c, body, input);
+  // The new transfer moves money in the assets of the one it acts on.
+  const scales = await assetScales(
+    c.get("deps").ledger.db,
+    target.legs.map((l) => l.assetId),
+  );
+  return submitTransfer(c, body, input, { scales, complete: true });
 }
 
 export const optionalDate = (text: string | undefined) => (text === undefined ? undefined : new Date(text));

@@ -121,8 +121,8 @@ async function unkeyedPut(
 export interface Receipts {
   /** The audit row and the answer, made from the change's result in its transaction. */
   answered<R>(status: Success, body: (result: R) => unknown): WriteReceipt<R>;
-  /** The audit row only: the answer is remembered once the change committed. */
-  audited(status: Success): WriteReceipt<void>;
+  /** The audit row only: the answer is remembered once the change committed (a receipt for a change of any result). */
+  audited<R = void>(status: Success): WriteReceipt<R>;
 }
 
 /**

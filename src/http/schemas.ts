@@ -111,8 +111,11 @@ export const Entry = z
     leg: z.number().int(),
     side: z.enum(["debit", "credit"]),
     posted_amount: SignedAmount,
+    posted_amount_display: DisplayAmount,
     pending_amount: SignedAmount,
+    pending_amount_display: DisplayAmount,
     balance_after: SignedAmount.openapi({ description: "posted balance on the normal side after this entry" }),
+    balance_after_display: DisplayAmount,
     effective_at: Timestamp,
     created_at: Timestamp,
   })
@@ -124,8 +127,11 @@ export const Leg = z
     credit_account_id: Uuid,
     asset_id: Uuid,
     amount: SignedAmount.openapi({ description: "what the leg moved: posted amount, or the pending amount of a hold, void or expiry" }),
+    amount_display: DisplayAmount,
     posted_amount: SignedAmount,
+    posted_amount_display: DisplayAmount,
     pending_amount: SignedAmount,
+    pending_amount_display: DisplayAmount,
   })
   .openapi("Leg");
 

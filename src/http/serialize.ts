@@ -3,6 +3,7 @@ import type { ApiKey } from "../domain/access.js";
 import type { Asset } from "../domain/assets.js";
 import type { Transfer } from "../domain/posting.js";
 import { display } from "./display.js";
+import { scaleIn, type Scales } from "./scales.js";
 
 /** Domain objects in the API's shape: snake_case fields, amounts as strings, times as RFC 3339. */
 
@@ -54,19 +55,27 @@ export const balanceOut = (b: AccountBalance, asOf: Date | null, scale: number) 
   credits_pending_display: display(b.creditsPending, scale),
 });
 
-export const entryOut = (e: Entry) => ({
+/** An entry, each amount with its display twin at the scale of the account's asset. */
+export const entryOut = (e: Entry, scale: number) => ({
   id: e.id,
   transfer_id: e.transferId,
   leg: e.leg,
   side: e.side,
   posted_amount: e.postedAmount.toString(),
+  posted_amount_display: display(e.postedAmount, scale),
   pending_amount: e.pendingAmount.toString(),
+  pending_amount_display: display(e.pendingAmount, scale),
   balance_after: e.balanceAfter.toString(),
+  balance_after_display: display(e.balanceAfter, scale),
   effective_at: e.effectiveAt.toISOString(),
   created_at: e.createdAt.toISOString(),
 });
 
-export const transferOut = (t: Transfer) => ({
+/** What a leg moved: its posted amount, or the pending amount of a hold, void or expiry. */
+const legAmount = (l: Transfer["legs"][number]) => (l.postedAmount > 0n ? l.postedAmount : l.pendingAmount < 0n ? -l.pendingAmount : l.pendingAmount);
+
+/** A transfer, each leg's amounts with their display twins at the scale of the leg's asset (`scales`, by asset id). */
+export const transferOut = (t: Transfer, scales: Scales) => ({
   id: t.id,
   type: t.kind,
   status: t.status,
@@ -76,15 +85,24 @@ export const transferOut = (t: Transfer) => ({
   effective_at: t.effectiveAt.toISOString(),
   created_at: t.createdAt.toISOString(),
   metadata: t.metadata,
-  legs: t.legs.map((l) => ({
-    debit_account_id: l.debitAccountId,
-    credit_account_id: l.creditAccountId,
-    asset_id: l.assetId,
-    amount: (l.postedAmount > 0n ? l.postedAmount : l.pendingAmount < 0n ? -l.pendingAmount : l.pendingAmount).toString(),
-    posted_amount: l.postedAmount.toString(),
-    pending_amount: l.pendingAmount.toString(),
-  })),
+  legs: t.legs.map((l) => {
+    const scale = scaleIn(scales, l.assetId);
+    return {
+      debit_account_id: l.debitAccountId,
+      credit_account_id: l.creditAccountId,
+      asset_id: l.assetId,
+      amount: legAmount(l).toString(),
+      amount_display: display(legAmount(l), scale),
+      posted_amount: l.postedAmount.toString(),
+      posted_amount_display: display(l.postedAmount, scale),
+      pending_amount: l.pendingAmount.toString(),
+      pending_amount_display: display(l.pendingAmount, scale),
+    };
+  }),
 });
+
+/** The asset ids of these transfers' legs: whose scales their answer needs. */
+export const legAssets = (transfers: readonly Transfer[]) => new Set(transfers.flatMap((t) => t.legs.map((l) => l.assetId)));
 
 export const apiKeyOut = (k: ApiKey) => ({
   id: k.id,

@@ -6,7 +6,8 @@ import { postTransfer, postTransfers } from "../services/post-transfers.js";
 import type { AppEnv } from "./request-context.js";
 import { replayOrRun } from "./idempotency.js";
 import { ApiError, problemBody } from "./problem.js";
-import { transferOut } from "./serialize.js";
+import { assetScales, type Scales } from "./scales.js";
+import { legAssets, transferOut } from "./serialize.js";
 
 type Unkeyed = TransferInput extends infer T ? (T extends TransferInput ? Omit<T, "idempotencyKey"> : never) : never;
 
@@ -23,14 +24,20 @@ type Unkeyed = TransferInput extends infer T ? (T extends TransferInput ? Omit<T
 const asCreated = (r: Extract<TransferResult, { ok: true }>): Transfer =>
   r.replayed ? { ...r.transfer, status: statusOf(r.transfer.kind, null, false) } : r.transfer;
 
-export async function submitTransfer(c: Context<AppEnv>, body: unknown, input: Unkeyed): Promise<Response> {
+/**
+ * `known`: the scales of the assets the transfer can move, looked up before it is written, and
+ * whether that is all of them. Then its answer is made in its transaction; otherwise (an account
+ * the write will refuse as unknown) the answer is remembered after the commit.
+ */
+export async function submitTransfer(c: Context<AppEnv>, body: unknown, input: Unkeyed, known: { scales: Scales; complete: boolean }): Promise<Response> {
   const deps = c.get("deps");
   return replayOrRun(c, body, async (ledgerKey, receipts) => {
-    const receipt = receipts.answered(201, transferOut);
+    const receipt = known.complete ? receipts.answered(201, (t: Transfer) => transferOut(t, known.scales)) : receipts.audited<Transfer>(201);
     const result = await postTransfer(deps.ledger, { ...input, idempotencyKey: ledgerKey("http") } as TransferInput, receipt);
     deps.metrics.transfersWritten.inc({ outcome: result.ok ? (result.replayed ? "replayed" : "created") : "refused" });
     if (!result.ok) throw ApiError.from(result.error);
-    return { status: 201, body: transferOut(asCreated(result)), receipt: result.replayed ? undefined : "answer" };
+    const scales = known.complete ? known.scales : await assetScales(deps.ledger.db, legAssets([result.transfer]));
+    return { status: 201, body: transferOut(asCreated(result), scales), receipt: result.replayed ? undefined : known.complete ? "answer" : "audit" };
   });
 }
 
@@ -44,6 +51,7 @@ export async function submitTransferBatch(c: Context<AppEnv>, body: unknown, ite
     // Item i's key ends in "#i": the length prefixes keep it from spelling any single request's key.
     const inputs = items.flatMap((item, i) => (item instanceof ApiError ? [] : [{ ...item, idempotencyKey: `${ledgerKey("http")}#${i}` } as TransferInput]));
     const written = await postTransfers(deps.ledger, inputs, receipts.audited(200));
+    const scales = await assetScales(deps.ledger.db, legAssets(written.flatMap((r) => (r.ok ? [r.transfer] : []))));
     let next = 0;
     const results = items.map((item) => {
       if (item instanceof ApiError) return { status: "refused" as const, error: problemBody(item.code, item.detail, item.errors) };
@@ -53,7 +61,7 @@ export async function submitTransferBatch(c: Context<AppEnv>, body: unknown, ite
         const e = ApiError.from(r.error);
         return { status: "refused" as const, error: problemBody(e.code, e.detail, e.errors) };
       }
-      return { status: "created" as const, transfer: transferOut(asCreated(r)) };
+      return { status: "created" as const, transfer: transferOut(asCreated(r), scales) };
     });
     const changed = written.some((r) => r.ok && !r.replayed);
     return { status: 200, body: { results }, remember: results.every((r) => r.status === "created"), receipt: changed ? "audit" : undefined };

@@ -54,6 +54,7 @@ export const SingleUsageIn = checked(
   }),
 ).openapi("UsageCreateSingle");
 
+/** A usage record as every answer gives it (the writes that record it and the reads), each amount with its display twin. */
 export const UsageRecordOut = z
   .object({
     id: Uuid,
@@ -67,8 +68,17 @@ export const UsageRecordOut = z
     unit_price: z.string().nullable().openapi({ example: "0.000694" }),
     asset_id: Uuid,
     gross: z.string().openapi({ example: "2498400" }),
+    gross_display: DisplayAmount.openapi({ example: "2.4984" }),
     net: z.string().openapi({ example: "2223576" }),
-    fees: z.array(z.object({ party: z.string().openapi({ example: "marketplace" }), account_id: Uuid, amount: z.string().openapi({ example: "249840" }) })),
+    net_display: DisplayAmount.openapi({ example: "2.223576" }),
+    fees: z.array(
+      z.object({
+        party: z.string().openapi({ example: "marketplace" }),
+        account_id: Uuid,
+        amount: z.string().openapi({ example: "249840" }),
+        amount_display: DisplayAmount.openapi({ example: "0.24984" }),
+      }),
+    ),
     fee_schedule_version: z.number().int().nullable(),
     period_start: Timestamp,
     period_end: Timestamp,
@@ -80,13 +90,6 @@ export const UsageRecordOut = z
     created_at: Timestamp,
   })
   .openapi("UsageRecord");
-
-/** A record as the reads answer it (GET /v1/usage, /v1/usage/{id}): with each amount's display twin. */
-export const UsageRecordView = UsageRecordOut.extend({
-  gross_display: DisplayAmount,
-  net_display: DisplayAmount,
-  fees: z.array(z.object({ party: z.string(), account_id: Uuid, amount: z.string(), amount_display: DisplayAmount })),
-}).openapi("UsageRecordView");
 
 export const toUsageInput = (u: UsageIn) => ({
   externalId: u.external_id,
@@ -104,7 +107,11 @@ export const toUsageInput = (u: UsageIn) => ({
   metadata: u.metadata,
 });
 
-export const usageOut = (r: UsageRecord) => ({
+/**
+ * A record in the API's shape, its amounts' twins at `scale`, its asset's. Pure and synchronous: a
+ * write's answer is made with it in the write's transaction (the scale looked up before).
+ */
+export const usageOut = (r: UsageRecord, scale: number) => ({
   id: r.id,
   marketplace_id: r.marketplaceId,
   external_id: r.externalId,
@@ -116,8 +123,10 @@ export const usageOut = (r: UsageRecord) => ({
   unit_price: r.unitPrice,
   asset_id: r.assetId,
   gross: r.gross.toString(),
+  gross_display: display(r.gross, scale),
   net: r.net.toString(),
-  fees: r.fees.map((f) => ({ party: f.party, account_id: f.accountId, amount: f.amount.toString() })),
+  net_display: display(r.net, scale),
+  fees: r.fees.map((f) => ({ party: f.party, account_id: f.accountId, amount: f.amount.toString(), amount_display: display(f.amount, scale) })),
   fee_schedule_version: r.feeScheduleVersion,
   period_start: r.periodStart.toISOString(),
   period_end: r.periodEnd.toISOString(),
@@ -127,12 +136,4 @@ export const usageOut = (r: UsageRecord) => ({
   status: r.status,
   metadata: r.metadata,
   created_at: r.createdAt.toISOString(),
-});
-
-/** usageOut with each amount's display twin, at the scale of the record's asset. */
-export const usageView = (r: UsageRecord, scale: number) => ({
-  ...usageOut(r),
-  gross_display: display(r.gross, scale),
-  net_display: display(r.net, scale),
-  fees: r.fees.map((f) => ({ party: f.party, account_id: f.accountId, amount: f.amount.toString(), amount_display: display(f.amount, scale) })),
 });

@@ -16,8 +16,16 @@ import { getCustomer } from "./marketplaces.js";
  */
 export async function depositForCustomer(
   ctx: LedgerContext,
-  input: { marketplaceId: string; customerId: string; asset: string; amount: bigint; idempotencyKey: string; metadata?: Record<string, unknown> },
-  receipt?: TransferSubmission["receipt"],
+  input: {
+    marketplaceId: string;
+    customerId: string;
+    asset: string;
+    amount: bigint;
+    idempotencyKey: string;
+    metadata?: Record<string, unknown>;
+    /** The receipt of the API call that asked for it, written with the transfer. */
+    receipt?: TransferSubmission["receipt"];
+  },
 ): Promise<TransferResult> {
   const db: Database = ctx.db;
   const customer = await getCustomer(db, input.marketplaceId, input.customerId);
@@ -39,5 +47,5 @@ export async function depositForCustomer(
     metadata: { ...input.metadata, deposit_for: input.customerId },
     legs: [{ debitAccountId: ids.get(specKey(from))!, creditAccountId: ids.get(specKey(to))!, amount: input.amount }],
   };
-  return ctx.transfers.submit({ input: transfer, receipt });
+  return ctx.transfers.submit({ input: transfer, receipt: input.receipt });
 }

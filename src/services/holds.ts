@@ -79,8 +79,16 @@ export async function listHolds(db: Queryable, f: Parameters<typeof listHoldRows
  */
 export async function openHold(
   db: Database,
-  input: { marketplaceId: string; customerId: string; asset: string; amount: bigint; timeoutSeconds?: number; idempotencyKey: string },
-  receipt?: WriteReceipt<void>,
+  input: {
+    marketplaceId: string;
+    customerId: string;
+    asset: string;
+    amount: bigint;
+    timeoutSeconds?: number;
+    idempotencyKey: string;
+    /** The receipt of the API call that asked for it, written with the hold. */
+    receipt?: WriteReceipt<void>;
+  },
 ): Promise<Hold & { replayed: boolean }> {
   const customer = await getCustomer(db, input.marketplaceId, input.customerId);
   if (!customer)
@@ -127,7 +135,7 @@ export async function openHold(
         createdAt: bookedAt,
       });
     },
-    receipt,
+    receipt: input.receipt,
   });
   if (!result!.ok) throw result!.error;
   const holdId = await findHoldIdByOpenTransfer(db, result!.transfer.id);
@@ -136,24 +144,15 @@ export async function openHold(
 
 /**
  * Closes an open hold: whatever is left in escrow goes back to the customer. The hold is marked
- * closed first, so no new usage is planned against it; then the remainder is moved, re-read and
+ * closed first (with the receipt of the API call that asked for it; `changed` is false when the
+ * hold was closed already), so no new usage is planned against it; then the remainder is moved, re-read and
  * moved again if usage already in flight took some of it meanwhile (the escrow's no-overdraft limit
  * refuses the stale amount). Concurrent closes of one hold make the same ledger request (keyed by
  * the amount) and so move the remainder once. Closing a closed hold returns it as it is.
  */
-export async function closeHold(db: Database, id: string, reason: "closed" | "expired" = "closed"): Promise<Hold> {
-  return (await closeHoldWith(db, id, reason)).hold;
-}
-
-/**
- * closeHold, with the receipt of the API call that asked for it written with the hold's closing;
- * `changed` is false when the hold was closed already.
- */
-export async function closeHoldWith(
+export async function closeHold(
   db: Database,
-  id: string,
-  reason: "closed" | "expired",
-  receipt?: WriteReceipt<void>,
+  { id, reason = "closed", receipt }: { id: string; reason?: "closed" | "expired"; receipt?: WriteReceipt<void> },
 ): Promise<{ hold: Hold; changed: boolean }> {
   const hold = await getHold(db, id);
   if (!hold) throw new LedgerError("invalid_request", `hold ${id} does not exist`);
@@ -197,6 +196,6 @@ export async function closeHoldWith(
  */
 export async function expireUsageHolds(db: Database, limit = 100): Promise<number> {
   const due = await listHoldsDueForClosing(db, limit, db.clock.now());
-  for (const h of due) await closeHold(db, h.id, h.status === "open" ? "expired" : h.status);
+  for (const h of due) await closeHold(db, { id: h.id, reason: h.status === "open" ? "expired" : h.status });
   return due.length;
 }

@@ -5,7 +5,10 @@ import { LedgerError } from "../domain/errors.js";
 import { confirmPayouts } from "./payouts.js";
 
 /** Off-chain settlement: finance paid the operator by other means and records the reference. */
-export async function markPayoutPaid(db: Database, id: string, reference: string, receipt?: WriteReceipt<void>): Promise<{ payout: Payout; changed: boolean }> {
+export async function markPayoutPaid(
+  db: Database,
+  { id, reference, receipt }: { id: string; reference: string; receipt?: WriteReceipt<void> },
+): Promise<{ payout: Payout; changed: boolean }> {
   const p = await getPayout(db, id);
   if (!p) throw new LedgerError("payout_not_found", `payout ${id} does not exist`);
   if (p.settlement !== "none") {

@@ -182,8 +182,8 @@ export interface Customer {
   id: string;
   billing: "prepaid" | "postpaid";
   metadata: Record<string, unknown>;
-  /** A postpaid customer's credit limit in each asset it has one in (its account's overdraft limit). */
-  creditLimits: { asset: string; creditLimit: bigint }[];
+  /** A postpaid customer's credit limit in each asset it has one in (its account's overdraft limit), with the asset's scale. */
+  creditLimits: { asset: string; scale: number; creditLimit: bigint }[];
   createdAt: Date;
   /** When it was retired: no new usage, holds or deposits for it. */
   retiredAt: Date | null;
@@ -250,7 +250,7 @@ export const toCustomer = (r: CustomerWithLimitsRow): Customer => ({
   metadata: r.metadata,
   createdAt: new Date(r.created_at),
   retiredAt: r.retired_at === null ? null : new Date(r.retired_at),
-  creditLimits: (r.limits ?? []).map((l) => ({ asset: l.asset, creditLimit: BigInt(l.credit_limit) })),
+  creditLimits: (r.limits ?? []).map((l) => ({ asset: l.asset, scale: l.scale, creditLimit: BigInt(l.credit_limit) })),
 });
 
 export async function getCustomer(db: Queryable, marketplaceId: string, id: string): Promise<Customer | undefined> {

@@ -274,7 +274,7 @@ async function checkDailyCap(
 }
 
 /** Cancels a payout that no chain transaction has taken yet. */
-export async function cancelPayout(db: Database, id: string, by: string, receipt?: WriteReceipt<void>): Promise<Payout> {
+export async function cancelPayout(db: Database, { id, by, receipt }: { id: string; by: string; receipt?: WriteReceipt<void> }): Promise<Payout> {
   const p = await getPayout(db, id);
   if (!p) throw new LedgerError("payout_not_found", `payout ${id} does not exist`);
   const failed = await failPayouts(db, [id], `cancelled by ${by}`, ["pending"], undefined, receipt);

@@ -190,9 +190,9 @@ export async function listItems(db: Queryable, runId: string, f: { status?: Item
  */
 export async function resolveItem(
   db: Database,
-  runId: string,
-  itemId: bigint,
   input: {
+    runId: string;
+    itemId: bigint;
     note: string;
     adjustment?: { debitAccountId: string; creditAccountId: string; amount: bigint };
     resolvedBy: string;
@@ -203,6 +203,7 @@ export async function resolveItem(
     receipt?: WriteReceipt<void>;
   },
 ): Promise<ItemRow> {
+  const { runId, itemId } = input;
   const item = await getItemResolution(db, runId, itemId);
   if (!item) throw new LedgerError("reconciliation_item_not_found", `item ${itemId} of reconciliation ${runId} does not exist`);
   if (item.resolved_at !== null) throw new LedgerError("item_already_resolved", `item ${itemId} was resolved already`);

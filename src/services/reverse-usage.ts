@@ -42,10 +42,7 @@ async function keepsPaidOutFunded(tx: Queryable, usage: UsageRecord): Promise<vo
  */
 export async function reverseUsage(
   db: Database,
-  usage: UsageRecord,
-  reason: string,
-  idempotencyKey: string,
-  receipt?: WriteReceipt<void>,
+  { usage, reason, idempotencyKey, receipt }: { usage: UsageRecord; reason: string; idempotencyKey: string; receipt?: WriteReceipt<void> },
 ): Promise<{ record: UsageRecord; reversalId: string; replayed: boolean }> {
   const [r] = await writeTransfers(
     db,
@@ -72,7 +69,7 @@ export async function reverseUsage(
   // send that refund on to the customer, as closing the hold would have.
   if (usage.holdId !== null) {
     const hold = await getHold(db, usage.holdId);
-    if (hold && hold.status !== "open") await closeHold(db, hold.id, hold.status);
+    if (hold && hold.status !== "open") await closeHold(db, { id: hold.id, reason: hold.status });
   }
   return { record: (await getUsage(db, usage.id))!, reversalId: r!.transfer.id, replayed: r!.replayed };
 }

@@ -11,6 +11,8 @@ import { inTransaction } from "./transaction.js";
 export interface UsageLimitsView {
   marketplaceId: string;
   asset: string;
+  /** The asset's scale (decimals). */
+  scale: number;
   maxGrossPerRecord: bigint;
   /** Units with a rate set by an admin. */
   maxQuantityPerSecond: Record<string, string>;
@@ -41,6 +43,7 @@ export async function getUsageLimits(db: Queryable, marketplaceId: string, asset
   return {
     marketplaceId,
     asset: asset.code,
+    scale: asset.scale,
     maxGrossPerRecord: limits.maxGrossPerRecord,
     maxQuantityPerSecond: Object.fromEntries([...limits.maxQuantityPerSecond].map(([u, r]) => [u, formatDecimal(r)])),
     defaults: {

@@ -202,8 +202,8 @@ describe("a postpaid customer's credit limit", () => {
       201,
     ).body;
     expect(customer.credit_limits).toEqual([
-      { asset: "EURC", credit_limit: "500" },
-      { asset: "USDC", credit_limit: "5000000" },
+      { asset: "EURC", credit_limit: "500", credit_limit_display: "5" },
+      { asset: "USDC", credit_limit: "5000000", credit_limit_display: "5" },
     ]);
   });
 

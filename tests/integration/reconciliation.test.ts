@@ -183,7 +183,13 @@ describe("reconciling ledger payouts with the chain", () => {
     };
     const acc = await ensureAccounts(w.db, [treasury]);
     const adjust = (itemId: string, debitAccountId: string, creditAccountId: string, amount: bigint) =>
-      resolveItem(w!.db, r.id, BigInt(itemId), { note: "try", resolvedBy: "finance-key", adjustment: { debitAccountId, creditAccountId, amount } });
+      resolveItem(w!.db, {
+        runId: r.id,
+        itemId: BigInt(itemId),
+        note: "try",
+        resolvedBy: "finance-key",
+        adjustment: { debitAccountId, creditAccountId, amount },
+      });
     // An adjustment corrects the item's discrepancy and nothing else (each refusal writes nothing).
     const payable = (await w.db.query<{ id: string }>("select id from accounts where ref = 'customer:buyer' and opened_by_service"))[0]!.id; // one of the service's
     const matched = items.find((i) => i.status === "matched");
@@ -201,13 +207,17 @@ describe("reconciling ledger payouts with the chain", () => {
       code: "invalid_request",
       issues: [{ path: "adjustment.amount" }],
     });
-    const resolved = await resolveItem(w.db, r.id, BigInt(funding.id), {
+    const resolved = await resolveItem(w.db, {
+      runId: r.id,
+      itemId: BigInt(funding.id),
       note: "initial treasury funding",
       resolvedBy: "finance-key",
       adjustment: { debitAccountId: acc.get(specKey(treasury))!, creditAccountId: equity.id, amount: 1_000_000_000_000n },
     });
     expect(resolved).toMatchObject({ resolution_note: "initial treasury funding", resolved_by: "finance-key", adjustment_transfer_id: expect.any(String) });
-    await expect(resolveItem(w.db, r.id, BigInt(funding.id), { note: "again", resolvedBy: "x" })).rejects.toMatchObject({ code: "item_already_resolved" });
+    await expect(resolveItem(w.db, { runId: r.id, itemId: BigInt(funding.id), note: "again", resolvedBy: "x" })).rejects.toMatchObject({
+      code: "item_already_resolved",
+    });
     check = await treasuryCheck(w.db, w.settlements, 31337n, TOKEN);
     expect(check.unexplained).toBe(0n);
     expect((await verifyLedger(w.db)).ok).toBe(true);

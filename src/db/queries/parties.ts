@@ -25,7 +25,7 @@ export type CustomerRow = {
 };
 
 /** A customer with its postpaid credit limits (the overdraft limits of its accounts), by asset code. */
-export type CustomerWithLimitsRow = CustomerRow & { limits: { asset: string; credit_limit: string }[] | null };
+export type CustomerWithLimitsRow = CustomerRow & { limits: { asset: string; scale: number; credit_limit: string }[] | null };
 
 // Marketplaces
 
@@ -191,7 +191,7 @@ export async function insertCustomer(
 }
 
 /** A customer's columns (table alias c) with its postpaid credit limits (the overdraft limits of its accounts), by asset code. */
-const CUSTOMER_COLUMNS = `c.*, (select json_agg(json_build_object('asset', s.code, 'credit_limit', b.overdraft_limit::text) order by s.code)
+const CUSTOMER_COLUMNS = `c.*, (select json_agg(json_build_object('asset', s.code, 'scale', s.scale, 'credit_limit', b.overdraft_limit::text) order by s.code)
                     from accounts a join account_balances b on b.account_id = a.id join assets s on s.id = a.asset_id
                    where a.marketplace_id = c.marketplace_id and a.ref = 'customer:' || c.id and a.opened_by_service
                      and a.code = 'customer_postpaid' and b.overdraft_limit > 0) as limits`;

@@ -30,7 +30,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       const now = await getPayout(db, id);
       // A retry of a cancel that went through answers the same.
       const repeat = now?.status === "failed" && now.failureReason?.startsWith("cancelled");
-      const done = repeat ? now : await cancelPayout(db, id, c.get("principal").keyId, receipts.audited(200));
+      const done = repeat ? now : await cancelPayout(db, { id, by: c.get("principal").keyId, receipt: receipts.audited(200) });
       return { status: 200, body: payoutOut(done), receipt: repeat ? undefined : "audit" };
     }) as never;
   });

@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { closeHoldWith, getHold } from "../../services/holds.js";
+import { closeHold, getHold } from "../../services/holds.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
@@ -30,7 +30,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     if (!hold || !canReadMarketplace(c, hold.marketplaceId)) throw new ApiError("hold_not_found", `hold ${id} does not exist`);
     // The key is checked before anything is written: a key used for another request closes nothing.
     return replayOrRun(c, {}, async (_, receipts) => {
-      const { hold: closed, changed } = await closeHoldWith(db, id, "closed", receipts.audited(200));
+      const { hold: closed, changed } = await closeHold(db, { id, receipt: receipts.audited(200) });
       return { status: 200, body: holdOut(closed), receipt: changed ? "audit" : undefined };
     }) as never;
   });

@@ -1,6 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { depositForCustomer } from "../../services/customer-deposits.js";
 import { getCustomer } from "../../services/marketplaces.js";
+import { getAssetByCode } from "../../services/reads.js";
+import type { Transfer as TransferRecord } from "../../domain/posting.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
@@ -8,7 +10,8 @@ import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
 import { Amount, AssetCode } from "../money-schemas.js";
 import { Metadata, Transfer } from "../schemas.js";
-import { transferOut } from "../serialize.js";
+import { assetScales } from "../scales.js";
+import { legAssets, transferOut } from "../serialize.js";
 import { actingMarketplace } from "../tenancy.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 import { CustomerId, MarketplaceId } from "./party-schemas.js";
@@ -42,20 +45,22 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const deps = c.get("deps");
     return replayOrRun(c, body, async (ledgerKey, receipts) => {
       if (!(await getCustomer(deps.ledger.db, marketplaceId, id))) throw new ApiError("customer_not_found", `customer ${id} does not exist`);
-      const result = await depositForCustomer(
-        deps.ledger,
-        {
-          marketplaceId,
-          customerId: id,
-          asset: body.asset,
-          amount: BigInt(body.amount),
-          metadata: body.metadata,
-          idempotencyKey: ledgerKey("deposit"),
-        },
-        receipts.answered(201, transferOut),
-      );
+      // The deposit moves money in this asset only: with its scale, the answer is made in the write's
+      // transaction. An unknown asset is refused by the write.
+      const asset = await getAssetByCode(deps.ledger.db, body.asset);
+      const known = asset && new Map([[asset.id, asset.scale]]);
+      const result = await depositForCustomer(deps.ledger, {
+        marketplaceId,
+        customerId: id,
+        asset: body.asset,
+        amount: BigInt(body.amount),
+        metadata: body.metadata,
+        idempotencyKey: ledgerKey("deposit"),
+        receipt: known ? receipts.answered(201, (t: TransferRecord) => transferOut(t, known)) : receipts.audited<TransferRecord>(201),
+      });
       if (!result.ok) throw ApiError.from(result.error);
-      return { status: 201, body: transferOut(result.transfer), receipt: result.replayed ? undefined : "answer" };
+      const scales = known ?? (await assetScales(deps.ledger.db, legAssets([result.transfer])));
+      return { status: 201, body: transferOut(result.transfer, scales), receipt: result.replayed ? undefined : known ? "answer" : "audit" };
     }) as never;
   });
 }

@@ -6,6 +6,7 @@ import { ApiError } from "../problem.js";
 import { Transfer } from "../schemas.js";
 import { submitTransfer, submitTransferBatch } from "../submit-transfers.js";
 import { accountsInRetiredAssets } from "../../services/retire-asset.js";
+import { accountScales } from "../scales.js";
 import { unusableAccounts } from "../visibility.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 import { TransferBatchIn, TransferBatchOut, TransferIn } from "./transfer-schemas.js";
@@ -65,6 +66,10 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     });
     if ("transfers" in body) return submitTransferBatch(c, body, checked) as never;
     if (checked[0] instanceof ApiError) throw checked[0];
-    return submitTransfer(c, body, checked[0]!) as never;
+    const known = await accountScales(
+      c.get("deps").ledger.db,
+      list[0]!.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id]),
+    );
+    return submitTransfer(c, body, checked[0]!, known) as never;
   });
 }

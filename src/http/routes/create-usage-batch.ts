@@ -2,6 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Database, WriteReceipt } from "../../services/context.js";
 import { LedgerError } from "../../domain/errors.js";
 import { ingestUsage, type UsageItem, type UsageResult } from "../../services/ingest-usage.js";
+import { getAssetScales } from "../../services/reads.js";
 import { maybeGiveWay } from "../../give-way.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
@@ -101,8 +102,20 @@ async function ingestBatch(
     const written = await ingestUsage(db, items, { atomic: body.atomic, receipt });
     written.forEach((r, k) => (results[at[k]!] = r));
   }
+  return answerOf(db, body, results as UsageResult[]);
+}
+
+/** The batch's answer: the summary and one result per record, compact or full (each record with its amounts' display twins). */
+async function answerOf(db: Database, body: { records: unknown[]; results: "compact" | "full" }, results: UsageResult[]) {
+  const scales =
+    body.results === "full"
+      ? await getAssetScales(
+          db,
+          results.flatMap((r) => (r.status === "rejected" ? [] : [r.record.assetId])),
+        )
+      : new Map<string, number>();
   const out = { summary: { accepted: 0, duplicate: 0, rejected: 0 }, results: [] as Record<string, unknown>[] };
-  for (const [index, r] of (results as UsageResult[]).entries()) {
+  for (const [index, r] of results.entries()) {
     await maybeGiveWay(index);
     out.summary[r.status]++;
     const raw = body.records[index] as { external_id?: unknown } | null;
@@ -112,7 +125,7 @@ async function ingestBatch(
       out.results.push(
         r.status === "rejected"
           ? { index, status: r.status, external_id: externalId, error: wireProblem(r.error) }
-          : { index, status: r.status, external_id: externalId, id: r.record.id, record: usageOut(r.record) },
+          : { index, status: r.status, external_id: externalId, id: r.record.id, record: usageOut(r.record, scales.get(r.record.assetId)!) },
       );
     } else if (r.status === "rejected") {
       const problem = ApiError.from(r.error);

@@ -1,4 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { UsageRecord } from "../../domain/usage.js";
+import { getAssetByCode, getAssetScales } from "../../services/reads.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
@@ -28,12 +30,18 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const marketplaceId = await actingMarketplace(c, marketplace_id);
     // The record's own idempotency is (marketplace, external_id); the header key only replays the answer.
     // A record written now has its audit row and answer written with it; a repeat is answered 200.
+    const { db, usage } = c.get("deps").ledger;
     return replayOrRun(c, { marketplace_id, ...record }, async (_, receipts) => {
-      const receipt = receipts.answered(201, usageOut);
-      const result = await c.get("deps").ledger.usage.submit({ marketplaceId, input: toUsageInput(record), receipt });
+      // The answer is made in the write's transaction, with the scale of the record's asset looked up
+      // first (an asset's code and scale never change). An unknown asset is refused by the write; were
+      // it created meanwhile, the answer is made after the commit instead.
+      const asset = await getAssetByCode(db, record.asset);
+      const receipt = asset ? receipts.answered(201, (r: UsageRecord) => usageOut(r, asset.scale)) : receipts.audited<UsageRecord>(201);
+      const result = await usage.submit({ marketplaceId, input: toUsageInput(record), receipt });
       if (result.status === "rejected") throw ApiError.from(result.error);
       const accepted = result.status === "accepted";
-      return { status: accepted ? 201 : 200, body: usageOut(result.record), receipt: accepted ? "answer" : undefined };
+      const scale = asset?.scale ?? (await getAssetScales(db, [result.record.assetId])).get(result.record.assetId)!;
+      return { status: accepted ? 201 : 200, body: usageOut(result.record, scale), receipt: accepted ? (asset ? "answer" : "audit") : undefined };
     }) as never;
   });
 }

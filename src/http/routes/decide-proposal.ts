@@ -43,7 +43,11 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { id } = c.req.valid("param");
     const body = c.req.valid("json") ?? {};
     return replayOrRun(c, body, async (_, receipts) => {
-      const p = await approveProposal(c.get("deps").ledger.db, id, { ...c.get("principal"), receipt: receipts.audited(200) }, body.reason ?? null);
+      const p = await approveProposal(c.get("deps").ledger.db, {
+        id,
+        by: { ...c.get("principal"), receipt: receipts.audited(200) },
+        reason: body.reason ?? null,
+      });
       return { status: 200, body: proposalOut(p), receipt: "audit" };
     }) as never;
   });
@@ -51,7 +55,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { id } = c.req.valid("param");
     const body = c.req.valid("json");
     return replayOrRun(c, body, async (_, receipts) => {
-      const p = await rejectProposal(c.get("deps").ledger.db, id, { ...c.get("principal"), receipt: receipts.audited(200) }, body.reason);
+      const p = await rejectProposal(c.get("deps").ledger.db, { id, by: { ...c.get("principal"), receipt: receipts.audited(200) }, reason: body.reason });
       return { status: 200, body: proposalOut(p), receipt: "audit" };
     }) as never;
   });

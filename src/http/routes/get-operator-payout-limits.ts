@@ -3,6 +3,7 @@ import { getAssetByCode } from "../../services/reads.js";
 import { getOperatorPayoutLimits, getPayoutPolicy, lowerCap } from "../../services/payout-policies.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
+import { DisplayAmount, displayOrNull } from "../display.js";
 import { ApiError } from "../problem.js";
 import { AssetCode } from "../money-schemas.js";
 import { errorResponses, json, security } from "./common.js";
@@ -10,14 +11,24 @@ import { visibleOperator } from "./operator-access.js";
 import { OperatorId } from "./party-schemas.js";
 
 const Cap = z.string().nullable().openapi({ description: "smallest units; null: no cap" });
+const CapDisplay = DisplayAmount.nullable();
 const Limits = z
   .object({
     operator_id: z.string(),
     asset: z.string(),
     max_per_payout: Cap.openapi({ description: "in force: the lower of the operator's own cap and the policy's (smallest units; null: none)" }),
+    max_per_payout_display: CapDisplay,
     max_per_day: Cap.openapi({ description: "in force: the lower of the operator's own cap and the policy's (smallest units; null: none)" }),
-    own: z.object({ max_per_payout: Cap, max_per_day: Cap, proposal_id: z.string().nullable(), updated_at: z.string().nullable() }),
-    policy: z.object({ max_per_payout: Cap, max_per_day: Cap }),
+    max_per_day_display: CapDisplay,
+    own: z.object({
+      max_per_payout: Cap,
+      max_per_payout_display: CapDisplay,
+      max_per_day: Cap,
+      max_per_day_display: CapDisplay,
+      proposal_id: z.string().nullable(),
+      updated_at: z.string().nullable(),
+    }),
+    policy: z.object({ max_per_payout: Cap, max_per_payout_display: CapDisplay, max_per_day: Cap, max_per_day_display: CapDisplay }),
   })
   .openapi("OperatorPayoutLimits");
 
@@ -35,6 +46,14 @@ const route = createRoute({
 
 const str = (v: bigint | null) => (v === null ? null : v.toString());
 
+/** Two caps, each with its display twin at the asset's scale. */
+const capsOut = (perPayout: bigint | null, perDay: bigint | null, scale: number) => ({
+  max_per_payout: str(perPayout),
+  max_per_payout_display: displayOrNull(perPayout, scale),
+  max_per_day: str(perDay),
+  max_per_day_display: displayOrNull(perDay, scale),
+});
+
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { id, asset: code } = c.req.valid("param");
@@ -47,15 +66,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       {
         operator_id: id,
         asset: asset.code,
-        max_per_payout: str(lowerCap(policy.maxPerPayout, own.maxPerPayout)),
-        max_per_day: str(lowerCap(policy.maxPerDay, own.maxPerDay)),
-        own: {
-          max_per_payout: str(own.maxPerPayout),
-          max_per_day: str(own.maxPerDay),
-          proposal_id: own.proposalId,
-          updated_at: own.updatedAt?.toISOString() ?? null,
-        },
-        policy: { max_per_payout: str(policy.maxPerPayout), max_per_day: str(policy.maxPerDay) },
+        ...capsOut(lowerCap(policy.maxPerPayout, own.maxPerPayout), lowerCap(policy.maxPerDay, own.maxPerDay), asset.scale),
+        own: { ...capsOut(own.maxPerPayout, own.maxPerDay, asset.scale), proposal_id: own.proposalId, updated_at: own.updatedAt?.toISOString() ?? null },
+        policy: capsOut(policy.maxPerPayout, policy.maxPerDay, asset.scale),
       },
       200,
     );

@@ -1,7 +1,8 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../request-context.js";
 import { IdParam, Transfer } from "../schemas.js";
-import { transferOut } from "../serialize.js";
+import { assetScales } from "../scales.js";
+import { legAssets, transferOut } from "../serialize.js";
 import { visibleTransfer } from "../visibility.js";
 import { errorResponses, json, security } from "./common.js";
 
@@ -17,5 +18,8 @@ const route = createRoute({
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {
-  app.openapi(route, async (c) => c.json(transferOut(await visibleTransfer(c, c.req.valid("param").id)), 200));
+  app.openapi(route, async (c) => {
+    const transfer = await visibleTransfer(c, c.req.valid("param").id);
+    return c.json(transferOut(transfer, await assetScales(c.get("deps").ledger.db, legAssets([transfer]))), 200);
+  });
 }

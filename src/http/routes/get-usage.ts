@@ -3,7 +3,7 @@ import { getAssetScales, getUsage } from "../../services/reads.js";
 import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { IdParam } from "../schemas.js";
-import { UsageRecordView, usageView } from "../usage-schemas.js";
+import { UsageRecordOut, usageOut } from "../usage-schemas.js";
 import { errorResponses, json, security } from "./common.js";
 
 const route = createRoute({
@@ -14,7 +14,7 @@ const route = createRoute({
   summary: "Read a usage record",
   security,
   request: { params: IdParam },
-  responses: { 200: json(UsageRecordView, "the record"), ...errorResponses },
+  responses: { 200: json(UsageRecordOut, "the record"), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {
@@ -31,6 +31,6 @@ export function register(app: OpenAPIHono<AppEnv>): void {
         (p.role === "operator" && record.operatorId === p.scopeId));
     if (!visible) throw new ApiError("usage_not_found", `usage record ${id} does not exist`);
     const scales = await getAssetScales(db, [record.assetId]);
-    return c.json(usageView(record, scales.get(record.assetId)!), 200);
+    return c.json(usageOut(record, scales.get(record.assetId)!), 200);
   });
 }

@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { decodeCursor, listEntries } from "../../services/reads.js";
+import { decodeCursor, getAssetScales, listEntries } from "../../services/reads.js";
 import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { CursorQuery, Entry, IdParam, page } from "../schemas.js";
@@ -25,8 +25,10 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     if (cursor !== undefined && decodeCursor(cursor) === undefined) {
       throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
     }
-    await visibleAccount(c, id);
-    const p = await listEntries(c.get("deps").ledger.db, id, { cursor, limit, order });
-    return c.json({ data: p.items.map(entryOut), next_cursor: p.nextCursor, limit }, 200);
+    const account = await visibleAccount(c, id);
+    const db = c.get("deps").ledger.db;
+    const p = await listEntries(db, id, { cursor, limit, order });
+    const scale = (await getAssetScales(db, [account.assetId])).get(account.assetId)!;
+    return c.json({ data: p.items.map((e) => entryOut(e, scale)), next_cursor: p.nextCursor, limit }, 200);
   });
 }

@@ -1,5 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { listPayoutPolicies } from "../../services/payout-policies.js";
+import { getAssetScales } from "../../services/reads.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { errorResponses, json, security } from "./common.js";
@@ -17,5 +18,13 @@ const route = createRoute({
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {
-  app.openapi(route, async (c) => c.json({ data: (await listPayoutPolicies(c.get("deps").ledger.db)).map(policyOut) }, 200));
+  app.openapi(route, async (c) => {
+    const db = c.get("deps").ledger.db;
+    const policies = await listPayoutPolicies(db);
+    const scales = await getAssetScales(
+      db,
+      policies.map((p) => p.assetId),
+    );
+    return c.json({ data: policies.map((p) => policyOut(p, scales.get(p.assetId)!)) }, 200);
+  });
 }

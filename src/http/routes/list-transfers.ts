@@ -6,7 +6,8 @@ import { checkPeriod, periodQuery } from "../period.js";
 import { ApiError } from "../problem.js";
 import type { AppEnv } from "../request-context.js";
 import { CursorQuery, page, Transfer, Uuid } from "../schemas.js";
-import { transferOut } from "../serialize.js";
+import { assetScales } from "../scales.js";
+import { legAssets, transferOut } from "../serialize.js";
 import { visibleAccount } from "../visibility.js";
 import { assetFilter, errorResponses, json, security } from "./common.js";
 
@@ -51,6 +52,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       cursor: q.cursor,
       limit: q.limit,
     });
-    return c.json({ data: p.items.map(transferOut), next_cursor: p.nextCursor, limit: q.limit }, 200);
+    const scales = await assetScales(db, legAssets(p.items));
+    return c.json({ data: p.items.map((t) => transferOut(t, scales)), next_cursor: p.nextCursor, limit: q.limit }, 200);
   });
 }

@@ -3,7 +3,7 @@ import { getAssetScales, listUsage } from "../../services/reads.js";
 import type { AppEnv } from "../request-context.js";
 import { periodQuery } from "../period.js";
 import { CursorQuery, page } from "../schemas.js";
-import { UsageRecordView, usageView } from "../usage-schemas.js";
+import { UsageRecordOut, usageOut } from "../usage-schemas.js";
 import { errorResponses, json, listWindow, security } from "./common.js";
 import { CustomerId, MarketplaceId, OperatorId } from "./party-schemas.js";
 
@@ -23,7 +23,7 @@ const route = createRoute({
   summary: "List usage records, filtered (marketplace keys see theirs, operator keys their own)",
   security,
   request: { query: Query },
-  responses: { 200: json(page(UsageRecordView, "UsagePage"), "a page of records, oldest first"), ...errorResponses },
+  responses: { 200: json(page(UsageRecordOut, "UsagePage"), "a page of records, oldest first"), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {
@@ -57,7 +57,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     );
     return c.json(
       {
-        data: items.map((r) => usageView(r, scales.get(r.assetId)!)),
+        data: items.map((r) => usageOut(r, scales.get(r.assetId)!)),
         next_cursor: records.length > q.limit ? items[items.length - 1]!.id : null,
         limit: q.limit,
       },

@@ -38,7 +38,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const body = c.req.valid("json");
     await visiblePayout(c, id);
     return replayOrRun(c, body, async (_, receipts) => {
-      const { payout, changed } = await markPayoutPaid(c.get("deps").ledger.db, id, body.reference, receipts.audited(200));
+      const { payout, changed } = await markPayoutPaid(c.get("deps").ledger.db, { id, reference: body.reference, receipt: receipts.audited(200) });
       return { status: 200, body: payoutOut(payout), receipt: changed ? "audit" : undefined };
     }) as never;
   });

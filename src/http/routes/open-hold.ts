@@ -43,18 +43,15 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const body = c.req.valid("json");
     const marketplaceId = await actingMarketplace(c, body.marketplace_id);
     return replayOrRun(c, body, async (ledgerKey, receipts) => {
-      const { replayed, ...hold } = await openHold(
-        c.get("deps").ledger.db,
-        {
-          marketplaceId,
-          customerId: body.customer_id,
-          asset: body.asset,
-          amount: BigInt(body.amount),
-          timeoutSeconds: body.timeout_seconds,
-          idempotencyKey: ledgerKey("hold"),
-        },
-        receipts.audited(201),
-      );
+      const { replayed, ...hold } = await openHold(c.get("deps").ledger.db, {
+        marketplaceId,
+        customerId: body.customer_id,
+        asset: body.asset,
+        amount: BigInt(body.amount),
+        timeoutSeconds: body.timeout_seconds,
+        idempotencyKey: ledgerKey("hold"),
+        receipt: receipts.audited(201),
+      });
       return { status: 201, body: holdOut(hold), receipt: replayed ? undefined : "audit" };
     }) as never;
   });

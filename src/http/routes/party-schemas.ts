@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Customer as CustomerRecord } from "../../services/marketplaces.js";
+import { display, DisplayAmount } from "../display.js";
 import { Metadata, Timestamp } from "../schemas.js";
 
 /** The id of a marketplace, operator or customer, chosen by whoever registers it (path, body or filter). */
@@ -28,6 +29,7 @@ export const CreditLimit = z
   .object({
     asset: z.string().openapi({ example: "USDC" }),
     credit_limit: z.string().openapi({ example: "500000000", description: "how much the customer may owe in the asset, in its smallest units" }),
+    credit_limit_display: DisplayAmount.openapi({ example: "500" }),
   })
   .openapi("CustomerCreditLimit");
 
@@ -50,7 +52,11 @@ export const customerOut = (cu: CustomerRecord) => ({
   id: cu.id,
   billing: cu.billing,
   metadata: cu.metadata,
-  credit_limits: cu.creditLimits.map((l) => ({ asset: l.asset, credit_limit: l.creditLimit.toString() })),
+  credit_limits: cu.creditLimits.map((l) => ({
+    asset: l.asset,
+    credit_limit: l.creditLimit.toString(),
+    credit_limit_display: display(l.creditLimit, l.scale),
+  })),
   created_at: cu.createdAt.toISOString(),
   retired_at: cu.retiredAt?.toISOString() ?? null,
 });

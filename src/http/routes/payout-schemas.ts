@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { payoutStatuses } from "../../domain/payouts.js";
 import type { Payout } from "../../services/payouts.js";
 import type { PayoutPolicy } from "../../services/payout-policies.js";
-import { display, DisplayAmount } from "../display.js";
+import { display, DisplayAmount, displayOrNull } from "../display.js";
 import { Timestamp, Uuid } from "../schemas.js";
 
 export const ChainId = z.number().int().positive().max(Number.MAX_SAFE_INTEGER).openapi({ example: 8453, description: "EVM chain id" });
@@ -74,27 +74,36 @@ export const PayoutPolicyOut = z
     asset: z.string(),
     asset_id: Uuid,
     min_amount: z.string(),
+    min_amount_display: DisplayAmount,
     schedule: z.enum(["manual", "interval"]),
     interval_seconds: z.number().int().nullable(),
     max_gas_share_bps: z.number().int().nullable(),
     max_per_payout: z.string().nullable(),
+    max_per_payout_display: DisplayAmount.nullable(),
     max_per_day: z.string().nullable(),
+    max_per_day_display: DisplayAmount.nullable(),
     approval_threshold: z.string().nullable().openapi({ description: "payouts above it wait for a second key's approval; null: none do" }),
+    approval_threshold_display: DisplayAmount.nullable(),
     updated_by: z.string().nullable(),
     updated_at: Timestamp.nullable(),
   })
   .openapi("PayoutPolicy");
 
-export const policyOut = (p: PayoutPolicy) => ({
+/** A policy, each amount with its display twin at `scale`, its asset's. */
+export const policyOut = (p: PayoutPolicy, scale: number) => ({
   asset: p.assetCode,
   asset_id: p.assetId,
   min_amount: p.minAmount.toString(),
+  min_amount_display: display(p.minAmount, scale),
   schedule: p.schedule,
   interval_seconds: p.intervalSeconds,
   max_gas_share_bps: p.maxGasShareBps,
   max_per_payout: p.maxPerPayout?.toString() ?? null,
+  max_per_payout_display: displayOrNull(p.maxPerPayout, scale),
   max_per_day: p.maxPerDay?.toString() ?? null,
+  max_per_day_display: displayOrNull(p.maxPerDay, scale),
   approval_threshold: p.approvalThreshold?.toString() ?? null,
+  approval_threshold_display: displayOrNull(p.approvalThreshold, scale),
   updated_by: p.updatedBy,
   updated_at: p.updatedAt?.toISOString() ?? null,
 });

@@ -1,5 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { proposeAdjustment } from "../../services/proposals.js";
+import { getAssetScales } from "../../services/reads.js";
 import { getItem, getReconciliation, resolveItem } from "../../services/reconcile.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
@@ -9,7 +10,7 @@ import { ApiError } from "../problem.js";
 import { Amount } from "../money-schemas.js";
 import { Uuid } from "../schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
-import { ItemOut, itemOut } from "./reconciliation-schemas.js";
+import { ItemView, itemView } from "./reconciliation-schemas.js";
 
 const Body = z
   .strictObject({
@@ -42,7 +43,7 @@ const route = createRoute({
   },
   responses: {
     200: json(
-      ItemOut.extend({
+      ItemView.extend({
         proposal_id: z.string().nullable().openapi({ description: "with an adjustment: the proposal that resolves the item once approved" }),
       }).openapi("ReconciliationItemResolved"),
       "the item: resolved, or (with an adjustment) still open with the proposal that will resolve it",
@@ -56,7 +57,10 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { id, item_id } = c.req.valid("param");
     const body = c.req.valid("json");
     const db = c.get("deps").ledger.db;
-    if (!(await getReconciliation(db, id))) throw new ApiError("reconciliation_not_found", `reconciliation ${id} does not exist`);
+    const run = await getReconciliation(db, id);
+    if (!run) throw new ApiError("reconciliation_not_found", `reconciliation ${id} does not exist`);
+    // The item's amounts are in the run's asset.
+    const scale = (await getAssetScales(db, [run.assetId])).get(run.assetId)!;
     const a = body.adjustment;
     if (a) {
       // Money moves on two people's word: the adjustment waits for another key's approval.
@@ -67,12 +71,18 @@ export function register(app: OpenAPIHono<AppEnv>): void {
           note: body.note,
           adjustment: { debitAccountId: a.debit_account_id, creditAccountId: a.credit_account_id, amount: BigInt(a.amount) },
         });
-        return { status: 200, body: { ...itemOut((await getItem(tx, BigInt(item_id)))!), proposal_id: p.id } };
+        return { status: 200, body: { ...itemView((await getItem(tx, BigInt(item_id)))!, scale), proposal_id: p.id } };
       }) as never;
     }
     return replayOrRun(c, body, async (_, receipts) => {
-      const item = await resolveItem(db, id, BigInt(item_id), { note: body.note, resolvedBy: c.get("principal").keyId, receipt: receipts.audited(200) });
-      return { status: 200, body: { ...itemOut(item), proposal_id: null }, receipt: "audit" };
+      const item = await resolveItem(db, {
+        runId: id,
+        itemId: BigInt(item_id),
+        note: body.note,
+        resolvedBy: c.get("principal").keyId,
+        receipt: receipts.audited(200),
+      });
+      return { status: 200, body: { ...itemView(item, scale), proposal_id: null }, receipt: "audit" };
     }) as never;
   });
 }

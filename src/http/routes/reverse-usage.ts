@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { getUsage } from "../../services/reads.js";
+import { getAssetScales, getUsage } from "../../services/reads.js";
 import { reverseUsage } from "../../services/reverse-usage.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
@@ -43,8 +43,14 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       const p = c.get("principal");
       if (!usage || (p.role === "marketplace" && usage.marketplaceId !== p.scopeId)) throw new ApiError("usage_not_found", `usage record ${id} does not exist`);
       // Keyed by the request: a second reversal under another Idempotency-Key is 409 already_reversed.
-      const { record, reversalId, replayed } = await reverseUsage(db, usage, reason, ledgerKey(`usage-reverse:${usage.id}`), receipts.audited(201));
-      return { status: 201, body: { record: usageOut(record), reversal_transfer_id: reversalId }, receipt: replayed ? undefined : "audit" };
+      const { record, reversalId, replayed } = await reverseUsage(db, {
+        usage,
+        reason,
+        idempotencyKey: ledgerKey(`usage-reverse:${usage.id}`),
+        receipt: receipts.audited(201),
+      });
+      const scale = (await getAssetScales(db, [record.assetId])).get(record.assetId)!;
+      return { status: 201, body: { record: usageOut(record, scale), reversal_transfer_id: reversalId }, receipt: replayed ? undefined : "audit" };
     }) as never;
   });
 }

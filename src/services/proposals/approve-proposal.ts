@@ -23,7 +23,7 @@ import { checkCustomerLimit } from "./propose-customer-credit-limit.js";
 import { getProposal, type Proposal } from "./proposal.js";
 
 /** Approves a proposal and carries it out, in one transaction: if carrying it out is refused, it stays proposed. */
-export async function approveProposal(db: Database, id: string, by: Decider, reason: string | null): Promise<Proposal> {
+export async function approveProposal(db: Database, { id, by, reason }: { id: string; by: Decider; reason: string | null }): Promise<Proposal> {
   const p = await getProposal(db, id);
   if (!p) throw new LedgerError("proposal_not_found", `proposal ${id} does not exist`);
   mayDecide(p, by);
@@ -153,7 +153,9 @@ async function inDecision(
 async function approveAdjustment(db: Database, p: Proposal, by: Decider, reason: string | null): Promise<Proposal> {
   const a = p.payload.adjustment as { debit_account_id: string; credit_account_id: string; amount: string };
   let decided: Proposal | undefined;
-  await resolveItem(db, String(p.payload.reconciliation_id), BigInt(String(p.payload.item_id)), {
+  await resolveItem(db, {
+    runId: String(p.payload.reconciliation_id),
+    itemId: BigInt(String(p.payload.item_id)),
     note: String(p.payload.note),
     resolvedBy: p.proposedBy,
     approvedBy: by.keyId,

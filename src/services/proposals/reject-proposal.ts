@@ -4,7 +4,7 @@ import { failPayouts } from "../fail-payouts.js";
 import { decide, type Decider, mayDecide } from "./decision.js";
 import { getProposal, type Proposal } from "./proposal.js";
 
-export async function rejectProposal(db: Database, id: string, by: Decider, reason: string): Promise<Proposal> {
+export async function rejectProposal(db: Database, { id, by, reason }: { id: string; by: Decider; reason: string }): Promise<Proposal> {
   const p = await getProposal(db, id);
   if (!p) throw new LedgerError("proposal_not_found", `proposal ${id} does not exist`);
   mayDecide(p, by); // rejecting moves no money: another key than the proposer's is enough
