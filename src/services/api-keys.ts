@@ -36,7 +36,10 @@ export const ApiKeyInput = z
 export type ApiKeyInput = z.input<typeof ApiKeyInput>;
 
 /** Creates a key; the returned secret is shown once and cannot be recovered. */
-export async function createApiKey(db: Queryable, raw: ApiKeyInput, createdBy: string | null = null): Promise<ApiKey & { secret: string }> {
+export async function createApiKey(
+  db: Queryable,
+  { createdBy = null, ...raw }: ApiKeyInput & { createdBy?: string | null },
+): Promise<ApiKey & { secret: string }> {
   const input = parseInput(ApiKeyInput, raw);
   // A key for a tenant that does not exist yet would gain its data the day someone creates it.
   if (input.role === "marketplace" && !(await getMarketplace(db, input.scopeId!))) {
@@ -60,7 +63,7 @@ export async function createApiKey(db: Queryable, raw: ApiKeyInput, createdBy: s
 }
 
 /** Revokes a key at once (at the service clock's `at`); revoking it again changes nothing. */
-export async function revokeApiKey(db: Queryable, id: string, at: Date): Promise<ApiKey> {
+export async function revokeApiKey(db: Queryable, { id, at }: { id: string; at: Date }): Promise<ApiKey> {
   const key = await markApiKeyRevoked(db, id, at);
   if (!key) throw new LedgerError("invalid_request", `api key ${id} does not exist`, [{ path: "id", message: "does not exist" }]);
   return key;

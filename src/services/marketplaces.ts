@@ -119,9 +119,7 @@ export type MarketplaceRegistration = { kind: "registered"; operator: Operator }
 
 export async function registerOperatorForMarketplace(
   db: Queryable,
-  now: Date,
-  by: string,
-  raw: { id: string; name: string; metadata?: Record<string, unknown>; marketplaceId: string },
+  { now, by, ...raw }: { now: Date; by: string; id: string; name: string; metadata?: Record<string, unknown>; marketplaceId: string },
 ): Promise<MarketplaceRegistration> {
   const input = parseInput(OperatorInput, raw);
   const marketplaceId = input.marketplaceId!;
@@ -148,7 +146,10 @@ export async function listInvitations(db: Queryable, operatorId: string): Promis
 }
 
 /** Accepts a marketplace's invitation: from now on the marketplace may post the operator's usage. */
-export async function acceptInvitation(db: Queryable, now: Date, by: string, operatorId: string, marketplaceId: string): Promise<Invitation> {
+export async function acceptInvitation(
+  db: Queryable,
+  { now, by, operatorId, marketplaceId }: { now: Date; by: string; operatorId: string; marketplaceId: string },
+): Promise<Invitation> {
   return inTransaction(db, async (tx) => {
     const row = await lockInvitation(tx, marketplaceId, operatorId);
     if (!row) throw new LedgerError("invitation_not_found", `marketplace ${marketplaceId} has not invited operator ${operatorId}`);

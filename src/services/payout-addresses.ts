@@ -33,10 +33,7 @@ export interface AddressChallenge {
 export async function issueAddressChallenge(
   db: Queryable,
   settlements: Settlements,
-  operatorId: string,
-  chainId: bigint,
-  address: string,
-  now: Date,
+  { operatorId, chainId, address, now }: { operatorId: string; chainId: bigint; address: string; now: Date },
 ): Promise<AddressChallenge> {
   settlements.requireAddressOn(chainId, address);
   if (!(await getOperator(db, operatorId))) throw new LedgerError("operator_not_found", `operator ${operatorId} does not exist`);

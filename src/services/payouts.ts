@@ -205,7 +205,9 @@ async function recordPayout(
   });
   await recordPayoutEvents(tx, [id], "pending", bookedAt, { trigger: input.trigger, requested_by: input.requestedBy });
   if (needsApproval) {
-    const proposal = await proposePayoutApproval(tx, bookedAt, input.requestedBy, {
+    const proposal = await proposePayoutApproval(tx, {
+      now: bookedAt,
+      by: input.requestedBy,
       payoutId: id,
       operatorId: input.operatorId,
       asset: asset.code,

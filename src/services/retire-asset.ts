@@ -10,7 +10,7 @@ import { inTransaction } from "./transaction.js";
  * receipts recorded for usage already rated, holds posted or voided, transfers reversed. Final
  * (the database refuses to clear it); retiring it again answers it as it was retired.
  */
-export async function retireAsset(db: Queryable, now: Date, code: string): Promise<Asset> {
+export async function retireAsset(db: Queryable, { now, code }: { now: Date; code: string }): Promise<Asset> {
   return inTransaction(db, async (tx) => {
     const asset = await lockAssetByCode(tx, code);
     if (!asset) throw new LedgerError("asset_not_found", `asset ${code} does not exist`);

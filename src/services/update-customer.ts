@@ -10,7 +10,10 @@ import { parseInput } from "./validation.js";
 export const CustomerChange = z.strictObject({ metadata: z.record(z.string(), z.unknown()) });
 
 /** Replaces a customer's metadata (admin, its marketplace). */
-export async function updateCustomer(db: Queryable, marketplaceId: string, id: string, raw: z.input<typeof CustomerChange>): Promise<Customer> {
+export async function updateCustomer(
+  db: Queryable,
+  { marketplaceId, id, change: raw }: { marketplaceId: string; id: string; change: z.input<typeof CustomerChange> },
+): Promise<Customer> {
   const change = parseInput(CustomerChange, raw);
   return inTransaction(db, async (tx) => {
     if (!(await updateCustomerMetadata(tx, marketplaceId, id, change.metadata))) throw new LedgerError("customer_not_found", `customer ${id} does not exist`);

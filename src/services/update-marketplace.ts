@@ -12,7 +12,7 @@ export const DescriptionChange = z
   .refine((c) => c.name !== undefined || c.metadata !== undefined, { message: "give at least one of name and metadata", path: ["(body)"] });
 
 /** Renames a marketplace or replaces its metadata. Who may is the route's to decide (admin, the marketplace itself). */
-export async function updateMarketplace(db: Queryable, id: string, raw: z.input<typeof DescriptionChange>): Promise<Party> {
+export async function updateMarketplace(db: Queryable, { id, change: raw }: { id: string; change: z.input<typeof DescriptionChange> }): Promise<Party> {
   const change = parseInput(DescriptionChange, raw);
   return inTransaction(db, async (tx) => {
     if (!(await updateMarketplaceRow(tx, id, change))) throw new LedgerError("marketplace_not_found", `marketplace ${id} does not exist`);

@@ -12,7 +12,7 @@ import { parseInput } from "./validation.js";
  * for every marketplace it sells through: a marketplace does not rename it. A marketplace that
  * registers it again names it by its new name.
  */
-export async function updateOperator(db: Queryable, id: string, raw: z.input<typeof DescriptionChange>): Promise<Operator> {
+export async function updateOperator(db: Queryable, { id, change: raw }: { id: string; change: z.input<typeof DescriptionChange> }): Promise<Operator> {
   const change = parseInput(DescriptionChange, raw);
   return inTransaction(db, async (tx) => {
     if (!(await updateOperatorRow(tx, id, change))) throw new LedgerError("operator_not_found", `operator ${id} does not exist`);

@@ -61,7 +61,7 @@ describe("two chains whose native tokens share a code", () => {
       [31337n, "TUSD-A"],
       [31338n, "TUSD-B"],
     ] as const) {
-      const ch = await issueAddressChallenge(db, settlements, "op", chainId, wallet.address, db.clock.now());
+      const ch = await issueAddressChallenge(db, settlements, { operatorId: "op", chainId, address: wallet.address, now: db.clock.now() });
       await setPayoutAddress(db, settlements, {
         operatorId: "op",
         chainId,

@@ -109,7 +109,7 @@ export async function payoutWorld(options: { chainOverrides?: Record<string, unk
         return { id, address: account.toLowerCase() as `0x${string}` };
       }
       const acct = account ?? privateKeyToAccount(generatePrivateKey());
-      const ch = await issueAddressChallenge(db, settlements, id, 31337n, acct.address, db.clock.now());
+      const ch = await issueAddressChallenge(db, settlements, { operatorId: id, chainId: 31337n, address: acct.address, now: db.clock.now() });
       await setPayoutAddress(db, settlements, {
         operatorId: id,
         chainId: 31337n,

@@ -42,7 +42,12 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     await visibleOperator(c, id);
     const deps = c.get("deps");
     return idempotently(c, body, async (tx) => {
-      const ch = await issueAddressChallenge(tx, deps.settlements, id, BigInt(body.chain_id), body.address, deps.ledger.db.clock.now());
+      const ch = await issueAddressChallenge(tx, deps.settlements, {
+        operatorId: id,
+        chainId: BigInt(body.chain_id),
+        address: body.address,
+        now: deps.ledger.db.clock.now(),
+      });
       return {
         status: 201,
         body: {

@@ -39,7 +39,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
     return idempotently(c, body, async (tx) => {
-      const key = await createApiKey(tx, { name: body.name, role: body.role, scopeId: body.scope_id }, c.get("principal").keyId);
+      const key = await createApiKey(tx, { name: body.name, role: body.role, scopeId: body.scope_id, createdBy: c.get("principal").keyId });
       const out = apiKeyOut(key);
       // The secret never reaches the database: a replay answers with secret null.
       return { status: 201, body: { ...out, secret: key.secret }, stored: { ...out, secret: null } };

@@ -44,7 +44,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const b = c.req.valid("json");
     const db = c.get("deps").ledger.db;
     return idempotently(c, b, async (tx) => {
-      const p = await proposeReceipt(tx, db.clock.now(), c.get("principal"), {
+      const p = await proposeReceipt(tx, {
+        now: db.clock.now(),
+        by: c.get("principal"),
         marketplaceId: id,
         customerId: b.customer_id,
         asset: b.asset,

@@ -47,7 +47,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const db = c.get("deps").ledger.db;
     return idempotently(c, {}, async (tx) => ({
       status: 200,
-      body: invitationOut(await acceptInvitation(tx, db.clock.now(), p.keyId, id, marketplace_id)),
+      body: invitationOut(await acceptInvitation(tx, { now: db.clock.now(), by: p.keyId, operatorId: id, marketplaceId: marketplace_id })),
     })) as never;
   });
 }

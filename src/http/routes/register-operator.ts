@@ -48,7 +48,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     }
     if (p.role === "marketplace") {
       return idempotently(c, body, async (tx) => {
-        const r = await registerOperatorForMarketplace(tx, c.get("deps").ledger.db.clock.now(), p.keyId, {
+        const r = await registerOperatorForMarketplace(tx, {
+          now: c.get("deps").ledger.db.clock.now(),
+          by: p.keyId,
           id: body.id,
           name: body.name,
           metadata: body.metadata,

@@ -65,7 +65,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     if (a) {
       // Money moves on two people's word: the adjustment waits for another key's approval.
       return idempotently(c, body, async (tx) => {
-        const p = await proposeAdjustment(tx, db.clock.now(), c.get("principal"), {
+        const p = await proposeAdjustment(tx, {
+          now: db.clock.now(),
+          by: c.get("principal"),
           runId: id,
           itemId: BigInt(item_id),
           note: body.note,

@@ -27,6 +27,6 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { code } = c.req.valid("param");
     const db = c.get("deps").ledger.db;
-    return idempotently(c, {}, async (tx) => ({ status: 200, body: assetOut(await retireAsset(tx, db.clock.now(), code)) })) as never;
+    return idempotently(c, {}, async (tx) => ({ status: 200, body: assetOut(await retireAsset(tx, { now: db.clock.now(), code })) })) as never;
   });
 }

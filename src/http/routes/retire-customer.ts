@@ -33,6 +33,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const marketplaceId = customerMarketplace(c, c.req.valid("query").marketplace_id);
     if (marketplaceId === undefined) throw new ApiError("customer_not_found", `customer ${id} does not exist`);
     const db = c.get("deps").ledger.db;
-    return idempotently(c, {}, async (tx) => ({ status: 200, body: customerOut(await retireCustomer(tx, db.clock.now(), marketplaceId, id)) })) as never;
+    return idempotently(c, {}, async (tx) => ({
+      status: 200,
+      body: customerOut(await retireCustomer(tx, { now: db.clock.now(), marketplaceId, id })),
+    })) as never;
   });
 }

@@ -26,7 +26,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
     return idempotently(c, {}, async (tx) => {
-      const key = await revokeApiKey(tx, id, c.get("deps").ledger.db.clock.now()).catch(() => {
+      const key = await revokeApiKey(tx, { id, at: c.get("deps").ledger.db.clock.now() }).catch(() => {
         throw new ApiError("not_found", `api key ${id} does not exist`);
       });
       return { status: 200, body: apiKeyOut(key) };

@@ -40,7 +40,13 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const b = c.req.valid("json");
     const db = c.get("deps").ledger.db;
     return idempotently(c, b, async (tx) => {
-      const p = await proposeCreditLimit(tx, db.clock.now(), c.get("principal"), { marketplaceId: id, asset: b.asset, creditLimit: BigInt(b.credit_limit) });
+      const p = await proposeCreditLimit(tx, {
+        now: db.clock.now(),
+        by: c.get("principal"),
+        marketplaceId: id,
+        asset: b.asset,
+        creditLimit: BigInt(b.credit_limit),
+      });
       return { status: 201, body: proposalOut(p) };
     }) as never;
   });

@@ -41,7 +41,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     return idempotently(c, b, async (tx) => ({
       status: 202,
       body: proposalOut(
-        await proposeCustomerCreditLimit(tx, db.clock.now(), c.get("principal"), {
+        await proposeCustomerCreditLimit(tx, {
+          now: db.clock.now(),
+          by: c.get("principal"),
           marketplaceId,
           customerId: id,
           asset,

@@ -38,7 +38,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     return idempotently(c, b, async (tx) => ({
       status: 202,
       body: proposalOut(
-        await proposeOperatorPayoutLimits(tx, db.clock.now(), c.get("principal"), {
+        await proposeOperatorPayoutLimits(tx, {
+          now: db.clock.now(),
+          by: c.get("principal"),
           operatorId: id,
           asset,
           maxPerPayout: b.max_per_payout === null ? null : BigInt(b.max_per_payout),

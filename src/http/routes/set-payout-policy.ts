@@ -67,7 +67,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     return idempotently(c, b, async (tx) => ({
       status: 202,
       body: proposalOut(
-        await proposePayoutPolicy(tx, db.clock.now(), c.get("principal"), {
+        await proposePayoutPolicy(tx, {
+          now: db.clock.now(),
+          by: c.get("principal"),
           asset,
           minAmount: BigInt(b.min_amount),
           schedule: b.schedule,

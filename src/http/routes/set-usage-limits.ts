@@ -48,7 +48,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     return idempotently(c, b, async (tx) => ({
       status: 202,
       body: proposalOut(
-        await proposeUsageLimits(tx, db.clock.now(), c.get("principal"), {
+        await proposeUsageLimits(tx, {
+          now: db.clock.now(),
+          by: c.get("principal"),
           marketplaceId: id,
           asset,
           maxGrossPerRecord: b.max_gross_per_record === undefined ? undefined : b.max_gross_per_record === null ? null : BigInt(b.max_gross_per_record),

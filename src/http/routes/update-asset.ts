@@ -45,7 +45,12 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const body = c.req.valid("json");
     const db = c.get("deps").ledger.db;
     return idempotently(c, body, async (tx) => {
-      const proposal = await proposeAssetSettlement(tx, db.clock.now(), c.get("principal"), { asset: code, settlement: toSettlementInput(body.settlement) });
+      const proposal = await proposeAssetSettlement(tx, {
+        now: db.clock.now(),
+        by: c.get("principal"),
+        asset: code,
+        settlement: toSettlementInput(body.settlement),
+      });
       return { status: 202, body: proposalOut(proposal) };
     }) as never;
   });

@@ -33,6 +33,6 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     // Another marketplace's customer is answered as a missing one, without reading it.
     const marketplaceId = customerMarketplace(c, c.req.valid("query").marketplace_id);
     if (marketplaceId === undefined) throw new ApiError("customer_not_found", `customer ${id} does not exist`);
-    return idempotently(c, body, async (tx) => ({ status: 200, body: customerOut(await updateCustomer(tx, marketplaceId, id, body)) })) as never;
+    return idempotently(c, body, async (tx) => ({ status: 200, body: customerOut(await updateCustomer(tx, { marketplaceId, id, change: body })) })) as never;
   });
 }

@@ -28,6 +28,6 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const p = c.get("principal");
     // Another marketplace is answered as a missing one, without reading it.
     if (p.role === "marketplace" && p.scopeId !== id) throw new ApiError("marketplace_not_found", `marketplace ${id} does not exist`);
-    return idempotently(c, body, async (tx) => ({ status: 200, body: partyOut(await updateMarketplace(tx, id, body)) })) as never;
+    return idempotently(c, body, async (tx) => ({ status: 200, body: partyOut(await updateMarketplace(tx, { id, change: body })) })) as never;
   });
 }

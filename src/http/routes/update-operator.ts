@@ -30,7 +30,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     // Another operator is answered as a missing one, without reading it.
     if (p.role === "operator" && p.scopeId !== id) throw new ApiError("operator_not_found", `operator ${id} does not exist`);
     return idempotently(c, body, async (tx) => {
-      const o = await updateOperator(tx, id, body);
+      const o = await updateOperator(tx, { id, change: body });
       return { status: 200, body: { ...partyOut(o), marketplace_ids: o.marketplaceIds } };
     }) as never;
   });

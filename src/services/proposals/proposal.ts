@@ -105,3 +105,6 @@ export async function requireAsset(db: Queryable, code: string): Promise<Asset> 
 export async function requireMarketplace(db: Queryable, id: string): Promise<void> {
   if (!(await getMarketplace(db, id))) throw new LedgerError("marketplace_not_found", `marketplace ${id} does not exist`);
 }
+
+/** What a proposal use case takes: the change, when it is proposed and who proposes it. */
+export type Proposing<T, By = Principal> = T & { now: Date; by: By };

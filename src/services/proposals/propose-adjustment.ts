@@ -2,9 +2,8 @@ import type { Queryable } from "../../db/client.js";
 import { findOpenAdjustmentProposalId, lockItemAdjustment } from "../../db/queries/proposals.js";
 import { getItemResolution } from "../../db/queries/reconciliations.js";
 import { LedgerError } from "../../domain/errors.js";
-import type { Principal } from "../../domain/access.js";
 import { checkAdjustment } from "../reconcile.js";
-import { mayPropose, recordProposal, type Proposal } from "./proposal.js";
+import { mayPropose, recordProposal, type Proposal, type Proposing } from "./proposal.js";
 
 export interface AdjustmentInput {
   runId: string;
@@ -18,7 +17,7 @@ export interface AdjustmentInput {
  * now (the item's kind has a discrepancy, the accounts are the ones it concerns, at most its
  * amount) and again when it is approved; the item stays open until then. One open proposal per item.
  */
-export async function proposeAdjustment(db: Queryable, now: Date, by: Principal, input: AdjustmentInput): Promise<Proposal> {
+export async function proposeAdjustment(db: Queryable, { now, by, ...input }: Proposing<AdjustmentInput>): Promise<Proposal> {
   mayPropose(by, "reconciliation_adjustment");
   const item = await getItemResolution(db, input.runId, input.itemId);
   if (!item) throw new LedgerError("reconciliation_item_not_found", `item ${input.itemId} of reconciliation ${input.runId} does not exist`);

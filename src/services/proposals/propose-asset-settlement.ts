@@ -7,7 +7,7 @@ import { checkSettlementChange, describeSettlement, sameSettlement, type Asset, 
 import { LedgerError } from "../../domain/errors.js";
 import { SettlementInput } from "../create-asset.js";
 import { parseInput } from "../validation.js";
-import { mayPropose, openOrInsert, requireAsset, type Proposal } from "./proposal.js";
+import { mayPropose, openOrInsert, requireAsset, type Proposal, type Proposing } from "./proposal.js";
 
 const SettlementChange = z.strictObject({ settlement: SettlementInput });
 
@@ -17,7 +17,7 @@ const SettlementChange = z.strictObject({ settlement: SettlementInput });
  * proposal names the settlement it replaces: approving it after the asset changed otherwise is
  * refused (proposal_outdated), so that nobody approves a change other than the one shown.
  */
-export async function proposeAssetSettlement(db: Queryable, now: Date, by: Principal, input: { asset: string; settlement: unknown }): Promise<Proposal> {
+export async function proposeAssetSettlement(db: Queryable, { now, by, ...input }: Proposing<{ asset: string; settlement: unknown }>): Promise<Proposal> {
   mayPropose(by, "asset_settlement");
   const to = normalized(parseInput(SettlementChange, { settlement: input.settlement }).settlement);
   const asset = await requireAsset(db, input.asset);

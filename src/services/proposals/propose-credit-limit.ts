@@ -1,15 +1,12 @@
 import type { Queryable } from "../../db/client.js";
 import { LedgerError } from "../../domain/errors.js";
 import { isTransferAmount } from "../../domain/money.js";
-import type { Principal } from "../../domain/access.js";
-import { mayPropose, recordProposal, requireAsset, requireMarketplace, type Proposal } from "./proposal.js";
+import { mayPropose, recordProposal, requireAsset, requireMarketplace, type Proposal, type Proposing } from "./proposal.js";
 
 /** Proposes a marketplace's credit limit in an asset: how much of its unpaid usage the platform advances. */
 export async function proposeCreditLimit(
   db: Queryable,
-  now: Date,
-  by: Principal,
-  input: { marketplaceId: string; asset: string; creditLimit: bigint },
+  { now, by, ...input }: Proposing<{ marketplaceId: string; asset: string; creditLimit: bigint }>,
 ): Promise<Proposal> {
   mayPropose(by, "credit_limit");
   await requireMarketplace(db, input.marketplaceId);

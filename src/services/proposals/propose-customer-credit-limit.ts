@@ -4,9 +4,8 @@ import { chart } from "../../domain/chart.js";
 import { type Asset } from "../../domain/assets.js";
 import { LedgerError } from "../../domain/errors.js";
 import { isTransferAmount } from "../../domain/money.js";
-import type { Principal } from "../../domain/access.js";
 import { getCustomer } from "../marketplaces.js";
-import { mayPropose, openOrInsert, requireAsset, type Proposal } from "./proposal.js";
+import { mayPropose, openOrInsert, requireAsset, type Proposal, type Proposing } from "./proposal.js";
 
 /**
  * Proposes a postpaid customer's credit limit in an asset (how much it may owe). A limit below what
@@ -14,9 +13,7 @@ import { mayPropose, openOrInsert, requireAsset, type Proposal } from "./proposa
  */
 export async function proposeCustomerCreditLimit(
   db: Queryable,
-  now: Date,
-  by: Principal,
-  input: { marketplaceId: string; customerId: string; asset: string; creditLimit: bigint },
+  { now, by, ...input }: Proposing<{ marketplaceId: string; customerId: string; asset: string; creditLimit: bigint }>,
 ): Promise<Proposal> {
   mayPropose(by, "customer_credit_limit");
   const customer = await getCustomer(db, input.marketplaceId, input.customerId);

@@ -2,15 +2,12 @@ import type { Queryable } from "../../db/client.js";
 import { operatorExists } from "../../db/queries/parties.js";
 import { LedgerError } from "../../domain/errors.js";
 import { isTransferAmount } from "../../domain/money.js";
-import type { Principal } from "../../domain/access.js";
-import { mayPropose, openOrInsert, requireAsset, type Proposal } from "./proposal.js";
+import { mayPropose, openOrInsert, requireAsset, type Proposal, type Proposing } from "./proposal.js";
 
 /** Proposes an operator's own payout caps in an asset (on top of the asset's policy; the lower cap applies). */
 export async function proposeOperatorPayoutLimits(
   db: Queryable,
-  now: Date,
-  by: Principal,
-  input: { operatorId: string; asset: string; maxPerPayout: bigint | null; maxPerDay: bigint | null },
+  { now, by, ...input }: Proposing<{ operatorId: string; asset: string; maxPerPayout: bigint | null; maxPerDay: bigint | null }>,
 ): Promise<Proposal> {
   mayPropose(by, "operator_payout_limits");
   if (!(await operatorExists(db, input.operatorId))) {

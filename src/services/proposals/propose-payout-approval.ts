@@ -1,14 +1,12 @@
 import type { Queryable } from "../../db/client.js";
 import { insertPayoutApprovalProposal } from "../../db/queries/proposals.js";
 import { uuidv7 } from "../../domain/ids.js";
-import { toProposal, type Proposal } from "./proposal.js";
+import { toProposal, type Proposal, type Proposing } from "./proposal.js";
 
 /** The approval a payout above its policy's threshold waits for; written with the payout. */
 export async function proposePayoutApproval(
   tx: Queryable,
-  now: Date,
-  requestedBy: string,
-  input: { payoutId: string; operatorId: string; asset: string; amount: bigint },
+  { now, by: requestedBy, ...input }: Proposing<{ payoutId: string; operatorId: string; asset: string; amount: bigint }, string>,
 ): Promise<Proposal> {
   const row = await insertPayoutApprovalProposal(tx, {
     id: uuidv7(),

@@ -1,10 +1,9 @@
 import type { Queryable } from "../../db/client.js";
-import type { Principal } from "../../domain/access.js";
 import { checkPayoutPolicy, type PayoutPolicyInput } from "../payout-policies.js";
-import { mayPropose, openOrInsert, type Proposal } from "./proposal.js";
+import { mayPropose, openOrInsert, type Proposal, type Proposing } from "./proposal.js";
 
 /** Proposes an asset's payout policy (its caps and approval threshold decide how much leaves on one key's word). */
-export async function proposePayoutPolicy(db: Queryable, now: Date, by: Principal, input: PayoutPolicyInput): Promise<Proposal> {
+export async function proposePayoutPolicy(db: Queryable, { now, by, ...input }: Proposing<PayoutPolicyInput>): Promise<Proposal> {
   mayPropose(by, "payout_policy");
   const asset = await checkPayoutPolicy(db, input);
   const opt = (v: bigint | null | undefined) => (v == null ? null : v.toString());

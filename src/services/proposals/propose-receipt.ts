@@ -3,10 +3,9 @@ import { isTransactionDeposited } from "../../db/queries/deposits.js";
 import { findReceiptProposalIdByReference } from "../../db/queries/proposals.js";
 import { LedgerError } from "../../domain/errors.js";
 import { isTransferAmount } from "../../domain/money.js";
-import type { Principal } from "../../domain/access.js";
 import { lockReceivedTransactions } from "../chain-deposits.js";
 import { getCustomer } from "../marketplaces.js";
-import { mayPropose, recordProposal, requireAsset, requireMarketplace, type Proposal } from "./proposal.js";
+import { mayPropose, recordProposal, requireAsset, requireMarketplace, type Proposal, type Proposing } from "./proposal.js";
 
 export interface ReceiptInput {
   marketplaceId: string;
@@ -19,7 +18,7 @@ export interface ReceiptInput {
 }
 
 /** Proposes to record money the platform received for a marketplace. Nothing moves until it is approved. */
-export async function proposeReceipt(db: Queryable, now: Date, by: Principal, input: ReceiptInput): Promise<Proposal> {
+export async function proposeReceipt(db: Queryable, { now, by, ...input }: Proposing<ReceiptInput>): Promise<Proposal> {
   mayPropose(by, "receipt");
   await requireMarketplace(db, input.marketplaceId);
   const asset = await requireAsset(db, input.asset);

@@ -1,8 +1,7 @@
 import type { Queryable } from "../../db/client.js";
 import { LedgerError } from "../../domain/errors.js";
 import { MAX_GROSS_PER_RECORD_CEILING, parseRate } from "../../domain/usage-limits.js";
-import type { Principal } from "../../domain/access.js";
-import { mayPropose, openOrInsert, requireAsset, requireMarketplace, type Proposal } from "./proposal.js";
+import { mayPropose, openOrInsert, requireAsset, requireMarketplace, type Proposal, type Proposing } from "./proposal.js";
 
 export interface UsageLimitsChange {
   marketplaceId: string;
@@ -15,7 +14,7 @@ export interface UsageLimitsChange {
  * Proposes a change of a marketplace's usage limits in an asset. Checked now; applied when another
  * key approves it. Asking for the same change again while it is open answers the open proposal.
  */
-export async function proposeUsageLimits(db: Queryable, now: Date, by: Principal, input: UsageLimitsChange): Promise<Proposal> {
+export async function proposeUsageLimits(db: Queryable, { now, by, ...input }: Proposing<UsageLimitsChange>): Promise<Proposal> {
   mayPropose(by, "usage_limits");
   await requireMarketplace(db, input.marketplaceId);
   const asset = await requireAsset(db, input.asset);
