@@ -11,11 +11,19 @@ import type { WriteReceipt } from "../db/queries/write-receipts.js";
  */
 export async function failPayouts(
   db: Database,
-  ids: string[],
-  reason: string,
-  from: PayoutStatus[],
-  alsoInTx?: (tx: Queryable, failed: string[]) => Promise<void>,
-  receipt?: WriteReceipt<void>,
+  {
+    ids,
+    reason,
+    from,
+    alsoInTx,
+    receipt,
+  }: {
+    ids: string[];
+    reason: string;
+    from: PayoutStatus[];
+    alsoInTx?: (tx: Queryable, failed: string[]) => Promise<void>;
+    receipt?: WriteReceipt<void>;
+  },
 ): Promise<string[]> {
   let failed: string[] = [];
   const [first] = await writeTransfers(

@@ -17,7 +17,7 @@ export async function markPayoutPaid(
   if (p.status === "confirmed" && p.externalReference === reference) return { payout: p, changed: false };
   if (p.approval === "required")
     throw new LedgerError("payout_not_approved", `payout ${id} waits for a second key's approval (${p.note}); it cannot be marked paid before`);
-  const done = await confirmPayouts(db, [p], new Map([[id, { externalReference: reference }]]), ["pending"], [], undefined, receipt);
+  const done = await confirmPayouts(db, { payouts: [p], details: new Map([[id, { externalReference: reference }]]), from: ["pending"], receipt });
   if (done.length === 0) throw new LedgerError("payout_not_pending", `payout ${id} is ${(await getPayout(db, id))!.status}`);
   return { payout: (await getPayout(db, id))!, changed: true };
 }

@@ -15,7 +15,7 @@ import { unitsToDecimal } from "../domain/money.js";
 import { awaitingFunds, describeAwaiting, lockOperatorFunds, payableNow } from "./funding.js";
 import { getOperator } from "./marketplaces.js";
 import { proposePayoutApproval } from "./proposals.js";
-import { failPayouts, throwIfRefused } from "./fail-payouts.js";
+import { throwIfRefused } from "./fail-payouts.js";
 import {
   getAvailableBalance,
   getPayout,
@@ -275,18 +275,6 @@ async function checkDailyCap(
   }
 }
 
-/** Cancels a payout that no chain transaction has taken yet. */
-export async function cancelPayout(db: Database, { id, by, receipt }: { id: string; by: string; receipt?: WriteReceipt<void> }): Promise<Payout> {
-  const p = await getPayout(db, id);
-  if (!p) throw new LedgerError("payout_not_found", `payout ${id} does not exist`);
-  const failed = await failPayouts(db, [id], `cancelled by ${by}`, ["pending"], undefined, receipt);
-  if (failed.length === 0) {
-    const now = (await getPayout(db, id))!;
-    throw new LedgerError("payout_not_pending", `payout ${id} is ${now.status}: only pending payouts can be cancelled`);
-  }
-  return (await getPayout(db, id))!;
-}
-
 /**
  * Confirms payouts that were paid: posts each hold (payable → in transit becomes final) and moves
  * the amount from in transit out of the treasury, all in one transaction with `alsoInTx`.
@@ -294,12 +282,21 @@ export async function cancelPayout(db: Database, { id, by, receipt }: { id: stri
  */
 export async function confirmPayouts(
   db: Database,
-  payouts: Payout[],
-  details: Map<string, { txHash?: string; blockNumber?: bigint; logIndex?: number; externalReference?: string }>,
-  from: PayoutStatus[],
-  extra: TransferInput[] = [],
-  alsoInTx?: (tx: Queryable) => Promise<void>,
-  receipt?: WriteReceipt<void>,
+  {
+    payouts,
+    details,
+    from,
+    extra = [],
+    alsoInTx,
+    receipt,
+  }: {
+    payouts: Payout[];
+    details: Map<string, { txHash?: string; blockNumber?: bigint; logIndex?: number; externalReference?: string }>;
+    from: PayoutStatus[];
+    extra?: TransferInput[];
+    alsoInTx?: (tx: Queryable) => Promise<void>;
+    receipt?: WriteReceipt<void>;
+  },
 ): Promise<string[]> {
   let confirmed: Payout[] = [];
   const specs = new Map<string, string>();

@@ -1,5 +1,6 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import { cancelPayout, getPayout } from "../../services/payouts.js";
+import { cancelPayout } from "../../services/cancel-payout.js";
+import { getPayout } from "../../services/payouts.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";

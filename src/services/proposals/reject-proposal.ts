@@ -11,9 +11,14 @@ export async function rejectProposal(db: Database, { id, by, reason }: { id: str
   if (p.kind === "payout") {
     // A payout refused is ended: its hold is voided and the amount is the operator's again.
     let decided: Proposal | undefined;
-    await failPayouts(db, [String(p.payload.payout_id)], `rejected by a second key: ${reason}`, ["pending"], async (tx) => {
-      mayDecide((await getProposal(tx, id, true))!, by);
-      decided = await decide(tx, id, "rejected", by, db.clock.now(), reason, null);
+    await failPayouts(db, {
+      ids: [String(p.payload.payout_id)],
+      reason: `rejected by a second key: ${reason}`,
+      from: ["pending"],
+      alsoInTx: async (tx) => {
+        mayDecide((await getProposal(tx, id, true))!, by);
+        decided = await decide(tx, id, "rejected", by, db.clock.now(), reason, null);
+      },
     });
     if (decided) return decided;
   }

@@ -104,7 +104,7 @@ async function fitBatch(ctx: PayoutContext, chain: EvmChain, asset: Asset, polic
         break;
       }
       const bad = items[sim.failedIndex]!;
-      await failPayouts(ctx.db, [bad.payoutId], `cannot be paid: ${sim.reason}`, ["pending"]);
+      await failPayouts(ctx.db, { ids: [bad.payoutId], reason: `cannot be paid: ${sim.reason}`, from: ["pending"] });
       ctx.log.warn({ worker: "payouts", payout: bad.payoutId, reason: sim.reason }, "payout failed in simulation; left out of the batch");
       items = items.filter((x) => x !== bad);
       continue;

@@ -51,8 +51,14 @@ async function finish(ctx: PayoutContext, chain: EvmChain, b: BatchRow, receipt:
   }
   ctx.fault("before_settle");
   const accounts = await gasAccounts(ctx, chain, native);
-  await confirmPayouts(ctx.db, payouts, details, ["signed", "submitted"], gasTransfer(chain, native, b.id, fee, accounts), async (tx) => {
-    await markChainTxConfirmed(tx, b.id, receipt, fee);
+  await confirmPayouts(ctx.db, {
+    payouts,
+    details,
+    from: ["signed", "submitted"],
+    extra: gasTransfer(chain, native, b.id, fee, accounts),
+    alsoInTx: async (tx) => {
+      await markChainTxConfirmed(tx, b.id, receipt, fee);
+    },
   });
   ctx.log.info({ worker: "payouts", chain_tx: b.id, tx_hash: receipt.transactionHash, payouts: payouts.length }, "payouts confirmed");
   ctx.fault("after_settle");

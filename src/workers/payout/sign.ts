@@ -46,9 +46,14 @@ async function signBatch(ctx: PayoutContext, chain: EvmChain, b: BatchRow): Prom
     }
     // Isolate: the bad item fails, the others go back to the queue; this batch ends before it had a nonce.
     const bad = items[sim.failedIndex]!;
-    await failPayouts(ctx.db, [bad.payoutId], `cannot be paid: ${sim.reason}`, ["batched"], async (tx) => {
-      await requeue(ctx, tx, b.id, ["batched"], false);
-      await failBatch(tx, b.id, `payout ${bad.payoutId} cannot be paid; the rest were queued again`);
+    await failPayouts(ctx.db, {
+      ids: [bad.payoutId],
+      reason: `cannot be paid: ${sim.reason}`,
+      from: ["batched"],
+      alsoInTx: async (tx) => {
+        await requeue(ctx, tx, b.id, ["batched"], false);
+        await failBatch(tx, b.id, `payout ${bad.payoutId} cannot be paid; the rest were queued again`);
+      },
     });
     return;
   }
