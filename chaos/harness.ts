@@ -5,6 +5,7 @@
  * every scenario.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -247,7 +248,11 @@ export async function must(
   idempotencyKey?: string,
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test and benchmark helpers answer whatever JSON the API sent
 ): Promise<any> {
-  const r = await send(stats, bases, method, path, key, body, idempotencyKey ?? `${method}:${path}:${JSON.stringify(body ?? null)}`);
+  // The same request makes the same key (a valid one: printable, at most 255 characters, whatever the body holds).
+  const derived = `${method}:${path}:${createHash("sha256")
+    .update(JSON.stringify(body ?? null))
+    .digest("hex")}`;
+  const r = await send(stats, bases, method, path, key, body, idempotencyKey ?? derived);
   if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body).slice(0, 400)}`);
   return r.body;
 }
