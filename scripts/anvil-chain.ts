@@ -1,7 +1,8 @@
 /**
  * A local EVM chain for tests and the demo: anvil from the @foundry-rs/anvil npm package, with the
  * project's contracts deployed (the payout vault, a 6-decimal test stablecoin). Keys are generated
- * fresh for every chain.
+ * fresh for every chain. Also the helpers deploying and driving the other test contracts (price
+ * feeds, tokens of any decimals) from any wallet.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -19,7 +20,7 @@ import {
   type WalletClient,
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
-import { PayoutVault, RejectsNative, TestStablecoin } from "../contracts/artifacts.js";
+import { PayoutVault, PriceFeed, RejectsNative, TestStablecoin, TestToken } from "../contracts/artifacts.js";
 
 export const CHAIN_ID = 31337;
 
@@ -170,4 +171,82 @@ export function chainSettingsFor(chain: LocalChain, extra: Record<string, unknow
     replace_after_seconds: 5,
     ...extra,
   };
+}
+
+/** The wallet's account, which signs the helpers' transactions. */
+function accountOf(wallet: WalletClient) {
+  if (!wallet.account) throw new Error("the wallet client has no account to send from");
+  return wallet.account;
+}
+
+/** Waits for a transaction's receipt and throws when it reverted. */
+async function mined(publicClient: PublicClient, hash: Hex, what: string) {
+  const receipt = await publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50 });
+  if (receipt.status !== "success") throw new Error(`${what} reverted (transaction ${hash})`);
+  return receipt;
+}
+
+async function deployWith(wallet: WalletClient, publicClient: PublicClient, abi: readonly unknown[], bytecode: Hex, args: unknown[], what: string) {
+  const hash = await wallet.deployContract({ abi, bytecode, args, account: accountOf(wallet), chain: wallet.chain } as never);
+  const receipt = await mined(publicClient, hash, what);
+  return receipt.contractAddress!.toLowerCase() as `0x${string}`;
+}
+
+/** Deploys a price feed (contracts/PriceFeed.sol) owned by the wallet's account; waits for the receipt. */
+export function deployPriceFeed(
+  wallet: WalletClient,
+  publicClient: PublicClient,
+  opts: { decimals: number; description: string; answer: bigint },
+): Promise<`0x${string}`> {
+  return deployWith(
+    wallet,
+    publicClient,
+    PriceFeed.abi,
+    PriceFeed.bytecode,
+    [opts.decimals, opts.description, opts.answer],
+    `deploying price feed ${opts.description}`,
+  );
+}
+
+/** Starts a new round of a price feed answering `answer`, updated at `updatedAt` (seconds; default: the block's time). */
+export async function updatePriceFeed(
+  wallet: WalletClient,
+  publicClient: PublicClient,
+  address: `0x${string}`,
+  answer: bigint,
+  updatedAt: bigint = 0n,
+): Promise<Hex> {
+  const hash = await wallet.writeContract({
+    address,
+    abi: PriceFeed.abi,
+    functionName: "update",
+    args: [answer, updatedAt],
+    account: accountOf(wallet),
+    chain: wallet.chain,
+  });
+  await mined(publicClient, hash, `updating price feed ${address}`);
+  return hash;
+}
+
+/** Makes a price feed's reads revert with FeedBroken() (or work again). */
+export async function setPriceFeedBroken(wallet: WalletClient, publicClient: PublicClient, address: `0x${string}`, broken: boolean): Promise<Hex> {
+  const hash = await wallet.writeContract({
+    address,
+    abi: PriceFeed.abi,
+    functionName: "setBroken",
+    args: [broken],
+    account: accountOf(wallet),
+    chain: wallet.chain,
+  });
+  await mined(publicClient, hash, `setting price feed ${address} broken=${broken}`);
+  return hash;
+}
+
+/** Deploys an ERC-20 test token (contracts/test/TestToken.sol: anyone may mint) of any decimals. */
+export function deployTestToken(
+  wallet: WalletClient,
+  publicClient: PublicClient,
+  opts: { name: string; symbol: string; decimals: number },
+): Promise<`0x${string}`> {
+  return deployWith(wallet, publicClient, TestToken.abi, TestToken.bytecode, [opts.name, opts.symbol, opts.decimals], `deploying token ${opts.symbol}`);
 }

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { parseFraction } from "../domain/payouts.js";
 
 const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 20-byte hex address");
+const AssetCode = z.string().min(1).max(32);
 
 /** One EVM chain the treasury pays out on (the JSON of CHAINS or CHAINS_FILE is a list of these). */
 export const ChainSettingsInput = z
@@ -43,17 +44,32 @@ export const ChainSettingsInput = z
     rpc_timeout_ms: z.number().int().min(100).max(120_000).default(10_000),
     log_chunk_blocks: z.number().int().min(1).max(1_000_000).default(2_000).describe("blocks per eth_getLogs call (nodes cap the range)"),
     deposit_start_block: z.number().int().min(0).default(0).describe("the block the deposit scanner starts from"),
+    price_feeds: z
+      .array(z.strictObject({ base: AssetCode, quote: AssetCode, address: Address }))
+      .default([])
+      .describe("on-chain price feeds (Chainlink AggregatorV3Interface): one whole `base` is worth answer / 10^decimals whole `quote`"),
   })
   .refine((c) => (c.signer_key_env === undefined) !== (c.signer_key_file === undefined), {
     message: "give exactly one of signer_key_env and signer_key_file",
   });
 
-export interface ChainSettings extends Omit<z.infer<typeof ChainSettingsInput>, "signer_key_env" | "signer_key_file" | "native_prices" | "vault"> {
+export interface ChainSettings extends Omit<
+  z.infer<typeof ChainSettingsInput>,
+  "signer_key_env" | "signer_key_file" | "native_prices" | "vault" | "price_feeds"
+> {
   chainId: bigint;
   vault: `0x${string}`;
+  /** One whole `base` is worth answer / 10^decimals whole `quote` (addresses lowercase). */
+  priceFeeds: PriceFeedSettings[];
   /** The treasury signer. The key itself is held by the account object and never stored elsewhere. */
   signer: PrivateKeyAccount;
   nativePrices: Map<string, { num: bigint; den: bigint }>;
+}
+
+export interface PriceFeedSettings {
+  base: string;
+  quote: string;
+  address: `0x${string}`;
 }
 
 /**
@@ -85,6 +101,28 @@ function refuseAmbiguousAssetCodes(chains: z.infer<typeof ChainSettingsInput>[])
 }
 
 /**
+ * One price per pair of assets: two feeds of one pair (either way round: NET/USD and USD/NET), on
+ * one chain or on two, could answer differently, and which one a conversion used would be chance.
+ * Refused at start, naming the pair and both feeds.
+ */
+function refuseDuplicatePriceFeeds(chains: z.infer<typeof ChainSettingsInput>[]): void {
+  const seen = new Map<string, string>();
+  const problems: string[] = [];
+  for (const c of chains) {
+    for (const f of c.price_feeds) {
+      const pair = JSON.stringify([f.base, f.quote].sort());
+      const here = `${f.base}/${f.quote} at ${f.address.toLowerCase()} on chain ${c.name} (${c.chain_id})`;
+      const first = seen.get(pair);
+      if (first === undefined) seen.set(pair, here);
+      else problems.push(`${first} and ${here}`);
+    }
+  }
+  if (problems.length > 0) {
+    throw new Error(`ambiguous chain settings: two price feeds for one pair of assets: ${problems.join("; ")}; keep one feed per pair`);
+  }
+}
+
+/**
  * Reads the chains from CHAINS (inline JSON) or CHAINS_FILE, resolving each signer key from the
  * environment or its file. Throws with every problem named; the key never appears in a message.
  */
@@ -103,6 +141,7 @@ export function loadChains(source: { CHAINS?: string; CHAINS_FILE?: string }, en
     throw new Error(`invalid chain settings: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`);
   }
   refuseAmbiguousAssetCodes(parsed.data);
+  refuseDuplicatePriceFeeds(parsed.data);
   const ids = new Set<number>();
   return parsed.data.map((c) => {
     if (ids.has(c.chain_id)) throw new Error(`chain ${c.chain_id} is configured twice`);
@@ -114,11 +153,12 @@ export function loadChains(source: { CHAINS?: string; CHAINS_FILE?: string }, en
         `chain ${c.name}: the signer key ${c.signer_key_env !== undefined ? `in $${c.signer_key_env}` : `in ${c.signer_key_file}`} is missing or not a 32-byte hex private key`,
       );
     }
-    const { signer_key_env: _e, signer_key_file: _f, native_prices, vault, ...rest } = c;
+    const { signer_key_env: _e, signer_key_file: _f, native_prices, vault, price_feeds, ...rest } = c;
     return {
       ...rest,
       chainId: BigInt(c.chain_id),
       vault: vault.toLowerCase() as `0x${string}`,
+      priceFeeds: price_feeds.map((f) => ({ base: f.base, quote: f.quote, address: f.address.toLowerCase() as `0x${string}` })),
       signer: privateKeyToAccount(key as `0x${string}`),
       nativePrices: new Map(Object.entries(native_prices).map(([k, v]) => [k, parseFraction(v)])),
     };
