@@ -11,6 +11,8 @@ export interface Asset {
   createdAt: Date;
   /** When it was retired (docs/api.md, "Changing and retiring"); null while in use. */
   retiredAt: Date | null;
+  /** How old a rate into this asset may be, and how far apart two sources of it, for a conversion to use it (docs/settlement.md). */
+  rateBounds: { maxAgeSeconds: number; maxDeviationBps: number };
 }
 
 /** A settlement in words, for problems and logs: "token 0xabc… on chain 31337". */

@@ -15,7 +15,7 @@ export interface AccountSpec {
 
 export const specKey = (s: Pick<AccountSpec, "assetId" | "marketplaceId" | "ref">) => `${s.assetId}|${s.marketplaceId ?? ""}|${s.ref}`;
 
-const RESERVED_PREFIXES = ["customer:", "operator:", "hold:", "deposits:", "payouts:", "treasury:", "expense:", "protocol:"];
+const RESERVED_PREFIXES = ["customer:", "operator:", "hold:", "deposits:", "payouts:", "treasury:", "expense:", "protocol:", "conversion:", "fx:"];
 
 /**
  * Refs of the chart below, which only the service opens: an account opened through the API may not
@@ -112,5 +112,29 @@ export const chart = {
     ownerType: "platform",
     ownerId: "treasury",
     normalSide: "debit",
+  }),
+  /**
+   * The platform's conversion (trading) account in one asset against another (docs/settlement.md):
+   * in the asset paid out, its balance is the platform's position in it (negative: given out); in the
+   * earnings asset, what the position cost, marked to the latest rate used.
+   */
+  conversion: (assetId: string, counterCode: string): AccountSpec => ({
+    assetId,
+    marketplaceId: null,
+    ref: `conversion:${counterCode}`,
+    code: "conversion",
+    ownerType: "platform",
+    ownerId: "fx",
+    normalSide: "credit",
+  }),
+  /** Gains (credit) and losses (debit) from rate movements on the platform's positions, in the earnings asset. */
+  fxGainsLosses: (assetId: string): AccountSpec => ({
+    assetId,
+    marketplaceId: null,
+    ref: "fx:gains_losses",
+    code: "fx_gains_losses",
+    ownerType: "platform",
+    ownerId: "fx",
+    normalSide: "credit",
   }),
 };

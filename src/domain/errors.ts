@@ -82,6 +82,8 @@ export const ledgerErrorCodes = [
   "payout_not_approved",
   /** The asset settles on a chain this service has no settings for. */
   "chain_not_configured",
+  /** Nothing gives a rate between two assets: no price feed is configured for the pair and finance entered no rate. */
+  "no_rate_source",
   "challenge_not_found",
   /** The address challenge expired, was used already, or was issued for another operator, chain or address. */
   "challenge_invalid",

@@ -3,7 +3,8 @@
  * encodings shared with the payout vault contract.
  */
 
-export const payoutStatuses = ["pending", "batched", "signed", "submitted", "confirmed", "failed"] as const;
+/** `converted`: a convert payout whose amount was converted; the payouts of its parts pay it. */
+export const payoutStatuses = ["pending", "batched", "signed", "submitted", "confirmed", "failed", "converted"] as const;
 export type PayoutStatus = (typeof payoutStatuses)[number];
 
 /** Times a payout may ride a chain transaction that ends without paying before it fails for good. */

@@ -14,6 +14,7 @@ export const PROPOSAL_KINDS = [
   "operator_payout_limits",
   "payout_policy",
   "asset_settlement",
+  "rate",
 ] as const;
 export type ProposalKind = (typeof PROPOSAL_KINDS)[number];
 
@@ -31,6 +32,8 @@ export const PROPOSAL_ROLES: Record<ProposalKind, { propose: Role[]; approve: Ro
   asset_settlement: { propose: ["admin"], approve: ["admin", "finance"] },
   reconciliation_adjustment: { propose: ["finance", "admin"], approve: ["finance", "admin"] },
   usage_limits: { propose: ["admin"], approve: ["admin", "finance"] },
+  /** A rate finance entered by hand (docs/settlement.md): conversions may use it once another key approves it. */
+  rate: { propose: ["finance", "admin"], approve: ["finance", "admin"] },
   /** Proposed by whoever asked for the payout (the operator, finance, the scheduler). */
   payout: { propose: ["operator", "finance", "admin"], approve: ["finance", "admin"] },
 };

@@ -73,6 +73,7 @@ const httpStatusOf = {
   payout_unfunded: 422,
   payout_not_approved: 409,
   chain_not_configured: 422,
+  no_rate_source: 422,
   challenge_invalid: 422,
   signature_invalid: 422,
   // reconciliation

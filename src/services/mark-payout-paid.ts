@@ -2,7 +2,7 @@ import type { Database } from "../db/client.js";
 import { getPayout, type Payout } from "../db/queries/payouts.js";
 import type { WriteReceipt } from "../db/queries/write-receipts.js";
 import { LedgerError } from "../domain/errors.js";
-import { confirmPayouts } from "./payouts.js";
+import { confirmPayouts } from "./confirm-payouts.js";
 
 /** Off-chain settlement: finance paid the operator by other means and records the reference. */
 export async function markPayoutPaid(

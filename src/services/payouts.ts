@@ -8,14 +8,12 @@ import { writeTransfers, type BatchOutcome } from "../db/transfer-writer.js";
 import { LedgerError } from "../domain/errors.js";
 import { uuidFromKey } from "../domain/ids.js";
 import { deploymentId } from "../db/queries/deployment.js";
-import type { PayoutStatus } from "../domain/payouts.js";
 import type { TransferInput } from "../domain/transfers.js";
 import type { WriteReceipt } from "../db/queries/write-receipts.js";
 import { unitsToDecimal } from "../domain/money.js";
 import { awaitingFunds, describeAwaiting, lockOperatorFunds, payableNow } from "./funding.js";
 import { getOperator } from "./marketplaces.js";
 import { proposePayoutApproval } from "./proposals.js";
-import { throwIfRefused } from "./fail-payouts.js";
 import {
   getAvailableBalance,
   getPayout,
@@ -24,8 +22,6 @@ import {
   hasNoOverdraftLimit,
   insertPayout,
   lockOperatorPayoutDay,
-  lockPayoutsIn,
-  markPayoutConfirmed,
   payoutExists,
   recordPayoutEvents,
   setPayoutNote,
@@ -33,11 +29,14 @@ import {
   type Payout,
 } from "../db/queries/payouts.js";
 import { getOperatorPayoutLimits, getPayoutPolicy, lowerCap, type PayoutPolicy } from "./payout-policies.js";
+import { checkSplitsPayable, converts, currentPreference } from "./payout-preferences.js";
+import type { PayoutSplit } from "../db/queries/payout-row.js";
 
 export { getPayout, listPayouts, PAYOUT_SELECT, toPayout, type Payout, type PayoutFilter } from "../db/queries/payouts.js";
 
 /** The settlement route of an asset's ledger accounts: the chain id, or "offchain". */
-export const routeOf = (p: { settlement: "evm" | "none"; chainId: bigint | null }) => (p.settlement === "evm" ? p.chainId!.toString() : "offchain");
+export const routeOf = (p: { settlement: "evm" | "none" | "convert"; chainId: bigint | null }) =>
+  p.settlement === "evm" ? p.chainId!.toString() : p.settlement === "convert" ? "convert" : "offchain";
 
 export interface CreatePayoutInput {
   operatorId: string;
@@ -61,7 +60,7 @@ export async function createPayout(db: Database, settlements: Settlements, input
   const { asset, route } = await assetAndRoute(db, settlements, input);
   const policy = await getPayoutPolicy(db, asset.id);
   const daily = await checkCaps(db, input, asset, policy);
-  const destination = await destinationOf(db, input, route);
+  const destination = await destinationOf(db, settlements, input, asset, route);
   // Derived from the request (a retry makes the same id) and this ledger's deployment id: two
   // ledgers sharing a vault never pay under one id.
   const id = await payoutIdFor(db, input.idempotencyKey);
@@ -82,7 +81,7 @@ interface CheckedPayout {
   policy: PayoutPolicy;
   /** The daily cap that applies (the lower of the policy's and the operator's own), and whose it is. */
   daily: { cap: bigint; whose: string } | null;
-  destination: { settlement: "evm" | "none"; chainId: bigint | null; toAddress: string | null };
+  destination: { settlement: "evm" | "none" | "convert"; chainId: bigint | null; toAddress: string | null; splits?: PayoutSplit[] };
   id: string;
 }
 
@@ -128,8 +127,16 @@ async function checkCaps(db: Database, input: CreatePayoutInput, asset: Asset, p
   return maxPerDay === null ? null : { cap: maxPerDay, whose: whose(maxPerDay, own.maxPerDay, "max_per_day") };
 }
 
-/** Where the payout goes: on chain, to the operator's verified payout address there; or off-chain. */
-async function destinationOf(db: Database, input: CreatePayoutInput, route: PayableRoute): Promise<CheckedPayout["destination"]> {
+/**
+ * Where the payout goes: into the assets of the operator's payout preference, converted when it is
+ * paid (docs/settlement.md); on chain, to the operator's verified payout address there; or off-chain.
+ */
+async function destinationOf(db: Database, settlements: Settlements, input: CreatePayoutInput, asset: Asset, route: PayableRoute): Promise<CheckedPayout["destination"]> {
+  const preference = await currentPreference(db, input.operatorId, asset.id);
+  if (converts(preference)) {
+    await checkSplitsPayable(db, settlements, input.operatorId, preference.splits);
+    return { settlement: "convert", chainId: null, toAddress: null, splits: preference.splits };
+  }
   if (route.kind !== "evm") return { settlement: "none", chainId: null, toAddress: null };
   const chainId = route.chain.chainId;
   const address = await getPayoutAddress(db, input.operatorId, chainId);
@@ -173,7 +180,7 @@ async function holdRequest(tx: Queryable, db: Database, { input, asset, daily, d
  */
 async function recordPayout(
   tx: Queryable,
-  { input, asset, policy, destination: { settlement, chainId, toAddress }, id }: CheckedPayout,
+  { input, asset, policy, destination: { settlement, chainId, toAddress, splits }, id }: CheckedPayout,
   outcome: BatchOutcome | undefined,
   bookedAt: Date,
 ): Promise<void> {
@@ -202,6 +209,7 @@ async function recordPayout(
     holdTransferId: outcome.transfer.id,
     createdAt: bookedAt,
     approval: needsApproval ? "required" : null,
+    ...(splits === undefined ? {} : { splits }),
   });
   await recordPayoutEvents(tx, [id], "pending", bookedAt, { trigger: input.trigger, requested_by: input.requestedBy });
   if (needsApproval) {
@@ -273,88 +281,4 @@ async function checkDailyCap(
     const message = `operator ${input.operatorId} may be paid at most ${cap} ${assetCode} a day (${whose}); ${left > 0n ? left : 0n} is left today (UTC)`;
     throw new LedgerError("payout_limit_exceeded", message, [{ path: "amount", message }]);
   }
-}
-
-/**
- * Confirms payouts that were paid: posts each hold (payable → in transit becomes final) and moves
- * the amount from in transit out of the treasury, all in one transaction with `alsoInTx`.
- * `details` gives each payout's chain facts (or external reference).
- */
-export async function confirmPayouts(
-  db: Database,
-  {
-    payouts,
-    details,
-    from,
-    extra = [],
-    alsoInTx,
-    receipt,
-  }: {
-    payouts: Payout[];
-    details: Map<string, { txHash?: string; blockNumber?: bigint; logIndex?: number; externalReference?: string }>;
-    from: PayoutStatus[];
-    extra?: TransferInput[];
-    alsoInTx?: (tx: Queryable) => Promise<void>;
-    receipt?: WriteReceipt<void>;
-  },
-): Promise<string[]> {
-  let confirmed: Payout[] = [];
-  const specs = new Map<string, string>();
-  const [first] = await writeTransfers(
-    db,
-    async (tx) => {
-      const open = new Set(
-        await lockPayoutsIn(
-          tx,
-          payouts.map((p) => p.id),
-          from,
-        ),
-      );
-      confirmed = payouts.filter((p) => open.has(p.id));
-      const wanted = confirmed.flatMap((p) => [chart.payoutsInTransit(p.assetId, routeOf(p)), chart.treasury(p.assetId, routeOf(p))]);
-      const ids = await ensureAccounts(tx, wanted);
-      for (const [k, v] of ids) specs.set(k, v);
-      return [...confirmed.flatMap((p) => settlementOf(p, specs, details.get(p.id))), ...(confirmed.length > 0 ? extra : [])];
-    },
-    {
-      afterWrite: async (tx, outcomes, bookedAt) => {
-        throwIfRefused(outcomes);
-        for (const [i, p] of confirmed.entries()) {
-          const settle = outcomes[i * 2 + 1]!;
-          const settleId = settle.kind === "created" ? settle.transfer.id : settle.kind === "replayed" ? settle.id : null;
-          const d = details.get(p.id) ?? {};
-          await markPayoutConfirmed(tx, p.id, settleId, d, bookedAt);
-        }
-        await recordPayoutEvents(
-          tx,
-          confirmed.map((p) => p.id),
-          "confirmed",
-          bookedAt,
-        );
-        if (confirmed.length > 0) await alsoInTx?.(tx);
-      },
-      receipt,
-    },
-  );
-  if (first && !first.ok) throw first.error;
-  return confirmed.map((p) => p.id);
-}
-
-/** A confirmed payout's two transfers: its hold posted (payable → in transit), then in transit → treasury. */
-function settlementOf(p: Payout, accountIds: Map<string, string>, d: { txHash?: string; externalReference?: string } | undefined): TransferInput[] {
-  return [
-    { kind: "post_pending", pendingId: p.holdTransferId, idempotencyKey: `payout:${p.id}:post`, metadata: { payout: { id: p.id } } },
-    {
-      kind: "standard",
-      idempotencyKey: `payout:${p.id}:settle`,
-      metadata: { payout: { id: p.id, tx_hash: d?.txHash ?? null, external_reference: d?.externalReference ?? null } },
-      legs: [
-        {
-          debitAccountId: accountIds.get(specKey(chart.payoutsInTransit(p.assetId, routeOf(p))))!,
-          creditAccountId: accountIds.get(specKey(chart.treasury(p.assetId, routeOf(p))))!,
-          amount: p.amount,
-        },
-      ],
-    },
-  ];
 }

@@ -10,6 +10,7 @@ import { batchPending } from "./payout/batch.js";
 import { broadcastSigned } from "./payout/broadcast.js";
 import { errorSummary, type PayoutContext } from "./payout/context.js";
 import { schedule } from "./payout/schedule.js";
+import { convertPending } from "./payout/convert.js";
 import { signBatched } from "./payout/sign.js";
 import { watchSubmitted } from "./payout/watch.js";
 
@@ -71,6 +72,12 @@ export class PayoutWorker {
       errors.push(err);
       this.log.warn({ worker: "payouts", err }, "scheduling payouts failed");
     }
+    try {
+      await this.convert();
+    } catch (err) {
+      errors.push(err);
+      this.log.warn({ worker: "payouts", err: errorSummary(err) }, "converting payouts failed; retrying next tick");
+    }
     for (const chain of this.settlements.chains) {
       try {
         await this.tickChain(chain);
@@ -109,6 +116,11 @@ export class PayoutWorker {
   /** Creates the payouts that policies with an interval schedule call for, once per operator and window. */
   async schedule(): Promise<number> {
     return schedule(this.ctx);
+  }
+
+  /** Converts pending convert payouts into the assets they are paid in, each part a payout of its own. */
+  async convert(): Promise<number> {
+    return convertPending(this.ctx);
   }
 
   /** Step 1: group pending payouts into batches, leaving out what cannot be paid now. */

@@ -13,9 +13,11 @@ export interface AssetRow {
   token_address: string | null;
   created_at: Date | string;
   retired_at: Date | string | null;
+  rate_max_age_seconds: number;
+  rate_max_deviation_bps: number;
 }
 
-export const ASSET_COLUMNS = "id, code, scale, settlement, chain_id::text as chain_id, token_address, created_at, retired_at";
+export const ASSET_COLUMNS = "id, code, scale, settlement, chain_id::text as chain_id, token_address, created_at, retired_at, rate_max_age_seconds, rate_max_deviation_bps";
 
 /** The columns of ASSET_COLUMNS, for the query builder. */
 const assetFields = {
@@ -27,6 +29,8 @@ const assetFields = {
   token_address: assets.tokenAddress,
   created_at: assets.createdAt,
   retired_at: assets.retiredAt,
+  rate_max_age_seconds: assets.rateMaxAgeSeconds,
+  rate_max_deviation_bps: assets.rateMaxDeviationBps,
 };
 
 export function toAsset(r: AssetRow): Asset {
@@ -44,6 +48,7 @@ export function toAsset(r: AssetRow): Asset {
     settlement,
     createdAt: new Date(r.created_at),
     retiredAt: r.retired_at === null ? null : new Date(r.retired_at),
+    rateBounds: { maxAgeSeconds: r.rate_max_age_seconds, maxDeviationBps: r.rate_max_deviation_bps },
   };
 }
 

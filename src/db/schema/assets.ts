@@ -19,6 +19,10 @@ export const assets = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     /** When it was retired: no new accounts, transfers, usage, holds or deposits in it; what is in it can still be paid out. */
     retiredAt: timestamp("retired_at", { withTimezone: true }),
+    /** Conversions into this asset use no rate observed longer ago than this. */
+    rateMaxAgeSeconds: integer("rate_max_age_seconds").notNull().default(3600),
+    /** Conversions into this asset stop while two sources of its rate are further apart than this. */
+    rateMaxDeviationBps: integer("rate_max_deviation_bps").notNull().default(100),
   },
   (t) => [
     check("assets_scale_range", sql`${t.scale} between 0 and 77`),
@@ -30,5 +34,6 @@ export const assets = pgTable(
        or (${t.settlement} = 'offchain' and ${t.chainId} is null and ${t.tokenAddress} is null)`,
     ),
     uniqueIndex("assets_chain_token_uq").on(t.chainId, t.tokenAddress),
+    check("assets_rate_bounds", sql`${t.rateMaxAgeSeconds} between 1 and 31536000 and ${t.rateMaxDeviationBps} between 0 and 10000`),
   ],
 );

@@ -20,3 +20,4 @@ export { reconciliations, reconciliationItems, depositAddresses, chainDeposits, 
 export { usageLimits } from "./usage-limits.js";
 export { proposals, fundsReceipts, marketplaceCreditLimits } from "./funding.js";
 export { deployment } from "./deployment.js";
+export { rates, payoutPreferences, conversions } from "./conversions.js";

@@ -1,10 +1,13 @@
-import { jsonb, pgTable, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
+import { jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { assets } from "./assets.js";
 
 /** A marketplace that sells operators' compute and posts their usage. Its id is chosen by the admin. */
 export const marketplaces = pgTable("marketplaces", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
   metadata: jsonb("metadata").notNull().default({}),
+  /** The currency its usage is rated in (docs/settlement.md); null: any asset it has a fee schedule in. */
+  pricingAssetId: uuid("pricing_asset_id").references(() => assets.id),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
 });
 

@@ -19,7 +19,7 @@ export const payouts = pgTable(
     assetId: uuid("asset_id")
       .notNull()
       .references(() => assets.id),
-    /** evm | none (off-chain: finance marks it paid) */
+    /** evm | none (off-chain: finance marks it paid) | convert (converted into the assets of `splits`, each paid by a payout of its own) */
     settlement: text("settlement").notNull(),
     chainId: bigint("chain_id", { mode: "bigint" }),
     toAddress: text("to_address"),
@@ -43,20 +43,27 @@ export const payouts = pgTable(
     note: text("note"),
     /** null: none needed; required: waits for a second key (above the policy's approval threshold); approved. */
     approval: text("approval"),
+    /** Of a convert payout: the operator's payout preference when it was requested, [{ asset_id, asset, bps }]. */
+    splits: jsonb("splits"),
+    /** Of a payout that pays part of a converted one: that payout. */
+    parentPayoutId: uuid("parent_payout_id"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
     confirmedAt: timestamp("confirmed_at", { withTimezone: true }),
   },
   (t) => [
-    check("payouts_status", sql`${t.status} in ('pending', 'batched', 'signed', 'submitted', 'confirmed', 'failed')`),
+    check("payouts_status", sql`${t.status} in ('pending', 'batched', 'signed', 'submitted', 'confirmed', 'failed', 'converted')`),
     check("payouts_approval", sql`${t.approval} is null or ${t.approval} in ('required', 'approved')`),
-    check("payouts_settlement", sql`${t.settlement} in ('evm', 'none') and (${t.settlement} = 'evm') = (${t.chainId} is not null)`),
+    check("payouts_settlement", sql`${t.settlement} in ('evm', 'none', 'convert') and (${t.settlement} = 'evm') = (${t.chainId} is not null) and (${t.settlement} = 'convert') = (${t.splits} is not null)`),
     check("payouts_amount", sql`${t.amount} >= 1`),
     index("payouts_queue_idx")
       .on(t.chainId, t.assetId, t.createdAt)
       .where(sql`${t.status} = 'pending'`),
     index("payouts_operator_idx").on(t.operatorId, t.id),
     index("payouts_chain_tx_idx").on(t.chainTxId),
+    index("payouts_convert_queue_idx")
+      .on(t.createdAt)
+      .where(sql`${t.status} = 'pending' and ${t.settlement} = 'convert'`),
   ],
 );
 

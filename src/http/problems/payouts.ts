@@ -74,6 +74,14 @@ export const payoutProblems = {
     todo: "Ask another person to approve the payout's proposal (POST /v1/proposals/{id}/approve), then mark it paid.",
     example: "payout 8d3f5a1c-2b4e-8f6a-9c1d-0e7b3a5f2c48 waits for a second key's approval (above the approval threshold); it cannot be marked paid before",
   },
+  no_rate_source: {
+    means: "Nothing gives a rate between the two assets: no on-chain price feed is configured for the pair and finance entered no rate, so earnings cannot be converted into that asset.",
+    causes: ["a payout preference naming an asset no feed prices against the earnings asset", "a new token before finance entered its first rate"],
+    action: "ask",
+    todo: "Choose an asset that has a rate source, or ask finance to enter a rate (POST /v1/rates, approved by a second key) or the service's operators to configure a price feed for the pair.",
+    example: "nothing gives a rate between USD and NET: no price feed is configured for the pair and finance entered no rate (POST /v1/rates)",
+    exampleErrors: [{ path: "splits.1.asset", message: "has no rate source" }],
+  },
   chain_not_configured: {
     means: "The asset settles on (or the request names) a chain this service has no settings for, so it cannot pay or check anything there.",
     causes: ["an asset registered for a chain the deployment does not serve", "a payout address for a chain not in the service's chain settings"],

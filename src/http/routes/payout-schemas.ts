@@ -19,7 +19,10 @@ export const PayoutOut = z
     asset_id: Uuid,
     amount: z.string().openapi({ example: "150000000" }),
     amount_display: DisplayAmount,
-    settlement: z.enum(["evm", "none"]).openapi({ description: "evm: paid on chain by the worker; none: paid off-chain and marked paid by finance" }),
+    settlement: z.enum(["evm", "none", "convert"]).openapi({
+      description:
+        "evm: paid on chain by the worker; none: paid off-chain and marked paid by finance; convert: converted into the assets of `splits` at the rate of the moment, each part paid by a payout of its own (`parent_payout_id`)",
+    }),
     chain_id: z.number().int().nullable(),
     to_address: z.string().nullable(),
     status: z.enum(payoutStatuses),
@@ -36,6 +39,11 @@ export const PayoutOut = z
     approval: z.enum(["required", "approved"]).nullable().openapi({
       description: "required: above the policy's approval threshold, it waits for a second key (POST /v1/proposals/{id}/approve); approved; null: none needed",
     }),
+    splits: z
+      .array(z.object({ asset: z.string().openapi({ example: "USDC" }), bps: z.number().int().openapi({ example: 7000 }) }))
+      .nullable()
+      .openapi({ description: "of a convert payout: the operator's payout preference when it was requested (GET /v1/conversions?payout_id= shows what each part became)" }),
+    parent_payout_id: Uuid.nullable().openapi({ description: "of a payout that pays one part of a converted payout: that payout" }),
     created_at: Timestamp,
     updated_at: Timestamp,
     confirmed_at: Timestamp.nullable(),
@@ -64,6 +72,8 @@ export const payoutOut = (p: Payout) => ({
   failure_reason: p.failureReason,
   note: p.note,
   approval: p.approval,
+  splits: p.splits?.map((x) => ({ asset: x.asset, bps: x.bps })) ?? null,
+  parent_payout_id: p.parentPayoutId,
   created_at: p.createdAt.toISOString(),
   updated_at: p.updatedAt.toISOString(),
   confirmed_at: p.confirmedAt?.toISOString() ?? null,

@@ -19,6 +19,7 @@ import { inTransaction } from "../transaction.js";
 import { setUsageLimits } from "../usage-limits.js";
 import { decide, type Decider, independent, mayDecide } from "./decision.js";
 import { applyAssetSettlement } from "./propose-asset-settlement.js";
+import { applyRate } from "./propose-rate.js";
 import { checkCustomerLimit } from "./propose-customer-credit-limit.js";
 import { getProposal, type Proposal } from "./proposal.js";
 
@@ -38,6 +39,7 @@ const carryOut: Record<ProposalKind, CarryOut> = {
   receipt: approveReceipt,
   reconciliation_adjustment: approveAdjustment,
   asset_settlement: (db, p, by, reason) => inDecision(db, p, by, reason, (tx, at) => applyAssetSettlement(tx, p, by, at)),
+  rate: (db, p, by, reason) => inDecision(db, p, by, reason, (tx, at) => applyRate(tx, p, at)),
   usage_limits: (db, p, by, reason) =>
     inDecision(db, p, by, reason, async (tx, at) => {
       const q = p.payload;

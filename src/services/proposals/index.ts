@@ -15,3 +15,4 @@ export { proposeUsageLimits, type UsageLimitsChange } from "./propose-usage-limi
 export { proposePayoutApproval } from "./propose-payout-approval.js";
 export { approveProposal } from "./approve-proposal.js";
 export { rejectProposal } from "./reject-proposal.js";
+export { proposeRate, type RateInput } from "./propose-rate.js";

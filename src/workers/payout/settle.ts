@@ -10,7 +10,7 @@ import { chart, specKey } from "../../domain/chart.js";
 import { MAX_UNPAID_ATTEMPTS } from "../../domain/payouts.js";
 import type { TransferInput } from "../../domain/transfers.js";
 import { createAsset } from "../../services/create-asset.js";
-import { confirmPayouts } from "../../services/payouts.js";
+import { confirmPayouts } from "../../services/confirm-payouts.js";
 import { requeue, tokenOf, vaultRoom, type BatchRow, type PayoutContext, type Receipt } from "./context.js";
 
 /** Step 5: a receipt buried under enough blocks, whose block is still canonical, is finished. */

@@ -1,0 +1,48 @@
+import { getAsset } from "../../db/queries/assets.js";
+import { listConvertiblePayouts } from "../../db/queries/conversions.js";
+import { getPayout, setPayoutNote } from "../../db/queries/payouts.js";
+import { LedgerError } from "../../domain/errors.js";
+import { convertPayout } from "../../services/convert-payout.js";
+import { chooseRate, type ChosenRate } from "../../services/rates.js";
+import type { PayoutContext } from "./context.js";
+
+/** Convert payouts taken per tick. */
+const CONVERT_BATCH = 50;
+
+/**
+ * Converts pending convert payouts (docs/settlement.md) at the rate of the moment: each part's rate
+ * is chosen (src/services/rates.ts) and the conversion booked with the parts' own payouts, which the
+ * chain steps then pay. A payout whose rate cannot be used (stale, sources apart, a feed that
+ * reverts) or whose part cannot be paid waits, with the reason in its `note`; nothing is converted
+ * at a rate that failed a check.
+ */
+export async function convertPending(ctx: PayoutContext): Promise<number> {
+  let converted = 0;
+  for (const id of await listConvertiblePayouts(ctx.db, CONVERT_BATCH)) {
+    const payout = await getPayout(ctx.db, id);
+    if (!payout || payout.status !== "pending") continue;
+    const earnings = (await getAsset(ctx.db, payout.assetId))!;
+    const rates = new Map<string, ChosenRate>();
+    let waiting: string | null = null;
+    for (const split of payout.splits ?? []) {
+      if (split.asset_id === earnings.id) continue;
+      const choice = await chooseRate(ctx.db, ctx.settlements, earnings, (await getAsset(ctx.db, split.asset_id))!, ctx.now());
+      if (!choice.ok) {
+        waiting = choice.reason;
+        break;
+      }
+      rates.set(split.asset_id, choice.chosen);
+    }
+    try {
+      if (waiting === null && (await convertPayout(ctx.db, ctx.settlements, { payout, rates })).converted) converted++;
+    } catch (err) {
+      if (!(err instanceof LedgerError)) throw err;
+      waiting = err.message;
+    }
+    if (waiting !== null && payout.note !== `waiting to convert: ${waiting}`) {
+      await setPayoutNote(ctx.db, payout.id, `waiting to convert: ${waiting}`);
+      ctx.log.warn({ worker: "payouts", payout: payout.id, reason: waiting }, "payout waits to be converted");
+    }
+  }
+  return converted;
+}
