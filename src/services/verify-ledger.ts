@@ -2,6 +2,7 @@ import { paidBeyondFunds } from "./funding.js";
 import type { Database } from "../db/client.js";
 import { sha256Hex } from "../domain/canonical.js";
 import { digestRange, type SealFormat } from "../db/journal-seals.js";
+import { findConversionMismatches } from "./verify-conversions.js";
 import {
   countLedgerRows,
   findBalancesNotMatchingEntries,
@@ -15,7 +16,7 @@ import {
 } from "../db/queries/verify.js";
 
 export interface Violation {
-  /** Which invariant: balanced_assets, balanced_legs, balances_match_entries, running_balance, limits, references, transfers_have_entries, hash_chain */
+  /** Which invariant: balanced_assets, balanced_legs, balances_match_entries, running_balance, limits, references, transfers_have_entries, funded_payouts, conversions, hash_chain */
   check: string;
   detail: string;
 }
@@ -75,6 +76,9 @@ export async function verifyLedger(db: Database): Promise<VerifyReport> {
     (r) =>
       `operator ${r.owner_id} (asset ${r.asset_id}) was paid out of earnings whose money has not been received: available ${r.available} is less than its ${r.awaiting} awaiting funds`,
   );
+
+  // Every conversion's legs agree with its stored rate (docs/settlement.md).
+  add("conversions", await findConversionMismatches(db), (r) => String(r.what));
 
   violations.push(...(await verifyHashChain(db)));
 

@@ -179,8 +179,19 @@ describe("hybrid settlement: priced in USD, paid in the stablecoin, native ETH o
     expect(child!.amount).toBe(2n * 10n ** 18n); // 5 USD / 2.50
   }, 60_000);
 
-  it("keeps the books: every asset balances and every conversion agrees with its rate", async () => {
+  it("keeps the books: every asset balances and every conversion agrees with its rate; verify finds one that does not", async () => {
     const report = await verifyLedger(w.db);
     expect(report.ok, JSON.stringify(report)).toBe(true);
+    expect(Number((await w.db.query<{ n: string }>("select count(*)::text as n from conversions where rate_id is not null"))[0]!.n)).toBeGreaterThan(3);
+    // A conversion recorded one unit richer than its rate gives (and than its transfer booked).
+    await w.db.query(
+      `insert into conversions (id, transfer_id, payout_id, child_payout_id, operator_id, from_asset_id, to_asset_id, bps, part, used, remainder, to_amount, rate_num, rate_den, rate_id, revaluation, converted_at)
+       select gen_random_uuid(), transfer_id, payout_id, child_payout_id, operator_id, from_asset_id, to_asset_id, bps, part, used, remainder, to_amount + 1, rate_num, rate_den, rate_id, revaluation, converted_at
+         from conversions where rate_id is not null limit 1`,
+    );
+    const broken = await verifyLedger(w.db);
+    expect(broken.violations.filter((v) => v.check === "conversions").map((v) => v.detail)).toEqual([
+      expect.stringMatching(/at the rate gives \d+ for \d+ \(remainder \d+\), not \d+ for/),
+    ]);
   });
 });

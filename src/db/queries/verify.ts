@@ -85,3 +85,41 @@ export async function listJournalSeals(db: Queryable) {
     "select id::text as id, from_txid::text as from_txid, to_txid::text as to_txid, transfer_count, prev_hash, hash, format from journal_seals order by journal_seals.id",
   );
 }
+
+export type ConversionCheckRow = {
+  id: string;
+  payout_id: string;
+  from_code: string;
+  to_code: string;
+  from_scale: number;
+  to_scale: number;
+  part: string;
+  used: string;
+  remainder: string;
+  to_amount: string;
+  revaluation: string;
+  rate_num: string;
+  rate_den: string;
+  rate_id: string | null;
+  stored_base_is_from: boolean | null;
+  stored_num: string | null;
+  stored_den: string | null;
+  /** In the conversion transfer: credits less debits of the platform's conversion account in the source asset. */
+  booked_used: string;
+  /** In the conversion transfer: debits less credits of the platform's conversion account in the target asset. */
+  booked_to: string;
+};
+
+/** Every conversion between two assets, with its stored rate and what its transfer booked through the conversion accounts. */
+export async function conversionsWithBookings(db: Queryable) {
+  const net = (asset: string, counter: string, sign: string) => `
+    (select coalesce(sum(case when e.side = '${sign}' then e.posted_amount else -e.posted_amount end), 0) from entries e join accounts a on a.id = e.account_id
+      where e.transfer_id = c.transfer_id and a.asset_id = ${asset} and a.ref = 'conversion:' || ${counter} and a.marketplace_id is null)::text`;
+  return db.query<ConversionCheckRow>(`
+    select c.id, c.payout_id, fa.code as from_code, ta.code as to_code, fa.scale as from_scale, ta.scale as to_scale, c.part::text as part, c.used::text as used,
+           c.remainder::text as remainder, c.to_amount::text as to_amount, c.revaluation::text as revaluation, c.rate_num::text as rate_num, c.rate_den::text as rate_den,
+           c.rate_id, r.base_asset_id = c.from_asset_id as stored_base_is_from, r.num::text as stored_num, r.den::text as stored_den,
+           ${net("c.from_asset_id", "ta.code", "credit")} as booked_used, ${net("c.to_asset_id", "fa.code", "debit")} as booked_to
+      from conversions c join assets fa on fa.id = c.from_asset_id join assets ta on ta.id = c.to_asset_id left join rates r on r.id = c.rate_id
+     where c.from_asset_id <> c.to_asset_id`);
+}
