@@ -128,6 +128,8 @@ export interface MarketplaceFacts {
   retiredCustomers: Map<string, Date>;
   operators: Set<string>; // `${m}|${o}`
   schedules: Map<string, { version: number; effectiveFrom: Date; rules: ConfiguredRule[] }[]>; // by marketplace, newest first
+  /** Marketplaces' pricing currencies (asset code), by marketplace: their usage is rated in it and nothing else. */
+  pricing: Map<string, string>;
   assets: Map<string, { id: string; scale: number; retiredAt: Date | null }>; // by code
   holds: Map<string, { marketplaceId: string; customerId: string; assetId: string; escrowAccountId: string; status: string; expired: boolean }>;
   /** Usage limits set by an admin, by `${marketplace}|${asset id}`; absent: the defaults. */
@@ -147,9 +149,9 @@ export async function loadMarketplaceFacts(
          join marketplace_operators r on r.marketplace_id = w.m and r.operator_id = w.o`,
       [pgArray(wanted.operators.map((x) => x[0])), pgArray(wanted.operators.map((x) => x[1]))],
     ),
-    db.query<{ m: string; version: number; effective_from: Date | string; rules: ConfiguredRule[] }>(
-      `select marketplace_id as m, version, effective_from, rules from fee_schedules
-        where marketplace_id = any($1::text[]) order by marketplace_id, effective_from desc`,
+    db.query<{ m: string; version: number; effective_from: Date | string; rules: ConfiguredRule[]; pricing: string | null }>(
+      `select f.marketplace_id as m, f.version, f.effective_from, f.rules, (select a.code from marketplaces k join assets a on a.id = k.pricing_asset_id where k.id = f.marketplace_id) as pricing
+         from fee_schedules f where f.marketplace_id = any($1::text[]) order by f.marketplace_id, f.effective_from desc`,
       [pgArray(wanted.marketplaces)],
     ),
     assetFacts(db, wanted.assetCodes),
@@ -162,7 +164,7 @@ export async function loadMarketplaceFacts(
         ),
     loadUsageLimitRows(db, wanted.marketplaces),
   ]);
-  const facts: MarketplaceFacts = { ...customers, operators: new Set(), schedules: new Map(), assets, holds: new Map(), limits: new Map() };
+  const facts: MarketplaceFacts = { ...customers, operators: new Set(), schedules: new Map(), pricing: new Map(), assets, holds: new Map(), limits: new Map() };
   for (const l of limits) facts.limits.set(`${l.marketplace_id}|${l.asset_id}`, l);
   for (const h of holds)
     facts.holds.set(h.id, {
@@ -175,6 +177,7 @@ export async function loadMarketplaceFacts(
     });
   for (const o of operators) facts.operators.add(`${o.m}|${o.o}`);
   for (const s of schedules) {
+    if (s.pricing !== null) facts.pricing.set(s.m, s.pricing);
     const list = facts.schedules.get(s.m) ?? [];
     list.push({ version: s.version, effectiveFrom: new Date(s.effective_from), rules: s.rules });
     facts.schedules.set(s.m, list);

@@ -19,6 +19,11 @@ export function planRecord(index: number, item: UsageItem, hash: string, facts: 
   const asset = facts.assets.get(input.asset);
   if (!asset) throw new LedgerError("asset_not_found", `asset ${input.asset} does not exist`, [{ path: "asset", message: "does not exist" }]);
   if (asset.retiredAt !== null) throw assetRetired(input.asset, asset.retiredAt);
+  const pricing = facts.pricing.get(m);
+  if (pricing !== undefined && pricing !== input.asset) {
+    const message = `marketplace ${m} prices its usage in ${pricing}: records in ${input.asset} are refused (operators choose what they are paid in)`;
+    throw new LedgerError("asset_mismatch", message, [{ path: "asset", message: `must be ${pricing}` }]);
+  }
   const billing = facts.customers.get(`${m}|${input.customerId}`);
   if (!billing)
     throw new LedgerError("customer_not_found", `customer ${input.customerId} does not exist in marketplace ${m}`, [
