@@ -11,6 +11,8 @@ import { createAsset } from "../../src/services/create-asset.js";
 import { setPayoutPreference } from "../../src/services/payout-preferences.js";
 import { createPayout, getPayout, type Payout } from "../../src/services/payouts.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
+import { conversionReport } from "../../src/services/conversion-reports.js";
+import { formatRate } from "../../src/domain/conversion.js";
 import { PayoutWorker } from "../../src/workers/payout-worker.js";
 import { createLogger } from "../../src/log.js";
 import { testClock } from "../support/clock.js";
@@ -178,6 +180,24 @@ describe("hybrid settlement: priced in USD, paid in the stablecoin, native ETH o
     const [child] = await convertAndPay(p);
     expect(child!.amount).toBe(2n * 10n ** 18n); // 5 USD / 2.50
   }, 60_000);
+
+  it("reports what was converted at which rates, the platform's position in each token and its gains or losses", async () => {
+    const now = testClock.now();
+    const report = await conversionReport(w.db, new Date(now.getTime() - 86_400_000), new Date(now.getTime() + 86_400_000), now);
+    const net = report.pairs.find((p) => p.from.code === "USD" && p.to.code === "NET")!;
+    // 3 USD at 2.5, 10 USD at 2.0 and 5 USD at 2.5: 8.2 NET for 18 USD.
+    expect(net).toMatchObject({ conversions: 3, used: 18_000_000n, toAmount: 8_200_000_000_000_000_000n, remainder: 0n, bySource: { feed: 3, manual: 0 } });
+    expect(net.averageRate).toBe(formatRate({ num: 82n, den: 180n }));
+    const position = report.positions.find((p) => p.asset.code === "NET")!;
+    expect(position.position).toBe(-8_200_000_000_000_000_000n);
+    expect(position.latestRate).toBe("2.51"); // finance's rate, observed after the feed's last round
+    // Marked at each conversion, the book is the position at the last rate used: 8.2 NET at 2.5 USD.
+    expect(position.book).toBe(20_500_000n);
+    expect(position.valueAtLatest).toBe(-20_582_000n);
+    expect(position.unrealised).toBe(-82_000n);
+    // The marks: 1.2 NET from 2.5 to 2.0 (a gain of 0.60 USD), then 8.2 NET from 2.0 to 2.5 (a loss of 3.10 USD).
+    expect(report.gainsLosses.find((g) => g.asset === "USD")!.net).toBe(-2_500_000n);
+  });
 
   it("keeps the books: every asset balances and every conversion agrees with its rate; verify finds one that does not", async () => {
     const report = await verifyLedger(w.db);
