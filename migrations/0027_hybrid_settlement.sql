@@ -1,9 +1,12 @@
 CREATE TABLE "conversions" (
 	"id" uuid PRIMARY KEY NOT NULL,
 	"transfer_id" uuid NOT NULL,
-	"payout_id" uuid NOT NULL,
+	"kind" text NOT NULL,
+	"payout_id" uuid,
 	"child_payout_id" uuid,
-	"operator_id" text NOT NULL,
+	"operator_id" text,
+	"marketplace_id" text,
+	"customer_id" text,
 	"from_asset_id" uuid NOT NULL,
 	"to_asset_id" uuid NOT NULL,
 	"bps" integer NOT NULL,
@@ -16,7 +19,9 @@ CREATE TABLE "conversions" (
 	"rate_id" uuid,
 	"revaluation" numeric(78, 0) DEFAULT '0' NOT NULL,
 	"converted_at" timestamp with time zone NOT NULL,
-	CONSTRAINT "conversions_amounts" CHECK ("conversions"."used" >= 0 and "conversions"."remainder" >= 0 and "conversions"."to_amount" >= 0 and "conversions"."used" + "conversions"."remainder" = "conversions"."part")
+	CONSTRAINT "conversions_amounts" CHECK ("conversions"."used" >= 0 and "conversions"."remainder" >= 0 and "conversions"."to_amount" >= 0 and "conversions"."used" + "conversions"."remainder" = "conversions"."part"),
+	CONSTRAINT "conversions_kind" CHECK (("conversions"."kind" = 'payout' and "conversions"."payout_id" is not null and "conversions"."operator_id" is not null and "conversions"."customer_id" is null)
+       or ("conversions"."kind" = 'deposit' and "conversions"."marketplace_id" is not null and "conversions"."customer_id" is not null and "conversions"."payout_id" is null))
 );
 --> statement-breakpoint
 CREATE TABLE "payout_preferences" (
@@ -61,6 +66,7 @@ ALTER TABLE "rates" ADD CONSTRAINT "rates_base_asset_id_assets_id_fk" FOREIGN KE
 ALTER TABLE "rates" ADD CONSTRAINT "rates_quote_asset_id_assets_id_fk" FOREIGN KEY ("quote_asset_id") REFERENCES "public"."assets"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "conversions_payout_idx" ON "conversions" USING btree ("payout_id");--> statement-breakpoint
 CREATE INDEX "conversions_operator_idx" ON "conversions" USING btree ("operator_id","converted_at");--> statement-breakpoint
+CREATE INDEX "conversions_customer_idx" ON "conversions" USING btree ("marketplace_id","to_asset_id","customer_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "payout_preferences_version_uq" ON "payout_preferences" USING btree ("operator_id","asset_id","version");--> statement-breakpoint
 CREATE UNIQUE INDEX "rates_source_ref_uq" ON "rates" USING btree ("source","source_ref");--> statement-breakpoint
 CREATE INDEX "rates_pair_idx" ON "rates" USING btree ("base_asset_id","quote_asset_id","observed_at");--> statement-breakpoint

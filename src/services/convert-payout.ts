@@ -183,6 +183,9 @@ async function record(tx: Queryable, payout: Payout, parts: Part[], hasConversio
     rows.push({
       id: uuidv7(at.getTime()),
       transferId: conversionTransferId ?? payout.holdTransferId,
+      kind: "payout",
+      marketplaceId: null,
+      customerId: null,
       payoutId: payout.id,
       childPayoutId: holdId === null ? null : p.childId,
       operatorId: payout.operatorId,

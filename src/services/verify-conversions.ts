@@ -11,7 +11,7 @@ export async function findConversionMismatches(db: Queryable): Promise<{ id: str
   const out: { id: string; what: string }[] = [];
   for (const r of await conversionsWithBookings(db)) {
     const what = mismatchOf(r);
-    if (what) out.push({ id: r.id, what: `conversion ${r.id} (payout ${r.payout_id}, ${r.from_code}→${r.to_code}): ${what}` });
+    if (what) out.push({ id: r.id, what: `conversion ${r.id} (${r.kind} ${r.payout_id}, ${r.from_code}→${r.to_code}): ${what}` });
   }
   return out;
 }
@@ -26,9 +26,13 @@ function mismatchOf(r: ConversionCheckRow): string | null {
   if (want.to !== BigInt(r.to_amount) || want.used !== BigInt(r.used) || want.remainder !== BigInt(r.remainder)) {
     return `part ${r.part} at the rate gives ${want.to} for ${want.used} (remainder ${want.remainder}), not ${r.to_amount} for ${r.used} (remainder ${r.remainder})`;
   }
-  if (BigInt(r.booked_used) !== BigInt(r.used) + BigInt(r.revaluation)) {
-    return `its transfer booked ${r.booked_used} into the conversion account, not the ${r.used} used plus the ${r.revaluation} revaluation`;
+  // The revaluation is booked on the side of the pricing currency: the source of a payout, the target of a deposit.
+  const [onUsed, onTo] = r.kind === "payout" ? [BigInt(r.revaluation), 0n] : [0n, -BigInt(r.revaluation)];
+  if (BigInt(r.booked_used) !== BigInt(r.used) + onUsed) {
+    return `its transfer booked ${r.booked_used} into the conversion account, not the ${r.used} used${onUsed === 0n ? "" : ` plus the ${onUsed} revaluation`}`;
   }
-  if (BigInt(r.booked_to) !== BigInt(r.to_amount)) return `its transfer booked ${r.booked_to} out of the conversion account, not the ${r.to_amount} converted`;
+  if (BigInt(r.booked_to) !== BigInt(r.to_amount) + onTo) {
+    return `its transfer booked ${r.booked_to} out of the conversion account, not the ${r.to_amount} converted${onTo === 0n ? "" : ` less the ${r.revaluation} revaluation`}`;
+  }
   return null;
 }

@@ -11,6 +11,7 @@ import { broadcastSigned } from "./payout/broadcast.js";
 import { errorSummary, type PayoutContext } from "./payout/context.js";
 import { schedule } from "./payout/schedule.js";
 import { convertPending } from "./payout/convert.js";
+import { convertDeposits } from "../services/convert-deposits.js";
 import { signBatched } from "./payout/sign.js";
 import { watchSubmitted } from "./payout/watch.js";
 
@@ -85,6 +86,13 @@ export class PayoutWorker {
         errors.push(err);
         this.log.warn({ worker: "payouts", chain: chain.settings.name, err: errorSummary(err) }, "payout step failed; retrying next tick");
       }
+    }
+    try {
+      // Customers' money received in another asset than their marketplace's pricing currency.
+      await convertDeposits(this.db, this.settlements, this.log);
+    } catch (err) {
+      errors.push(err);
+      this.log.warn({ worker: "payouts", err: errorSummary(err) }, "converting customer funds failed; retrying next tick");
     }
     return { errors };
   }

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { encodeFunctionData } from "viem";
-import { TestToken } from "../../contracts/artifacts.js";
 import { chainSettingsFor, deployPriceFeed, deployTestToken, setPriceFeedBroken, updatePriceFeed } from "../../scripts/anvil-chain.js";
 import { loadChains } from "../../src/chain/config.js";
 import { Settlements } from "../../src/chain/settlement.js";
@@ -11,6 +10,14 @@ import { createAsset } from "../../src/services/create-asset.js";
 import { setPayoutPreference } from "../../src/services/payout-preferences.js";
 import { createPayout, getPayout, type Payout } from "../../src/services/payouts.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { parseEther } from "viem";
+import { TestStablecoin, TestToken } from "../../contracts/artifacts.js";
+import { depositAddressMessage } from "../../src/domain/payouts.js";
+import { registerDepositAddress } from "../../src/services/chain-deposits.js";
+import { createCustomer, createMarketplace } from "../../src/services/marketplaces.js";
+import { setMarketplacePricing } from "../../src/db/queries/conversions.js";
+import { marketplaceFundingTotals } from "../../src/db/queries/funding.js";
 import { conversionReport } from "../../src/services/conversion-reports.js";
 import { formatRate } from "../../src/domain/conversion.js";
 import { PayoutWorker } from "../../src/workers/payout-worker.js";
@@ -181,6 +188,62 @@ describe("hybrid settlement: priced in USD, paid in the stablecoin, native ETH o
     expect(child!.amount).toBe(2n * 10n ** 18n); // 5 USD / 2.50
   }, 60_000);
 
+  it("converts a customer's stablecoin deposit into its marketplace's pricing currency once received, and counts it as received there", async () => {
+    await createMarketplace(w.db, { id: "mk-usd", name: "priced in USD" });
+    await setMarketplacePricing(w.db, "mk-usd", (await getAssetByCode(w.db, "USD"))!.id);
+    await createCustomer(w.db, { marketplaceId: "mk-usd", id: "buyer", billing: "prepaid" });
+    const payer = privateKeyToAccount(generatePrivateKey());
+    await w.chain.test.setBalance({ address: payer.address, value: parseEther("1") });
+    await w.chain.send({ to: w.chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [payer.address, 5_000_000n] }) });
+    const message = depositAddressMessage({ marketplaceId: "mk-usd", customerId: "buyer", chainId: 31337n, address: payer.address });
+    await registerDepositAddress(w.db, settlements, {
+      marketplaceId: "mk-usd",
+      customerId: "buyer",
+      chainId: 31337n,
+      address: payer.address,
+      signature: await payer.signMessage({ message }),
+      createdBy: "test",
+    });
+    const pay = (amount: bigint) =>
+      w.chain.wallet(payer).writeContract({
+        address: w.chain.token,
+        abi: TestStablecoin.abi,
+        functionName: "transfer",
+        args: [w.chain.vault, amount],
+        chain: w.chain.deployerWallet.chain,
+        account: payer,
+      });
+    const balanceOf = async (asset: string) =>
+      (
+        await w.db.query<{ c: string; d: string }>(
+          `select b.credits_posted::text as c, b.debits_posted::text as d from accounts a join account_balances b on b.account_id = a.id
+            join assets s on s.id = a.asset_id where a.marketplace_id = 'mk-usd' and a.ref = 'customer:buyer' and s.code = $1`,
+          [asset],
+        )
+      )[0];
+    // TUSD at 0.999 USD: 4 TUSD is 3.996 USD.
+    await setFeed("TUSD/USD", 99_900_000n);
+    await pay(4_000_000n);
+    await w.chain.test.mine({ blocks: 2 });
+    await worker.tick();
+    expect(await balanceOf("TUSD")).toEqual({ c: "4000000", d: "4000000" });
+    expect(await balanceOf("USD")).toEqual({ c: "3996000", d: "0" });
+    expect(await marketplaceFundingTotals(w.db, "mk-usd", (await getAssetByCode(w.db, "USD"))!.id)).toMatchObject({ received: "3996000" });
+    // A stale rate: the next deposit waits in TUSD, credited but not converted.
+    await setFeed("TUSD/USD", 100_000_000n, new Date(testClock.now().getTime() - 2 * 3_600_000));
+    await pay(1_000_000n);
+    await w.chain.test.mine({ blocks: 2 });
+    await worker.tick();
+    expect(await balanceOf("TUSD")).toEqual({ c: "5000000", d: "4000000" });
+    await setFeed("TUSD/USD", 100_000_000n);
+    await worker.tick();
+    expect(await balanceOf("USD")).toEqual({ c: "4996000", d: "0" });
+    // Ticking again converts nothing more: only money received, once.
+    await worker.tick();
+    expect(await balanceOf("TUSD")).toEqual({ c: "5000000", d: "5000000" });
+    expect(await w.db.query("select * from conversions where kind = 'deposit'")).toHaveLength(2);
+  }, 60_000);
+
   it("reports what was converted at which rates, the platform's position in each token and its gains or losses", async () => {
     const now = testClock.now();
     const report = await conversionReport(w.db, new Date(now.getTime() - 86_400_000), new Date(now.getTime() + 86_400_000), now);
@@ -195,8 +258,9 @@ describe("hybrid settlement: priced in USD, paid in the stablecoin, native ETH o
     expect(position.book).toBe(20_500_000n);
     expect(position.valueAtLatest).toBe(-20_582_000n);
     expect(position.unrealised).toBe(-82_000n);
-    // The marks: 1.2 NET from 2.5 to 2.0 (a gain of 0.60 USD), then 8.2 NET from 2.0 to 2.5 (a loss of 3.10 USD).
-    expect(report.gainsLosses.find((g) => g.asset === "USD")!.net).toBe(-2_500_000n);
+    // The NET marks: 1.2 NET from 2.5 to 2.0 (a gain of 0.60 USD), then 8.2 NET from 2.0 to 2.5 (a loss of 3.10 USD);
+    // the TUSD marks of the deposits: 37.000001 TUSD given out at 1.00, marked to 0.999 and back (a gain of 0.004 USD).
+    expect(report.gainsLosses.find((g) => g.asset === "USD")!.net).toBe(-2_500_000n + 4_000n);
   });
 
   it("keeps the books: every asset balances and every conversion agrees with its rate; verify finds one that does not", async () => {
@@ -205,8 +269,8 @@ describe("hybrid settlement: priced in USD, paid in the stablecoin, native ETH o
     expect(Number((await w.db.query<{ n: string }>("select count(*)::text as n from conversions where rate_id is not null"))[0]!.n)).toBeGreaterThan(3);
     // A conversion recorded one unit richer than its rate gives (and than its transfer booked).
     await w.db.query(
-      `insert into conversions (id, transfer_id, payout_id, child_payout_id, operator_id, from_asset_id, to_asset_id, bps, part, used, remainder, to_amount, rate_num, rate_den, rate_id, revaluation, converted_at)
-       select gen_random_uuid(), transfer_id, payout_id, child_payout_id, operator_id, from_asset_id, to_asset_id, bps, part, used, remainder, to_amount + 1, rate_num, rate_den, rate_id, revaluation, converted_at
+      `insert into conversions (id, transfer_id, kind, payout_id, child_payout_id, operator_id, from_asset_id, to_asset_id, bps, part, used, remainder, to_amount, rate_num, rate_den, rate_id, revaluation, converted_at)
+       select gen_random_uuid(), transfer_id, kind, payout_id, child_payout_id, operator_id, from_asset_id, to_asset_id, bps, part, used, remainder, to_amount + 1, rate_num, rate_den, rate_id, revaluation, converted_at
          from conversions where rate_id is not null limit 1`,
     );
     const broken = await verifyLedger(w.db);

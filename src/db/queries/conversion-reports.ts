@@ -56,3 +56,41 @@ export async function conversionPositions(db: Queryable): Promise<PositionRow[]>
       order by s.code, a.ref`,
   );
 }
+
+export interface ConvertibleDepositRow {
+  account_id: string;
+  marketplace_id: string;
+  customer_id: string;
+  billing: "prepaid" | "postpaid";
+  asset_id: string;
+  pricing_asset_id: string;
+  convertible: string;
+}
+
+/**
+ * Customers' money received in another asset than their marketplace's pricing currency and not yet
+ * converted: per customer account, the lower of its available balance and its money received in
+ * that asset (on-chain deposits, receipts) less what was converted out of it already.
+ */
+export async function convertibleDeposits(db: Queryable, limit: number): Promise<ConvertibleDepositRow[]> {
+  return db.query<ConvertibleDepositRow>(
+    `with received as (
+       select marketplace_id, customer_id, asset_id, sum(amount) as amt from (
+         select marketplace_id, customer_id, asset_id, amount from chain_deposits
+         union all select marketplace_id, customer_id, asset_id, amount from funds_receipts where customer_id is not null
+         union all select marketplace_id, customer_id, from_asset_id, -used from conversions where kind = 'deposit') x
+       where marketplace_id in (select id from marketplaces where pricing_asset_id is not null)
+       group by marketplace_id, customer_id, asset_id)
+     select a.id as account_id, a.marketplace_id, a.owner_id as customer_id, c.billing, a.asset_id, m.pricing_asset_id,
+            least(b.credits_posted - b.debits_posted - b.debits_pending, r.amt)::text as convertible
+       from received r
+       join marketplaces m on m.id = r.marketplace_id and m.pricing_asset_id is not null and m.pricing_asset_id <> r.asset_id
+       join customers c on c.marketplace_id = r.marketplace_id and c.id = r.customer_id
+       join accounts a on a.marketplace_id = r.marketplace_id and a.asset_id = r.asset_id and a.owner_id = r.customer_id
+                      and a.opened_by_service and a.code in ('customer_prepaid', 'customer_postpaid')
+       join account_balances b on b.account_id = a.id
+      where r.amt > 0 and b.credits_posted - b.debits_posted - b.debits_pending > 0
+      order by a.id limit $1`,
+    [limit],
+  );
+}

@@ -144,9 +144,12 @@ export async function markPayoutConverted(tx: Queryable, id: string, transferId:
 export interface NewConversion {
   id: string;
   transferId: string;
-  payoutId: string;
+  kind: "payout" | "deposit";
+  payoutId: string | null;
   childPayoutId: string | null;
-  operatorId: string;
+  operatorId: string | null;
+  marketplaceId: string | null;
+  customerId: string | null;
   fromAssetId: string;
   toAssetId: string;
   bps: number;
@@ -166,9 +169,10 @@ export async function insertConversions(tx: Queryable, rows: NewConversion[]): P
   const col = (f: (r: NewConversion) => string | null) => pgArray(rows.map(f));
   await tx.query(
     `insert into conversions (id, transfer_id, payout_id, child_payout_id, operator_id, from_asset_id, to_asset_id, bps, part, used, remainder, to_amount,
-                              rate_num, rate_den, rate_id, revaluation, converted_at)
+                              rate_num, rate_den, rate_id, revaluation, converted_at, kind, marketplace_id, customer_id)
      select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::uuid[], $7::uuid[], $8::int[], $9::numeric[], $10::numeric[],
-                          $11::numeric[], $12::numeric[], $13::numeric[], $14::numeric[], $15::uuid[], $16::numeric[], $17::timestamptz[])`,
+                          $11::numeric[], $12::numeric[], $13::numeric[], $14::numeric[], $15::uuid[], $16::numeric[], $17::timestamptz[],
+                          $18::text[], $19::text[], $20::text[])`,
     [
       col((r) => r.id),
       col((r) => r.transferId),
@@ -187,6 +191,9 @@ export async function insertConversions(tx: Queryable, rows: NewConversion[]): P
       col((r) => r.rateId),
       col((r) => r.revaluation.toString()),
       col((r) => r.convertedAt.toISOString()),
+      col((r) => r.kind),
+      col((r) => r.marketplaceId),
+      col((r) => r.customerId),
     ],
   );
 }
@@ -203,4 +210,56 @@ export async function postedNets(db: Queryable, accountIds: string[]): Promise<M
 /** Serialises conversions of one pair, so that each marks the position the previous one left. */
 export async function lockConversionPair(tx: Queryable, fromAssetId: string, toAssetId: string): Promise<void> {
   await tx.query("select pg_advisory_xact_lock(hashtextextended('conversion:' || $1 || ':' || $2, 0))", [fromAssetId, toAssetId]);
+}
+
+export interface ConversionRow {
+  id: string;
+  transfer_id: string;
+  payout_id: string;
+  child_payout_id: string | null;
+  operator_id: string;
+  from_asset: string;
+  from_scale: number;
+  to_asset: string;
+  to_scale: number;
+  bps: number;
+  part: string;
+  used: string;
+  remainder: string;
+  to_amount: string;
+  rate_num: string;
+  rate_den: string;
+  rate_id: string | null;
+  rate_source: "feed" | "manual" | null;
+  rate_observed_at: Date | string | null;
+  revaluation: string;
+  converted_at: Date | string;
+}
+
+/** Conversions in the order they were booked (converted_at, id), after the cursor; of one operator or payout when given. */
+export async function listConversions(
+  db: Queryable,
+  f: { operatorId?: string; payoutId?: string; after?: { at: Date; id: string }; limit: number },
+): Promise<ConversionRow[]> {
+  return db.query<ConversionRow>(
+    `select c.id, c.transfer_id, c.payout_id, c.child_payout_id, c.operator_id, fa.code as from_asset, fa.scale as from_scale, ta.code as to_asset,
+            ta.scale as to_scale, c.bps, c.part::text as part, c.used::text as used, c.remainder::text as remainder, c.to_amount::text as to_amount,
+            c.rate_num::text as rate_num, c.rate_den::text as rate_den, c.rate_id, r.source as rate_source, r.observed_at as rate_observed_at,
+            c.revaluation::text as revaluation, c.converted_at
+       from conversions c join assets fa on fa.id = c.from_asset_id join assets ta on ta.id = c.to_asset_id left join rates r on r.id = c.rate_id
+      where ($1::text is null or c.operator_id = $1) and ($2::uuid is null or c.payout_id = $2)
+        and ($3::timestamptz is null or (c.converted_at, c.id) > ($3::timestamptz, $4::uuid))
+      order by c.converted_at, c.id limit $5`,
+    [f.operatorId ?? null, f.payoutId ?? null, f.after?.at.toISOString() ?? null, f.after?.id ?? null, f.limit],
+  );
+}
+
+/** The pricing currency's code of each of these marketplaces that has one. */
+export async function marketplacePricingCodes(db: Queryable, marketplaceIds: string[]): Promise<Map<string, string>> {
+  if (marketplaceIds.length === 0) return new Map();
+  const rows = await db.query<{ id: string; code: string }>(
+    "select m.id, a.code from marketplaces m join assets a on a.id = m.pricing_asset_id where m.id = any($1::text[])",
+    [pgArray(marketplaceIds)],
+  );
+  return new Map(rows.map((r) => [r.id, r.code]));
 }

@@ -16,12 +16,19 @@ export async function marketplacePoolTotals(db: Queryable, marketplaceId: string
   return { settled: BigInt(row!.settled), creditLimit: BigInt(row!.credit_limit) };
 }
 
-/** Each customer's own money received: on-chain deposits and receipts recorded for it. */
+/**
+ * Each customer's own money received: on-chain deposits and receipts recorded for it, and money
+ * received in another asset converted into this one (less what was converted out of this one).
+ */
 const CUSTOMER_CASH = `
   select customer_id, sum(amount) as amt from (
     select customer_id, amount from chain_deposits where marketplace_id = $1 and asset_id = $2
     union all
-    select customer_id, amount from funds_receipts where marketplace_id = $1 and asset_id = $2 and customer_id is not null) x
+    select customer_id, amount from funds_receipts where marketplace_id = $1 and asset_id = $2 and customer_id is not null
+    union all
+    select customer_id, to_amount from conversions where kind = 'deposit' and marketplace_id = $1 and to_asset_id = $2
+    union all
+    select customer_id, -used from conversions where kind = 'deposit' and marketplace_id = $1 and from_asset_id = $2) x
   group by customer_id`;
 
 /**

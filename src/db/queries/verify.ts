@@ -88,7 +88,8 @@ export async function listJournalSeals(db: Queryable) {
 
 export type ConversionCheckRow = {
   id: string;
-  payout_id: string;
+  kind: "payout" | "deposit";
+  payout_id: string | null;
   from_code: string;
   to_code: string;
   from_scale: number;
@@ -116,7 +117,7 @@ export async function conversionsWithBookings(db: Queryable) {
     (select coalesce(sum(case when e.side = '${sign}' then e.posted_amount else -e.posted_amount end), 0) from entries e join accounts a on a.id = e.account_id
       where e.transfer_id = c.transfer_id and a.asset_id = ${asset} and a.ref = 'conversion:' || ${counter} and a.marketplace_id is null)::text`;
   return db.query<ConversionCheckRow>(`
-    select c.id, c.payout_id, fa.code as from_code, ta.code as to_code, fa.scale as from_scale, ta.scale as to_scale, c.part::text as part, c.used::text as used,
+    select c.id, c.kind, coalesce(c.payout_id::text, c.customer_id) as payout_id, fa.code as from_code, ta.code as to_code, fa.scale as from_scale, ta.scale as to_scale, c.part::text as part, c.used::text as used,
            c.remainder::text as remainder, c.to_amount::text as to_amount, c.revaluation::text as revaluation, c.rate_num::text as rate_num, c.rate_den::text as rate_den,
            c.rate_id, r.base_asset_id = c.from_asset_id as stored_base_is_from, r.num::text as stored_num, r.den::text as stored_den,
            ${net("c.from_asset_id", "ta.code", "credit")} as booked_used, ${net("c.to_asset_id", "fa.code", "debit")} as booked_to

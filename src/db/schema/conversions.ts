@@ -61,20 +61,26 @@ export const payoutPreferences = pgTable(
 );
 
 /**
- * One conversion of an operator's earnings into an asset it is paid in (append-only), booked by
- * `transfer_id` through the platform's conversion accounts: `used` of the earnings asset bought
- * `to_amount` of the other at the rate num/den (whole target per whole source); the rest of the
- * part (`remainder`) stayed in the operator's payable.
+ * One conversion (append-only), booked by `transfer_id` through the platform's conversion accounts:
+ * `used` of the source asset bought `to_amount` of the other at the rate num/den (whole target per
+ * whole source); the rest of the part (`remainder`) stayed where it was. Of a payout: an operator's
+ * earnings converted into an asset it is paid in. Of a deposit: a customer's money received in
+ * another asset than its marketplace's pricing currency, converted into it.
  */
 export const conversions = pgTable(
   "conversions",
   {
     id: uuid("id").primaryKey(),
     transferId: uuid("transfer_id").notNull(),
+    /** payout | deposit */
+    kind: text("kind").notNull(),
     /** The payout whose amount was converted (settlement "convert"), and the payout that pays the result. */
-    payoutId: uuid("payout_id").notNull(),
+    payoutId: uuid("payout_id"),
     childPayoutId: uuid("child_payout_id"),
-    operatorId: text("operator_id").notNull(),
+    operatorId: text("operator_id"),
+    /** Of a deposit: whose money it was. */
+    marketplaceId: text("marketplace_id"),
+    customerId: text("customer_id"),
     fromAssetId: uuid("from_asset_id")
       .notNull()
       .references(() => assets.id),
@@ -96,7 +102,13 @@ export const conversions = pgTable(
   },
   (t) => [
     check("conversions_amounts", sql`${t.used} >= 0 and ${t.remainder} >= 0 and ${t.toAmount} >= 0 and ${t.used} + ${t.remainder} = ${t.part}`),
+    check(
+      "conversions_kind",
+      sql`(${t.kind} = 'payout' and ${t.payoutId} is not null and ${t.operatorId} is not null and ${t.customerId} is null)
+       or (${t.kind} = 'deposit' and ${t.marketplaceId} is not null and ${t.customerId} is not null and ${t.payoutId} is null)`,
+    ),
     index("conversions_payout_idx").on(t.payoutId),
     index("conversions_operator_idx").on(t.operatorId, t.convertedAt),
+    index("conversions_customer_idx").on(t.marketplaceId, t.toAssetId, t.customerId),
   ],
 );

@@ -5,6 +5,7 @@ import { LedgerError } from "../../domain/errors.js";
 import { isTransferAmount } from "../../domain/money.js";
 import { lockReceivedTransactions } from "../chain-deposits.js";
 import { getCustomer } from "../marketplaces.js";
+import { marketplacePricing } from "../../db/queries/conversions.js";
 import { mayPropose, recordProposal, requireAsset, requireMarketplace, type Proposal, type Proposing } from "./proposal.js";
 
 export interface ReceiptInput {
@@ -22,6 +23,12 @@ export async function proposeReceipt(db: Queryable, { now, by, ...input }: Propo
   mayPropose(by, "receipt");
   await requireMarketplace(db, input.marketplaceId);
   const asset = await requireAsset(db, input.asset);
+  const pricing = await marketplacePricing(db, input.marketplaceId);
+  if (input.customerId === undefined && pricing !== undefined && pricing.id !== asset.id) {
+    // A settlement pays what the marketplace owes, which is in its pricing currency.
+    const message = `marketplace ${input.marketplaceId} prices in ${pricing.code}: its settlements are received in ${pricing.code} (a customer's money in ${asset.code} is converted when received)`;
+    throw new LedgerError("asset_mismatch", message, [{ path: "asset", message: `must be ${pricing.code}` }]);
+  }
   if (input.customerId !== undefined && !(await getCustomer(db, input.marketplaceId, input.customerId))) {
     throw new LedgerError("customer_not_found", `customer ${input.customerId} of marketplace ${input.marketplaceId} does not exist`, [
       { path: "customer_id", message: "does not exist" },
