@@ -15,6 +15,7 @@ export const PROPOSAL_KINDS = [
   "payout_policy",
   "asset_settlement",
   "rate",
+  "rate_bounds",
 ] as const;
 export type ProposalKind = (typeof PROPOSAL_KINDS)[number];
 
@@ -34,6 +35,8 @@ export const PROPOSAL_ROLES: Record<ProposalKind, { propose: Role[]; approve: Ro
   usage_limits: { propose: ["admin"], approve: ["admin", "finance"] },
   /** A rate finance entered by hand (docs/settlement.md): conversions may use it once another key approves it. */
   rate: { propose: ["finance", "admin"], approve: ["finance", "admin"] },
+  /** How old and how far apart the rates of an asset may be for conversions to use them. */
+  rate_bounds: { propose: ["admin"], approve: ["admin", "finance"] },
   /** Proposed by whoever asked for the payout (the operator, finance, the scheduler). */
   payout: { propose: ["operator", "finance", "admin"], approve: ["finance", "admin"] },
 };

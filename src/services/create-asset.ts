@@ -23,6 +23,10 @@ export const AssetInput = z.strictObject({
   code: z.string().regex(/^[A-Z0-9][A-Z0-9._-]{0,31}$/, "must be 1-32 characters of A-Z, 0-9, '.', '_' or '-'"),
   scale: z.number().int().min(0).max(77),
   settlement: SettlementInput,
+  /** Conversions into and out of it use no rate observed longer ago (default 3,600 s). */
+  rateMaxAgeSeconds: z.number().int().min(1).max(31_536_000).optional(),
+  /** Conversions stop while two fresh sources of its rate are further apart (default 100 bps). */
+  rateMaxDeviationBps: z.number().int().min(0).max(10_000).optional(),
 });
 export type AssetInput = z.infer<typeof AssetInput>;
 
@@ -38,7 +42,16 @@ export async function createAsset(db: Database | Queryable, raw: AssetInput): Pr
   const chainId = s.kind === "offchain" ? null : String(s.chainId);
   const token = s.kind === "erc20" ? s.tokenAddress.toLowerCase() : null;
   const inserted = await inTransaction(db, async (tx) => {
-    const asset = await insertAsset(tx, { id: uuidv7(), code: input.code, scale: input.scale, settlement: s.kind, chainId, tokenAddress: token });
+    const asset = await insertAsset(tx, {
+      id: uuidv7(),
+      code: input.code,
+      scale: input.scale,
+      settlement: s.kind,
+      chainId,
+      tokenAddress: token,
+      rateMaxAgeSeconds: input.rateMaxAgeSeconds,
+      rateMaxDeviationBps: input.rateMaxDeviationBps,
+    });
     if (asset)
       await insertSettlementVersion(tx, { assetId: asset.id, version: 1, settlement: s.kind, chainId, tokenAddress: token, validFrom: asset.createdAt });
     return asset;
@@ -48,6 +61,8 @@ export async function createAsset(db: Database | Queryable, raw: AssetInput): Pr
   const same =
     existing &&
     existing.scale === input.scale &&
+    (input.rateMaxAgeSeconds === undefined || input.rateMaxAgeSeconds === existing.rateBounds.maxAgeSeconds) &&
+    (input.rateMaxDeviationBps === undefined || input.rateMaxDeviationBps === existing.rateBounds.maxDeviationBps) &&
     JSON.stringify(existing.settlement) === JSON.stringify(s.kind === "erc20" ? { ...s, tokenAddress: token } : s);
   if (same) return existing;
   throw new LedgerError(

@@ -77,7 +77,16 @@ export async function listAssets(db: Queryable, options: { afterCode?: string; l
 /** Inserts an asset; undefined when its code, or its chain and token, is taken. */
 export async function insertAsset(
   db: Queryable,
-  a: { id: string; code: string; scale: number; settlement: "erc20" | "native" | "offchain"; chainId: string | null; tokenAddress: string | null },
+  a: {
+    id: string;
+    code: string;
+    scale: number;
+    settlement: "erc20" | "native" | "offchain";
+    chainId: string | null;
+    tokenAddress: string | null;
+    rateMaxAgeSeconds?: number;
+    rateMaxDeviationBps?: number;
+  },
 ): Promise<Asset | undefined> {
   const inserted = await run(
     orm(db)
@@ -89,6 +98,8 @@ export async function insertAsset(
         settlement: a.settlement,
         chainId: a.chainId === null ? null : BigInt(a.chainId),
         tokenAddress: a.tokenAddress,
+        ...(a.rateMaxAgeSeconds === undefined ? {} : { rateMaxAgeSeconds: a.rateMaxAgeSeconds }),
+        ...(a.rateMaxDeviationBps === undefined ? {} : { rateMaxDeviationBps: a.rateMaxDeviationBps }),
       })
       .onConflictDoNothing()
       .returning(assetFields),
@@ -171,4 +182,9 @@ export async function findAssetByToken(db: Queryable, chainId: string, tokenAddr
       .where(and(eq(assets.chainId, BigInt(chainId)), eq(assets.tokenAddress, tokenAddress))),
   );
   return rows[0] && toAsset(rows[0]);
+}
+
+/** Sets an asset's rate bounds (an approved proposal's). */
+export async function updateAssetRateBounds(tx: Queryable, id: string, maxAgeSeconds: number, maxDeviationBps: number): Promise<void> {
+  await run(orm(tx).update(assets).set({ rateMaxAgeSeconds: maxAgeSeconds, rateMaxDeviationBps: maxDeviationBps }).where(eq(assets.id, id)));
 }

@@ -20,6 +20,7 @@ import { setUsageLimits } from "../usage-limits.js";
 import { decide, type Decider, independent, mayDecide } from "./decision.js";
 import { applyAssetSettlement } from "./propose-asset-settlement.js";
 import { applyRate } from "./propose-rate.js";
+import { applyRateBounds } from "./propose-rate-bounds.js";
 import { checkCustomerLimit } from "./propose-customer-credit-limit.js";
 import { getProposal, type Proposal } from "./proposal.js";
 
@@ -40,6 +41,7 @@ const carryOut: Record<ProposalKind, CarryOut> = {
   reconciliation_adjustment: approveAdjustment,
   asset_settlement: (db, p, by, reason) => inDecision(db, p, by, reason, (tx, at) => applyAssetSettlement(tx, p, by, at)),
   rate: (db, p, by, reason) => inDecision(db, p, by, reason, (tx, at) => applyRate(tx, p, at)),
+  rate_bounds: (db, p, by, reason) => inDecision(db, p, by, reason, (tx) => applyRateBounds(tx, p)),
   usage_limits: (db, p, by, reason) =>
     inDecision(db, p, by, reason, async (tx, at) => {
       const q = p.payload;

@@ -16,3 +16,4 @@ export { proposePayoutApproval } from "./propose-payout-approval.js";
 export { approveProposal } from "./approve-proposal.js";
 export { rejectProposal } from "./reject-proposal.js";
 export { proposeRate, type RateInput } from "./propose-rate.js";
+export { proposeRateBounds, checkRateBounds, type RateBoundsChange } from "./propose-rate-bounds.js";
