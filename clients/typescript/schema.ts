@@ -332,6 +332,23 @@ export interface paths {
         patch: operations["updateMarketplace"];
         trace?: never;
     };
+    "/v1/marketplaces/{id}/pricing-currency": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set the currency a marketplace's usage is priced in, which its operators' payout preferences convert from (admin) */
+        put: operations["setMarketplacePricing"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/marketplaces/{id}/fee-schedules": {
         parameters: {
             query?: never;
@@ -902,6 +919,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/operators/{id}/payout-preferences/{asset}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The assets the operator's earnings in an asset are paid in, with every earlier version (the operator, admin, finance)
+         * @description A 404 (not_found) when the operator never set one: its earnings in the asset are paid in the asset itself.
+         */
+        get: operations["getPayoutPreference"];
+        /**
+         * Set the assets the operator's earnings in an asset are paid in, split by basis points (the operator's own key only)
+         * @description Each change is a new version (the preference in force asked for again changes nothing); payouts requested after it are converted into its assets at the rate of the moment (settlement `convert`), payouts requested before keep the version they were requested with. Every split's asset must be paid out by this service (to an address the operator verified on its chain, for an on-chain asset) and priced against the earnings asset (a price feed, or a rate finance entered: POST /v1/rates).
+         */
+        put: operations["setPayoutPreference"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the exchange rates recorded, newest observation first: price feed rounds read and approved manual rates (any key) */
+        get: operations["listRates"];
+        put?: never;
+        /**
+         * Propose a manual exchange rate (finance, admin); conversions may use it once another key approves it
+         * @description Recorded with source `manual` when a second finance or admin key approves the proposal (POST /v1/proposals/{id}/approve). A conversion uses the freshest source of a pair observed within its assets' staleness bound, and waits when a price feed and a manual rate disagree by more than their deviation bound.
+         */
+        post: operations["createRate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the conversions of convert payouts into the assets operators are paid in, in the order they were booked (admin, finance; operator keys see their own) */
+        get: operations["listConversions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/customers/{id}/deposit-addresses": {
         parameters: {
             query?: never;
@@ -1241,7 +1320,7 @@ export interface components {
              * @example exceeds_credits
              * @enum {string}
              */
-            code: "invalid_request" | "malformed_json" | "idempotency_key_required" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "rate_limited" | "asset_not_found" | "account_not_found" | "pending_not_found" | "transfer_not_found" | "asset_exists" | "account_exists" | "idempotency_conflict" | "idempotency_key_reused" | "pending_already_posted" | "pending_already_voided" | "pending_expired" | "already_reversed" | "asset_retired" | "payouts_in_flight" | "asset_mismatch" | "exceeds_credits" | "exceeds_debits" | "overflow" | "not_pending" | "not_reversible" | "post_amount_exceeds_pending" | "partial_post_needs_single_leg" | "marketplace_not_found" | "customer_not_found" | "operator_not_found" | "usage_not_found" | "hold_not_found" | "hold_closed" | "marketplace_exists" | "customer_exists" | "customer_retired" | "operator_exists" | "invitation_not_found" | "fee_schedule_exists" | "usage_conflict" | "no_fee_schedule" | "usage_in_future" | "usage_limit_exceeded" | "credit_limit_exceeded" | "credit_limit_in_use" | "rates_to_zero" | "atomic_batch_aborted" | "payout_not_found" | "challenge_not_found" | "payout_not_pending" | "payout_address_missing" | "payout_below_minimum" | "payout_limit_exceeded" | "payout_unfunded" | "payout_not_approved" | "chain_not_configured" | "challenge_invalid" | "signature_invalid" | "reconciliation_not_found" | "reconciliation_item_not_found" | "item_already_resolved" | "proposal_not_found" | "proposal_decided" | "proposal_outdated" | "four_eyes" | "receipt_exists" | "unavailable" | "chain_unavailable" | "internal";
+            code: "invalid_request" | "malformed_json" | "idempotency_key_required" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "rate_limited" | "asset_not_found" | "account_not_found" | "pending_not_found" | "transfer_not_found" | "asset_exists" | "account_exists" | "idempotency_conflict" | "idempotency_key_reused" | "pending_already_posted" | "pending_already_voided" | "pending_expired" | "already_reversed" | "asset_retired" | "payouts_in_flight" | "asset_mismatch" | "exceeds_credits" | "exceeds_debits" | "overflow" | "not_pending" | "not_reversible" | "post_amount_exceeds_pending" | "partial_post_needs_single_leg" | "marketplace_not_found" | "customer_not_found" | "operator_not_found" | "usage_not_found" | "hold_not_found" | "hold_closed" | "marketplace_exists" | "customer_exists" | "customer_retired" | "operator_exists" | "invitation_not_found" | "fee_schedule_exists" | "usage_conflict" | "no_fee_schedule" | "usage_in_future" | "usage_limit_exceeded" | "credit_limit_exceeded" | "credit_limit_in_use" | "rates_to_zero" | "atomic_batch_aborted" | "payout_not_found" | "challenge_not_found" | "payout_not_pending" | "payout_address_missing" | "payout_below_minimum" | "payout_limit_exceeded" | "payout_unfunded" | "payout_not_approved" | "chain_not_configured" | "no_rate_source" | "challenge_invalid" | "signature_invalid" | "reconciliation_not_found" | "reconciliation_item_not_found" | "item_already_resolved" | "proposal_not_found" | "proposal_decided" | "proposal_outdated" | "four_eyes" | "receipt_exists" | "unavailable" | "chain_unavailable" | "internal";
             /**
              * @description for people: what was wrong with this request
              * @example insufficient funds on account 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e: 1000000 available, this transfer takes 1500000, 500000 short (amounts in the asset's smallest unit)
@@ -1405,7 +1484,7 @@ export interface components {
         Proposal: {
             id: string;
             /** @enum {string} */
-            kind: "receipt" | "credit_limit" | "customer_credit_limit" | "reconciliation_adjustment" | "usage_limits" | "payout" | "operator_payout_limits" | "payout_policy" | "asset_settlement";
+            kind: "receipt" | "credit_limit" | "customer_credit_limit" | "reconciliation_adjustment" | "usage_limits" | "payout" | "operator_payout_limits" | "payout_policy" | "asset_settlement" | "rate" | "rate_bounds";
             marketplace_id: string | null;
             /** @description what is asked (amounts as strings) */
             payload: {
@@ -1900,6 +1979,11 @@ export interface components {
                 [key: string]: unknown;
             };
             /**
+             * @description the asset its usage is priced in, which its operators' payout preferences convert from (PUT /v1/marketplaces/{id}/pricing-currency); null: none set
+             * @example USD
+             */
+            pricing_asset?: string | null;
+            /**
              * Format: date-time
              * @example 2026-11-29T12:00:00Z
              */
@@ -1944,6 +2028,13 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             };
+        };
+        MarketplacePricingSet: {
+            /**
+             * @description the asset its usage is priced in (not a retired one)
+             * @example USD
+             */
+            asset: string;
         };
         FeeSchedule: {
             marketplace_id: string;
@@ -2937,14 +3028,14 @@ export interface components {
              */
             amount_display: string;
             /**
-             * @description evm: paid on chain by the worker; none: paid off-chain and marked paid by finance
+             * @description evm: paid on chain by the worker; none: paid off-chain and marked paid by finance; convert: converted into the assets of `splits` at the rate of the moment, each part paid by a payout of its own (`parent_payout_id`)
              * @enum {string}
              */
-            settlement: "evm" | "none";
+            settlement: "evm" | "none" | "convert";
             chain_id: number | null;
             to_address: string | null;
             /** @enum {string} */
-            status: "pending" | "batched" | "signed" | "submitted" | "confirmed" | "failed";
+            status: "pending" | "batched" | "signed" | "submitted" | "confirmed" | "failed" | "converted";
             /** @enum {string} */
             trigger: "request" | "schedule";
             /**
@@ -2974,6 +3065,19 @@ export interface components {
              * @enum {string|null}
              */
             approval: "required" | "approved" | null;
+            /** @description of a convert payout: the operator's payout preference when it was requested (GET /v1/conversions?payout_id= shows what each part became) */
+            splits: {
+                /** @example USDC */
+                asset: string;
+                /** @example 7000 */
+                bps: number;
+            }[] | null;
+            /**
+             * Format: uuid
+             * @description of a payout that pays one part of a converted payout: that payout
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            parent_payout_id: string | null;
             /**
              * Format: date-time
              * @example 2026-11-29T12:00:00Z
@@ -3160,6 +3264,277 @@ export interface components {
                  */
                 max_per_day_display: string | null;
             };
+        };
+        PayoutPreference: {
+            /** @example op-datacenter-7 */
+            operator_id: string;
+            /**
+             * @description the asset the earnings are in
+             * @example USD
+             */
+            asset: string;
+            /**
+             * @description 1 for the first preference, one more for each change
+             * @example 2
+             */
+            version: number;
+            /** @description the assets the earnings are paid in, by basis points (they add up to 10,000) */
+            splits: components["schemas"]["PayoutSplit"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            set_at: string;
+            /** @description every version, newest first (the first is the one in force); a payout keeps the version in force when it was requested */
+            history: {
+                version: number;
+                splits: components["schemas"]["PayoutSplit"][];
+                /**
+                 * Format: date-time
+                 * @example 2026-11-29T12:00:00Z
+                 */
+                set_at: string;
+            }[];
+        };
+        PayoutSplit: {
+            /** @example TUSD */
+            asset: string;
+            /** @example 7000 */
+            bps: number;
+        };
+        PayoutPreferenceSet: {
+            /** @description 1 to 5 assets, each once, their bps adding up to 10,000 */
+            splits: {
+                /**
+                 * @description an asset to be paid in: the earnings asset itself, or one a rate converts it into
+                 * @example TUSD
+                 */
+                asset: string;
+                /**
+                 * @description its share, in basis points
+                 * @example 7000
+                 */
+                bps: number;
+            }[];
+        };
+        RatePropose: {
+            /** @example NET */
+            base: string;
+            /** @example USD */
+            quote: string;
+            /**
+             * @description whole `quote` units one whole `base` unit is worth, as a decimal string (no sign, exponent or zero)
+             * @example 2.5
+             */
+            value: string;
+            /**
+             * Format: date-time
+             * @description when the rate was observed (default: now); the time it waits for approval counts against the assets' staleness bound
+             * @example 2026-11-29T12:00:00Z
+             */
+            observed_at?: string;
+            /**
+             * @description where the rate was taken from, for the record (a bank's fixing, an exchange)
+             * @example ECB fixing 2026-11-29
+             */
+            reference?: string;
+        };
+        RatePage: {
+            data: components["schemas"]["Rate"][];
+            /**
+             * @description pass it as `cursor` for the next page; null on the last page
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
+        };
+        Rate: {
+            /**
+             * Format: uuid
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            id: string;
+            /** @example NET */
+            base: string;
+            /** @example USD */
+            quote: string;
+            /**
+             * @description whole `quote` units one whole `base` unit is worth, as a decimal (rounded half-up at 18 decimals)
+             * @example 2.5
+             */
+            value: string;
+            /**
+             * @description the rate exactly: num / den whole `quote` units per whole `base` unit
+             * @example 5
+             */
+            num: string;
+            /**
+             * @description the rate's denominator
+             * @example 5
+             */
+            den: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            observed_at: string;
+            /**
+             * @description feed: a round of an on-chain price feed; manual: entered by finance and approved by a second key
+             * @enum {string}
+             */
+            source: "feed" | "manual";
+            /**
+             * @description feed: `{chain_id}:{feed address}:{round id}`; manual: the approved proposal's id
+             * @example 31337:0x5fbdb2315678afecb367f032d93f642f64180aa3:42
+             */
+            source_ref: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            recorded_at: string;
+        };
+        ConversionPage: {
+            data: components["schemas"]["Conversion"][];
+            /**
+             * @description pass it as `cursor` for the next page; null on the last page
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
+        };
+        Conversion: {
+            /**
+             * Format: uuid
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description the convert payout whose amount was converted
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            payout_id: string;
+            /**
+             * Format: uuid
+             * @description the payout that pays this part in `to_asset`
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            child_payout_id: string | null;
+            /** @example op-datacenter-7 */
+            operator_id: string;
+            /**
+             * @description the earnings asset
+             * @example USD
+             */
+            from_asset: string;
+            /**
+             * @description the asset this part is paid in
+             * @example NET
+             */
+            to_asset: string;
+            /**
+             * @description this part's share of the payout, in basis points
+             * @example 3000
+             */
+            bps: number;
+            /**
+             * @description this part of the payout, in `from_asset`'s smallest units
+             * @example 700000000
+             */
+            part: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            part_display: string;
+            /**
+             * @description what of the part bought `to_amount` (smallest units of `from_asset`)
+             * @example 700000000
+             */
+            used: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            used_display: string;
+            /**
+             * @description what of the part `to_amount` could not use (less than one smallest unit of `to_asset`): it stayed in the operator's payable
+             * @example 700000000
+             */
+            remainder: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            remainder_display: string;
+            /**
+             * @description what the part bought, in `to_asset`'s smallest units (rounded down)
+             * @example 700000000
+             */
+            to_amount: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            to_amount_display: string;
+            /**
+             * @description the rate applied: whole `to_asset` per whole `from_asset`, as a decimal
+             * @example 2.5
+             */
+            rate: string;
+            /**
+             * Format: uuid
+             * @description the rate it came from (GET /v1/rates); null when both assets are one
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            rate_id: string | null;
+            /** @enum {string|null} */
+            rate_source: "feed" | "manual" | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            rate_observed_at: string | null;
+            /**
+             * @description what marking the platform's position in `to_asset` to this rate booked, in `from_asset`'s smallest units: a loss when positive, a gain when negative
+             * @example 700000000
+             */
+            revaluation: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            revaluation_display: string;
+            /**
+             * Format: uuid
+             * @description the ledger transfer that booked the conversion
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            transfer_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            converted_at: string;
+            /**
+             * @description what the part paid in `to_asset` was worth in `from_asset` when converted: `used`, the same integer (smallest units of `from_asset`)
+             * @example 700000000
+             */
+            value_in_from_asset: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            value_in_from_asset_display: string;
         };
         DepositAddress: {
             chain_id: number;
@@ -6548,6 +6923,131 @@ export interface operations {
         };
         responses: {
             /** @description the marketplace as changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Marketplace"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setMarketplacePricing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MarketplacePricingSet"];
+            };
+        };
+        responses: {
+            /** @description the marketplace, with its pricing currency */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -10709,7 +11209,7 @@ export interface operations {
                 limit?: number;
                 operator_id?: string;
                 asset?: string;
-                status?: "pending" | "batched" | "signed" | "submitted" | "confirmed" | "failed";
+                status?: "pending" | "batched" | "signed" | "submitted" | "confirmed" | "failed" | "converted";
                 chain_id?: string;
                 /** @description created at or after */
                 from?: string;
@@ -11722,6 +12222,631 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Proposal"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPayoutPreference: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                asset: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the preference in force, with its history */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayoutPreference"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setPayoutPreference: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                asset: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PayoutPreferenceSet"];
+            };
+        };
+        responses: {
+            /** @description the preference in force, with its history */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayoutPreference"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listRates: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit?: number;
+                /** @description rates with this asset on either side */
+                asset?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of rates, newest observation first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RatePage"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createRate: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description unique per request; a retry with the same key replays the original response */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RatePropose"];
+            };
+        };
+        responses: {
+            /** @description the proposal (kind `rate`): the rate is recorded when another key approves it; the same rate asked again answers the open one */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Proposal"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listConversions: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit?: number;
+                operator_id?: string;
+                /** @description the conversions of this convert payout */
+                payout_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of conversions, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversionPage"];
                 };
             };
             /** @description invalid request: see `errors` for each field */
@@ -13850,7 +14975,7 @@ export interface operations {
                 cursor?: string;
                 limit?: number;
                 status?: "proposed" | "approved" | "rejected";
-                kind?: "receipt" | "credit_limit" | "customer_credit_limit" | "reconciliation_adjustment" | "usage_limits" | "payout" | "operator_payout_limits" | "payout_policy" | "asset_settlement";
+                kind?: "receipt" | "credit_limit" | "customer_credit_limit" | "reconciliation_adjustment" | "usage_limits" | "payout" | "operator_payout_limits" | "payout_policy" | "asset_settlement" | "rate" | "rate_bounds";
                 marketplace_id?: string;
             };
             header?: never;

@@ -72,7 +72,7 @@ async function checkSplit(db: Queryable, settlements: Settlements, operatorId: s
     ]);
   }
   if (asset.id === earnings.id) return;
-  if (!feedFor(settlements, earnings.code, asset.code) && !(await latestRate(db, earnings.id, asset.id, "manual", new Date(8.64e15)))) {
+  if (!feedFor(settlements, earnings.code, asset.code) && !(await latestRate(db, earnings.id, asset.id, "manual", new Date(Date.UTC(9999, 11, 31))))) {
     throw new LedgerError(
       "no_rate_source",
       `nothing gives a rate between ${earnings.code} and ${asset.code}: no price feed is configured for the pair and finance entered no rate (POST /v1/rates)`,

@@ -24,6 +24,8 @@ beforeAll(async () => {
     201,
   ).body.id;
   payout = expectStatus(await api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount: "5" } }), 201).body.id;
+  // A second asset, for rates between two.
+  expectStatus(await api.call("POST", "/v1/assets", { body: { code: "EURC", scale: 6, settlement: { kind: "offchain" } } }), 201);
 });
 afterAll(async () => api.close());
 
@@ -40,6 +42,7 @@ type Kind =
   | "timestamp"
   | "legs"
   | "decimal"
+  | "rate"
   | "records"
   | "rules"
   | "units";
@@ -115,6 +118,13 @@ const badFor: Record<Kind, fc.Arbitrary<unknown>> = {
     fc.integer(),
     fc.double(),
     fc.constantFrom("-1", "1e3", ".5", "5.", "01", "1." + "0".repeat(19), "1".repeat(41), "", "NaN", "∞", ...sql),
+    fc.constant(null),
+  ),
+  // A rate: a positive decimal of up to 30 digits either side of the point.
+  rate: fc.oneof(
+    fc.integer(),
+    fc.double(),
+    fc.constantFrom("0", "0.0", "-1", "1e3", ".5", "5.", " 1", "1".repeat(31), "1." + "1".repeat(31), "", "NaN", "∞", ...sql),
     fc.constant(null),
   ),
   // Like amount, but zero is a valid fee amount.
@@ -437,6 +447,29 @@ const routes: PostRoute[] = [
     key: () => w.keys.finance,
     valid: () => ({ reason: "seen on the statement" }),
     fields: { reason: "text" },
+  },
+  {
+    name: "PUT /v1/operators/{id}/payout-preferences/{asset}",
+    method: "PUT",
+    path: () => "/v1/operators/o1/payout-preferences/USDC",
+    key: () => w.keys.o1,
+    valid: () => ({ splits: [{ asset: "USDC", bps: 10_000 }] }),
+    fields: { splits: "rules", "splits.0.asset": "code", "splits.0.bps": "int" },
+  },
+  {
+    name: "POST /v1/rates",
+    path: () => "/v1/rates",
+    key: () => w.keys.finance,
+    valid: () => ({ base: "USDC", quote: "EURC", value: "1.08", observed_at: new Date(Date.UTC(2020, 0, 1)).toISOString(), reference: "fuzz" }),
+    fields: { base: "code", quote: "code", value: "rate", observed_at: "timestamp", reference: "text" },
+  },
+  {
+    name: "PUT /v1/marketplaces/{id}/pricing-currency",
+    method: "PUT",
+    path: () => "/v1/marketplaces/m1/pricing-currency",
+    key: () => w.keys.admin,
+    valid: () => ({ asset: "USDC" }),
+    fields: { asset: "code" },
   },
   {
     name: "PUT /v1/payout-policies/{asset}",

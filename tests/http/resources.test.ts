@@ -78,7 +78,13 @@ describe("marketplaces", () => {
       expect(items).toEqual(whole);
       expect(pages).toBeGreaterThan(2);
     }
-    expect(whole.find((m) => m.id === "mk-c")).toEqual({ id: "mk-c", name: "market mk-c", metadata: { region: "mk-c" }, created_at: expect.any(String) });
+    expect(whole.find((m) => m.id === "mk-c")).toEqual({
+      id: "mk-c",
+      name: "market mk-c",
+      metadata: { region: "mk-c" },
+      pricing_asset: null,
+      created_at: expect.any(String),
+    });
   });
 
   it("a marketplace key lists and reads its own marketplace only; another is answered like a missing one", async () => {

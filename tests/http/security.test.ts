@@ -379,6 +379,33 @@ const routes: RouteSecurity[] = [
   },
   { method: "GET", route: "/v1/payout-policies", allowed: ["admin", "finance"], request: () => ({ path: "/v1/payout-policies" }) },
   {
+    method: "PUT",
+    route: "/v1/operators/{id}/payout-preferences/{asset}",
+    // Where an operator is paid is its own choice: platform keys are refused too.
+    allowed: ["operator"],
+    request: () => ({ path: "/v1/operators/o1/payout-preferences/USDC", body: { splits: [{ asset: "USDC", bps: 10_000 }] } }),
+    otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/payout-preferences/USDC", body: { splits: [{ asset: "USDC", bps: 10_000 }] } }],
+  },
+  {
+    method: "GET",
+    route: "/v1/operators/{id}/payout-preferences/{asset}",
+    allowed: ["admin", "finance", "operator"],
+    request: async () => {
+      await o1Preference();
+      return { path: "/v1/operators/o1/payout-preferences/USDC" };
+    },
+    otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/payout-preferences/USDC" }],
+  },
+  {
+    method: "POST",
+    route: "/v1/rates",
+    allowed: ["admin", "finance"],
+    request: () => ({ path: "/v1/rates", body: { base: "TUSD", quote: "USDC", value: "1" } }),
+  },
+  { method: "GET", route: "/v1/rates", allowed: [...everyone], request: () => ({ path: "/v1/rates" }) },
+  // An operator key naming another operator finds nothing, as GET /v1/payouts does (tests/http/hybrid-settlement.test.ts).
+  { method: "GET", route: "/v1/conversions", allowed: ["admin", "finance", "operator"], request: () => ({ path: "/v1/conversions" }) },
+  {
     method: "POST",
     route: "/v1/customers/{id}/deposit-addresses",
     allowed: ["admin", "marketplace"],
@@ -473,6 +500,12 @@ const routes: RouteSecurity[] = [
       { as: "m2", path: "/v1/marketplaces/m1" },
       { as: "m1", path: "/v1/marketplaces/m2" },
     ],
+  },
+  {
+    method: "PUT",
+    route: "/v1/marketplaces/{id}/pricing-currency",
+    allowed: ["admin"],
+    request: () => ({ path: "/v1/marketplaces/m1/pricing-currency", body: { asset: "USDC" } }),
   },
   {
     method: "PATCH",
@@ -576,6 +609,15 @@ async function reconciliation(): Promise<{ id: string }> {
   await chain.test.mine({ blocks: 2 });
   const final = Number(await chain.public.getBlockNumber()) - 1;
   return expectStatus(await api.call("POST", "/v1/reconciliations", { body: { chain_id: 31337, asset: "TUSD", from_block: 0, to_block: final } }), 201).body;
+}
+
+let preferred: Promise<unknown> | undefined;
+/** o1's payout preference for USDC: paid in USDC itself (set once, by its own key). */
+function o1Preference(): Promise<unknown> {
+  preferred ??= api
+    .call("PUT", "/v1/operators/o1/payout-preferences/USDC", { key: w.keys.o1, body: { splits: [{ asset: "USDC", bps: 10_000 }] } })
+    .then((res) => expectStatus(res, 200));
+  return preferred;
 }
 
 let lastPayout = "";

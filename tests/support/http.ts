@@ -238,7 +238,10 @@ export async function writeCounts(db: TestDatabase): Promise<Record<string, stri
            (select md5(coalesce(string_agg(id || name || metadata::text, ',' order by id), '')) from marketplaces) as marketplace_descriptions,
            (select md5(coalesce(string_agg(id || name || metadata::text, ',' order by id), '')) from operators) as operator_descriptions,
            (select md5(coalesce(string_agg(marketplace_id || '/' || id || metadata::text, ',' order by marketplace_id, id), '')) from customers) as customer_descriptions,
-           (select count(*) from reconciliation_items where resolved_at is not null)::text as resolved_items`);
+           (select count(*) from reconciliation_items where resolved_at is not null)::text as resolved_items,
+           (select count(*) from payout_preferences)::text as payout_preferences, (select count(*) from rates)::text as rates,
+           (select count(*) from conversions)::text as conversions,
+           (select md5(coalesce(string_agg(id || ':' || coalesce(pricing_asset_id::text, '-'), ',' order by id), '')) from marketplaces) as pricing_currencies`);
   return row!;
 }
 

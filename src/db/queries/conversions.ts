@@ -236,7 +236,10 @@ export interface ConversionRow {
   converted_at: Date | string;
 }
 
-/** Conversions in the order they were booked (converted_at, id), after the cursor; of one operator or payout when given. */
+/**
+ * Conversions of convert payouts (not of deposits) in the order they were booked (converted_at, id),
+ * after the cursor; of one operator or payout when given.
+ */
 export async function listConversions(
   db: Queryable,
   f: { operatorId?: string; payoutId?: string; after?: { at: Date; id: string }; limit: number },
@@ -247,7 +250,7 @@ export async function listConversions(
             c.rate_num::text as rate_num, c.rate_den::text as rate_den, c.rate_id, r.source as rate_source, r.observed_at as rate_observed_at,
             c.revaluation::text as revaluation, c.converted_at
        from conversions c join assets fa on fa.id = c.from_asset_id join assets ta on ta.id = c.to_asset_id left join rates r on r.id = c.rate_id
-      where ($1::text is null or c.operator_id = $1) and ($2::uuid is null or c.payout_id = $2)
+      where c.kind = 'payout' and ($1::text is null or c.operator_id = $1) and ($2::uuid is null or c.payout_id = $2)
         and ($3::timestamptz is null or (c.converted_at, c.id) > ($3::timestamptz, $4::uuid))
       order by c.converted_at, c.id limit $5`,
     [f.operatorId ?? null, f.payoutId ?? null, f.after?.at.toISOString() ?? null, f.after?.id ?? null, f.limit],

@@ -1,4 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { withPricing } from "../../services/marketplace-pricing.js";
 import { createMarketplace } from "../../services/marketplaces.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
@@ -6,7 +7,7 @@ import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Metadata } from "../schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
-import { Marketplace, PartyIdParam, partyOut } from "./party-schemas.js";
+import { Marketplace, PartyIdParam, marketplaceOut } from "./party-schemas.js";
 
 const Body = z
   .strictObject({ id: PartyIdParam.openapi({ example: "gpu-market" }), name: z.string().min(1).max(200), metadata: Metadata.optional() })
@@ -27,6 +28,9 @@ const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const body = c.req.valid("json");
-    return idempotently(c, body, async (tx) => ({ status: 201, body: partyOut(await createMarketplace(tx, body)) })) as never;
+    return idempotently(c, body, async (tx) => {
+      const [m] = await withPricing(tx, [await createMarketplace(tx, body)]);
+      return { status: 201, body: marketplaceOut(m!) };
+    }) as never;
   });
 }

@@ -1,11 +1,12 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { withPricing } from "../../services/marketplace-pricing.js";
 import { listMarketplaces } from "../../services/party-reads.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { canReadMarketplace } from "../tenancy.js";
 import { errorResponses, json, security } from "./common.js";
-import { Marketplace, MarketplaceId, partyOut } from "./party-schemas.js";
+import { Marketplace, MarketplaceId, marketplaceOut } from "./party-schemas.js";
 
 const route = createRoute({
   method: "get",
@@ -23,8 +24,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
     // Another marketplace is answered as a missing one, without reading it.
-    const [m] = canReadMarketplace(c, id) ? await listMarketplaces(c.get("deps").ledger.db, { id, limit: 1 }) : [];
+    const db = c.get("deps").ledger.db;
+    const [m] = canReadMarketplace(c, id) ? await withPricing(db, await listMarketplaces(db, { id, limit: 1 })) : [];
     if (!m) throw new ApiError("marketplace_not_found", `marketplace ${id} does not exist`);
-    return c.json(partyOut(m), 200);
+    return c.json(marketplaceOut(m), 200);
   });
 }

@@ -82,6 +82,12 @@ import * as getOperator from "./get-operator.js";
 import * as listCustomers from "./list-customers.js";
 import * as getCustomer from "./get-customer.js";
 import * as listReconciliations from "./list-reconciliations.js";
+import * as setMarketplacePricing from "./set-marketplace-pricing.js";
+import * as setPayoutPreference from "./set-payout-preference.js";
+import * as getPayoutPreference from "./get-payout-preference.js";
+import * as createRate from "./create-rate.js";
+import * as listRates from "./list-rates.js";
+import * as listConversions from "./list-conversions.js";
 
 /** Every route of the API, in the order the OpenAPI document lists them. */
 const routes = [
@@ -108,6 +114,7 @@ const routes = [
   listMarketplaces,
   getMarketplace,
   updateMarketplace,
+  setMarketplacePricing,
   publishFeeSchedule,
   listFeeSchedules,
   getUsageLimits,
@@ -148,6 +155,11 @@ const routes = [
   listPayoutPolicies,
   setOperatorPayoutLimits,
   getOperatorPayoutLimits,
+  setPayoutPreference,
+  getPayoutPreference,
+  createRate,
+  listRates,
+  listConversions,
   registerDepositAddress,
   listDepositAddresses,
   createReconciliation,

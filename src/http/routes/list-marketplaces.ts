@@ -1,11 +1,12 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import { withPricing } from "../../services/marketplace-pricing.js";
 import { listMarketplaces } from "../../services/party-reads.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { CursorQuery, page, pageOf } from "../schemas.js";
 import { errorResponses, json, security } from "./common.js";
 import { partyCursor } from "./party-access.js";
-import { Marketplace, partyOut } from "./party-schemas.js";
+import { Marketplace, marketplaceOut } from "./party-schemas.js";
 
 const route = createRoute({
   method: "get",
@@ -23,13 +24,14 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const q = c.req.valid("query");
     const p = c.get("principal");
-    const rows = await listMarketplaces(c.get("deps").ledger.db, {
+    const db = c.get("deps").ledger.db;
+    const rows = await listMarketplaces(db, {
       id: p.role === "marketplace" ? p.scopeId! : undefined,
       after: partyCursor(q.cursor),
       limit: q.limit + 1,
     });
     return c.json(
-      pageOf(rows, q.limit, partyOut, (r) => r.id),
+      pageOf(await withPricing(db, rows), q.limit, marketplaceOut, (r) => r.id),
       200,
     );
   });

@@ -14,7 +14,17 @@ export const OperatorId = PartyIdParam.openapi({ example: "op-datacenter-7" });
 export const CustomerId = PartyIdParam.openapi({ example: "acme-ai" });
 
 export const Marketplace = z
-  .object({ id: z.string().openapi({ example: "gpu-market" }), name: z.string().openapi({ example: "GPU Market" }), metadata: Metadata, created_at: Timestamp })
+  .object({
+    id: z.string().openapi({ example: "gpu-market" }),
+    name: z.string().openapi({ example: "GPU Market" }),
+    metadata: Metadata,
+    pricing_asset: z.string().nullable().optional().openapi({
+      example: "USD",
+      description:
+        "the asset its usage is priced in, which its operators' payout preferences convert from (PUT /v1/marketplaces/{id}/pricing-currency); null: none set",
+    }),
+    created_at: Timestamp,
+  })
   .openapi("Marketplace");
 export const Operator = z
   .object({
@@ -66,6 +76,15 @@ export const partyOut = (p: { id: string; name: string; metadata: Record<string,
   name: p.name,
   metadata: p.metadata,
   created_at: p.createdAt.toISOString(),
+});
+
+/** A marketplace with its pricing currency (services/marketplace-pricing.ts withPricing). */
+export const marketplaceOut = (m: { id: string; name: string; metadata: Record<string, unknown>; createdAt: Date; pricingAsset: string | null }) => ({
+  id: m.id,
+  name: m.name,
+  metadata: m.metadata,
+  pricing_asset: m.pricingAsset,
+  created_at: m.createdAt.toISOString(),
 });
 
 export const InvitationOut = z

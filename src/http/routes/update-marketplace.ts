@@ -1,4 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { withPricing } from "../../services/marketplace-pricing.js";
 import { updateMarketplace } from "../../services/update-marketplace.js";
 import { requireRole } from "../auth.js";
 import { idempotently } from "../idempotency.js";
@@ -6,7 +7,7 @@ import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
 import type { AppEnv } from "../request-context.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
-import { Marketplace, MarketplaceId, partyOut } from "./party-schemas.js";
+import { Marketplace, MarketplaceId, marketplaceOut } from "./party-schemas.js";
 import { PartyUpdate } from "./party-update-schemas.js";
 
 const route = createRoute({
@@ -28,6 +29,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const p = c.get("principal");
     // Another marketplace is answered as a missing one, without reading it.
     if (p.role === "marketplace" && p.scopeId !== id) throw new ApiError("marketplace_not_found", `marketplace ${id} does not exist`);
-    return idempotently(c, body, async (tx) => ({ status: 200, body: partyOut(await updateMarketplace(tx, { id, change: body })) })) as never;
+    return idempotently(c, body, async (tx) => {
+      const [m] = await withPricing(tx, [await updateMarketplace(tx, { id, change: body })]);
+      return { status: 200, body: marketplaceOut(m!) };
+    }) as never;
   });
 }
