@@ -112,6 +112,26 @@ export interface paths {
         patch: operations["updateAsset"];
         trace?: never;
     };
+    "/v1/assets/{code}/rate-bounds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Propose how old and how far apart an asset's rates may be for conversions (admin); in force when another key approves it
+         * @description The bounds decide which rates money is converted at (docs/settlement.md, "Rates"), so they change on two keys' word: the answer is a proposal (202, kind rate_bounds) that another, independent admin or finance key approves (POST /v1/proposals/{id}/approve). The same change asked again while open answers the open proposal.
+         */
+        put: operations["setAssetRateBounds"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/assets/{code}/retire": {
         parameters: {
             query?: never;
@@ -1105,6 +1125,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/reports/conversions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Conversions by pair with their rates and sources, the platform's position in each token and its gains or losses (admin, finance) */
+        get: operations["getConversionReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/reports/payouts": {
         parameters: {
             query?: never;
@@ -1414,6 +1451,16 @@ export interface components {
              * @example 2026-11-29T12:00:00Z
              */
             retired_at: string | null;
+            /**
+             * @description conversions into or out of it use no rate observed longer ago than this (docs/settlement.md)
+             * @example 3600
+             */
+            rate_max_age_seconds?: number;
+            /**
+             * @description conversions stop while two fresh sources of its rate are further apart than this
+             * @example 100
+             */
+            rate_max_deviation_bps?: number;
         };
         AssetCreate: {
             /** @example USDC-8453 */
@@ -1436,6 +1483,16 @@ export interface components {
                 /** @enum {string} */
                 kind: "offchain";
             };
+            /**
+             * @description conversions into or out of the asset use no rate observed longer ago than this, 1 to 31536000 (default 3600; docs/settlement.md)
+             * @example 3600
+             */
+            rate_max_age_seconds?: number;
+            /**
+             * @description conversions stop while two fresh sources of its rate are further apart than this, 0 to 10000 (default 100)
+             * @example 100
+             */
+            rate_max_deviation_bps?: number;
         };
         AssetPage: {
             data: components["schemas"]["Asset"][];
@@ -1522,6 +1579,18 @@ export interface components {
         } | {
             /** @enum {string} */
             kind: "offchain";
+        };
+        AssetRateBounds: {
+            /**
+             * @description 1 to 31536000: conversions use no rate of the asset observed longer ago
+             * @example 900
+             */
+            rate_max_age_seconds: number;
+            /**
+             * @description 0 to 10000: conversions stop while two fresh sources of its rate are further apart
+             * @example 50
+             */
+            rate_max_deviation_bps: number;
         };
         Account: {
             /**
@@ -2924,6 +2993,53 @@ export interface components {
             /** @description effective_rate_per_unit in the asset's smallest units */
             effective_rate_per_unit_units: string | null;
         };
+        ConversionPairTotals: {
+            /** @example USD */
+            from_asset: string;
+            /** @example NET */
+            to_asset: string;
+            conversions: number;
+            /** @description what was converted, in from_asset's smallest units */
+            used: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            used_display: string;
+            /** @description what it became, in to_asset's smallest units */
+            to_amount: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            to_amount_display: string;
+            /** @description what rounding left where it was, in from_asset's smallest units */
+            remainder: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            remainder_display: string;
+            /**
+             * @description whole to_asset per whole from_asset over the period: Σ to_amount ÷ Σ used
+             * @example 0.4
+             */
+            average_rate: string | null;
+            /** @description conversions at a price feed's rate */
+            feed: number;
+            /** @description conversions at a rate finance entered and another key approved */
+            manual: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            first_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            last_at: string;
+        };
         PayoutAddressChallenge: {
             /**
              * Format: uuid
@@ -3852,6 +3968,54 @@ export interface components {
                  */
                 revenue_display: string;
                 entries: number;
+            }[];
+        };
+        ConversionReport: {
+            /** @description per pair, what was converted in the period (payouts and customers' deposits) */
+            data: components["schemas"]["ConversionPairTotals"][];
+            /** @description the platform's position in each asset it converted into or out of */
+            positions: {
+                pricing_asset: string;
+                asset: string;
+                /** @description the platform's holding of the asset from conversions (negative: given out), now */
+                position: string;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                position_display: string;
+                /** @description its value in the pricing asset's books, marked to the last rate a conversion used */
+                book_value: string;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                book_value_display: string;
+                /** @description the latest stored rate, whole pricing asset per whole asset */
+                latest_rate: string | null;
+                value_at_latest: string | null;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                value_at_latest_display: string | null;
+                /** @description what marking the position to the latest rate would book: negative is a loss */
+                unrealised: string | null;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                unrealised_display: string | null;
+            }[];
+            /** @description fx:gains_losses per pricing asset: gains (positive) less losses booked from rate movements, all time */
+            gains_losses: {
+                asset: string;
+                net: string;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                net_display: string;
             }[];
         };
         PayoutReport: {
@@ -4899,6 +5063,131 @@ export interface operations {
         };
         responses: {
             /** @description the proposal (kind asset_settlement): the asset changes when another key approves it; the same change asked again answers the open one */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Proposal"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setAssetRateBounds: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AssetRateBounds"];
+            };
+        };
+        responses: {
+            /** @description the proposal (kind rate_bounds) */
             202: {
                 headers: {
                     [name: string]: unknown;
@@ -10472,6 +10761,8 @@ export interface operations {
                         operator_id: string;
                         group_by: string;
                         data: components["schemas"]["EarningsRow"][];
+                        /** @description what its earnings converted in the period were paid in (docs/settlement.md): per pair, the earnings used, what they became, the average rate and the rate sources */
+                        paid_in: components["schemas"]["ConversionPairTotals"][];
                         /** @description now: each asset's available balance split into what can be paid out now and what awaits the marketplaces' money */
                         payable: components["schemas"]["OperatorFundingSplit"][];
                     };
@@ -13986,6 +14277,133 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FeeRevenue"];
+                    "text/csv": string;
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getConversionReport: {
+        parameters: {
+            query: {
+                /** @description start, inclusive */
+                from: string;
+                /** @description end, exclusive */
+                to: string;
+                /** @description json, or csv (RFC 4180, one header row) */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the report (JSON; CSV with format=csv gives the pairs) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversionReport"];
                     "text/csv": string;
                 };
             };

@@ -61,6 +61,16 @@ export const Asset = z
     retired_at: Timestamp.nullable().openapi({
       description: "when it was retired: no new accounts, transfers, usage, holds or deposits in it (its balances can still be paid out); null while in use",
     }),
+    rate_max_age_seconds: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: "conversions into or out of it use no rate observed longer ago than this (docs/settlement.md)", example: 3600 }),
+    rate_max_deviation_bps: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: "conversions stop while two fresh sources of its rate are further apart than this", example: 100 }),
   })
   .openapi("Asset");
 

@@ -19,6 +19,8 @@ export const assetOut = (a: Asset) => ({
         : { kind: a.settlement.kind },
   created_at: a.createdAt.toISOString(),
   retired_at: a.retiredAt?.toISOString() ?? null,
+  rate_max_age_seconds: a.rateBounds.maxAgeSeconds,
+  rate_max_deviation_bps: a.rateBounds.maxDeviationBps,
 });
 
 export const accountOut = (a: Account) => ({

@@ -164,8 +164,8 @@ const routes: PostRoute[] = [
     name: "POST /v1/assets",
     path: () => "/v1/assets",
     key: () => w.keys.admin,
-    valid: () => ({ code: "FUZZ", scale: 6, settlement: { kind: "offchain" } }),
-    fields: { code: "code", scale: "int", settlement: "enum" },
+    valid: () => ({ code: "FUZZ", scale: 6, settlement: { kind: "offchain" }, rate_max_age_seconds: 600, rate_max_deviation_bps: 50 }),
+    fields: { code: "code", scale: "int", settlement: "enum", rate_max_age_seconds: "int", rate_max_deviation_bps: "int" },
   },
   {
     name: "POST /v1/accounts",
@@ -479,6 +479,14 @@ const routes: PostRoute[] = [
     valid: () => ({ min_amount: "1", schedule: "interval", interval_seconds: 3600, max_gas_share_bps: 100 }),
     // max_gas_share_bps is nullable (no cap): its bad values are in payouts.error.test.ts.
     fields: { min_amount: "amount", schedule: "enum", interval_seconds: "int" },
+  },
+  {
+    name: "PUT /v1/assets/{code}/rate-bounds",
+    method: "PUT",
+    path: () => "/v1/assets/USDC/rate-bounds",
+    key: () => w.keys.admin,
+    valid: () => ({ rate_max_age_seconds: 900, rate_max_deviation_bps: 50 }),
+    fields: { rate_max_age_seconds: "int", rate_max_deviation_bps: "int" },
   },
 ];
 

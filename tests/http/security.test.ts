@@ -81,6 +81,12 @@ const routes: RouteSecurity[] = [
       body: { settlement: { kind: "erc20", chain_id: 31337, token_address: randomAddress() } },
     }),
   },
+  {
+    method: "PUT",
+    route: "/v1/assets/{code}/rate-bounds",
+    allowed: ["admin"],
+    request: async () => ({ path: `/v1/assets/${await freshAsset()}/rate-bounds`, body: { rate_max_age_seconds: 900, rate_max_deviation_bps: 50 } }),
+  },
   { method: "POST", route: "/v1/assets/{code}/retire", allowed: ["admin"], request: async () => ({ path: `/v1/assets/${await freshAsset()}/retire` }) },
   {
     method: "POST",
@@ -447,6 +453,7 @@ const routes: RouteSecurity[] = [
       "fee-revenue?from=2026-01-01T00:00:00Z&to=2026-12-01T00:00:00Z",
       "payouts?from=2026-01-01T00:00:00Z&to=2026-12-01T00:00:00Z",
       "operator-statements?from=2026-01-01T00:00:00Z&to=2026-12-01T00:00:00Z",
+      "conversions?from=2026-01-01T00:00:00Z&to=2026-12-01T00:00:00Z",
     ] as const
   ).map((report): RouteSecurity => ({
     method: "GET",

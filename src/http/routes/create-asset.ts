@@ -17,6 +17,15 @@ const Body = z
       z.strictObject({ kind: z.literal("native"), chain_id: z.number().int() }),
       z.strictObject({ kind: z.literal("offchain") }),
     ]),
+    rate_max_age_seconds: z.number().int().optional().openapi({
+      description: "conversions into or out of the asset use no rate observed longer ago than this, 1 to 31536000 (default 3600; docs/settlement.md)",
+      example: 3600,
+    }),
+    rate_max_deviation_bps: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: "conversions stop while two fresh sources of its rate are further apart than this, 0 to 10000 (default 100)", example: 100 }),
   })
   .openapi("AssetCreate");
 
@@ -46,6 +55,8 @@ export function register(app: OpenAPIHono<AppEnv>): void {
             : s.kind === "native"
               ? { kind: "native", chainId: s.chain_id }
               : { kind: "offchain" },
+        ...(body.rate_max_age_seconds === undefined ? {} : { rateMaxAgeSeconds: body.rate_max_age_seconds }),
+        ...(body.rate_max_deviation_bps === undefined ? {} : { rateMaxDeviationBps: body.rate_max_deviation_bps }),
       });
       return { status: 201, body: assetOut(asset) };
     }) as never;

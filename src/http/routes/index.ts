@@ -5,6 +5,7 @@ import * as createApiKey from "./create-api-key.js";
 import * as createAsset from "./create-asset.js";
 import * as getAsset from "./get-asset.js";
 import * as updateAsset from "./update-asset.js";
+import * as setAssetRateBounds from "./set-asset-rate-bounds.js";
 import * as retireAsset from "./retire-asset.js";
 import * as updateMarketplace from "./update-marketplace.js";
 import * as updateOperator from "./update-operator.js";
@@ -59,6 +60,7 @@ import * as listAuditLog from "./list-audit-log.js";
 import * as registerDepositAddress from "./register-deposit-address.js";
 import * as listDepositAddresses from "./list-deposit-addresses.js";
 import * as reportFeeRevenue from "./report-fee-revenue.js";
+import * as reportConversions from "./report-conversions.js";
 import * as reportOperatorStatements from "./report-operator-statements.js";
 import * as reportPayouts from "./report-payouts.js";
 import * as reportTrialBalance from "./report-trial-balance.js";
@@ -98,6 +100,7 @@ const routes = [
   listAssets,
   getAsset,
   updateAsset,
+  setAssetRateBounds,
   retireAsset,
   createAccount,
   listAccounts,
@@ -169,6 +172,7 @@ const routes = [
   treasuryCheck,
   reportTrialBalance,
   reportFeeRevenue,
+  reportConversions,
   reportPayouts,
   reportOperatorStatements,
   auditVerify,

@@ -1,5 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { operatorEarnings } from "../../services/reads.js";
+import { paidInByOperator } from "../../services/conversion-reports.js";
+import { PairOut, pairOut } from "./report-conversions.js";
 import { effectiveRateUnits, paidHours } from "../../domain/earnings.js";
 import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
@@ -78,6 +80,10 @@ const route = createRoute({
         operator_id: z.string(),
         group_by: z.string(),
         data: z.array(Row),
+        paid_in: z.array(PairOut).openapi({
+          description:
+            "what its earnings converted in the period were paid in (docs/settlement.md): per pair, the earnings used, what they became, the average rate and the rate sources",
+        }),
         payable: z
           .array(FundingSplit)
           .openapi({ description: "now: each asset's available balance split into what can be paid out now and what awaits the marketplaces' money" }),
@@ -95,7 +101,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { from, to } = checkPeriod(q);
     await visibleOperator(c, id);
     const db = c.get("deps").ledger.db;
-    const [rows, splits] = await Promise.all([operatorEarnings(db, id, from, to, q.group_by), fundingSplits(db, id)]);
+    const [rows, splits, paidIn] = await Promise.all([operatorEarnings(db, id, from, to, q.group_by), fundingSplits(db, id), paidInByOperator(db, id, from, to)]);
     const data = rows.map((r): Row => {
       const net = BigInt(r.net);
       const fees = BigInt(r.gross) - net;
@@ -129,6 +135,6 @@ export function register(app: OpenAPIHono<AppEnv>): void {
         data.map((d) => CSV_COLUMNS.map((k) => d[k])),
       ) as never;
     }
-    return c.json({ operator_id: id, group_by: q.group_by, data, payable: splits.map((f) => f.split) }, 200);
+    return c.json({ operator_id: id, group_by: q.group_by, data, paid_in: paidIn.map(pairOut), payable: splits.map((f) => f.split) }, 200);
   });
 }
