@@ -9,7 +9,7 @@ import { abortAll, explainRefusals, finish } from "./ingest-usage/results.js";
 import { conflict, hashOf, usageKey, type OpenResults, type Planned, type UsageItem, type UsageResult } from "./ingest-usage/types.js";
 
 export { FUTURE_TOLERANCE_MS } from "./ingest-usage/rating.js";
-export type { UsageInput, UsageItem, UsageResult } from "./ingest-usage/types.js";
+export type { UsageInput, UsageItem, UsageResult, WrittenUsage } from "./ingest-usage/types.js";
 
 /**
  * Rates and posts usage records, set-based: one ledger batch for all of them (one transfer per

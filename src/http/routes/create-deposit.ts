@@ -1,7 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { depositForCustomer } from "../../services/customer-deposits.js";
 import { getCustomer } from "../../services/marketplaces.js";
-import { getAssetByCode } from "../../services/reads.js";
 import type { Transfer as TransferRecord } from "../../domain/posting.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
@@ -10,7 +9,7 @@ import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
 import { Amount, AssetCode } from "../money-schemas.js";
 import { Metadata, Transfer } from "../schemas.js";
-import { assetScales } from "../scales.js";
+import { assetScales, codeScale } from "../scales.js";
 import { legAssets, transferOut } from "../serialize.js";
 import { actingMarketplace } from "../tenancy.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
@@ -45,10 +44,10 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const deps = c.get("deps");
     return replayOrRun(c, body, async (ledgerKey, receipts) => {
       if (!(await getCustomer(deps.ledger.db, marketplaceId, id))) throw new ApiError("customer_not_found", `customer ${id} does not exist`);
-      // The deposit moves money in this asset only: with its scale, the answer is made in the write's
-      // transaction. An unknown asset is refused by the write.
-      const asset = await getAssetByCode(deps.ledger.db, body.asset);
-      const known = asset && new Map([[asset.id, asset.scale]]);
+      // The deposit moves money in this asset only: with its scale (read once per process: an asset's
+      // scale never changes), the answer is made in the write's transaction. An unknown asset is
+      // refused by the write.
+      const known = await codeScale(deps.ledger.db, body.asset);
       const result = await depositForCustomer(deps.ledger, {
         marketplaceId,
         customerId: id,

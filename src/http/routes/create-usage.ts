@@ -1,11 +1,11 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
-import type { UsageRecord } from "../../domain/usage.js";
-import { getAssetByCode, getAssetScales } from "../../services/reads.js";
+import type { WrittenUsage } from "../../services/ingest-usage.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
+import { assetScales, scaleIn } from "../scales.js";
 import { actingMarketplace } from "../tenancy.js";
 import { SingleUsageIn, toUsageInput, UsageRecordOut, usageOut } from "../usage-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
@@ -32,16 +32,14 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     // A record written now has its audit row and answer written with it; a repeat is answered 200.
     const { db, usage } = c.get("deps").ledger;
     return replayOrRun(c, { marketplace_id, ...record }, async (_, receipts) => {
-      // The answer is made in the write's transaction, with the scale of the record's asset looked up
-      // first (an asset's code and scale never change). An unknown asset is refused by the write; were
-      // it created meanwhile, the answer is made after the commit instead.
-      const asset = await getAssetByCode(db, record.asset);
-      const receipt = asset ? receipts.answered(201, (r: UsageRecord) => usageOut(r, asset.scale)) : receipts.audited<UsageRecord>(201);
+      // The answer is made in the write's transaction, at the scale the record was rated at. An
+      // unknown asset is refused by the write.
+      const receipt = receipts.answered(201, (w: WrittenUsage) => usageOut(w.record, w.scale));
       const result = await usage.submit({ marketplaceId, input: toUsageInput(record), receipt });
       if (result.status === "rejected") throw ApiError.from(result.error);
       const accepted = result.status === "accepted";
-      const scale = asset?.scale ?? (await getAssetScales(db, [result.record.assetId])).get(result.record.assetId)!;
-      return { status: accepted ? 201 : 200, body: usageOut(result.record, scale), receipt: accepted ? (asset ? "answer" : "audit") : undefined };
+      const scale = scaleIn(await assetScales(db, [result.record.assetId]), result.record.assetId);
+      return { status: accepted ? 201 : 200, body: usageOut(result.record, scale), receipt: accepted ? "answer" : undefined };
     }) as never;
   });
 }

@@ -82,10 +82,13 @@ async function recordUsage(tx: Queryable, planned: Planned[], atomic: boolean, l
     if (o.kind === "created") last.records.set(k, toRecord(p, last.accounts, o.transfer.id, bookedAt));
   });
   if ((await insertUsageRecords(tx, [...last.records.values()])) !== last.records.size) throw new Contended();
-  // The receipts of single API calls whose record this batch wrote.
+  // The receipts of single API calls whose record this batch wrote, answered at the scale the record was rated at.
   await writeReceipts(
     tx,
-    planned.flatMap((p, k) => (p.item.receipt && last.records.has(k) ? [{ receipt: p.item.receipt, result: last.records.get(k)! }] : [])),
+    planned.flatMap((p, k) => {
+      const record = last.records.get(k);
+      return p.item.receipt && record ? [{ receipt: p.item.receipt, result: { record, scale: p.scale } }] : [];
+    }),
     bookedAt,
   );
 }

@@ -30,7 +30,16 @@ export interface UsageItem {
   marketplaceId: string;
   input: UsageInput;
   /** The receipt of the API call that posted this record alone, written with the record. */
-  receipt?: WriteReceipt<UsageRecord>;
+  receipt?: WriteReceipt<WrittenUsage>;
+}
+
+/**
+ * What a single call's answer is made from in the write's transaction: the record written and the
+ * scale of its asset, as the planner rated it (no lookup of its own before the write).
+ */
+export interface WrittenUsage {
+  record: UsageRecord;
+  scale: number;
 }
 
 export type UsageResult =
