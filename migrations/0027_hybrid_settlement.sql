@@ -55,6 +55,7 @@ ALTER TABLE "payouts" DROP CONSTRAINT "payouts_settlement";--> statement-breakpo
 ALTER TABLE "assets" ADD COLUMN "rate_max_age_seconds" integer DEFAULT 3600 NOT NULL;--> statement-breakpoint
 ALTER TABLE "assets" ADD COLUMN "rate_max_deviation_bps" integer DEFAULT 100 NOT NULL;--> statement-breakpoint
 ALTER TABLE "marketplaces" ADD COLUMN "pricing_asset_id" uuid;--> statement-breakpoint
+ALTER TABLE "marketplaces" ADD COLUMN "pricing_set_at" timestamp with time zone;--> statement-breakpoint
 ALTER TABLE "payouts" ADD COLUMN "splits" jsonb;--> statement-breakpoint
 ALTER TABLE "payouts" ADD COLUMN "parent_payout_id" uuid;--> statement-breakpoint
 ALTER TABLE "conversions" ADD CONSTRAINT "conversions_from_asset_id_assets_id_fk" FOREIGN KEY ("from_asset_id") REFERENCES "public"."assets"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
@@ -64,6 +65,7 @@ ALTER TABLE "payout_preferences" ADD CONSTRAINT "payout_preferences_operator_id_
 ALTER TABLE "payout_preferences" ADD CONSTRAINT "payout_preferences_asset_id_assets_id_fk" FOREIGN KEY ("asset_id") REFERENCES "public"."assets"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "rates" ADD CONSTRAINT "rates_base_asset_id_assets_id_fk" FOREIGN KEY ("base_asset_id") REFERENCES "public"."assets"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "rates" ADD CONSTRAINT "rates_quote_asset_id_assets_id_fk" FOREIGN KEY ("quote_asset_id") REFERENCES "public"."assets"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+CREATE UNIQUE INDEX "conversions_transfer_pair_uq" ON "conversions" USING btree ("transfer_id","from_asset_id","to_asset_id");--> statement-breakpoint
 CREATE INDEX "conversions_payout_idx" ON "conversions" USING btree ("payout_id");--> statement-breakpoint
 CREATE INDEX "conversions_operator_idx" ON "conversions" USING btree ("operator_id","converted_at");--> statement-breakpoint
 CREATE INDEX "conversions_customer_idx" ON "conversions" USING btree ("marketplace_id","to_asset_id","customer_id");--> statement-breakpoint

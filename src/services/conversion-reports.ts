@@ -1,5 +1,5 @@
 import type { Queryable } from "../db/client.js";
-import { conversionPositions, conversionTotals, type ConversionTotalsRow } from "../db/queries/conversion-reports.js";
+import { conversionPositions, conversionTotals, pricingAssetCodes, type ConversionTotalsRow } from "../db/queries/conversion-reports.js";
 import { latestRate } from "../db/queries/conversions.js";
 import { getAssetByCode } from "../db/queries/assets.js";
 import { formatRate, invertRate, valueOf, type Rate } from "../domain/conversion.js";
@@ -73,32 +73,38 @@ export interface ConversionReport {
   gainsLosses: { asset: string; scale: number; net: bigint }[];
 }
 
+/** A position with its worth at the latest stored rate of the pair (either source). */
+async function positionOf(db: Queryable, pricingCode: string, assetCode: string, position: bigint, book: bigint, now: Date): Promise<Position> {
+  const [pricing, asset] = [(await getAssetByCode(db, pricingCode))!, (await getAssetByCode(db, assetCode))!];
+  const [feed, manual] = [await latestRate(db, asset.id, pricing.id, "feed", now), await latestRate(db, asset.id, pricing.id, "manual", now)];
+  const latest = [feed, manual].filter((x) => x !== undefined).sort((a, b) => new Date(b!.observed_at).getTime() - new Date(a!.observed_at).getTime())[0];
+  const stored = latest && { num: BigInt(latest.num), den: BigInt(latest.den) };
+  const rate = stored && (latest!.base_asset_id === asset.id ? stored : invertRate(stored));
+  const value = rate ? valueOf(position, asset.scale, pricing.scale, rate) : null;
+  return {
+    pricing: { code: pricing.code, scale: pricing.scale },
+    asset: { code: asset.code, scale: asset.scale },
+    position,
+    book,
+    latestRate: rate ? formatRate(rate) : null,
+    valueAtLatest: value,
+    unrealised: value === null ? null : value + book,
+  };
+}
+
 /** The finance report of conversions in [from, to), with the platform's positions now. */
 export async function conversionReport(db: Queryable, from: Date, to: Date, now: Date): Promise<ConversionReport> {
   const pairs = (await conversionTotals(db, { from, to, byOperator: false })).map(toTotals);
   const rows = await conversionPositions(db);
   const net = new Map(rows.map((r) => [`${r.asset}|${r.ref}`, r]));
+  const pricingCodes = await pricingAssetCodes(db);
   const positions: Position[] = [];
+  // A position is held in an asset that is no pricing currency, against one that is; its book value is the counter account.
   for (const r of rows.filter((x) => x.code === "conversion")) {
     const pricingCode = r.ref.slice("conversion:".length);
     const book = net.get(`${pricingCode}|conversion:${r.asset}`);
-    // The held side of a pair is the one whose counterpart holds the book value: book accounts are in the earnings asset.
-    if (!book || !pairs.some((p) => p.from.code === pricingCode && p.to.code === r.asset)) continue;
-    const [pricing, asset] = [(await getAssetByCode(db, pricingCode))!, (await getAssetByCode(db, r.asset))!];
-    const [feed, manual] = [await latestRate(db, asset.id, pricing.id, "feed", now), await latestRate(db, asset.id, pricing.id, "manual", now)];
-    const latest = [feed, manual].filter((x) => x !== undefined).sort((a, b) => new Date(b!.observed_at).getTime() - new Date(a!.observed_at).getTime())[0];
-    const rate = latest && (latest.base_asset_id === asset.id ? { num: BigInt(latest.num), den: BigInt(latest.den) } : invertRate({ num: BigInt(latest.num), den: BigInt(latest.den) }));
-    const position = BigInt(r.net);
-    const value = rate ? valueOf(position, asset.scale, pricing.scale, rate) : null;
-    positions.push({
-      pricing: { code: pricing.code, scale: pricing.scale },
-      asset: { code: asset.code, scale: asset.scale },
-      position,
-      book: BigInt(book.net),
-      latestRate: rate ? formatRate(rate) : null,
-      valueAtLatest: value,
-      unrealised: value === null ? null : value + BigInt(book.net),
-    });
+    if (!book || !pricingCodes.has(pricingCode) || pricingCodes.has(r.asset)) continue;
+    positions.push(await positionOf(db, pricingCode, r.asset, BigInt(r.net), BigInt(book.net), now));
   }
   const gainsLosses = rows.filter((x) => x.code === "fx_gains_losses").map((x) => ({ asset: x.asset, scale: x.scale, net: BigInt(x.net) }));
   return { pairs, positions, gainsLosses };

@@ -73,13 +73,16 @@ async function planParts(db: Queryable, settlements: Settlements, payout: Payout
     const identity = asset.id === earnings.id;
     const rate = identity ? null : rates.get(asset.id);
     if (!identity && !rate) throw new Error(`no rate chosen for ${earnings.code}→${asset.code}`);
-    const { to, used, remainder } = identity ? { to: amounts[i]!, used: amounts[i]!, remainder: 0n } : convertAmount(amounts[i]!, earnings.scale, asset.scale, rate!.rate);
+    const { to, used, remainder } = identity
+      ? { to: amounts[i]!, used: amounts[i]!, remainder: 0n }
+      : convertAmount(amounts[i]!, earnings.scale, asset.scale, rate!.rate);
     const route = settlements.forAsset(asset);
     if (route.kind === "unconfigured") throw new LedgerError("chain_not_configured", route.reason ?? `asset ${asset.code} is not paid out by this service`);
     let destination: Part["destination"] = { settlement: "none", chainId: null, toAddress: null };
     if (route.kind === "evm") {
       const address = await getPayoutAddress(db, payout.operatorId, route.chain.chainId);
-      if (address === undefined) throw new LedgerError("payout_address_missing", `operator ${payout.operatorId} has no verified payout address on chain ${route.chain.chainId}`);
+      if (address === undefined)
+        throw new LedgerError("payout_address_missing", `operator ${payout.operatorId} has no verified payout address on chain ${route.chain.chainId}`);
       destination = { settlement: "evm", chainId: route.chain.chainId, toAddress: address };
     }
     const childId = uuidFromKey(`payout-part:${payout.id}:${asset.id}`);
@@ -124,13 +127,20 @@ async function build(
   }
   const transfers: TransferInput[] = [{ kind: "void_pending", pendingId: payout.holdTransferId, idempotencyKey: `payout:${payout.id}:void-for-conversion` }];
   state.withConversion = legs.length > 0;
-  if (state.withConversion) transfers.push({ kind: "standard", idempotencyKey: `payout:${payout.id}:convert`, metadata: { conversion: metadataOf(payout, parts) }, legs });
+  if (state.withConversion)
+    transfers.push({ kind: "standard", idempotencyKey: `payout:${payout.id}:convert`, metadata: { conversion: metadataOf(payout, parts) }, legs });
   for (const p of parts.filter((x) => x.to > 0n)) {
     transfers.push({
       kind: "pending",
       idempotencyKey: `payout:${p.childId}:hold`,
       metadata: { payout: { id: p.childId, operator_id: payout.operatorId, parent_payout_id: payout.id } },
-      legs: [{ debitAccountId: id(chart.operatorPayable(p.asset.id, payout.operatorId)), creditAccountId: id(chart.payoutsInTransit(p.asset.id, routeOf(p.destination))), amount: p.to }],
+      legs: [
+        {
+          debitAccountId: id(chart.operatorPayable(p.asset.id, payout.operatorId)),
+          creditAccountId: id(chart.payoutsInTransit(p.asset.id, routeOf(p.destination))),
+          amount: p.to,
+        },
+      ],
     });
   }
   return transfers;

@@ -5,6 +5,7 @@ import type { Database } from "../db/client.js";
 import { ensureAccounts } from "../db/ensure-accounts.js";
 import { chart, specKey } from "../domain/chart.js";
 import { getAssetByCode } from "../db/queries/assets.js";
+import { marketplacePricing } from "../db/queries/conversions.js";
 import type { TransferResult } from "../db/transfer-writer.js";
 import type { TransferInput } from "../domain/transfers.js";
 import type { LedgerContext, TransferSubmission } from "./context.js";
@@ -32,6 +33,12 @@ export async function depositForCustomer(
   if (!customer) throw new LedgerError("customer_not_found", `customer ${input.customerId} does not exist`);
   const asset = await getAssetByCode(db, input.asset);
   if (!asset) throw new LedgerError("asset_not_found", `asset ${input.asset} does not exist`, [{ path: "asset", message: "does not exist" }]);
+  const pricing = await marketplacePricing(db, input.marketplaceId);
+  if (pricing !== undefined && pricing.id !== asset.id) {
+    // What a marketplace claims its customer paid is its own debt, in the currency it prices in.
+    const message = `marketplace ${input.marketplaceId} prices in ${pricing.code}: the deposits it records for its customers are in ${pricing.code}`;
+    throw new LedgerError("asset_mismatch", message, [{ path: "asset", message: `must be ${pricing.code}` }]);
+  }
   // Retirement stops new business, not the settling of old: a postpaid customer's deposit pays
   // what it owes and is taken; a prepaid one's would fund usage that is refused.
   if (customer.billing === "prepaid") {

@@ -26,14 +26,17 @@ export async function withPricing(db: Queryable, marketplaces: Party[]): Promise
 }
 
 /** Sets a marketplace's pricing currency: an asset that exists and is not retired. */
-export async function setPricingCurrency(db: Queryable, { marketplaceId, asset: code }: { marketplaceId: string; asset: string }): Promise<PricedMarketplace> {
+export async function setPricingCurrency(
+  db: Queryable,
+  { now, marketplaceId, asset: code }: { now: Date; marketplaceId: string; asset: string },
+): Promise<PricedMarketplace> {
   return inTransaction(db, async (tx) => {
     const marketplace = await getMarketplace(tx, marketplaceId);
     if (!marketplace) throw new LedgerError("marketplace_not_found", `marketplace ${marketplaceId} does not exist`);
     const asset = await getAssetByCode(tx, code);
     if (!asset) throw new LedgerError("asset_not_found", `asset ${code} does not exist`, [{ path: "asset", message: "does not exist" }]);
     refuseRetiredAsset(asset);
-    await setMarketplacePricing(tx, marketplaceId, asset.id);
+    await setMarketplacePricing(tx, marketplaceId, asset.id, now);
     return { ...marketplace, pricingAsset: asset.code };
   });
 }

@@ -67,9 +67,11 @@ async function checkSplit(db: Queryable, settlements: Settlements, operatorId: s
     ]);
   }
   if (route.kind === "evm" && (await getPayoutAddress(db, operatorId, route.chain.chainId)) === undefined) {
-    throw new LedgerError("payout_address_missing", `operator ${operatorId} has no verified payout address on chain ${route.chain.chainId}, where ${asset.code} settles`, [
-      { path, message: "has no verified payout address on its chain" },
-    ]);
+    throw new LedgerError(
+      "payout_address_missing",
+      `operator ${operatorId} has no verified payout address on chain ${route.chain.chainId}, where ${asset.code} settles`,
+      [{ path, message: "has no verified payout address on its chain" }],
+    );
   }
   if (asset.id === earnings.id) return;
   if (!feedFor(settlements, earnings.code, asset.code) && !(await latestRate(db, earnings.id, asset.id, "manual", new Date(Date.UTC(9999, 11, 31))))) {

@@ -131,7 +131,13 @@ async function checkCaps(db: Database, input: CreatePayoutInput, asset: Asset, p
  * Where the payout goes: into the assets of the operator's payout preference, converted when it is
  * paid (docs/settlement.md); on chain, to the operator's verified payout address there; or off-chain.
  */
-async function destinationOf(db: Database, settlements: Settlements, input: CreatePayoutInput, asset: Asset, route: PayableRoute): Promise<CheckedPayout["destination"]> {
+async function destinationOf(
+  db: Database,
+  settlements: Settlements,
+  input: CreatePayoutInput,
+  asset: Asset,
+  route: PayableRoute,
+): Promise<CheckedPayout["destination"]> {
   const preference = await currentPreference(db, input.operatorId, asset.id);
   if (converts(preference)) {
     await checkSplitsPayable(db, settlements, input.operatorId, preference.splits);

@@ -46,6 +46,9 @@ async function readFeedRate(db: Queryable, settlements: Settlements, from: Asset
   if (!found) return undefined;
   const reading = await readPriceFeed(found.chain.client, found.feed.address);
   const [base, quote] = found.feed.base === from.code ? [from, to] : [to, from];
+  // A rate is stored as numeric(78,0) numerator and denominator: 10^77 is the most a denominator holds.
+  if (reading.decimals > 77)
+    throw new FeedError("no_data", `price feed ${reading.address} answers with ${reading.decimals} decimals, more than a rate can hold (77)`);
   const rate = rateFromFeed(reading.answer, reading.decimals);
   const sourceRef = `${found.chain.chainId}:${reading.address}:${reading.roundId}`;
   const id = await insertRate(db, {
@@ -109,6 +112,9 @@ export async function chooseRate(db: Queryable, settlements: Settlements, from: 
     const t = new Date(r.observed_at).getTime();
     return t >= oldest && t <= now.getTime() + FUTURE_TOLERANCE_MS;
   };
+  if (feed && new Date(feed.observed_at).getTime() > now.getTime() + FUTURE_TOLERANCE_MS) {
+    return { ok: false, reason: `no rate for ${pair}: the price feed's latest round is observed in the future of this service's clock (${describe(feed)})` };
+  }
   const candidates = [feed, manual].filter(fresh) as RateRow[];
   if (candidates.length === 0) {
     const seen = [feed, manual].filter((r): r is RateRow => r !== undefined);
@@ -118,7 +124,10 @@ export async function chooseRate(db: Queryable, settlements: Settlements, from: 
   if (candidates.length === 2) {
     const apart = deviationBps(oriented(feed!, from.id), oriented(manual!, from.id));
     if (apart > BigInt(maxDeviationBps)) {
-      return { ok: false, reason: `the sources of ${pair} disagree by ${apart} bps, more than the bound of ${maxDeviationBps} bps: ${describe(feed!)}; ${describe(manual!)}` };
+      return {
+        ok: false,
+        reason: `the sources of ${pair} disagree by ${apart} bps, more than the bound of ${maxDeviationBps} bps: ${describe(feed!)}; ${describe(manual!)}`,
+      };
     }
   }
   const use = candidates[0]!;

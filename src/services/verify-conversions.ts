@@ -21,7 +21,8 @@ function mismatchOf(r: ConversionCheckRow): string | null {
   if (r.rate_id === null || r.stored_num === null) return "names no stored rate";
   const stored = { num: BigInt(r.stored_num), den: BigInt(r.stored_den!) };
   const expected = r.stored_base_is_from ? stored : invertRate(stored);
-  if (expected.num * rate.den !== rate.num * expected.den) return `applied the rate ${r.rate_num}/${r.rate_den}, not its stored rate ${expected.num}/${expected.den}`;
+  if (expected.num * rate.den !== rate.num * expected.den)
+    return `applied the rate ${r.rate_num}/${r.rate_den}, not its stored rate ${expected.num}/${expected.den}`;
   const want = convertAmount(BigInt(r.part), r.from_scale, r.to_scale, rate);
   if (want.to !== BigInt(r.to_amount) || want.used !== BigInt(r.used) || want.remainder !== BigInt(r.remainder)) {
     return `part ${r.part} at the rate gives ${want.to} for ${want.used} (remainder ${want.remainder}), not ${r.to_amount} for ${r.used} (remainder ${r.remainder})`;

@@ -29,7 +29,8 @@ beforeAll(async () => {
   ).body;
   expectStatus(await t.api.call("POST", `/v1/proposals/${receipt.id}/approve`, { key: t.w.keys.admin, body: {} }), 200);
   expectStatus(await t.api.call("POST", "/v1/customers/c1/deposits", { key: t.w.keys.m1, body: { asset: "USD", amount: "100000000" } }), 201);
-  for (const id of ["hybrid-r1", "hybrid-r2"]) expectStatus(await t.api.call("POST", "/v1/usage", { key: t.w.keys.m1, body: t.w.usage(id, { asset: "USD" }) }), 201);
+  for (const id of ["hybrid-r1", "hybrid-r2"])
+    expectStatus(await t.api.call("POST", "/v1/usage", { key: t.w.keys.m1, body: t.w.usage(id, { asset: "USD" }) }), 201);
   const body = { splits: [{ asset: "EUR", bps: 10_000 }] };
   expectStatus(await t.api.call("PUT", "/v1/operators/o1/payout-preferences/USD", { key: t.w.keys.o1, body }), 200);
   for (const amount of ["1000000", "2000001"]) {
@@ -65,7 +66,14 @@ describe("reports in both currencies", () => {
     const r = expectStatus(await t.api.call("GET", `/v1/reports/conversions?${period()}`, { key: t.w.keys.finance }), 200).body;
     expect(r.data).toEqual([expect.objectContaining({ from_asset: "USD", to_asset: "EUR", to_amount: "270", average_rate: "0.9" })]);
     expect(r.positions).toEqual([
-      expect.objectContaining({ pricing_asset: "USD", asset: "EUR", position: "-270", position_display: "-2.7", book_value: "3000000", latest_rate: "1.111111111111111111" }),
+      expect.objectContaining({
+        pricing_asset: "USD",
+        asset: "EUR",
+        position: "-270",
+        position_display: "-2.7",
+        book_value: "3000000",
+        latest_rate: "1.111111111111111111",
+      }),
     ]);
     expect(r.gains_losses).toEqual([{ asset: "USD", net: "0", net_display: "0" }]);
     const csv = expectStatus(await t.api.call("GET", `/v1/reports/conversions?${period()}&format=csv`, { key: t.w.keys.finance }), 200).body as string;
@@ -79,7 +87,9 @@ describe("reports in both currencies", () => {
 describe("an asset's rate bounds", () => {
   it("are set at registration and changed by a proposal another key approves", async () => {
     const gbp = expectStatus(
-      await t.api.call("POST", "/v1/assets", { body: { code: "GBP", scale: 2, settlement: { kind: "offchain" }, rate_max_age_seconds: 600, rate_max_deviation_bps: 25 } }),
+      await t.api.call("POST", "/v1/assets", {
+        body: { code: "GBP", scale: 2, settlement: { kind: "offchain" }, rate_max_age_seconds: 600, rate_max_deviation_bps: 25 },
+      }),
       201,
     ).body;
     expect(gbp).toMatchObject({ rate_max_age_seconds: 600, rate_max_deviation_bps: 25 });

@@ -35,7 +35,8 @@ let settlements: Settlements;
 let worker: PayoutWorker;
 const feeds: Record<string, `0x${string}`> = {};
 const seconds = (d: Date) => BigInt(Math.floor(d.getTime() / 1000));
-const setFeed = (pair: string, answer: bigint, at = testClock.now()) => updatePriceFeed(w.chain.deployerWallet, w.chain.public, feeds[pair]!, answer, seconds(at));
+const setFeed = (pair: string, answer: bigint, at = testClock.now()) =>
+  updatePriceFeed(w.chain.deployerWallet, w.chain.public, feeds[pair]!, answer, seconds(at));
 
 beforeAll(async () => {
   w = await payoutWorld();
@@ -102,7 +103,10 @@ describe("hybrid settlement: priced in USD, paid in the stablecoin, native ETH o
     await worker.convert();
     for (const p of [pa, pb, pc]) expect((await getPayout(w.db, p.id))!.status).toBe("converted");
     const [ca, cb, cc] = await Promise.all([childrenOf(pa.id), childrenOf(pb.id), childrenOf(pc.id)]);
-    const paid = await w.drive([...ca!, ...cb!, ...cc!].map((p) => p.id), [worker]);
+    const paid = await w.drive(
+      [...ca!, ...cb!, ...cc!].map((p) => p.id),
+      [worker],
+    );
     expect(paid.every((p) => p.status === "confirmed")).toBe(true);
     // 30 USD at 1 USD per TUSD: 30 TUSD.
     expect(ca!.map((p) => [p.assetCode, p.amount])).toEqual([["TUSD", 30_000_000n]]);
@@ -190,7 +194,7 @@ describe("hybrid settlement: priced in USD, paid in the stablecoin, native ETH o
 
   it("converts a customer's stablecoin deposit into its marketplace's pricing currency once received, and counts it as received there", async () => {
     await createMarketplace(w.db, { id: "mk-usd", name: "priced in USD" });
-    await setMarketplacePricing(w.db, "mk-usd", (await getAssetByCode(w.db, "USD"))!.id);
+    await setMarketplacePricing(w.db, "mk-usd", (await getAssetByCode(w.db, "USD"))!.id, testClock.now());
     await createCustomer(w.db, { marketplaceId: "mk-usd", id: "buyer", billing: "prepaid" });
     const payer = privateKeyToAccount(generatePrivateKey());
     await w.chain.test.setBalance({ address: payer.address, value: parseEther("1") });
@@ -270,7 +274,7 @@ describe("hybrid settlement: priced in USD, paid in the stablecoin, native ETH o
     // A conversion recorded one unit richer than its rate gives (and than its transfer booked).
     await w.db.query(
       `insert into conversions (id, transfer_id, kind, payout_id, child_payout_id, operator_id, from_asset_id, to_asset_id, bps, part, used, remainder, to_amount, rate_num, rate_den, rate_id, revaluation, converted_at)
-       select gen_random_uuid(), transfer_id, kind, payout_id, child_payout_id, operator_id, from_asset_id, to_asset_id, bps, part, used, remainder, to_amount + 1, rate_num, rate_den, rate_id, revaluation, converted_at
+       select gen_random_uuid(), gen_random_uuid(), kind, payout_id, child_payout_id, operator_id, from_asset_id, to_asset_id, bps, part, used, remainder, to_amount + 1, rate_num, rate_den, rate_id, revaluation, converted_at
          from conversions where rate_id is not null limit 1`,
     );
     const broken = await verifyLedger(w.db);

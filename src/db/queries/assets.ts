@@ -17,7 +17,8 @@ export interface AssetRow {
   rate_max_deviation_bps: number;
 }
 
-export const ASSET_COLUMNS = "id, code, scale, settlement, chain_id::text as chain_id, token_address, created_at, retired_at, rate_max_age_seconds, rate_max_deviation_bps";
+export const ASSET_COLUMNS =
+  "id, code, scale, settlement, chain_id::text as chain_id, token_address, created_at, retired_at, rate_max_age_seconds, rate_max_deviation_bps";
 
 /** The columns of ASSET_COLUMNS, for the query builder. */
 const assetFields = {

@@ -21,10 +21,7 @@ export interface ConversionTotalsRow {
 }
 
 /** Per pair (and operator, when `byOperator`), what was converted in [from, to): of one operator when given. */
-export async function conversionTotals(
-  db: Queryable,
-  f: { operatorId?: string; from: Date; to: Date; byOperator: boolean },
-): Promise<ConversionTotalsRow[]> {
+export async function conversionTotals(db: Queryable, f: { operatorId?: string; from: Date; to: Date; byOperator: boolean }): Promise<ConversionTotalsRow[]> {
   const op = f.byOperator ? "c.operator_id" : "null::text";
   return db.query<ConversionTotalsRow>(
     `select ${op} as operator_id, fa.code as from_asset, fa.scale as from_scale, ta.code as to_asset, ta.scale as to_scale,
@@ -68,29 +65,63 @@ export interface ConvertibleDepositRow {
 }
 
 /**
- * Customers' money received in another asset than their marketplace's pricing currency and not yet
- * converted: per customer account, the lower of its available balance and its money received in
- * that asset (on-chain deposits, receipts) less what was converted out of it already.
+ * Customers' money received in another asset than their marketplace's pricing currency since that
+ * currency was set, and not yet converted: per customer account, the lower of its available
+ * balance and that money (on-chain deposits and receipts from then on, less what was converted
+ * out of the asset). Balances from before the pricing currency stay in their asset. Of one account
+ * when `accountId` is given (under its lock, inside the conversion's transaction); else a page of
+ * accounts after `afterAccountId`.
  */
-export async function convertibleDeposits(db: Queryable, limit: number): Promise<ConvertibleDepositRow[]> {
+export async function convertibleDeposits(db: Queryable, f: { limit: number; afterAccountId?: string; accountId?: string }): Promise<ConvertibleDepositRow[]> {
   return db.query<ConvertibleDepositRow>(
-    `with received as (
+    `with priced as (select id, pricing_asset_id, pricing_set_at from marketplaces where pricing_asset_id is not null),
+     received as (
        select marketplace_id, customer_id, asset_id, sum(amount) as amt from (
-         select marketplace_id, customer_id, asset_id, amount from chain_deposits
-         union all select marketplace_id, customer_id, asset_id, amount from funds_receipts where customer_id is not null
-         union all select marketplace_id, customer_id, from_asset_id, -used from conversions where kind = 'deposit') x
-       where marketplace_id in (select id from marketplaces where pricing_asset_id is not null)
+         select d.marketplace_id, d.customer_id, d.asset_id, d.amount from chain_deposits d
+           join priced p on p.id = d.marketplace_id join transfers t on t.id = d.transfer_id where t.created_at >= p.pricing_set_at
+         union all
+         select r.marketplace_id, r.customer_id, r.asset_id, r.amount from funds_receipts r
+           join priced p on p.id = r.marketplace_id where r.customer_id is not null and r.received_at >= p.pricing_set_at
+         union all
+         select c.marketplace_id, c.customer_id, c.from_asset_id, -c.used from conversions c
+           join priced p on p.id = c.marketplace_id where c.kind = 'deposit' and c.converted_at >= p.pricing_set_at) x
        group by marketplace_id, customer_id, asset_id)
      select a.id as account_id, a.marketplace_id, a.owner_id as customer_id, c.billing, a.asset_id, m.pricing_asset_id,
             least(b.credits_posted - b.debits_posted - b.debits_pending, r.amt)::text as convertible
        from received r
-       join marketplaces m on m.id = r.marketplace_id and m.pricing_asset_id is not null and m.pricing_asset_id <> r.asset_id
+       join priced m on m.id = r.marketplace_id and m.pricing_asset_id <> r.asset_id
        join customers c on c.marketplace_id = r.marketplace_id and c.id = r.customer_id
        join accounts a on a.marketplace_id = r.marketplace_id and a.asset_id = r.asset_id and a.owner_id = r.customer_id
                       and a.opened_by_service and a.code in ('customer_prepaid', 'customer_postpaid')
        join account_balances b on b.account_id = a.id
       where r.amt > 0 and b.credits_posted - b.debits_posted - b.debits_pending > 0
+        and ($2::uuid is null or a.id > $2) and ($3::uuid is null or a.id = $3)
       order by a.id limit $1`,
-    [limit],
+    [f.limit, f.afterAccountId ?? null, f.accountId ?? null],
   );
+}
+
+/** Serialises conversions of one customer account's money. */
+export async function lockDepositConversions(tx: Queryable, accountId: string): Promise<void> {
+  await tx.query("select pg_advisory_xact_lock(hashtextextended('deposit-conversion:' || $1, 0))", [accountId]);
+}
+
+/** What was converted out of a customer account so far (the key of its next conversion). */
+export async function convertedOutOf(tx: Queryable, marketplaceId: string, customerId: string, assetId: string): Promise<bigint> {
+  const [row] = await tx.query<{ used: string }>(
+    "select coalesce(sum(used), 0)::text as used from conversions where kind = 'deposit' and marketplace_id = $1 and customer_id = $2 and from_asset_id = $3",
+    [marketplaceId, customerId, assetId],
+  );
+  return BigInt(row!.used);
+}
+
+/** Codes of the assets earnings are priced in: marketplaces' pricing currencies and the earnings assets of conversions. */
+export async function pricingAssetCodes(db: Queryable): Promise<Set<string>> {
+  const rows = await db.query<{ code: string }>(
+    `select a.code from assets a where a.id in (
+       select pricing_asset_id from marketplaces where pricing_asset_id is not null
+       union select from_asset_id from conversions where kind = 'payout'
+       union select to_asset_id from conversions where kind = 'deposit')`,
+  );
+  return new Set(rows.map((r) => r.code));
 }

@@ -119,8 +119,8 @@ export async function marketplacePricing(db: Queryable, marketplaceId: string): 
   return row;
 }
 
-export async function setMarketplacePricing(tx: Queryable, marketplaceId: string, assetId: string | null): Promise<void> {
-  await tx.query("update marketplaces set pricing_asset_id = $2 where id = $1", [marketplaceId, assetId]);
+export async function setMarketplacePricing(tx: Queryable, marketplaceId: string, assetId: string | null, at: Date): Promise<void> {
+  await tx.query("update marketplaces set pricing_asset_id = $2, pricing_set_at = $3 where id = $1", [marketplaceId, assetId, at.toISOString()]);
 }
 
 /** Pending convert payouts the worker may convert (not waiting for an approval), oldest first. */
@@ -207,9 +207,10 @@ export async function postedNets(db: Queryable, accountIds: string[]): Promise<M
   return new Map(rows.map((r) => [r.id, BigInt(r.net)]));
 }
 
-/** Serialises conversions of one pair, so that each marks the position the previous one left. */
+/** Serialises conversions of one pair (either way), so that each marks the position the previous one left. */
 export async function lockConversionPair(tx: Queryable, fromAssetId: string, toAssetId: string): Promise<void> {
-  await tx.query("select pg_advisory_xact_lock(hashtextextended('conversion:' || $1 || ':' || $2, 0))", [fromAssetId, toAssetId]);
+  const [a, b] = [fromAssetId, toAssetId].sort();
+  await tx.query("select pg_advisory_xact_lock(hashtextextended('conversion:' || $1 || ':' || $2, 0))", [a, b]);
 }
 
 export interface ConversionRow {

@@ -111,4 +111,3 @@ export function toPayout(r: PayoutRow): Payout {
     confirmedAt: r.confirmed_at === null ? null : new Date(r.confirmed_at),
   };
 }
-

@@ -107,6 +107,8 @@ export const conversions = pgTable(
       sql`(${t.kind} = 'payout' and ${t.payoutId} is not null and ${t.operatorId} is not null and ${t.customerId} is null)
        or (${t.kind} = 'deposit' and ${t.marketplaceId} is not null and ${t.customerId} is not null and ${t.payoutId} is null)`,
     ),
+    // One conversion per pair and transfer: a row recorded twice would count money received twice.
+    uniqueIndex("conversions_transfer_pair_uq").on(t.transferId, t.fromAssetId, t.toAssetId),
     index("conversions_payout_idx").on(t.payoutId),
     index("conversions_operator_idx").on(t.operatorId, t.convertedAt),
     index("conversions_customer_idx").on(t.marketplaceId, t.toAssetId, t.customerId),

@@ -8,6 +8,8 @@ export const marketplaces = pgTable("marketplaces", {
   metadata: jsonb("metadata").notNull().default({}),
   /** The currency its usage is rated in (docs/settlement.md); null: any asset it has a fee schedule in. */
   pricingAssetId: uuid("pricing_asset_id").references(() => assets.id),
+  /** When the pricing currency was last set: customers' money received in other assets from then on is converted into it. */
+  pricingSetAt: timestamp("pricing_set_at", { withTimezone: true }),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
 });
 

@@ -54,7 +54,10 @@ export const payouts = pgTable(
   (t) => [
     check("payouts_status", sql`${t.status} in ('pending', 'batched', 'signed', 'submitted', 'confirmed', 'failed', 'converted')`),
     check("payouts_approval", sql`${t.approval} is null or ${t.approval} in ('required', 'approved')`),
-    check("payouts_settlement", sql`${t.settlement} in ('evm', 'none', 'convert') and (${t.settlement} = 'evm') = (${t.chainId} is not null) and (${t.settlement} = 'convert') = (${t.splits} is not null)`),
+    check(
+      "payouts_settlement",
+      sql`${t.settlement} in ('evm', 'none', 'convert') and (${t.settlement} = 'evm') = (${t.chainId} is not null) and (${t.settlement} = 'convert') = (${t.splits} is not null)`,
+    ),
     check("payouts_amount", sql`${t.amount} >= 1`),
     index("payouts_queue_idx")
       .on(t.chainId, t.assetId, t.createdAt)

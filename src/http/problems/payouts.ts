@@ -75,7 +75,8 @@ export const payoutProblems = {
     example: "payout 8d3f5a1c-2b4e-8f6a-9c1d-0e7b3a5f2c48 waits for a second key's approval (above the approval threshold); it cannot be marked paid before",
   },
   no_rate_source: {
-    means: "Nothing gives a rate between the two assets: no on-chain price feed is configured for the pair and finance entered no rate, so earnings cannot be converted into that asset.",
+    means:
+      "Nothing gives a rate between the two assets: no on-chain price feed is configured for the pair and finance entered no rate, so earnings cannot be converted into that asset.",
     causes: ["a payout preference naming an asset no feed prices against the earnings asset", "a new token before finance entered its first rate"],
     action: "ask",
     todo: "Choose an asset that has a rate source, or ask finance to enter a rate (POST /v1/rates, approved by a second key) or the service's operators to configure a price feed for the pair.",

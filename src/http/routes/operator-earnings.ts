@@ -101,7 +101,11 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { from, to } = checkPeriod(q);
     await visibleOperator(c, id);
     const db = c.get("deps").ledger.db;
-    const [rows, splits, paidIn] = await Promise.all([operatorEarnings(db, id, from, to, q.group_by), fundingSplits(db, id), paidInByOperator(db, id, from, to)]);
+    const [rows, splits, paidIn] = await Promise.all([
+      operatorEarnings(db, id, from, to, q.group_by),
+      fundingSplits(db, id),
+      paidInByOperator(db, id, from, to),
+    ]);
     const data = rows.map((r): Row => {
       const net = BigInt(r.net);
       const fees = BigInt(r.gross) - net;

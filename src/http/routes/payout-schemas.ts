@@ -42,7 +42,9 @@ export const PayoutOut = z
     splits: z
       .array(z.object({ asset: z.string().openapi({ example: "USDC" }), bps: z.number().int().openapi({ example: 7000 }) }))
       .nullable()
-      .openapi({ description: "of a convert payout: the operator's payout preference when it was requested (GET /v1/conversions?payout_id= shows what each part became)" }),
+      .openapi({
+        description: "of a convert payout: the operator's payout preference when it was requested (GET /v1/conversions?payout_id= shows what each part became)",
+      }),
     parent_payout_id: Uuid.nullable().openapi({ description: "of a payout that pays one part of a converted payout: that payout" }),
     created_at: Timestamp,
     updated_at: Timestamp,

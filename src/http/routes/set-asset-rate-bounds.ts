@@ -11,7 +11,10 @@ import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 const Body = z
   .strictObject({
     rate_max_age_seconds: z.number().int().openapi({ description: "1 to 31536000: conversions use no rate of the asset observed longer ago", example: 900 }),
-    rate_max_deviation_bps: z.number().int().openapi({ description: "0 to 10000: conversions stop while two fresh sources of its rate are further apart", example: 50 }),
+    rate_max_deviation_bps: z
+      .number()
+      .int()
+      .openapi({ description: "0 to 10000: conversions stop while two fresh sources of its rate are further apart", example: 50 }),
   })
   .openapi("AssetRateBounds");
 
@@ -22,7 +25,7 @@ const route = createRoute({
   tags: ["ledger"],
   summary: "Propose how old and how far apart an asset's rates may be for conversions (admin); in force when another key approves it",
   description:
-    "The bounds decide which rates money is converted at (docs/settlement.md, \"Rates\"), so they change on two keys' word: the answer is a proposal (202, kind rate_bounds) " +
+    'The bounds decide which rates money is converted at (docs/settlement.md, "Rates"), so they change on two keys\' word: the answer is a proposal (202, kind rate_bounds) ' +
     "that another, independent admin or finance key approves (POST /v1/proposals/{id}/approve). The same change asked again while open answers the open proposal.",
   security,
   middleware: [requireRole("admin"), jsonBodyGuard] as const,

@@ -32,7 +32,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const body = c.req.valid("json");
     return idempotently(c, body, async (tx) => ({
       status: 200,
-      body: marketplaceOut(await setPricingCurrency(tx, { marketplaceId: id, asset: body.asset })),
+      body: marketplaceOut(await setPricingCurrency(tx, { now: c.get("deps").ledger.db.clock.now(), marketplaceId: id, asset: body.asset })),
     })) as never;
   });
 }

@@ -19,11 +19,7 @@ export function planRecord(index: number, item: UsageItem, hash: string, facts: 
   const asset = facts.assets.get(input.asset);
   if (!asset) throw new LedgerError("asset_not_found", `asset ${input.asset} does not exist`, [{ path: "asset", message: "does not exist" }]);
   if (asset.retiredAt !== null) throw assetRetired(input.asset, asset.retiredAt);
-  const pricing = facts.pricing.get(m);
-  if (pricing !== undefined && pricing !== input.asset) {
-    const message = `marketplace ${m} prices its usage in ${pricing}: records in ${input.asset} are refused (operators choose what they are paid in)`;
-    throw new LedgerError("asset_mismatch", message, [{ path: "asset", message: `must be ${pricing}` }]);
-  }
+  refuseOtherThanPricing(facts.pricing.get(m), m, input.asset);
   const billing = facts.customers.get(`${m}|${input.customerId}`);
   if (!billing)
     throw new LedgerError("customer_not_found", `customer ${input.customerId} does not exist in marketplace ${m}`, [
@@ -77,6 +73,13 @@ export function planRecord(index: number, item: UsageItem, hash: string, facts: 
 }
 
 /** The escrow account of the open hold a record is charged to. */
+/** A marketplace with a pricing currency rates its usage in it (docs/settlement.md). */
+function refuseOtherThanPricing(pricing: string | undefined, m: string, asset: string): void {
+  if (pricing === undefined || pricing === asset) return;
+  const message = `marketplace ${m} prices its usage in ${pricing}: records in ${asset} are refused (operators choose what they are paid in)`;
+  throw new LedgerError("asset_mismatch", message, [{ path: "asset", message: `must be ${pricing}` }]);
+}
+
 function holdPayer(input: UsageInput, m: string, assetId: string, facts: MarketplaceFacts): { accountId: string } {
   const hold = facts.holds.get(input.holdId!);
   if (!hold || hold.marketplaceId !== m)

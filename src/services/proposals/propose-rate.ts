@@ -27,7 +27,8 @@ export async function proposeRate(db: Queryable, { now, by, ...input }: Proposin
   mayPropose(by, "rate");
   const base = await requireAsset(db, input.base);
   const quote = await requireAsset(db, input.quote);
-  if (base.id === quote.id) throw new LedgerError("invalid_request", "a rate is between two different assets", [{ path: "quote", message: "is the base asset" }]);
+  if (base.id === quote.id)
+    throw new LedgerError("invalid_request", "a rate is between two different assets", [{ path: "quote", message: "is the base asset" }]);
   const rate = parseRate(input.value, "value");
   const observedAt = input.observedAt ?? now;
   if (observedAt.getTime() > now.getTime() + FUTURE_TOLERANCE_MS) {

@@ -4,7 +4,7 @@ import { getPayout, setPayoutNote } from "../../db/queries/payouts.js";
 import { LedgerError } from "../../domain/errors.js";
 import { convertPayout } from "../../services/convert-payout.js";
 import { chooseRate, type ChosenRate } from "../../services/rates.js";
-import type { PayoutContext } from "./context.js";
+import { errorSummary, type PayoutContext } from "./context.js";
 
 /** Convert payouts taken per tick. */
 const CONVERT_BATCH = 50;
@@ -22,22 +22,22 @@ export async function convertPending(ctx: PayoutContext): Promise<number> {
     const payout = await getPayout(ctx.db, id);
     if (!payout || payout.status !== "pending") continue;
     const earnings = (await getAsset(ctx.db, payout.assetId))!;
-    const rates = new Map<string, ChosenRate>();
     let waiting: string | null = null;
-    for (const split of payout.splits ?? []) {
-      if (split.asset_id === earnings.id) continue;
-      const choice = await chooseRate(ctx.db, ctx.settlements, earnings, (await getAsset(ctx.db, split.asset_id))!, ctx.now());
-      if (!choice.ok) {
-        waiting = choice.reason;
-        break;
-      }
-      rates.set(split.asset_id, choice.chosen);
-    }
     try {
+      const rates = new Map<string, ChosenRate>();
+      for (const split of payout.splits ?? []) {
+        if (split.asset_id === earnings.id) continue;
+        const choice = await chooseRate(ctx.db, ctx.settlements, earnings, (await getAsset(ctx.db, split.asset_id))!, ctx.now());
+        if (!choice.ok) {
+          waiting = choice.reason;
+          break;
+        }
+        rates.set(split.asset_id, choice.chosen);
+      }
       if (waiting === null && (await convertPayout(ctx.db, ctx.settlements, { payout, rates })).converted) converted++;
     } catch (err) {
-      if (!(err instanceof LedgerError)) throw err;
-      waiting = err.message;
+      // One payout's failure (a refusal, a feed's transport error) leaves the others to convert.
+      waiting = err instanceof LedgerError ? err.message : `the conversion failed (${errorSummary(err)}); retrying`;
     }
     if (waiting !== null && payout.note !== `waiting to convert: ${waiting}`) {
       await setPayoutNote(ctx.db, payout.id, `waiting to convert: ${waiting}`);
