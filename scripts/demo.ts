@@ -5,8 +5,10 @@
  * starts the service on a fresh embedded PGlite database, and then, over the HTTP API: creates a
  * marketplace with its fee schedule, three operators (each proving its payout address by signing
  * a message), three customers who pay into the treasury on chain, posts a day of GPU usage, pays
- * every operator out on chain,
- * reconciles the chain with the ledger, and prints a report. Stops everything it started.
+ * every operator out on chain and reconciles the chain with the ledger. Then hybrid settlement
+ * (scripts/demo-hybrid.ts): a marketplace priced in USD whose operators are paid in the stablecoin,
+ * native ETH or the project token NET at on-chain price feeds' rates. Prints a report and stops
+ * everything it started.
  * It talks to the service through the typed client (clients/typescript), as an integrator would.
  * `--json FILE` also writes the report as JSON.
  */
@@ -15,11 +17,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { encodeFunctionData, parseEther } from "viem";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createLedgerClient, idempotencyKey, type LedgerClient } from "../clients/typescript/index.js";
+import { generatePrivateKey } from "viem/accounts";
+import type { LedgerClient } from "../clients/typescript/index.js";
 import { TestStablecoin } from "../contracts/artifacts.js";
-import { depositAddressMessage } from "../src/domain/payouts.js";
 import { chainSettingsFor, CHAIN_ID, freePort, startLocalChain } from "./anvil-chain.js";
+import { deployHybridContracts, hybridChainSettings, runHybrid } from "./demo-hybrid.js";
+import { printHybrid } from "./demo-hybrid-report.js";
+import { addOperator, addPrepaidCustomer, demoApi } from "./demo-parties.js";
 
 const jsonOut = process.argv.includes("--json") ? process.argv[process.argv.indexOf("--json") + 1] : undefined;
 const root = join(import.meta.dirname, "..");
@@ -27,21 +31,22 @@ const work = mkdtempSync(join(tmpdir(), "ledger-demo-"));
 const say = (s: string) => process.stdout.write(`${s}\n`);
 
 // --- a local chain and the service on it -------------------------------------------------------
-say("starting a local chain (anvil) and deploying the payout vault and the test stablecoin (TUSD) …");
+say("starting a local chain (anvil) and deploying the payout vault, the test stablecoin (TUSD), the project token (NET) and price feeds …");
 const chain = await startLocalChain({ blockTime: 1 });
 const stops: Array<() => Promise<void>> = [() => chain.stop()];
 let exitCode = 0;
 try {
   await chain.send({ to: chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [chain.vault, 1_000_000_000_000n] }) });
   await chain.send({ to: chain.vault, value: parseEther("100") });
+  // Before the service starts: its chain settings name NET and the price feeds.
+  const contracts = await deployHybridContracts(chain);
+  const hybridSettings = hybridChainSettings(contracts);
   const startBlock = (await chain.public.getBlockNumber()) + 1n;
   writeFileSync(join(work, "signer-key"), `${chain.signerKey}\n`, { mode: 0o600 });
   const { signer_key_env: _e, ...settings } = chainSettingsFor(chain, {
     confirmations: 2,
-    assets: [
-      { code: "TUSD", token: chain.token, decimals: 6 },
-      { code: "ETH", decimals: 18 },
-    ],
+    assets: [{ code: "TUSD", token: chain.token, decimals: 6 }, { code: "ETH", decimals: 18 }, hybridSettings.asset],
+    price_feeds: hybridSettings.price_feeds,
     signer_key_file: join(work, "signer-key"),
   });
   writeFileSync(join(work, "chains.json"), JSON.stringify([settings]));
@@ -72,26 +77,17 @@ try {
     service.kill("SIGTERM");
     await exited;
   });
-  const base = `http://127.0.0.1:${port}`;
-  const client = (apiKey: string): LedgerClient => createLedgerClient({ baseUrl: base, apiKey });
-  const admin = client(adminKey);
+  const api = demoApi(`http://127.0.0.1:${port}`, adminKey);
+  const { admin, ok, header, secret } = api;
   for (let i = 0; ; i++) {
-    const ok = await admin.GET("/readyz").then(
+    const ready = await admin.GET("/readyz").then(
       (r) => r.response.ok,
       () => false,
     );
-    if (ok) break;
+    if (ready) break;
     if (i > 150 || service.exitCode !== null) throw new Error(`the service did not start: ${serviceErr}`);
     await new Promise((r) => setTimeout(r, 200));
   }
-
-  let seq = 0;
-  const header = () => idempotencyKey(`demo-${++seq}`);
-  /** The answer's data; an error answer stops the demo with its status and problem. */
-  const ok = <T>({ data, error, response }: { data?: T; error?: unknown; response: Response }): T => {
-    if (data === undefined) throw new Error(`${new URL(response.url).pathname}: ${response.status} ${JSON.stringify(error)}`);
-    return data;
-  };
 
   // --- the marketplace, its operators and customers ------------------------------------------------
   say("setting up a marketplace, its fee schedule, 3 operators with verified payout addresses and 3 customers …");
@@ -115,61 +111,20 @@ try {
       },
     }),
   );
-  const secret = async (body: { name: string; role: "marketplace" | "operator"; scope_id: string }) =>
-    ok(await admin.POST("/v1/api-keys", { params: { header: header() }, body })).secret!;
-  const market = client(await secret({ name: "gpu-cloud", role: "marketplace", scope_id: "gpu-cloud" }));
+  const market = api.client(await secret({ name: "gpu-cloud", role: "marketplace", scope_id: "gpu-cloud" }));
   const operators = [
     { id: "nordic-gpu", name: "Nordic GPU", gpus: ["gpu:h100-80gb", "gpu:a100-80gb"] },
     { id: "lagos-compute", name: "Lagos Compute", gpus: ["gpu:rtx4090", "gpu:l40s"] },
     { id: "andes-ai", name: "Andes AI", gpus: ["gpu:h100-80gb", "gpu:l40s", "gpu:rtx4090"] },
   ];
   const operatorClients = new Map<string, LedgerClient>();
-  for (const o of operators) {
-    ok(await market.POST("/v1/operators", { params: { header: header() }, body: { id: o.id, name: o.name } }));
-    const operator = client(await secret({ name: o.id, role: "operator", scope_id: o.id }));
-    operatorClients.set(o.id, operator);
-    const wallet = privateKeyToAccount(generatePrivateKey());
-    const ch = ok(
-      await operator.POST("/v1/operators/{id}/payout-address-challenges", {
-        params: { path: { id: o.id }, header: header() },
-        body: { chain_id: CHAIN_ID, address: wallet.address },
-      }),
-    );
-    ok(
-      await operator.PUT("/v1/operators/{id}/payout-address", {
-        params: { path: { id: o.id } },
-        body: { chain_id: CHAIN_ID, address: wallet.address, challenge_id: ch.id, signature: await wallet.signMessage({ message: ch.message }) },
-      }),
-    );
-  }
+  for (const o of operators) operatorClients.set(o.id, await addOperator(api, market, o));
   // The customers pay 5,000 TUSD each into the treasury on chain, from addresses they registered
   // (signing the registration message): money received, which the deposit scanner credits to them
   // and which funds their usage, so that the operators can be paid from it.
   const customers = ["acme-labs", "orbit-ml", "pixel-forge"];
   const deposit = 5_000_000_000n;
-  for (const c of customers) {
-    ok(await market.POST("/v1/customers", { params: { header: header() }, body: { id: c, billing: "prepaid" } }));
-    const payer = privateKeyToAccount(generatePrivateKey());
-    const signature = await payer.signMessage({
-      message: depositAddressMessage({ marketplaceId: "gpu-cloud", customerId: c, chainId: BigInt(CHAIN_ID), address: payer.address }),
-    });
-    ok(
-      await market.POST("/v1/customers/{id}/deposit-addresses", {
-        params: { path: { id: c }, header: header() },
-        body: { chain_id: CHAIN_ID, address: payer.address, signature },
-      }),
-    );
-    await chain.test.setBalance({ address: payer.address, value: parseEther("1") });
-    await chain.send({ to: chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [payer.address, deposit] }) });
-    await chain.wallet(payer).writeContract({
-      address: chain.token,
-      abi: TestStablecoin.abi,
-      functionName: "transfer",
-      args: [chain.vault, deposit],
-      chain: chain.deployerWallet.chain,
-      account: payer,
-    });
-  }
+  for (const c of customers) await addPrepaidCustomer(api, chain, market, "gpu-cloud", c, deposit);
   say("the customers paid 3 × 5,000 TUSD into the treasury on chain; waiting for the deposit scanner to credit them …");
   for (let i = 0; ; i++) {
     const funding = ok(await admin.GET("/v1/marketplaces/{id}/funding/{asset}", { params: { path: { id: "gpu-cloud", asset: "TUSD" } } }));
@@ -253,6 +208,7 @@ try {
     })),
   );
   const fees = ok(await admin.GET("/v1/reports/fee-revenue", { params: { query: { from, to, group_by: "day" } } })).data;
+  const hybrid = await runHybrid(api, chain, contracts, day, say);
   const trial = ok(await admin.GET("/v1/reports/trial-balance"));
   const verify = ok(await admin.GET("/v1/audit/verify"));
 
@@ -290,6 +246,7 @@ try {
     ].map((f) => ({ ...f, revenue: f.revenue.toString() })),
     payouts: payouts.map((p) => ({ operator: p.operator_id, amount: p.amount, status: p.status, tx_hash: p.tx_hash, block: p.block_number })),
     reconciliation: { id: recon.id, from_block: recon.from_block, to_block: recon.to_block, summary: recon.summary },
+    hybrid,
     trial_balance: trial.totals,
     ledger_verified: verify.ok,
   };
@@ -313,12 +270,14 @@ try {
       .map(([k, v]) => `${k} ${v}`)
       .join(", ")}`,
   );
+  printHybrid(hybrid, say);
   say("\nTrial balance");
   for (const t of report.trial_balance)
     say(`  ${t.asset.padEnd(6)} debits ${t.debits.padStart(16)}  credits ${t.credits.padStart(16)}  ${t.balanced ? "balanced" : "NOT BALANCED"}`);
   say(`\nLedger invariants and hash chain: ${verify.ok ? "verified" : "VIOLATED"}`);
   if (jsonOut) writeFileSync(jsonOut, JSON.stringify(report, null, 2));
-  if (!verify.ok || payouts.some((p) => p.status !== "confirmed")) exitCode = 1;
+  const parts = hybrid.payouts.flatMap((p) => p.parts);
+  if (!verify.ok || payouts.some((p) => p.status !== "confirmed") || parts.some((p) => p.status !== "confirmed")) exitCode = 1;
 } catch (err) {
   console.error(`demo failed: ${err instanceof Error ? err.message : String(err)}`);
   exitCode = 1;
