@@ -28,7 +28,7 @@ const PAGE = 200;
  * the operators it pays. Without a usable rate the money waits in the asset paid. One customer's
  * failure does not stop the others'.
  */
-export async function convertDeposits(db: Database, settlements: Settlements, log: Logger): Promise<number> {
+export async function convertDeposits(db: Database, settlements: Settlements, log: Logger, pageSize = PAGE): Promise<number> {
   let converted = 0;
   const now = db.clock.now();
   const rates = new Map<string, RateChoice>();
@@ -56,7 +56,7 @@ export async function convertDeposits(db: Database, settlements: Settlements, lo
         );
       }
     }
-    if (page.length < PAGE) break;
+    if (page.length < pageSize) break;
     after = page[page.length - 1]!.account_id;
   }
   return converted;
