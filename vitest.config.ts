@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -7,5 +8,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Test files spend much of their time waiting on PostgreSQL and the local chain: two at a time
+    // even on two cores (the default, one fewer than the cores, would run them one by one there).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 });
