@@ -84,7 +84,7 @@ export function oriented(r: RateRow, fromAssetId: string): Rate {
 }
 
 /** The bounds of a pair: the stricter of its two assets'. */
-export function boundsOf(from: Asset, to: Asset) {
+function boundsOf(from: Asset, to: Asset) {
   return {
     maxAgeSeconds: Math.min(from.rateBounds.maxAgeSeconds, to.rateBounds.maxAgeSeconds),
     maxDeviationBps: Math.min(from.rateBounds.maxDeviationBps, to.rateBounds.maxDeviationBps),

@@ -59,11 +59,6 @@ export async function latestRate(db: Queryable, a: string, b: string, source: "f
   return row;
 }
 
-export async function getRate(db: Queryable, id: string): Promise<RateRow | undefined> {
-  const [row] = await db.query<RateRow>(`${RATE_SELECT} where r.id = $1`, [id]);
-  return row;
-}
-
 /** Rates, newest observation first; of one asset (either side) when given. Keyset: (observed_at, id) below the cursor. */
 export async function listRates(db: Queryable, f: { assetId?: string; before?: { at: Date; id: string }; limit: number }): Promise<RateRow[]> {
   return db.query<RateRow>(
