@@ -7,61 +7,79 @@ import { getPayoutAddress, insertPayout, lockPayoutsIn, recordPayoutEvents, type
 import { writeTransfers, type BatchOutcome } from "../db/transfer-writer.js";
 import type { Asset } from "../domain/assets.js";
 import { chart, specKey, type AccountSpec } from "../domain/chart.js";
-import { convertAmount, formatRate, invertRate, revaluationDelta, splitByBps } from "../domain/conversion.js";
+import { formatRate, invertRate, revaluationDelta, splitByBps } from "../domain/conversion.js";
 import { LedgerError } from "../domain/errors.js";
 import { uuidFromKey, uuidv7 } from "../domain/ids.js";
 import type { LegInput, TransferInput } from "../domain/transfers.js";
 import { throwIfRefused } from "./fail-payouts.js";
 import { routeOf } from "./payouts.js";
+import { consumeRateLock } from "../db/queries/rate-locks.js";
+import { sliceOf, type Slice } from "./conversion-slices.js";
 import type { ChosenRate } from "./rates.js";
 
 /**
  * Converts a convert payout (docs/settlement.md, "Conversion on the ledger"), in one transaction:
  *   1. its hold on the operator's payable in the earnings asset P is voided;
- *   2. one transfer converts each part of the split: P from the operator's payable to the platform's
- *      conversion account of P against Q (`used`), Q from the conversion account of Q against P to
- *      the operator's payable in Q (`to`, rounded down); the part's `remainder` never leaves the
- *      payable; the platform's position in Q is marked to the rate (gain or loss booked against
- *      `fx:gains_losses` in P);
+ *   2. each part of the split is sliced (src/services/conversion-slices.ts): over the operator's rate
+ *      locks of the pair first, each slice at its lock's rate in a transfer of its own, the rest at
+ *      the rate of the moment in one transfer for all parts. A slice moves P from the operator's
+ *      payable to the platform's conversion account of P against Q (`used`), and Q from the
+ *      conversion account of Q against P to the operator's payable in Q (`to`, rounded down); its
+ *      `remainder` never leaves the payable. The platform's position in Q is marked to the rate of
+ *      the moment (gain or loss booked against `fx:gains_losses` in P);
  *   3. each part is held for a payout of its own (the operator's payable in Q → in transit), which
  *      the worker pays as any other;
- *   4. the payout is marked `converted`, and each part recorded in `conversions` with its rate.
+ *   4. the payout is marked `converted`, each slice recorded in `conversions` with its rate (and
+ *      lock), and the locks used marked consumed.
  * A payout no longer pending (cancelled, converted by another worker) is left alone.
  */
 export async function convertPayout(
   db: Database,
   settlements: Settlements,
-  { payout, rates }: { payout: Payout; rates: Map<string, ChosenRate> },
+  { payout, rates, unavailable }: { payout: Payout; rates: Map<string, ChosenRate>; unavailable?: Map<string, string> },
 ): Promise<{ converted: boolean; children: string[] }> {
   const earnings = (await getAsset(db, payout.assetId))!;
-  const plan = await planParts(db, settlements, payout, earnings, rates);
-  const state = { converted: false, withConversion: false };
+  const plan = await planParts(db, settlements, payout, rates, unavailable ?? new Map());
+  const state: State = { converted: false, tags: [] };
   await writeTransfers(db, (tx) => build(tx, payout, earnings, plan, state), {
     afterWrite: async (tx, outcomes, bookedAt) => {
       if (!state.converted) return;
       throwIfRefused(outcomes);
-      await record(tx, payout, plan, state.withConversion, outcomes, bookedAt);
+      await record(tx, payout, plan, state.tags, outcomes, bookedAt);
     },
   });
   const converted = state.converted;
-  return { converted, children: converted ? plan.filter((p) => p.to > 0n).map((p) => p.childId) : [] };
+  return { converted, children: converted ? plan.filter((p) => total(p, "to") > 0n).map((p) => p.childId) : [] };
 }
 
-/** One part of the split, worked out before the transaction. */
+/** What each transfer of the batch is, by place: its outcome's id goes there. */
+type Tag = { kind: "void" } | { kind: "convert" } | { kind: "slice"; slice: Slice } | { kind: "hold"; part: Part };
+interface State {
+  converted: boolean;
+  tags: Tag[];
+}
+
+/** One part of the split, worked out before the transaction; its slices inside it. */
 interface Part {
   asset: Asset;
   bps: number;
   part: bigint;
-  to: bigint;
-  used: bigint;
-  remainder: bigint;
   rate: ChosenRate | null;
+  unavailable: string | null;
   childId: string;
   destination: { settlement: "evm" | "none"; chainId: bigint | null; toAddress: string | null };
-  revaluation: bigint;
+  slices: Slice[];
 }
 
-async function planParts(db: Queryable, settlements: Settlements, payout: Payout, earnings: Asset, rates: Map<string, ChosenRate>): Promise<Part[]> {
+const total = (p: Part, k: "to" | "used") => p.slices.reduce((s, x) => s + x[k], 0n);
+
+async function planParts(
+  db: Queryable,
+  settlements: Settlements,
+  payout: Payout,
+  rates: Map<string, ChosenRate>,
+  unavailable: Map<string, string>,
+): Promise<Part[]> {
   const splits = payout.splits!;
   const amounts = splitByBps(
     payout.amount,
@@ -70,12 +88,6 @@ async function planParts(db: Queryable, settlements: Settlements, payout: Payout
   const parts: Part[] = [];
   for (const [i, s] of splits.entries()) {
     const asset = (await getAsset(db, s.asset_id))!;
-    const identity = asset.id === earnings.id;
-    const rate = identity ? null : rates.get(asset.id);
-    if (!identity && !rate) throw new Error(`no rate chosen for ${earnings.code}→${asset.code}`);
-    const { to, used, remainder } = identity
-      ? { to: amounts[i]!, used: amounts[i]!, remainder: 0n }
-      : convertAmount(amounts[i]!, earnings.scale, asset.scale, rate!.rate);
     const route = settlements.forAsset(asset);
     if (route.kind === "unconfigured") throw new LedgerError("chain_not_configured", route.reason ?? `asset ${asset.code} is not paid out by this service`);
     let destination: Part["destination"] = { settlement: "none", chainId: null, toAddress: null };
@@ -86,100 +98,124 @@ async function planParts(db: Queryable, settlements: Settlements, payout: Payout
       destination = { settlement: "evm", chainId: route.chain.chainId, toAddress: address };
     }
     const childId = uuidFromKey(`payout-part:${payout.id}:${asset.id}`);
-    parts.push({ asset, bps: s.bps, part: amounts[i]!, to, used, remainder, rate: rate ?? null, childId, destination, revaluation: 0n });
+    const rate = rates.get(asset.id) ?? null;
+    parts.push({ asset, bps: s.bps, part: amounts[i]!, rate, unavailable: unavailable.get(asset.id) ?? null, childId, destination, slices: [] });
   }
   return parts;
 }
 
-/** Inside the transaction: the payout still pending, its hold voided, the conversion and the parts' holds. */
-async function build(
-  tx: Queryable,
-  payout: Payout,
-  earnings: Asset,
-  parts: Part[],
-  state: { converted: boolean; withConversion: boolean },
-): Promise<TransferInput[]> {
+/** Inside the transaction: the payout still pending, its hold voided, the conversions and the parts' holds. */
+async function build(tx: Queryable, payout: Payout, earnings: Asset, parts: Part[], state: State): Promise<TransferInput[]> {
   state.converted = (await lockPayoutsIn(tx, [payout.id], ["pending"])).length > 0;
+  state.tags = [];
   if (!state.converted) return [];
-  const converting = parts.filter((p) => p.rate !== null);
+  const converting = parts.filter((p) => p.asset.id !== earnings.id);
   for (const p of converting) await lockConversionPair(tx, earnings.id, p.asset.id);
+  for (const p of parts) p.slices = await sliceOf(tx, payout.operatorId, earnings, p.asset, p.part, { rate: p.rate, unavailable: p.unavailable });
   const specs: AccountSpec[] = [chart.operatorPayable(earnings.id, payout.operatorId), chart.fxGainsLosses(earnings.id)];
   for (const p of parts) specs.push(chart.operatorPayable(p.asset.id, payout.operatorId), chart.payoutsInTransit(p.asset.id, routeOf(p.destination)));
   for (const p of converting) specs.push(chart.conversion(earnings.id, p.asset.code), chart.conversion(p.asset.id, earnings.code));
   const ids = await ensureAccounts(tx, specs);
   const id = (s: AccountSpec) => ids.get(specKey(s))!;
   const nets = await postedNets(tx, [...ids.values()]);
-  const legs: LegInput[] = [];
-  const leg = (debit: AccountSpec, credit: AccountSpec, amount: bigint) => {
-    if (amount > 0n) legs.push({ debitAccountId: id(debit), creditAccountId: id(credit), amount });
-  };
+  const atNow: LegInput[] = [];
+  const locked: { slice: Slice; legs: LegInput[] }[] = [];
   for (const p of converting) {
     const bookSide = chart.conversion(earnings.id, p.asset.code);
     const positionSide = chart.conversion(p.asset.id, earnings.code);
-    leg(chart.operatorPayable(earnings.id, payout.operatorId), bookSide, p.used);
-    leg(positionSide, chart.operatorPayable(p.asset.id, payout.operatorId), p.to);
-    // The position after this conversion, marked to its rate (whole P per whole Q).
-    const position = (nets.get(id(positionSide)) ?? 0n) - p.to;
-    const book = (nets.get(id(bookSide)) ?? 0n) + p.used;
-    p.revaluation = revaluationDelta(position, p.asset.scale, book, earnings.scale, invertRate(p.rate!.rate));
-    if (p.revaluation > 0n) leg(chart.fxGainsLosses(earnings.id), bookSide, p.revaluation);
-    else leg(bookSide, chart.fxGainsLosses(earnings.id), -p.revaluation);
+    const legsOf = (x: Slice) => {
+      const legs: LegInput[] = [];
+      const leg = (debit: AccountSpec, credit: AccountSpec, amount: bigint) => {
+        if (amount > 0n) legs.push({ debitAccountId: id(debit), creditAccountId: id(credit), amount });
+      };
+      leg(chart.operatorPayable(earnings.id, payout.operatorId), bookSide, x.used);
+      leg(positionSide, chart.operatorPayable(p.asset.id, payout.operatorId), x.to);
+      return { legs, leg };
+    };
+    for (const x of p.slices.filter((x) => x.lockId !== null)) locked.push({ slice: x, legs: legsOf(x).legs });
+    const current = p.slices.find((x) => x.lockId === null);
+    if (!current) continue;
+    const { legs, leg } = legsOf(current);
+    // The position after this part's slices, marked to the rate of the moment (whole P per whole Q).
+    const position = (nets.get(id(positionSide)) ?? 0n) - total(p, "to");
+    const book = (nets.get(id(bookSide)) ?? 0n) + total(p, "used");
+    current.revaluation = revaluationDelta(position, p.asset.scale, book, earnings.scale, invertRate(current.rate!.rate));
+    if (current.revaluation > 0n) leg(chart.fxGainsLosses(earnings.id), bookSide, current.revaluation);
+    else leg(bookSide, chart.fxGainsLosses(earnings.id), -current.revaluation);
+    atNow.push(...legs);
   }
   const transfers: TransferInput[] = [{ kind: "void_pending", pendingId: payout.holdTransferId, idempotencyKey: `payout:${payout.id}:void-for-conversion` }];
-  state.withConversion = legs.length > 0;
-  if (state.withConversion)
-    transfers.push({ kind: "standard", idempotencyKey: `payout:${payout.id}:convert`, metadata: { conversion: metadataOf(payout, parts) }, legs });
-  for (const p of parts.filter((x) => x.to > 0n)) {
-    transfers.push({
-      kind: "pending",
-      idempotencyKey: `payout:${p.childId}:hold`,
-      metadata: { payout: { id: p.childId, operator_id: payout.operatorId, parent_payout_id: payout.id } },
-      legs: [
-        {
-          debitAccountId: id(chart.operatorPayable(p.asset.id, payout.operatorId)),
-          creditAccountId: id(chart.payoutsInTransit(p.asset.id, routeOf(p.destination))),
-          amount: p.to,
-        },
-      ],
-    });
+  state.tags.push({ kind: "void" });
+  if (atNow.length > 0) {
+    transfers.push({ kind: "standard", idempotencyKey: `payout:${payout.id}:convert`, metadata: { conversion: metadataOf(payout, parts, null) }, legs: atNow });
+    state.tags.push({ kind: "convert" });
+  }
+  for (const { slice, legs } of locked.filter((l) => l.legs.length > 0)) {
+    const metadata = { conversion: metadataOf(payout, parts, slice) };
+    transfers.push({ kind: "standard", idempotencyKey: `payout:${payout.id}:convert:${slice.lockId}`, metadata, legs });
+    state.tags.push({ kind: "slice", slice });
+  }
+  for (const p of parts.filter((x) => total(x, "to") > 0n)) {
+    transfers.push(holdOf(payout, p, id));
+    state.tags.push({ kind: "hold", part: p });
   }
   return transfers;
 }
 
-/** The conversion transfer's metadata: each part with its rate, source and instant. */
-function metadataOf(payout: Payout, parts: Part[]) {
+/** A part's own payout's hold: the operator's payable in its asset → in transit. */
+function holdOf(payout: Payout, p: Part, id: (s: AccountSpec) => string): TransferInput {
+  return {
+    kind: "pending",
+    idempotencyKey: `payout:${p.childId}:hold`,
+    metadata: { payout: { id: p.childId, operator_id: payout.operatorId, parent_payout_id: payout.id } },
+    legs: [
+      {
+        debitAccountId: id(chart.operatorPayable(p.asset.id, payout.operatorId)),
+        creditAccountId: id(chart.payoutsInTransit(p.asset.id, routeOf(p.destination))),
+        amount: total(p, "to"),
+      },
+    ],
+  };
+}
+
+/** A conversion transfer's metadata: the slices at the rate of the moment (`only` null), or one locked slice, with rate, source and instant. */
+function metadataOf(payout: Payout, parts: Part[], only: Slice | null) {
+  const rows = parts.flatMap((p) => p.slices.filter((x) => (only === null ? x.lockId === null : x === only)).map((x) => ({ p, x })));
   return {
     payout_id: payout.id,
-    parts: parts.map((p) => ({
+    parts: rows.map(({ p, x }) => ({
       asset: p.asset.code,
       bps: p.bps,
-      part: p.part.toString(),
-      used: p.used.toString(),
-      remainder: p.remainder.toString(),
-      to: p.to.toString(),
-      rate: p.rate ? formatRate(p.rate.rate) : "1",
-      rate_id: p.rate?.rateId ?? null,
-      source: p.rate?.source ?? null,
-      observed_at: p.rate?.observedAt.toISOString() ?? null,
+      part: x.part.toString(),
+      used: x.used.toString(),
+      remainder: x.remainder.toString(),
+      to: x.to.toString(),
+      rate: x.rate ? formatRate(x.rate.rate) : "1",
+      rate_id: x.rate?.rateId ?? null,
+      rate_lock_id: x.lockId,
+      source: x.rate?.source ?? null,
+      observed_at: x.rate?.observedAt.toISOString() ?? null,
     })),
   };
 }
 
-/** After the ledger wrote: the parts' payouts, the payout converted, the conversions recorded. */
-async function record(tx: Queryable, payout: Payout, parts: Part[], hasConversion: boolean, outcomes: BatchOutcome[], at: Date): Promise<void> {
+/** After the ledger wrote: the parts' payouts, the payout converted, the conversions recorded, the locks used. */
+async function record(tx: Queryable, payout: Payout, parts: Part[], tags: Tag[], outcomes: BatchOutcome[], at: Date): Promise<void> {
   const idOf = (o: BatchOutcome | undefined) => (o?.kind === "created" ? o.transfer.id : o?.kind === "replayed" ? o.id : null);
-  const conversionTransferId = hasConversion ? idOf(outcomes[1]) : null;
-  let next = hasConversion ? 2 : 1;
+  const ids = new Map<Tag, string | null>(tags.map((t, k) => [t, idOf(outcomes[k])]));
+  const convertId = [...ids].find(([t]) => t.kind === "convert")?.[1] ?? null;
+  const sliceIds = new Map([...ids].flatMap(([t, v]) => (t.kind === "slice" ? [[t.slice, v] as const] : [])));
+  const holdIds = new Map([...ids].flatMap(([t, v]) => (t.kind === "hold" ? [[t.part, v] as const] : [])));
   const rows: NewConversion[] = [];
   for (const p of parts) {
-    const holdId = p.to > 0n ? idOf(outcomes[next++]) : null;
+    const holdId = holdIds.get(p) ?? null;
     if (holdId !== null) {
       await insertPayout(tx, {
         id: p.childId,
         operatorId: payout.operatorId,
         assetId: p.asset.id,
         ...p.destination,
-        amount: p.to,
+        amount: total(p, "to"),
         trigger: payout.trigger,
         requestedBy: payout.requestedBy,
         holdTransferId: holdId,
@@ -189,31 +225,41 @@ async function record(tx: Queryable, payout: Payout, parts: Part[], hasConversio
       });
       await recordPayoutEvents(tx, [p.childId], "pending", at, { parent_payout_id: payout.id });
     }
-    const rate = p.rate?.rate ?? { num: 1n, den: 1n };
-    rows.push({
-      id: uuidv7(at.getTime()),
-      transferId: conversionTransferId ?? payout.holdTransferId,
-      kind: "payout",
-      marketplaceId: null,
-      customerId: null,
-      payoutId: payout.id,
-      childPayoutId: holdId === null ? null : p.childId,
-      operatorId: payout.operatorId,
-      fromAssetId: payout.assetId,
-      toAssetId: p.asset.id,
-      bps: p.bps,
-      part: p.part,
-      used: p.used,
-      remainder: p.remainder,
-      toAmount: p.to,
-      rateNum: rate.num,
-      rateDen: rate.den,
-      rateId: p.rate?.rateId ?? null,
-      revaluation: p.revaluation,
-      convertedAt: at,
-    });
+    for (const x of p.slices) {
+      if (x.lockId !== null) await consumeRateLock(tx, x.lockId, x.part);
+      const transferId = x.lockId !== null ? sliceIds.get(x) : x.rate !== null ? convertId : payout.holdTransferId;
+      rows.push(conversionRow(payout, p, x, transferId ?? payout.holdTransferId, holdId === null ? null : p.childId, at));
+    }
   }
   await insertConversions(tx, rows);
-  await markPayoutConverted(tx, payout.id, conversionTransferId ?? payout.holdTransferId, at);
-  await recordPayoutEvents(tx, [payout.id], "converted", at, { conversion_transfer_id: conversionTransferId });
+  const settledBy = convertId ?? [...sliceIds.values()].find((v) => v !== null) ?? payout.holdTransferId;
+  await markPayoutConverted(tx, payout.id, settledBy, at);
+  await recordPayoutEvents(tx, [payout.id], "converted", at, { conversion_transfer_id: convertId ?? (settledBy === payout.holdTransferId ? null : settledBy) });
+}
+
+function conversionRow(payout: Payout, p: Part, x: Slice, transferId: string, childPayoutId: string | null, at: Date): NewConversion {
+  const rate = x.rate?.rate ?? { num: 1n, den: 1n };
+  return {
+    id: uuidv7(at.getTime()),
+    transferId,
+    kind: "payout",
+    marketplaceId: null,
+    customerId: null,
+    payoutId: payout.id,
+    childPayoutId,
+    operatorId: payout.operatorId,
+    fromAssetId: payout.assetId,
+    toAssetId: p.asset.id,
+    bps: p.bps,
+    part: x.part,
+    used: x.used,
+    remainder: x.remainder,
+    toAmount: x.to,
+    rateNum: rate.num,
+    rateDen: rate.den,
+    rateId: x.rate?.rateId ?? null,
+    rateLockId: x.lockId,
+    revaluation: x.revaluation,
+    convertedAt: at,
+  };
 }

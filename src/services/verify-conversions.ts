@@ -1,11 +1,13 @@
 import type { Queryable } from "../db/client.js";
+import { rateLockMismatches } from "../db/queries/rate-locks.js";
 import { conversionsWithBookings, type ConversionCheckRow } from "../db/queries/verify.js";
 import { convertAmount, invertRate } from "../domain/conversion.js";
 
 /**
  * `verify`'s conversions check (docs/settlement.md): every conversion's amounts follow from its rate
  * by the documented rounding, its rate is the stored rate it names (oriented from → to), and its
- * transfer booked exactly those amounts through the platform's conversion accounts.
+ * transfer booked exactly those amounts through the platform's conversion accounts; a slice at a
+ * locked rate used its lock's rate, and each lock's `consumed` is what its slices used.
  */
 export async function findConversionMismatches(db: Queryable): Promise<{ id: string; what: string }[]> {
   const out: { id: string; what: string }[] = [];
@@ -13,6 +15,7 @@ export async function findConversionMismatches(db: Queryable): Promise<{ id: str
     const what = mismatchOf(r);
     if (what) out.push({ id: r.id, what: `conversion ${r.id} (${r.kind} ${r.payout_id}, ${r.from_code}→${r.to_code}): ${what}` });
   }
+  out.push(...(await rateLockMismatches(db)));
   return out;
 }
 

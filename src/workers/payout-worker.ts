@@ -12,6 +12,7 @@ import { errorSummary, type PayoutContext } from "./payout/context.js";
 import { schedule } from "./payout/schedule.js";
 import { convertPending } from "./payout/convert.js";
 import { convertDeposits } from "../services/convert-deposits.js";
+import { lockEarnedRates } from "../services/lock-rates.js";
 import { signBatched } from "./payout/sign.js";
 import { watchSubmitted } from "./payout/watch.js";
 
@@ -72,6 +73,13 @@ export class PayoutWorker {
     } catch (err) {
       errors.push(err);
       this.log.warn({ worker: "payouts", err }, "scheduling payouts failed");
+    }
+    try {
+      // Earnings of marketplaces that lock the rate at earning, before any payout converts them.
+      await lockEarnedRates(this.db, this.settlements, this.log);
+    } catch (err) {
+      errors.push(err);
+      this.log.warn({ worker: "payouts", err: errorSummary(err) }, "locking earned rates failed; retrying next tick");
     }
     try {
       await this.convert();

@@ -114,8 +114,21 @@ export async function marketplacePricing(db: Queryable, marketplaceId: string): 
   return row;
 }
 
-export async function setMarketplacePricing(tx: Queryable, marketplaceId: string, assetId: string | null, at: Date): Promise<void> {
-  await tx.query("update marketplaces set pricing_asset_id = $2, pricing_set_at = $3 where id = $1", [marketplaceId, assetId, at.toISOString()]);
+export type RatePolicy = "at_payout" | "at_earning";
+
+export async function setMarketplacePricing(
+  tx: Queryable,
+  marketplaceId: string,
+  assetId: string | null,
+  at: Date,
+  ratePolicy: RatePolicy = "at_payout",
+): Promise<void> {
+  await tx.query("update marketplaces set pricing_asset_id = $2, pricing_set_at = $3, rate_policy = $4 where id = $1", [
+    marketplaceId,
+    assetId,
+    at.toISOString(),
+    ratePolicy,
+  ]);
 }
 
 /** Pending convert payouts the worker may convert (not waiting for an approval), oldest first. */
@@ -155,6 +168,8 @@ export interface NewConversion {
   rateNum: bigint;
   rateDen: bigint;
   rateId: string | null;
+  /** The rate lock this slice used (docs/settlement.md, "Rate policy"); absent or null: none. */
+  rateLockId?: string | null;
   revaluation: bigint;
   convertedAt: Date;
 }
@@ -164,10 +179,10 @@ export async function insertConversions(tx: Queryable, rows: NewConversion[]): P
   const col = (f: (r: NewConversion) => string | null) => pgArray(rows.map(f));
   await tx.query(
     `insert into conversions (id, transfer_id, payout_id, child_payout_id, operator_id, from_asset_id, to_asset_id, bps, part, used, remainder, to_amount,
-                              rate_num, rate_den, rate_id, revaluation, converted_at, kind, marketplace_id, customer_id)
+                              rate_num, rate_den, rate_id, revaluation, converted_at, kind, marketplace_id, customer_id, rate_lock_id)
      select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::uuid[], $7::uuid[], $8::int[], $9::numeric[], $10::numeric[],
                           $11::numeric[], $12::numeric[], $13::numeric[], $14::numeric[], $15::uuid[], $16::numeric[], $17::timestamptz[],
-                          $18::text[], $19::text[], $20::text[])`,
+                          $18::text[], $19::text[], $20::text[], $21::uuid[])`,
     [
       col((r) => r.id),
       col((r) => r.transferId),
@@ -189,6 +204,7 @@ export async function insertConversions(tx: Queryable, rows: NewConversion[]): P
       col((r) => r.kind),
       col((r) => r.marketplaceId),
       col((r) => r.customerId),
+      col((r) => r.rateLockId ?? null),
     ],
   );
 }
@@ -253,12 +269,12 @@ export async function listConversions(
   );
 }
 
-/** The pricing currency's code of each of these marketplaces that has one. */
-export async function marketplacePricingCodes(db: Queryable, marketplaceIds: string[]): Promise<Map<string, string>> {
+/** The pricing currency's code (or null) and the rate policy of each of these marketplaces. */
+export async function marketplacePricingCodes(db: Queryable, marketplaceIds: string[]): Promise<Map<string, { code: string | null; ratePolicy: RatePolicy }>> {
   if (marketplaceIds.length === 0) return new Map();
-  const rows = await db.query<{ id: string; code: string }>(
-    "select m.id, a.code from marketplaces m join assets a on a.id = m.pricing_asset_id where m.id = any($1::text[])",
+  const rows = await db.query<{ id: string; code: string | null; rate_policy: RatePolicy }>(
+    "select m.id, a.code, m.rate_policy from marketplaces m left join assets a on a.id = m.pricing_asset_id where m.id = any($1::text[])",
     [pgArray(marketplaceIds)],
   );
-  return new Map(rows.map((r) => [r.id, r.code]));
+  return new Map(rows.map((r) => [r.id, { code: r.code, ratePolicy: r.rate_policy }]));
 }

@@ -96,6 +96,8 @@ export const conversions = pgTable(
     rateNum: numeric("rate_num", { precision: 78, scale: 0 }).notNull(),
     rateDen: numeric("rate_den", { precision: 78, scale: 0 }).notNull(),
     rateId: uuid("rate_id").references(() => rates.id),
+    /** The rate lock this slice of a payout's part consumed (its rate is the lock's), or null: the rate of the moment. */
+    rateLockId: uuid("rate_lock_id"),
     /** What marking the platform's position in the target asset to this rate booked as gain (−) or loss (+), in the earnings asset. */
     revaluation: numeric("revaluation", { precision: 78, scale: 0 }).notNull().default("0"),
     convertedAt: timestamp("converted_at", { withTimezone: true }).notNull(),
@@ -110,6 +112,9 @@ export const conversions = pgTable(
     // One conversion per pair and transfer: a row recorded twice would count money received twice.
     uniqueIndex("conversions_transfer_pair_uq").on(t.transferId, t.fromAssetId, t.toAssetId),
     index("conversions_payout_idx").on(t.payoutId),
+    index("conversions_rate_lock_idx")
+      .on(t.rateLockId)
+      .where(sql`${t.rateLockId} is not null`),
     index("conversions_operator_idx").on(t.operatorId, t.convertedAt),
     index("conversions_customer_idx").on(t.marketplaceId, t.toAssetId, t.customerId),
   ],

@@ -21,3 +21,4 @@ export { usageLimits } from "./usage-limits.js";
 export { proposals, fundsReceipts, marketplaceCreditLimits } from "./funding.js";
 export { deployment } from "./deployment.js";
 export { rates, payoutPreferences, conversions } from "./conversions.js";
+export { rateLockQueue, rateLocks } from "./rate-locks.js";

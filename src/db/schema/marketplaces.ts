@@ -1,17 +1,24 @@
-import { jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import { check, jsonb, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { assets } from "./assets.js";
 
 /** A marketplace that sells operators' compute and posts their usage. Its id is chosen by the admin. */
-export const marketplaces = pgTable("marketplaces", {
-  id: text("id").primaryKey(),
-  name: text("name").notNull(),
-  metadata: jsonb("metadata").notNull().default({}),
-  /** The currency its usage is rated in (docs/settlement.md); null: any asset it has a fee schedule in. */
-  pricingAssetId: uuid("pricing_asset_id").references(() => assets.id),
-  /** When the pricing currency was last set: customers' money received in other assets from then on is converted into it. */
-  pricingSetAt: timestamp("pricing_set_at", { withTimezone: true }),
-  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-});
+export const marketplaces = pgTable(
+  "marketplaces",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    metadata: jsonb("metadata").notNull().default({}),
+    /** The currency its usage is rated in (docs/settlement.md); null: any asset it has a fee schedule in. */
+    pricingAssetId: uuid("pricing_asset_id").references(() => assets.id),
+    /** When the pricing currency was last set: customers' money received in other assets from then on is converted into it. */
+    pricingSetAt: timestamp("pricing_set_at", { withTimezone: true }),
+    /** When the rate of a conversion is fixed (docs/settlement.md, "Rate policy"): at_payout (the default) or at_earning. */
+    ratePolicy: text("rate_policy").notNull().default("at_payout"),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [check("marketplaces_rate_policy", sql`${t.ratePolicy} in ('at_payout', 'at_earning')`)],
+);
 
 /**
  * An operator (a seller of compute). Global: one operator may sell through several marketplaces and

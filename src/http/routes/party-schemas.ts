@@ -23,6 +23,9 @@ export const Marketplace = z
       description:
         "the asset its usage is priced in, which its operators' payout preferences convert from (PUT /v1/marketplaces/{id}/pricing-currency); null: none set",
     }),
+    rate_policy: z.enum(["at_payout", "at_earning"]).openapi({
+      description: "when its operators' converted earnings get their rate: at the payout's conversion (at_payout) or when the usage is recorded (at_earning)",
+    }),
     created_at: Timestamp,
   })
   .openapi("Marketplace");
@@ -79,11 +82,19 @@ export const partyOut = (p: { id: string; name: string; metadata: Record<string,
 });
 
 /** A marketplace with its pricing currency (services/marketplace-pricing.ts withPricing). */
-export const marketplaceOut = (m: { id: string; name: string; metadata: Record<string, unknown>; createdAt: Date; pricingAsset: string | null }) => ({
+export const marketplaceOut = (m: {
+  id: string;
+  name: string;
+  metadata: Record<string, unknown>;
+  createdAt: Date;
+  pricingAsset: string | null;
+  ratePolicy: "at_payout" | "at_earning";
+}) => ({
   id: m.id,
   name: m.name,
   metadata: m.metadata,
   pricing_asset: m.pricingAsset,
+  rate_policy: m.ratePolicy,
   created_at: m.createdAt.toISOString(),
 });
 

@@ -11,6 +11,10 @@ import { Marketplace, MarketplaceId, marketplaceOut } from "./party-schemas.js";
 const Body = z
   .strictObject({
     asset: AssetCode.openapi({ description: "the asset its usage is priced in (not a retired one)", example: "USD" }),
+    rate_policy: z.enum(["at_payout", "at_earning"]).default("at_payout").openapi({
+      description:
+        "when its operators' earnings get the rate they are converted at: at_payout (the default), at the rate of the moment the payout is converted — the operator bears the rate's movement until then; at_earning, at the rate of the moment the usage is recorded (locked by the worker within seconds) — the platform bears it",
+    }),
   })
   .openapi("MarketplacePricingSet");
 
@@ -32,7 +36,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const body = c.req.valid("json");
     return idempotently(c, body, async (tx) => ({
       status: 200,
-      body: marketplaceOut(await setPricingCurrency(tx, { now: c.get("deps").ledger.db.clock.now(), marketplaceId: id, asset: body.asset })),
+      body: marketplaceOut(
+        await setPricingCurrency(tx, { now: c.get("deps").ledger.db.clock.now(), marketplaceId: id, asset: body.asset, ratePolicy: body.rate_policy }),
+      ),
     })) as never;
   });
 }

@@ -12,9 +12,10 @@ const CONVERT_BATCH = 50;
 /**
  * Converts pending convert payouts (docs/settlement.md) at the rate of the moment: each part's rate
  * is chosen (src/services/rates.ts) and the conversion booked with the parts' own payouts, which the
- * chain steps then pay. A payout whose rate cannot be used (stale, sources apart, a feed that
- * reverts) or whose part cannot be paid waits, with the reason in its `note`; nothing is converted
- * at a rate that failed a check.
+ * chain steps then pay. Earnings the operator's rate locks cover are converted at the locks' rates
+ * (docs/settlement.md, "Rate policy"). A payout whose rate cannot be used (stale, sources apart, a
+ * feed that reverts) for what locks do not cover, or whose part cannot be paid, waits, with the
+ * reason in its `note`; nothing is converted at a rate that failed a check.
  */
 export async function convertPending(ctx: PayoutContext): Promise<number> {
   let converted = 0;
@@ -24,17 +25,16 @@ export async function convertPending(ctx: PayoutContext): Promise<number> {
     const earnings = (await getAsset(ctx.db, payout.assetId))!;
     let waiting: string | null = null;
     try {
+      // A pair without a usable rate now may still be covered by the operator's rate locks: the conversion decides.
       const rates = new Map<string, ChosenRate>();
+      const unavailable = new Map<string, string>();
       for (const split of payout.splits ?? []) {
         if (split.asset_id === earnings.id) continue;
         const choice = await chooseRate(ctx.db, ctx.settlements, earnings, (await getAsset(ctx.db, split.asset_id))!, ctx.now());
-        if (!choice.ok) {
-          waiting = choice.reason;
-          break;
-        }
-        rates.set(split.asset_id, choice.chosen);
+        if (choice.ok) rates.set(split.asset_id, choice.chosen);
+        else unavailable.set(split.asset_id, choice.reason);
       }
-      if (waiting === null && (await convertPayout(ctx.db, ctx.settlements, { payout, rates })).converted) converted++;
+      if ((await convertPayout(ctx.db, ctx.settlements, { payout, rates, unavailable })).converted) converted++;
     } catch (err) {
       // One payout's failure (a refusal, a feed's transport error) leaves the others to convert.
       waiting = err instanceof LedgerError ? err.message : `the conversion failed (${errorSummary(err)}); retrying`;

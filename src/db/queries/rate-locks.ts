@@ -1,0 +1,159 @@
+import type { Queryable } from "../client.js";
+import { pgArray } from "../sql-arrays.js";
+
+/** Rate locks of marketplaces whose rate policy is `at_earning` (docs/settlement.md, "Rate policy"). */
+
+export interface QueuedGroup {
+  marketplace_id: string;
+  operator_id: string;
+  asset_id: string;
+}
+
+/** Operators' earnings waiting for a lock, one row per marketplace, operator and asset. */
+export async function queuedGroups(db: Queryable, limit: number): Promise<QueuedGroup[]> {
+  return db.query<QueuedGroup>(
+    `select marketplace_id, operator_id, asset_id::text as asset_id from rate_lock_queue
+      group by marketplace_id, operator_id, asset_id order by min(queued_at) limit $1`,
+    [limit],
+  );
+}
+
+/**
+ * Takes (deletes) up to `limit` queued records of a group: what they earned and since when. Rows
+ * another transaction is taking are skipped, so a record is locked once.
+ */
+export async function takeQueued(tx: Queryable, g: QueuedGroup, limit: number): Promise<{ total: bigint; records: number; since: Date } | undefined> {
+  const [row] = await tx.query<{ total: string | null; records: string; since: Date | string | null }>(
+    `with taken as (
+       delete from rate_lock_queue where usage_id in (
+         select usage_id from rate_lock_queue where marketplace_id = $1 and operator_id = $2 and asset_id = $3
+          order by queued_at, usage_id limit $4 for update skip locked)
+       returning net, queued_at)
+     select sum(net)::text as total, count(*)::text as records, min(queued_at) as since from taken`,
+    [g.marketplace_id, g.operator_id, g.asset_id, limit],
+  );
+  if (!row || row.total === null) return undefined;
+  return { total: BigInt(row.total), records: Number(row.records), since: new Date(row.since!) };
+}
+
+export interface NewRateLock {
+  id: string;
+  marketplaceId: string;
+  operatorId: string;
+  fromAssetId: string;
+  toAssetId: string;
+  amount: bigint;
+  rateNum: bigint;
+  rateDen: bigint;
+  rateId: string;
+  records: number;
+  earnedFrom: Date;
+  lockedAt: Date;
+}
+
+export async function insertRateLocks(tx: Queryable, rows: NewRateLock[]): Promise<void> {
+  if (rows.length === 0) return;
+  const col = (f: (r: NewRateLock) => string) => pgArray(rows.map(f));
+  await tx.query(
+    `insert into rate_locks (id, marketplace_id, operator_id, from_asset_id, to_asset_id, amount, rate_num, rate_den, rate_id, records, earned_from, locked_at)
+     select * from unnest($1::uuid[], $2::text[], $3::text[], $4::uuid[], $5::uuid[], $6::numeric[], $7::numeric[], $8::numeric[], $9::uuid[],
+                          $10::numeric[], $11::timestamptz[], $12::timestamptz[])`,
+    [
+      col((r) => r.id),
+      col((r) => r.marketplaceId),
+      col((r) => r.operatorId),
+      col((r) => r.fromAssetId),
+      col((r) => r.toAssetId),
+      col((r) => r.amount.toString()),
+      col((r) => r.rateNum.toString()),
+      col((r) => r.rateDen.toString()),
+      col((r) => r.rateId),
+      col((r) => String(r.records)),
+      col((r) => r.earnedFrom.toISOString()),
+      col((r) => r.lockedAt.toISOString()),
+    ],
+  );
+}
+
+export interface OpenLockRow {
+  id: string;
+  remaining: string;
+  rate_num: string;
+  rate_den: string;
+  rate_id: string;
+  source: "feed" | "manual";
+  observed_at: Date | string;
+  locked_at: Date | string;
+}
+
+/**
+ * An operator's locks of a pair not used up, oldest first. Called under the pair's conversion lock
+ * (lockConversionPair), which every conversion of the pair takes, so no other transaction uses them.
+ */
+export async function openRateLocks(tx: Queryable, operatorId: string, fromAssetId: string, toAssetId: string): Promise<OpenLockRow[]> {
+  return tx.query<OpenLockRow>(
+    `select l.id, (l.amount - l.consumed)::text as remaining, l.rate_num::text as rate_num, l.rate_den::text as rate_den, l.rate_id, r.source,
+            r.observed_at, l.locked_at
+       from rate_locks l join rates r on r.id = l.rate_id
+      where l.operator_id = $1 and l.from_asset_id = $2 and l.to_asset_id = $3 and l.consumed < l.amount
+      order by l.locked_at, l.id`,
+    [operatorId, fromAssetId, toAssetId],
+  );
+}
+
+/** Uses `amount` of a lock; throws when it has less left (a lock is never used beyond its amount). */
+export async function consumeRateLock(tx: Queryable, id: string, amount: bigint): Promise<void> {
+  const rows = await tx.query("update rate_locks set consumed = consumed + $2 where id = $1 and consumed + $2 <= amount returning id", [id, amount.toString()]);
+  if (rows.length !== 1) throw new Error(`rate lock ${id} has less than ${amount} left`);
+}
+
+export interface RateLockRow {
+  id: string;
+  marketplace_id: string;
+  operator_id: string;
+  from_asset: string;
+  from_scale: number;
+  to_asset: string;
+  amount: string;
+  consumed: string;
+  rate_num: string;
+  rate_den: string;
+  rate_id: string;
+  source: "feed" | "manual";
+  observed_at: Date | string;
+  records: string;
+  earned_from: Date | string;
+  locked_at: Date | string;
+}
+
+/** Rate locks in the order they were made (locked_at, id), after the cursor; of one operator when given. */
+export async function listRateLocks(db: Queryable, f: { operatorId?: string; after?: { at: Date; id: string }; limit: number }): Promise<RateLockRow[]> {
+  return db.query<RateLockRow>(
+    `select l.id, l.marketplace_id, l.operator_id, fa.code as from_asset, fa.scale as from_scale, ta.code as to_asset, l.amount::text as amount,
+            l.consumed::text as consumed, l.rate_num::text as rate_num, l.rate_den::text as rate_den, l.rate_id, r.source, r.observed_at,
+            l.records::text as records, l.earned_from, l.locked_at
+       from rate_locks l join assets fa on fa.id = l.from_asset_id join assets ta on ta.id = l.to_asset_id join rates r on r.id = l.rate_id
+      where ($1::text is null or l.operator_id = $1) and ($2::timestamptz is null or (l.locked_at, l.id) > ($2::timestamptz, $3::uuid))
+      order by l.locked_at, l.id limit $4`,
+    [f.operatorId ?? null, f.after?.at.toISOString() ?? null, f.after?.id ?? null, f.limit],
+  );
+}
+
+/**
+ * For verify: locks whose `consumed` is not what the conversions naming them used, and conversions
+ * naming a lock that does not exist or is of another operator, pair or rate.
+ */
+export async function rateLockMismatches(db: Queryable): Promise<{ id: string; what: string }[]> {
+  return db.query(
+    `select l.id::text as id, 'rate lock ' || l.id || ' records ' || l.consumed || ' used, its conversions used ' || coalesce(c.used, 0) as what
+       from rate_locks l left join (select rate_lock_id, sum(part) as used from conversions where rate_lock_id is not null group by rate_lock_id) c
+         on c.rate_lock_id = l.id
+      where l.consumed <> coalesce(c.used, 0)
+     union all
+     select c.id::text, 'conversion ' || c.id || ' names rate lock ' || c.rate_lock_id || ', which ' ||
+            case when l.id is null then 'does not exist' else 'is of another operator, pair or rate' end
+       from conversions c left join rate_locks l on l.id = c.rate_lock_id
+      where c.rate_lock_id is not null and (l.id is null or l.rate_num * c.rate_den <> c.rate_num * l.rate_den or l.operator_id <> c.operator_id
+            or l.from_asset_id <> c.from_asset_id or l.to_asset_id <> c.to_asset_id)`,
+  );
+}

@@ -1,0 +1,96 @@
+import type { Settlements } from "../chain/settlement.js";
+import type { Database } from "../db/client.js";
+import { getAsset } from "../db/queries/assets.js";
+import { insertRateLocks, queuedGroups, takeQueued, type NewRateLock, type QueuedGroup } from "../db/queries/rate-locks.js";
+import type { Asset } from "../domain/assets.js";
+import { splitByBps } from "../domain/conversion.js";
+import { uuidv7 } from "../domain/ids.js";
+import type { Logger } from "../log.js";
+import { converts, currentPreference } from "./payout-preferences.js";
+import { chooseRate, type RateChoice } from "./rates.js";
+import { inTransaction } from "./transaction.js";
+
+/** Groups (marketplace, operator, asset) and records per group taken per pass. */
+const GROUPS = 100;
+const RECORDS = 5_000;
+
+/**
+ * Locks the rate of operators' earnings of marketplaces whose rate policy is `at_earning`
+ * (docs/settlement.md, "Rate policy"). Their usage records are queued with the record itself; each
+ * pass takes an operator's queued earnings, splits them by its payout preference in force (as a
+ * payout would), and records for each asset other than the pricing currency a lock: that amount of
+ * earnings, converted later at this moment's rate. The rate is chosen as a payout's is (fresh, the
+ * sources agreeing): without a usable rate the earnings stay queued, and are locked at the first
+ * usable rate. An operator without a preference that converts needs no lock; its queue is emptied.
+ * A record is taken by one transaction only (rows are deleted as they are locked), whatever the
+ * number of workers.
+ */
+export async function lockEarnedRates(db: Database, settlements: Settlements, log: Logger): Promise<number> {
+  const now = db.clock.now();
+  const choices = new Map<string, RateChoice>();
+  const waiting = new Set<string>();
+  let locked = 0;
+  for (const g of await queuedGroups(db, GROUPS)) {
+    const from = (await getAsset(db, g.asset_id))!;
+    const preference = await currentPreference(db, g.operator_id, g.asset_id);
+    const splits = converts(preference) ? preference.splits : [];
+    const targets: { asset: Asset; choice: RateChoice | null }[] = [];
+    for (const s of splits) {
+      if (s.asset_id === from.id) {
+        targets.push({ asset: from, choice: null });
+        continue;
+      }
+      const to = (await getAsset(db, s.asset_id))!;
+      const key = `${from.id}:${to.id}`;
+      if (!choices.has(key)) choices.set(key, await chooseRate(db, settlements, from, to, now));
+      targets.push({ asset: to, choice: choices.get(key)! });
+    }
+    const blocked = targets.find((t) => t.choice !== null && !t.choice.ok);
+    if (blocked) {
+      const reason = (blocked.choice as { reason: string }).reason;
+      if (!waiting.has(reason)) log.warn({ worker: "payouts", operator: g.operator_id, reason }, "earnings wait for a usable rate to be locked");
+      waiting.add(reason);
+      continue;
+    }
+    locked += await lockGroup(db, g, splits, targets, now);
+  }
+  return locked;
+}
+
+/** In one transaction: the group's queued records taken and their locks recorded. */
+async function lockGroup(
+  db: Database,
+  g: QueuedGroup,
+  splits: { bps: number }[],
+  targets: { asset: Asset; choice: RateChoice | null }[],
+  now: Date,
+): Promise<number> {
+  return inTransaction(db, async (tx) => {
+    const taken = await takeQueued(tx, g, RECORDS);
+    if (!taken || splits.length === 0) return 0;
+    const amounts = splitByBps(
+      taken.total,
+      splits.map((s) => s.bps),
+    );
+    const rows: NewRateLock[] = [];
+    targets.forEach((t, i) => {
+      if (t.choice === null || !t.choice.ok || amounts[i]! === 0n) return;
+      rows.push({
+        id: uuidv7(now.getTime()),
+        marketplaceId: g.marketplace_id,
+        operatorId: g.operator_id,
+        fromAssetId: g.asset_id,
+        toAssetId: t.asset.id,
+        amount: amounts[i]!,
+        rateNum: t.choice.chosen.rate.num,
+        rateDen: t.choice.chosen.rate.den,
+        rateId: t.choice.chosen.rateId,
+        records: taken.records,
+        earnedFrom: taken.since,
+        lockedAt: now,
+      });
+    });
+    await insertRateLocks(tx, rows);
+    return rows.length;
+  });
+}
