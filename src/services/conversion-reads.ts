@@ -4,3 +4,4 @@
  * is (who may see which conversions is the route's to decide).
  */
 export { listConversions, listRates, type ConversionRow, type RateRow } from "../db/queries/conversions.js";
+export { listRateLocks, type RateLockRow } from "../db/queries/rate-locks.js";

@@ -468,8 +468,8 @@ const routes: PostRoute[] = [
     method: "PUT",
     path: () => "/v1/marketplaces/m1/pricing-currency",
     key: () => w.keys.admin,
-    valid: () => ({ asset: "USDC" }),
-    fields: { asset: "code" },
+    valid: () => ({ asset: "USDC", rate_policy: "at_earning" }),
+    fields: { asset: "code", rate_policy: "enum" },
   },
   {
     name: "PUT /v1/payout-policies/{asset}",

@@ -244,6 +244,7 @@ export interface ConversionRow {
   rate_id: string | null;
   rate_source: "feed" | "manual" | null;
   rate_observed_at: Date | string | null;
+  rate_lock_id: string | null;
   revaluation: string;
   converted_at: Date | string;
 }
@@ -260,7 +261,7 @@ export async function listConversions(
     `select c.id, c.transfer_id, c.payout_id, c.child_payout_id, c.operator_id, fa.code as from_asset, fa.scale as from_scale, ta.code as to_asset,
             ta.scale as to_scale, c.bps, c.part::text as part, c.used::text as used, c.remainder::text as remainder, c.to_amount::text as to_amount,
             c.rate_num::text as rate_num, c.rate_den::text as rate_den, c.rate_id, r.source as rate_source, r.observed_at as rate_observed_at,
-            c.revaluation::text as revaluation, c.converted_at
+            c.rate_lock_id, c.revaluation::text as revaluation, c.converted_at
        from conversions c join assets fa on fa.id = c.from_asset_id join assets ta on ta.id = c.to_asset_id left join rates r on r.id = c.rate_id
       where c.kind = 'payout' and ($1::text is null or c.operator_id = $1) and ($2::uuid is null or c.payout_id = $2)
         and ($3::timestamptz is null or (c.converted_at, c.id) > ($3::timestamptz, $4::uuid))

@@ -100,6 +100,9 @@ export const ConversionOut = z
     rate_id: Uuid.nullable().openapi({ description: "the rate it came from (GET /v1/rates); null when both assets are one" }),
     rate_source: z.enum(["feed", "manual"]).nullable(),
     rate_observed_at: Timestamp.nullable(),
+    rate_lock_id: Uuid.nullable().openapi({
+      description: "the rate lock this slice used (GET /v1/rate-locks): earnings of a marketplace that locks the rate at earning; null: the rate of the moment",
+    }),
     revaluation: Amount(
       "what marking the platform's position in `to_asset` to this rate booked, in `from_asset`'s smallest units: a loss when positive, a gain when negative",
     ),
@@ -133,6 +136,7 @@ export const conversionOut = (r: ConversionRow) => ({
   rate_id: r.rate_id,
   rate_source: r.rate_source,
   rate_observed_at: r.rate_observed_at === null ? null : iso(r.rate_observed_at),
+  rate_lock_id: r.rate_lock_id,
   revaluation: r.revaluation,
   revaluation_display: display(r.revaluation, r.from_scale),
   transfer_id: r.transfer_id,
