@@ -22,3 +22,4 @@ export { proposals, fundsReceipts, marketplaceCreditLimits } from "./funding.js"
 export { deployment } from "./deployment.js";
 export { rates, payoutPreferences, conversions } from "./conversions.js";
 export { rateLockQueue, rateLocks } from "./rate-locks.js";
+export { accountingPeriods } from "./periods.js";

@@ -15,6 +15,8 @@ export const marketplaces = pgTable(
     pricingSetAt: timestamp("pricing_set_at", { withTimezone: true }),
     /** When the rate of a conversion is fixed (docs/settlement.md, "Rate policy"): at_payout (the default) or at_earning. */
     ratePolicy: text("rate_policy").notNull().default("at_payout"),
+    /** The IANA time zone its accounting periods (months) are in (docs/reconciliation.md, "Month-end close"). */
+    timeZone: text("time_zone").notNull().default("UTC"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [check("marketplaces_rate_policy", sql`${t.ratePolicy} in ('at_payout', 'at_earning')`)],
