@@ -19,6 +19,8 @@ export const DATE_SENSITIVE_FILES = [
   "tests/http/finance.test.ts",
   "tests/http/usage.happy.test.ts",
   "tests/http/usage.error.test.ts",
+  "tests/http/customer-statement.test.ts",
+  "tests/http/periods.test.ts",
   "tests/http/ledger.happy.test.ts",
   "tests/http/payouts.happy.test.ts",
   "tests/http/payouts.error.test.ts",

@@ -492,6 +492,43 @@ export interface paths {
         patch: operations["updateCustomer"];
         trace?: never;
     };
+    "/v1/customers/{id}/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A customer's balance now in each asset: posted, available, held in holds (admin, finance with marketplace_id; its marketplace) */
+        get: operations["getCustomerBalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{id}/statement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A customer's statement for [from, to): per asset its opening balance, deposits, usage, refunds, other movements and closing balance (JSON, CSV or HTML)
+         * @description JSON: the sums per asset (`assets`, for the whole period on every page) and a page of lines (`data`, `next_cursor`, `limit`). CSV: every line of the period in one file. HTML: a printable page of the whole period. `cursor` and `limit` are refused with CSV and HTML. Admin and finance keys name the `marketplace_id`; a marketplace key reads its own customers only.
+         */
+        get: operations["getCustomerStatement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/customers/{id}/retire": {
         parameters: {
             query?: never;
@@ -613,8 +650,95 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Correct a usage record with a reversal transfer (admin, its marketplace) */
+        /** Correct a usage record with a reversal transfer (admin, its marketplace); an admin's may take back earnings already paid out */
         post: operations["reverseUsage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/disputes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List disputes, oldest first (admin, finance; a marketplace its own; an operator those of its usage, with only its records) */
+        get: operations["listDisputes"];
+        put?: never;
+        /** Dispute usage records: their operators' earnings are held until finance decides (a marketplace for its own records, finance, admin) */
+        post: operations["openDispute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/disputes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A dispute (admin, finance, its marketplace, an operator whose usage it disputes) */
+        get: operations["getDispute"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/disputes/{id}/uphold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Uphold a dispute: its records are reversed (customers refunded, fees reversed, earnings taken back; what an operator was already paid becomes its receivable) (finance, admin; not the key that opened it) */
+        post: operations["upholdDispute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/disputes/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reject a dispute: the earnings it held are released (finance, admin; not the key that opened it) */
+        post: operations["rejectDispute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/marketplaces/{id}/dispute-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A marketplace's dispute window (admin, finance, the marketplace) */
+        get: operations["getDisputeSettings"];
+        /** Set a marketplace's dispute window: how long after booking its usage may be disputed (admin) */
+        put: operations["setDisputeSettings"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1001,6 +1125,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rate-locks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the rates locked for operators' earnings of marketplaces that lock the rate at earning, oldest first, with what payouts used of each (admin, finance; operator keys see their own) */
+        get: operations["listRateLocks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/marketplaces/{id}/periods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The marketplace's current month and every month whose status changed, newest first (admin, finance, that marketplace) */
+        get: operations["listPeriods"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/marketplaces/{id}/periods/{period}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One month of the marketplace: its bounds and status (admin, finance, that marketplace) */
+        get: operations["getPeriod"];
+        /**
+         * Start closing a month, close it, or reopen it (admin, finance)
+         * @description open → closing (once the month has ended) and closing → open take effect at once (200, the period). closing → closed and closed → open are proposals (202, kind period_close or period_reopen) that another, independent admin or finance key approves (POST /v1/proposals/{id}/approve). Any other change: 409 period_transition.
+         */
+        put: operations["setPeriodStatus"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/marketplaces/{id}/time-zone": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set the time zone the marketplace's months are in (admin); refused once a month is closing or closed */
+        put: operations["setMarketplaceTimeZone"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/customers/{id}/deposit-addresses": {
         parameters: {
             query?: never;
@@ -1168,6 +1364,23 @@ export interface paths {
         };
         /** Every operator's payable over a period: opening, credits, debits, closing (admin, finance) */
         get: operations["getOperatorStatementsReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reports/operator-receivables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What operators owe the platform now (clawbacks of earnings already paid), per operator and asset, and since when (admin, finance) */
+        get: operations["getOperatorReceivablesReport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1357,7 +1570,7 @@ export interface components {
              * @example exceeds_credits
              * @enum {string}
              */
-            code: "invalid_request" | "malformed_json" | "idempotency_key_required" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "rate_limited" | "asset_not_found" | "account_not_found" | "pending_not_found" | "transfer_not_found" | "asset_exists" | "account_exists" | "idempotency_conflict" | "idempotency_key_reused" | "pending_already_posted" | "pending_already_voided" | "pending_expired" | "already_reversed" | "asset_retired" | "payouts_in_flight" | "asset_mismatch" | "exceeds_credits" | "exceeds_debits" | "overflow" | "not_pending" | "not_reversible" | "post_amount_exceeds_pending" | "partial_post_needs_single_leg" | "marketplace_not_found" | "customer_not_found" | "operator_not_found" | "usage_not_found" | "hold_not_found" | "hold_closed" | "marketplace_exists" | "customer_exists" | "customer_retired" | "operator_exists" | "invitation_not_found" | "fee_schedule_exists" | "usage_conflict" | "no_fee_schedule" | "usage_in_future" | "usage_limit_exceeded" | "credit_limit_exceeded" | "credit_limit_in_use" | "rates_to_zero" | "atomic_batch_aborted" | "payout_not_found" | "challenge_not_found" | "payout_not_pending" | "payout_address_missing" | "payout_below_minimum" | "payout_limit_exceeded" | "payout_unfunded" | "payout_not_approved" | "chain_not_configured" | "no_rate_source" | "challenge_invalid" | "signature_invalid" | "reconciliation_not_found" | "reconciliation_item_not_found" | "item_already_resolved" | "proposal_not_found" | "proposal_decided" | "proposal_outdated" | "four_eyes" | "receipt_exists" | "unavailable" | "chain_unavailable" | "internal";
+            code: "invalid_request" | "malformed_json" | "idempotency_key_required" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "rate_limited" | "asset_not_found" | "account_not_found" | "pending_not_found" | "transfer_not_found" | "asset_exists" | "account_exists" | "idempotency_conflict" | "idempotency_key_reused" | "pending_already_posted" | "pending_already_voided" | "pending_expired" | "already_reversed" | "asset_retired" | "payouts_in_flight" | "asset_mismatch" | "exceeds_credits" | "exceeds_debits" | "overflow" | "not_pending" | "not_reversible" | "post_amount_exceeds_pending" | "partial_post_needs_single_leg" | "period_closing" | "period_transition" | "period_closed" | "marketplace_not_found" | "customer_not_found" | "operator_not_found" | "usage_not_found" | "hold_not_found" | "hold_closed" | "marketplace_exists" | "customer_exists" | "customer_retired" | "operator_exists" | "invitation_not_found" | "fee_schedule_exists" | "usage_conflict" | "no_fee_schedule" | "usage_in_future" | "usage_limit_exceeded" | "credit_limit_exceeded" | "credit_limit_in_use" | "rates_to_zero" | "atomic_batch_aborted" | "payout_not_found" | "challenge_not_found" | "payout_not_pending" | "payout_address_missing" | "payout_below_minimum" | "payout_limit_exceeded" | "payout_unfunded" | "payout_not_approved" | "chain_not_configured" | "no_rate_source" | "challenge_invalid" | "signature_invalid" | "reconciliation_not_found" | "reconciliation_item_not_found" | "item_already_resolved" | "proposal_not_found" | "proposal_decided" | "proposal_outdated" | "four_eyes" | "receipt_exists" | "dispute_not_found" | "dispute_decided" | "usage_disputed" | "dispute_window_closed" | "payout_withheld" | "unavailable" | "chain_unavailable" | "internal";
             /**
              * @description for people: what was wrong with this request
              * @example insufficient funds on account 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e: 1000000 available, this transfer takes 1500000, 500000 short (amounts in the asset's smallest unit)
@@ -1541,7 +1754,7 @@ export interface components {
         Proposal: {
             id: string;
             /** @enum {string} */
-            kind: "receipt" | "credit_limit" | "customer_credit_limit" | "reconciliation_adjustment" | "usage_limits" | "payout" | "operator_payout_limits" | "payout_policy" | "asset_settlement" | "rate" | "rate_bounds";
+            kind: "receipt" | "credit_limit" | "customer_credit_limit" | "reconciliation_adjustment" | "usage_limits" | "payout" | "operator_payout_limits" | "payout_policy" | "asset_settlement" | "rate" | "rate_bounds" | "period_close" | "period_reopen";
             marketplace_id: string | null;
             /** @description what is asked (amounts as strings) */
             payload: {
@@ -2053,6 +2266,11 @@ export interface components {
              */
             pricing_asset?: string | null;
             /**
+             * @description when its operators' converted earnings get their rate: at the payout's conversion (at_payout) or when the usage is recorded (at_earning)
+             * @enum {string}
+             */
+            rate_policy: "at_payout" | "at_earning";
+            /**
              * Format: date-time
              * @example 2026-11-29T12:00:00Z
              */
@@ -2104,6 +2322,12 @@ export interface components {
              * @example USD
              */
             asset: string;
+            /**
+             * @description when its operators' earnings get the rate they are converted at: at_payout (the default), at the rate of the moment the payout is converted — the operator bears the rate's movement until then; at_earning, at the rate of the moment the usage is recorded (locked by the worker within seconds) — the platform bears it
+             * @default at_payout
+             * @enum {string}
+             */
+            rate_policy?: "at_payout" | "at_earning";
         };
         FeeSchedule: {
             marketplace_id: string;
@@ -2455,6 +2679,288 @@ export interface components {
              */
             credit_limit_display: string | null;
         };
+        CustomerBalances: {
+            /** @example gpu-market */
+            marketplace_id: string;
+            /** @example acme-ai */
+            customer_id: string;
+            /** @enum {string} */
+            billing: "prepaid" | "postpaid";
+            /**
+             * Format: date-time
+             * @description the service clock's instant when the balances were read
+             * @example 2026-11-29T12:00:00Z
+             */
+            as_of: string;
+            /** @description each asset the customer has an account in, by asset code */
+            data: components["schemas"]["CustomerAssetBalance"][];
+        };
+        CustomerAssetBalance: {
+            /** @example USDC */
+            asset: string;
+            /**
+             * Format: uuid
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            asset_id: string;
+            /**
+             * Format: uuid
+             * @description the customer's balance account in the asset
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            account_id: string | null;
+            /**
+             * @description its balance account's posted balance (negative: what a postpaid customer owes)
+             * @example 1500000
+             */
+            posted: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            posted_display: string;
+            /**
+             * @description posted less pending debits (a postpaid customer may spend down to −credit_limit)
+             * @example 1500000
+             */
+            available: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            available_display: string;
+            /**
+             * @description in its holds: reserved for running jobs, the rest returned when each hold closes
+             * @example 1500000
+             */
+            held: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            held_display: string;
+            /**
+             * @description posted + held: all its money with the service (a statement's closing balance for a period ending now)
+             * @example 1500000
+             */
+            total: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            total_display: string;
+            /**
+             * @description postpaid: how much it may owe in the asset; prepaid: null
+             * @example 500000000
+             */
+            credit_limit: string | null;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            credit_limit_display: string | null;
+        };
+        CustomerStatement: {
+            /** @example gpu-market */
+            marketplace_id: string;
+            /** @example GPU Market */
+            marketplace_name: string;
+            /** @example acme-ai */
+            customer_id: string;
+            /** @enum {string} */
+            billing: "prepaid" | "postpaid";
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            to: string;
+            /**
+             * Format: date-time
+             * @description the service clock's instant when the statement was read
+             * @example 2026-11-29T12:00:00Z
+             */
+            generated_at: string;
+            /** @description per asset with a balance or a line, by asset code: the whole period's sums */
+            assets: components["schemas"]["CustomerStatementAsset"][];
+            /** @description this page's lines: by asset code, then effective time, then recording order */
+            data: components["schemas"]["CustomerStatementLine"][];
+            next_cursor: string | null;
+            /** @description the most lines a page holds (the `limit` asked for, or 100) */
+            limit: number;
+        };
+        CustomerStatementAsset: {
+            /** @example USDC */
+            asset: string;
+            /**
+             * Format: uuid
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            asset_id: string;
+            /**
+             * @description the balance from the entries effective before `from`
+             * @example 1500000
+             */
+            opening: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            opening_display: string;
+            /**
+             * @description the sum of the period's deposit lines
+             * @example 1500000
+             */
+            deposits: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            deposits_display: string;
+            /**
+             * @description the sum of the period's usage lines (negative: charged)
+             * @example 1500000
+             */
+            usage: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            usage_display: string;
+            /**
+             * @description the sum of the period's refund lines
+             * @example 1500000
+             */
+            refunds: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            refunds_display: string;
+            /**
+             * @description the sum of the period's other lines
+             * @example 1500000
+             */
+            other: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            other_display: string;
+            /**
+             * @description the balance from the entries effective before `to`: opening + deposits + usage + refunds + other
+             * @example 1500000
+             */
+            closing: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            closing_display: string;
+            /**
+             * @description the part of `closing` in the customer's holds
+             * @example 1500000
+             */
+            closing_held: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            closing_held_display: string;
+            /** @description the period's lines in the asset (on every page: all of them) */
+            lines: number;
+        };
+        CustomerStatementLine: {
+            /**
+             * @description deposit: money in (on chain, a receipt finance recorded, or a deposit the marketplace recorded); usage: a usage record charged; refund: a usage record reversed; other: any other movement (e.g. a conversion into the pricing currency)
+             * @enum {string}
+             */
+            type: "deposit" | "usage" | "refund" | "other";
+            /** @example USDC */
+            asset: string;
+            /**
+             * Format: uuid
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            asset_id: string;
+            /**
+             * Format: uuid
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            transfer_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            effective_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            booked_at: string;
+            /**
+             * @description signed: + to the customer (deposits, refunds), − from it (usage)
+             * @example 1500000
+             */
+            amount: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            amount_display: string;
+            /** @example gpu:h100-80gb */
+            description: string;
+            /**
+             * @description deposits: where the money came from; null otherwise
+             * @enum {string|null}
+             */
+            deposit_source: "chain" | "receipt" | "marketplace" | null;
+            /** @description a chain deposit's transaction hash, or a receipt's reference; null otherwise */
+            reference: string | null;
+            /**
+             * Format: uuid
+             * @description usage and refund lines: the usage record
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            usage_record_id: string | null;
+            /** @description usage and refund lines: the marketplace's id of the record */
+            external_id: string | null;
+            /** @example gpu:h100-80gb */
+            resource: string | null;
+            /** @example gpu_second */
+            unit: string | null;
+            /** @example 3600 */
+            quantity: string | null;
+            /**
+             * @description price per unit in display units, as the marketplace gave it; null when it gave the amount
+             * @example 0.000694
+             */
+            unit_price: string | null;
+            /**
+             * @description gross per unit of quantity in smallest units, rounded down
+             * @example 694
+             */
+            rate: string | null;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            rate_display: string | null;
+            /**
+             * @description usage and refund lines: what the record charged (the amount's size)
+             * @example 2498400
+             */
+            gross: string | null;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            gross_display: string | null;
+        };
         CustomerUpdate: {
             /**
              * @description replaces the metadata as a whole (send the fields to keep too)
@@ -2725,6 +3231,111 @@ export interface components {
             /** @example duplicate meter reading */
             reason: string;
         };
+        Dispute: {
+            id: string;
+            marketplace_id: string;
+            /**
+             * @description open (its records' earnings held), upheld (its records reversed) or rejected (released)
+             * @enum {string}
+             */
+            status: "open" | "upheld" | "rejected";
+            reason: string;
+            /** @description the API key that opened it */
+            opened_by: string;
+            opened_at: string;
+            /** @description the finance or admin key that upheld or rejected it */
+            decided_by: string | null;
+            decided_at: string | null;
+            decision_note: string | null;
+            records: {
+                usage_id: string;
+                external_id: string;
+                operator_id: string;
+                asset: string;
+                /** @description what the customer was charged (refunded when the dispute is upheld) */
+                gross: string;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                gross_display: string;
+                /** @description the operator's earnings of the record: held while the dispute is open */
+                net: string;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                net_display: string;
+                /** @enum {string} */
+                usage_status: "posted" | "reversed";
+            }[];
+            /** @description while open: per operator and asset, the earnings it holds (not payable until decided); empty once decided */
+            held: {
+                operator_id: string;
+                asset: string;
+                amount: string;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                amount_display: string;
+            }[];
+        };
+        DisputeOpen: {
+            /** @description the records disputed, by id (1 to 100, of one marketplace); or external_ids */
+            usage_ids?: string[];
+            /**
+             * @description the records disputed, by the marketplace's external id
+             * @example [
+             *       "job-42:hour-7"
+             *     ]
+             */
+            external_ids?: string[];
+            /**
+             * @description whose records external_ids names: required for admin and finance keys; a marketplace key's own
+             * @example gpu-market
+             */
+            marketplace_id?: string;
+            /** @example customer acme-ai: job failed after 10 minutes, billed for the hour */
+            reason: string;
+        };
+        DisputePage: {
+            data: components["schemas"]["Dispute"][];
+            /**
+             * @description pass it as `cursor` for the next page; null on the last page
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
+        };
+        DisputeUphold: {
+            /** @example meter logs confirm the failure */
+            note?: string;
+        };
+        DisputeReject: {
+            /** @example the job's logs show it completed */
+            note: string;
+        };
+        DisputeSettings: {
+            marketplace_id: string;
+            /** @description a usage record may be disputed until this many days after it was booked (its created_at) */
+            dispute_window_days: number;
+            /** @description true: no admin set it, the service's default applies */
+            default: boolean;
+            updated_by: string | null;
+            updated_at: string | null;
+        };
+        DisputeSettingsSet: {
+            /**
+             * @description 0 to 3650; 0: no record may be disputed
+             * @example 90
+             */
+            dispute_window_days: number;
+        };
         Hold: {
             /**
              * Format: uuid
@@ -2880,6 +3491,20 @@ export interface components {
                  */
                 amount_display: string;
             }[];
+            /** @description the net of the operator's usage records in open disputes (GET /v1/disputes): not payable until the disputes are decided (part of it may also await funds, or have been paid out before the dispute was opened) */
+            held_by_disputes: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            held_by_disputes_display: string;
+            /** @description what the operator owes the platform (usage it was already paid for, reversed afterwards): recovered from its next earnings before anything else is payable */
+            receivable: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            receivable_display: string;
         };
         OperatorStatement: {
             operator_id: string;
@@ -3621,6 +4246,12 @@ export interface components {
              */
             rate_observed_at: string | null;
             /**
+             * Format: uuid
+             * @description the rate lock this slice used (GET /v1/rate-locks): earnings of a marketplace that locks the rate at earning; null: the rate of the moment
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            rate_lock_id: string | null;
+            /**
              * @description what marking the platform's position in `to_asset` to this rate booked, in `from_asset`'s smallest units: a loss when positive, a gain when negative
              * @example 700000000
              */
@@ -3651,6 +4282,154 @@ export interface components {
              * @example 1.5
              */
             value_in_from_asset_display: string;
+        };
+        RateLockPage: {
+            data: components["schemas"]["RateLock"][];
+            /**
+             * @description pass it as `cursor` for the next page; null on the last page
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
+        };
+        RateLock: {
+            /**
+             * Format: uuid
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            id: string;
+            /**
+             * @description the marketplace whose usage earned it
+             * @example gpu-market
+             */
+            marketplace_id: string;
+            /** @example op-datacenter-7 */
+            operator_id: string;
+            /**
+             * @description the pricing currency the earnings are in
+             * @example USD
+             */
+            from_asset: string;
+            /**
+             * @description the asset this share of the earnings is paid in (by the operator's preference when locked)
+             * @example NET
+             */
+            to_asset: string;
+            /**
+             * @description the earnings locked, in `from_asset`'s smallest units
+             * @example 26700000
+             */
+            amount: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            amount_display: string;
+            /**
+             * @description what convert payouts have used of it so far (oldest lock first)
+             * @example 0
+             */
+            consumed: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            consumed_display: string;
+            /**
+             * @description whole `to_asset` per whole `from_asset`, as a decimal (rounded half-up at 18 decimals)
+             * @example 0.4
+             */
+            rate: string;
+            /** @description the rate exactly: rate_num / rate_den */
+            rate_num: string;
+            rate_den: string;
+            /**
+             * Format: uuid
+             * @description the stored rate (GET /v1/rates)
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            rate_id: string;
+            /** @enum {string} */
+            rate_source: "feed" | "manual";
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            rate_observed_at: string;
+            /**
+             * @description how many usage records' earnings it locks
+             * @example 12
+             */
+            records: string;
+            /**
+             * Format: date-time
+             * @description when the first of those records was recorded
+             * @example 2026-11-29T12:00:00Z
+             */
+            earned_from: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            locked_at: string;
+        };
+        AccountingPeriodList: {
+            data: components["schemas"]["AccountingPeriod"][];
+        };
+        AccountingPeriod: {
+            marketplace_id: string;
+            /**
+             * @description a month, YYYY-MM, in the marketplace's time zone
+             * @example 2026-11
+             */
+            period: string;
+            /** @example UTC */
+            time_zone: string;
+            /**
+             * Format: date-time
+             * @description the first instant of the month in the time zone
+             * @example 2026-11-29T12:00:00Z
+             */
+            starts_at: string;
+            /**
+             * Format: date-time
+             * @description the first instant of the next month: the period is [starts_at, ends_at)
+             * @example 2026-11-29T12:00:00Z
+             */
+            ends_at: string;
+            /**
+             * @description open: posts as usual; closing: nothing new is back-dated into it; closed: nothing posts with an effective time inside it (late records and corrections are booked at the start of the first period after it that is not closed)
+             * @enum {string}
+             */
+            status: "open" | "closing" | "closed";
+            /** @description the key that last changed its status (of a proposal: the proposer); null: never changed */
+            changed_by: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            changed_at: string | null;
+            /** @description the approved proposal that closed or reopened it last */
+            proposal_id: string | null;
+        };
+        AccountingPeriodChange: {
+            /** @enum {string} */
+            status: "open" | "closing" | "closed";
+        };
+        MarketplaceTimeZoneSet: {
+            marketplace_id: string;
+            time_zone: string;
+        };
+        MarketplaceTimeZone: {
+            /**
+             * @description an IANA time zone name
+             * @example Europe/Berlin
+             */
+            time_zone: string;
         };
         DepositAddress: {
             chain_id: number;
@@ -4080,6 +4859,37 @@ export interface components {
                  */
                 closing_display: string;
                 entries: number;
+            }[];
+        };
+        OperatorReceivablesReport: {
+            data: {
+                operator_id: string;
+                asset: string;
+                /** @description the operator's receivable account (operator:{id}:receivable) */
+                account_id: string;
+                /** @description what the operator owes now */
+                amount: string;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                amount_display: string;
+                /** @description when what is owed now began to be owed: the first clawback since the receivable was last fully recovered */
+                since: string;
+                /** @description clawed back over the receivable's life */
+                clawed_back: string;
+                /** @description recovered from the operator's earnings over its life */
+                recovered: string;
+            }[];
+            totals: {
+                asset: string;
+                operators: number;
+                amount: string;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                amount_display: string;
             }[];
         };
         LedgerVerification: {
@@ -8958,6 +9768,265 @@ export interface operations {
             };
         };
     };
+    getCustomerBalance: {
+        parameters: {
+            query?: {
+                /** @description admin and finance keys: required (customer ids are per marketplace) */
+                marketplace_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the customer's balances */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerBalances"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCustomerStatement: {
+        parameters: {
+            query: {
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit?: number;
+                /** @description admin and finance keys: required (customer ids are per marketplace) */
+                marketplace_id?: string;
+                /** @description the period's start (included), in effective time */
+                from: string;
+                /** @description the period's end (excluded) */
+                to: string;
+                /** @description json (paged), csv or html (the whole period in one answer) */
+                format?: "json" | "csv" | "html";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the statement */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerStatement"];
+                    "text/csv": string;
+                    "text/html": string;
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     retireCustomer: {
         parameters: {
             query?: {
@@ -9877,6 +10946,880 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UsageReversal"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listDisputes: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit?: number;
+                status?: "open" | "upheld" | "rejected";
+                marketplace_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of disputes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DisputePage"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    openDispute: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description unique per request; a retry with the same key replays the original response */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisputeOpen"];
+            };
+        };
+        responses: {
+            /** @description the dispute, open */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dispute"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDispute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the dispute */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dispute"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    upholdDispute: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description unique per request; a retry with the same key replays the original response */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DisputeUphold"];
+            };
+        };
+        responses: {
+            /** @description the dispute, upheld, its records reversed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dispute"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rejectDispute: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description unique per request; a retry with the same key replays the original response */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisputeReject"];
+            };
+        };
+        responses: {
+            /** @description the dispute, rejected */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dispute"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDisputeSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description its dispute settings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DisputeSettings"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setDisputeSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisputeSettingsSet"];
+            };
+        };
+        responses: {
+            /** @description its dispute settings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DisputeSettings"];
                 };
             };
             /** @description invalid request: see `errors` for each field */
@@ -13241,6 +15184,635 @@ export interface operations {
             };
         };
     };
+    listRateLocks: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit?: number;
+                operator_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of rate locks, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLockPage"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listPeriods: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the periods */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountingPeriodList"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPeriod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                /** @description a month, YYYY-MM, in the marketplace's time zone */
+                period: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the period */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountingPeriod"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setPeriodStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                /** @description a month, YYYY-MM, in the marketplace's time zone */
+                period: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountingPeriodChange"];
+            };
+        };
+        responses: {
+            /** @description the period, changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountingPeriod"];
+                };
+            };
+            /** @description the proposal (kind period_close or period_reopen) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Proposal"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setMarketplaceTimeZone: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MarketplaceTimeZone"];
+            };
+        };
+        responses: {
+            /** @description the time zone */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MarketplaceTimeZoneSet"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listDepositAddresses: {
         parameters: {
             query?: {
@@ -14763,6 +17335,130 @@ export interface operations {
             };
         };
     };
+    getOperatorReceivablesReport: {
+        parameters: {
+            query?: {
+                asset?: string;
+                /** @description json, or csv (RFC 4180, one header row) */
+                format?: "json" | "csv";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description one row per operator and asset with something owed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorReceivablesReport"];
+                    "text/csv": string;
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     verifyLedger: {
         parameters: {
             query?: never;
@@ -15393,7 +18089,7 @@ export interface operations {
                 cursor?: string;
                 limit?: number;
                 status?: "proposed" | "approved" | "rejected";
-                kind?: "receipt" | "credit_limit" | "customer_credit_limit" | "reconciliation_adjustment" | "usage_limits" | "payout" | "operator_payout_limits" | "payout_policy" | "asset_settlement" | "rate" | "rate_bounds";
+                kind?: "receipt" | "credit_limit" | "customer_credit_limit" | "reconciliation_adjustment" | "usage_limits" | "payout" | "operator_payout_limits" | "payout_policy" | "asset_settlement" | "rate" | "rate_bounds" | "period_close" | "period_reopen";
                 marketplace_id?: string;
             };
             header?: never;

@@ -26,16 +26,17 @@ export async function ensureAccounts(db: Queryable, specs: AccountSpec[]): Promi
     (s) => s.ownerId,
     (s) => s.normalSide,
     (s) => s.debitsMustNotExceedCredits ?? false,
+    (s) => s.creditsMustNotExceedDebits ?? false,
     (s) => (s.overdraftLimit ?? 0n).toString(),
   ]);
   const [, assets, markets, refs] = columns;
   await db.query(
     `with new as (
-       select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[], $10::numeric[])
-         as n(id, asset_id, marketplace_id, ref, code, owner_type, owner_id, normal_side, dmnec, overdraft)
+       select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[], $10::boolean[], $11::numeric[])
+         as n(id, asset_id, marketplace_id, ref, code, owner_type, owner_id, normal_side, dmnec, cmned, overdraft)
      ), inserted as (
-       insert into accounts (id, asset_id, marketplace_id, ref, code, owner_type, owner_id, normal_side, debits_must_not_exceed_credits, opened_by_service)
-       select id, asset_id, marketplace_id, ref, code, owner_type, owner_id, normal_side, dmnec, true from new
+       insert into accounts (id, asset_id, marketplace_id, ref, code, owner_type, owner_id, normal_side, debits_must_not_exceed_credits, credits_must_not_exceed_debits, opened_by_service)
+       select id, asset_id, marketplace_id, ref, code, owner_type, owner_id, normal_side, dmnec, cmned, true from new
        on conflict do nothing
        returning id
      )

@@ -11,7 +11,7 @@ import { pgColumns } from "./sql-arrays.js";
 export async function insertUsageRecords(tx: Queryable, records: UsageRecord[]): Promise<number> {
   if (records.length === 0) return 0;
   const rows = await tx.query(
-    `with ins as (
+    `with usage_rows as (
      insert into usage_records (id, marketplace_id, external_id, request_hash, operator_id, customer_id, resource, unit, quantity,
                                 unit_price, asset_id, gross, net, fees, fee_schedule_version, period_start, period_end,
                                 effective_at, hold_id, transfer_id, metadata, created_at)
@@ -23,9 +23,9 @@ export async function insertUsageRecords(tx: Queryable, records: UsageRecord[]):
      queued as (
        insert into rate_lock_queue (usage_id, marketplace_id, operator_id, asset_id, net, queued_at)
        select ins.id, ins.marketplace_id, ins.operator_id, ins.asset_id, ins.net, ins.created_at
-         from ins join marketplaces m on m.id = ins.marketplace_id and m.rate_policy = 'at_earning' and m.pricing_asset_id = ins.asset_id
+         from usage_rows ins join marketplaces m on m.id = ins.marketplace_id and m.rate_policy = 'at_earning' and m.pricing_asset_id = ins.asset_id
         where ins.net > 0)
-     select id from ins`,
+     select id from usage_rows`,
     await pgColumns(records, [
       (r) => r.id,
       (r) => r.marketplaceId,

@@ -9,6 +9,8 @@ export interface AccountSpec {
   ownerId: string;
   normalSide: "debit" | "credit";
   debitsMustNotExceedCredits?: boolean;
+  /** The opposite limit: the account's credits may not pass its debits (a receivable recovered no further than it is owed). */
+  creditsMustNotExceedDebits?: boolean;
   /** With the no-overdraft limit: how far debits may exceed credits when the account is opened (a postpaid customer's credit limit). */
   overdraftLimit?: bigint;
 }
@@ -51,6 +53,23 @@ export const chart = {
     ownerId: operatorId,
     normalSide: "credit",
     debitsMustNotExceedCredits: true,
+  }),
+  /**
+   * What an operator owes the platform in an asset (debit-normal: an asset of the platform), the one
+   * exception to its payable's no-overdraft rule (docs/ledger.md, "Clawbacks"): when a reversal takes
+   * back earnings it was already paid, the shortfall is booked here (receivable → payable) instead of
+   * overdrawing the payable, and its next earnings pay it back (payable → receivable) before anything
+   * else is payable. Never credited beyond what is owed.
+   */
+  operatorReceivable: (assetId: string, operatorId: string): AccountSpec => ({
+    assetId,
+    marketplaceId: null,
+    ref: `operator:${operatorId}:receivable`,
+    code: "operator_receivable",
+    ownerType: "operator",
+    ownerId: operatorId,
+    normalSide: "debit",
+    creditsMustNotExceedDebits: true,
   }),
   fees: (assetId: string, marketplaceId: string, party: string): AccountSpec =>
     party === "protocol"

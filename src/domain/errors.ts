@@ -105,6 +105,23 @@ export const ledgerErrorCodes = [
   "four_eyes",
   /** Money with this reference was recorded (or proposed) already. */
   "receipt_exists",
+  // disputes and clawbacks
+  "dispute_not_found",
+  /** The dispute was upheld or rejected already: a dispute is decided once. */
+  "dispute_decided",
+  /** The usage record is in an open dispute: it is decided there (not disputed twice, not reversed by hand). */
+  "usage_disputed",
+  /** The record was booked longer ago than its marketplace's dispute window. */
+  "dispute_window_closed",
+  /** Part of the operator's funded earnings is held by open disputes or owed back to the platform (its receivable). */
+  "payout_withheld",
+  // accounting periods
+  /** The period the effective time falls in is being closed: nothing new is back-dated into it. */
+  "period_closing",
+  /** The period cannot change to the status asked from the one it has (or has not ended yet). */
+  "period_transition",
+  /** An explicit effective time inside a closed period: nothing posts into it. */
+  "period_closed",
 ] as const;
 
 export type LedgerErrorCode = (typeof ledgerErrorCodes)[number];

@@ -16,6 +16,8 @@ export const PROPOSAL_KINDS = [
   "asset_settlement",
   "rate",
   "rate_bounds",
+  "period_close",
+  "period_reopen",
 ] as const;
 export type ProposalKind = (typeof PROPOSAL_KINDS)[number];
 
@@ -37,6 +39,9 @@ export const PROPOSAL_ROLES: Record<ProposalKind, { propose: Role[]; approve: Ro
   rate: { propose: ["finance", "admin"], approve: ["finance", "admin"] },
   /** How old and how far apart the rates of an asset may be for conversions to use them. */
   rate_bounds: { propose: ["admin"], approve: ["admin", "finance"] },
+  /** A month's books closed (docs/reconciliation.md, "Month-end close"), and reopened. */
+  period_close: { propose: ["finance", "admin"], approve: ["finance", "admin"] },
+  period_reopen: { propose: ["finance", "admin"], approve: ["finance", "admin"] },
   /** Proposed by whoever asked for the payout (the operator, finance, the scheduler). */
   payout: { propose: ["operator", "finance", "admin"], approve: ["finance", "admin"] },
 };

@@ -1,6 +1,8 @@
 import type { Context } from "hono";
 import type { TransferInput } from "../domain/transfers.js";
 import type { AppEnv } from "./request-context.js";
+import { LedgerError } from "../domain/errors.js";
+import { bookingOnAccounts } from "../services/periods.js";
 import { ApiError } from "./problem.js";
 import { assetScales } from "./scales.js";
 import { submitTransfer } from "./submit-transfers.js";
@@ -48,12 +50,37 @@ export async function actOnTransfer(c: Context<AppEnv>, id: string, body: unknow
   if (target.metadata && "usage" in target.metadata) {
     throw new ApiError("invalid_request", `transfer ${id} belongs to a usage record; correct it with POST /v1/usage/{id}/reverse`);
   }
+  const dated = await datedByPeriods(c, target, input);
   // The new transfer moves money in the assets of the one it acts on.
   const scales = await assetScales(
     c.get("deps").ledger.db,
     target.legs.map((l) => l.assetId),
   );
-  return submitTransfer(c, body, input, { scales, complete: true });
+  return submitTransfer(c, body, dated, { scales, complete: true });
+}
+
+/**
+ * The accounting periods of the transfer's marketplaces (docs/reconciliation.md, "Month-end
+ * close"): an explicit effective time inside a closed period is refused; a reversal without one
+ * (effective when the original was) of a closed period's transfer is booked at the start of the
+ * first period after it that is not closed, naming the period it belongs to.
+ */
+async function datedByPeriods(
+  c: Context<AppEnv>,
+  target: { legs: { debitAccountId: string; creditAccountId: string }[]; effectiveAt: Date },
+  input: Unkeyed,
+): Promise<Unkeyed> {
+  if (input.kind === "void_pending") return input;
+  const explicit = input.effectiveAt !== undefined;
+  if (input.kind === "post_pending" && !explicit) return input;
+  const accounts = target.legs.flatMap((l) => [l.debitAccountId, l.creditAccountId]);
+  const at = input.effectiveAt ?? target.effectiveAt;
+  const booking = await bookingOnAccounts(c.get("deps").ledger.db, accounts, at, explicit).catch((err: unknown) => {
+    throw err instanceof LedgerError ? ApiError.from(err) : err;
+  });
+  if (!booking.late) return input;
+  const lateFor = { period: booking.late.period, effective_at: booking.late.effectiveAt.toISOString() };
+  return { ...input, effectiveAt: booking.effectiveAt, metadata: { ...(input.metadata ?? {}), late_for: lateFor } };
 }
 
 export const optionalDate = (text: string | undefined) => (text === undefined ? undefined : new Date(text));

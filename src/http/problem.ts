@@ -43,6 +43,9 @@ const httpStatusOf = {
   post_amount_exceeds_pending: 422,
   partial_post_needs_single_leg: 422,
   // usage
+  period_closing: 409,
+  period_transition: 409,
+  period_closed: 409,
   marketplace_not_found: 404,
   customer_not_found: 404,
   operator_not_found: 404,
@@ -86,6 +89,12 @@ const httpStatusOf = {
   proposal_outdated: 409,
   four_eyes: 403,
   receipt_exists: 409,
+  // disputes and clawbacks
+  dispute_not_found: 404,
+  dispute_decided: 409,
+  usage_disputed: 409,
+  dispute_window_closed: 422,
+  payout_withheld: 422,
   // the service
   unavailable: 503,
   chain_unavailable: 503,

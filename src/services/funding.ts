@@ -2,6 +2,7 @@ import type { Queryable } from "../db/client.js";
 import {
   customersNeedBeyondCash,
   lockFundingOfOperatorMarketplaces,
+  lockFundingOfOperatorsMarketplaces,
   lockMarketplaceFundingShared,
   lockOperatorPayoutFunds,
   marketplaceFundingTotals,
@@ -10,6 +11,8 @@ import {
   unfundedUsageByOperator,
 } from "../db/queries/funding.js";
 import { marketplaceIdsOfOperator } from "../db/queries/parties.js";
+import { disputedNet, receivableOf } from "../db/queries/receivables.js";
+import { LedgerError } from "../domain/errors.js";
 import { unitsToDecimal } from "../domain/money.js";
 
 /**
@@ -53,6 +56,8 @@ export interface Unfunded {
   operatorId: string;
   /** Of the operator's net: what waits for the marketplace's money. */
   net: bigint;
+  /** Of that net, the part of records in open disputes (held by the dispute too). */
+  disputedNet: bigint;
   /** Of the records' gross (operator and fees): what the marketplace still owes. */
   gross: bigint;
 }
@@ -66,33 +71,44 @@ export async function unfundedUsage(
   marketplaceId: string,
   assetId: string,
   operatorId: string | null = null,
-  options: { withoutUsageId?: string } = {},
+  options: Without = {},
 ): Promise<Unfunded[]> {
   const pool = await marketplacePool(db, marketplaceId, assetId);
   const available = pool.settled + pool.creditLimit;
   if ((await needUpperBound(db, marketplaceId, assetId)) <= available) return [];
-  const rows = await unfundedUsageByOperator(db, { marketplaceId, assetId, available, operatorId, withoutUsageId: options.withoutUsageId ?? null });
-  return rows.map((r) => ({ operatorId: r.operator_id, net: BigInt(r.net), gross: BigInt(r.gross) }));
+  const without = options.withoutUsageIds ?? (options.withoutUsageId === undefined ? null : [options.withoutUsageId]);
+  const rows = await unfundedUsageByOperator(db, { marketplaceId, assetId, available, operatorId, withoutUsageIds: without });
+  return rows.map((r) => ({ operatorId: r.operator_id, net: BigInt(r.net), gross: BigInt(r.gross), disputedNet: BigInt(r.disputed_net) }));
+}
+
+/** Usage records to leave out, as if they were reversed already. */
+export interface Without {
+  withoutUsageId?: string;
+  withoutUsageIds?: string[];
 }
 
 export interface AwaitingFunds {
   /** Of the operator's earnings: what cannot be paid out until marketplaces' money arrives. */
   total: bigint;
   byMarketplace: Array<{ marketplaceId: string; amount: bigint }>;
+  /** Of `total`, the part of records in open disputes. */
+  disputed: bigint;
 }
 
 /**
  * What of an operator's earnings in an asset waits for money, per marketplace it sells through
  * (`withoutUsageId`: as it would be once that record is reversed).
  */
-export async function awaitingFunds(db: Queryable, operatorId: string, assetId: string, options: { withoutUsageId?: string } = {}): Promise<AwaitingFunds> {
+export async function awaitingFunds(db: Queryable, operatorId: string, assetId: string, options: Without = {}): Promise<AwaitingFunds> {
   const markets = await marketplaceIdsOfOperator(db, operatorId);
   const byMarketplace: AwaitingFunds["byMarketplace"] = [];
+  let disputed = 0n;
   for (const marketplaceId of markets) {
     const [u] = await unfundedUsage(db, marketplaceId, assetId, operatorId, options);
     if (u && u.net > 0n) byMarketplace.push({ marketplaceId, amount: u.net });
+    disputed += u?.disputedNet ?? 0n;
   }
-  return { total: byMarketplace.reduce((s, m) => s + m.amount, 0n), byMarketplace };
+  return { total: byMarketplace.reduce((s, m) => s + m.amount, 0n), byMarketplace, disputed };
 }
 
 /**
@@ -108,6 +124,25 @@ export async function lockOperatorFunds(tx: Queryable, operatorId: string, asset
   await lockFundingOfOperatorMarketplaces(tx, operatorId);
 }
 
+/**
+ * lockOperatorFunds for several operators and assets at once (a dispute's records): every operator
+ * and asset lock first, in a fixed order, then every marketplace lock, in marketplace order, so that
+ * two such transactions, or one and a payout, never wait on each other in a circle.
+ */
+export async function lockOperatorsFunds(tx: Queryable, payables: Array<{ operatorId: string; assetId: string }>): Promise<void> {
+  await lockOperatorPayables(tx, payables);
+  await lockFundingOfOperatorsMarketplaces(tx, [...new Set(payables.map((p) => p.operatorId))]);
+}
+
+/**
+ * Only the operator and asset locks, in that fixed order (opening a dispute: payouts and reversals
+ * of these payables wait for it, and it for them; usage is not held up).
+ */
+export async function lockOperatorPayables(tx: Queryable, payables: Array<{ operatorId: string; assetId: string }>): Promise<void> {
+  const keys = [...new Map(payables.map((p) => [`${p.operatorId}|${p.assetId}`, p])).entries()].sort(([a], [b]) => (a < b ? -1 : 1));
+  for (const [, p] of keys) await lockOperatorPayoutFunds(tx, p.operatorId, p.assetId);
+}
+
 /** Taken by usage ingestion at the start of its transaction (see lockOperatorFunds). */
 export async function lockUsageFunding(tx: Queryable, marketplaceIds: string[]): Promise<void> {
   for (const m of [...new Set(marketplaceIds)].sort()) {
@@ -120,10 +155,52 @@ export function describeAwaiting(a: AwaitingFunds, asset: { code: string; scale:
   return a.byMarketplace.map((m) => `awaiting funds from marketplace ${m.marketplaceId}: ${unitsToDecimal(m.amount, asset.scale)} ${asset.code}`).join("; ");
 }
 
-/** The split of an operator's available balance: what may be paid now, and what waits for money. */
-export function payableNow(available: bigint, awaiting: AwaitingFunds): bigint {
-  const p = available - awaiting.total;
+/**
+ * What of an operator's available balance in an asset may not be paid now (docs/ledger.md, "Funded
+ * earnings" and "Clawbacks"), in the order it is kept back:
+ *   1. earnings whose money has not been received (`awaiting`);
+ *   2. funded earnings of usage records in open disputes (`held`: their net, less the part already
+ *      counted in 1), until the disputes are decided;
+ *   3. what the operator owes the platform (`receivable`): recovered from its earnings before
+ *      anything else is paid.
+ */
+export interface Withheld {
+  awaiting: AwaitingFunds;
+  /** The net of its records in open disputes, funded or not (what the balances show as held). */
+  disputed: bigint;
+  /** The part of `disputed` not already in `awaiting`. */
+  held: bigint;
+  receivable: bigint;
+}
+
+export async function withheldEarnings(db: Queryable, operatorId: string, assetId: string): Promise<Withheld> {
+  const awaiting = await awaitingFunds(db, operatorId, assetId);
+  const disputed = await disputedNet(db, operatorId, assetId);
+  const owed = BigInt((await receivableOf(db, operatorId, assetId))?.owed ?? 0n);
+  return { awaiting, disputed, held: disputed - awaiting.disputed, receivable: owed > 0n ? owed : 0n };
+}
+
+/** What of an operator's available balance may be paid now: what is left once everything withheld is kept back. */
+export function payableNow(available: bigint, w: Withheld): bigint {
+  const p = available - w.awaiting.total - w.held - w.receivable;
   return p > 0n ? p : 0n;
+}
+
+/** The payout refusal when `amount` is more than is payable now: for want of funds first, else for what disputes and the receivable keep back. */
+export function payoutRefusal(operatorId: string, asset: { code: string; scale: number }, amount: bigint, available: bigint, w: Withheld): LedgerError {
+  const d = (v: bigint) => `${unitsToDecimal(v, asset.scale)}`;
+  const now = payableNow(available, w);
+  const head = `operator ${operatorId} can be paid ${d(now)} ${asset.code} now, less than the ${d(amount)} asked for: `;
+  if (amount > available - w.awaiting.total) {
+    const message = `${head}the rest of its available ${d(available)} is earnings whose money has not been received (${describeAwaiting(w.awaiting, asset)})`;
+    return new LedgerError("payout_unfunded", message, [{ path: "amount", message }]);
+  }
+  const parts = [
+    ...(w.held > 0n ? [`${d(w.held)} ${asset.code} of its earnings are held by open disputes`] : []),
+    ...(w.receivable > 0n ? [`it owes ${d(w.receivable)} ${asset.code} to the platform (its receivable, recovered from its earnings first)`] : []),
+  ];
+  const message = head + parts.join(", and ");
+  return new LedgerError("payout_withheld", message, [{ path: "amount", message }]);
 }
 
 export interface MarketplaceFunding {

@@ -4,6 +4,7 @@ import type { WriteReceipt } from "../db/queries/write-receipts.js";
 import { LedgerError } from "../domain/errors.js";
 import { maybeGiveWay } from "../give-way.js";
 import { writeUsageBatch, type BatchWrite } from "./ingest-usage/ledger-batch.js";
+import { recoverFromEarnings } from "./receivables.js";
 import { planRecord } from "./ingest-usage/rating.js";
 import { abortAll, explainRefusals, finish } from "./ingest-usage/results.js";
 import { conflict, hashOf, usageKey, type OpenResults, type Planned, type UsageItem, type UsageResult } from "./ingest-usage/types.js";
@@ -35,7 +36,13 @@ export async function ingestUsage(db: Database, items: UsageItem[], options: { a
   const written = await writeUsageBatch(db, planned, options.atomic ?? false, options.receipt);
   const refusals = await explainRefusals(db, planned, written.outcomes, written.accounts);
   settle(planned, written, refusals, results);
-  return written.kind === "atomic_abort" ? abortAll(results) : finish(db, items, results, firstInBatch);
+  if (written.kind === "atomic_abort") return abortAll(results);
+  // New earnings pay back what their operators owe first (docs/ledger.md, "Clawbacks").
+  await recoverFromEarnings(
+    db,
+    results.flatMap((r) => (r?.status === "accepted" ? [r.record.operatorId] : [])),
+  );
+  return finish(db, items, results, firstInBatch);
 }
 
 async function hashAll(items: UsageItem[]): Promise<string[]> {

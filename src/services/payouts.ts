@@ -10,8 +10,7 @@ import { uuidFromKey } from "../domain/ids.js";
 import { deploymentId } from "../db/queries/deployment.js";
 import type { TransferInput } from "../domain/transfers.js";
 import type { WriteReceipt } from "../db/queries/write-receipts.js";
-import { unitsToDecimal } from "../domain/money.js";
-import { awaitingFunds, describeAwaiting, lockOperatorFunds, payableNow } from "./funding.js";
+import { lockOperatorFunds, payableNow, payoutRefusal, withheldEarnings } from "./funding.js";
 import { getOperator } from "./marketplaces.js";
 import { proposePayoutApproval } from "./proposals.js";
 import {
@@ -233,7 +232,8 @@ async function recordPayout(
 
 /**
  * Only money that came in goes out: the payout may take at most the operator's payable-now, its
- * available balance less the earnings whose money has not been received (src/services/funding.ts).
+ * available balance less the earnings whose money has not been received, less what open disputes
+ * hold and what it owes the platform (src/services/funding.ts).
  * Taken under a transaction-scoped lock per operator and asset, so that concurrent requests of one
  * operator are judged one after the other.
  */
@@ -243,14 +243,9 @@ async function checkFunded(tx: Queryable, input: CreatePayoutInput, asset: Asset
   if (await payoutExists(tx, payoutId)) return;
   const available = await getAvailableBalance(tx, payableId);
   if (input.amount > available) return; // refused by the payable's no-overdraft limit, as before
-  const awaiting = await awaitingFunds(tx, input.operatorId, asset.id);
-  const now = payableNow(available, awaiting);
-  if (input.amount > now) {
-    const message =
-      `operator ${input.operatorId} can be paid ${unitsToDecimal(now, asset.scale)} ${asset.code} now, less than the ${unitsToDecimal(input.amount, asset.scale)} asked for: ` +
-      `the rest of its available ${unitsToDecimal(available, asset.scale)} is earnings whose money has not been received (${describeAwaiting(awaiting, asset)})`;
-    throw new LedgerError("payout_unfunded", message, [{ path: "amount", message }]);
-  }
+  // Less what waits for money, what open disputes hold and what the operator owes back (funding.ts).
+  const withheld = await withheldEarnings(tx, input.operatorId, asset.id);
+  if (input.amount > payableNow(available, withheld)) throw payoutRefusal(input.operatorId, asset, input.amount, available, withheld);
 }
 
 /** The id of the payout a request makes: from its idempotency key and this ledger's deployment id. */

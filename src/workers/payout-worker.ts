@@ -13,6 +13,7 @@ import { schedule } from "./payout/schedule.js";
 import { convertPending } from "./payout/convert.js";
 import { convertDeposits } from "../services/convert-deposits.js";
 import { lockEarnedRates } from "../services/lock-rates.js";
+import { recoverReceivables } from "../services/receivables.js";
 import { signBatched } from "./payout/sign.js";
 import { watchSubmitted } from "./payout/watch.js";
 
@@ -68,6 +69,13 @@ export class PayoutWorker {
   /** One pass over everything: scheduled payouts, then each chain's steps. Errors of one chain are logged, not thrown. */
   async tick(): Promise<{ errors: unknown[] }> {
     const errors: unknown[] = [];
+    try {
+      // Operators' receivables, from earnings not yet swept (docs/ledger.md, "Clawbacks"): before any payout is scheduled.
+      await recoverReceivables(this.db);
+    } catch (err) {
+      errors.push(err);
+      this.log.warn({ worker: "payouts", err: errorSummary(err) }, "recovering operator receivables failed; retrying next tick");
+    }
     try {
       await this.schedule();
     } catch (err) {

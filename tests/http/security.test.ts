@@ -31,6 +31,8 @@ afterAll(async () => {
   await chain.stop();
 });
 
+/** Months the period route was asked to start closing (one each call). */
+let periodCalls = 0;
 const everyone = ["admin", "finance", "marketplace", "operator"] as const;
 
 /** A fresh hold in m1 (so that each post/void/reverse check has something to act on). */
@@ -280,6 +282,49 @@ const routes: RouteSecurity[] = [
   },
   {
     method: "POST",
+    route: "/v1/disputes",
+    allowed: ["admin", "finance", "marketplace"],
+    request: async (w) => ({ path: "/v1/disputes", body: { usage_ids: [await m1Record(w)], reason: "security" } }),
+    // Another marketplace's record, by id or by external id, is a missing one.
+    otherTenant: (w) => [
+      { as: "m2", path: "/v1/disputes", body: { usage_ids: [w.m1Usage.id], reason: "not mine" } },
+      { as: "m2", path: "/v1/disputes", body: { external_ids: [w.m1Usage.external_id], marketplace_id: "m1", reason: "not mine" } },
+    ],
+  },
+  { method: "GET", route: "/v1/disputes", allowed: [...everyone], request: () => ({ path: "/v1/disputes" }) },
+  {
+    method: "GET",
+    route: "/v1/disputes/{id}",
+    allowed: [...everyone],
+    // m1's dispute of o1's usage: o1 sees it (its own records), m2 and o2 do not.
+    request: async (w) => ({ path: `/v1/disputes/${await m1Dispute(w)}` }),
+    otherTenant: () => [
+      { as: "m2", path: `/v1/disputes/${lastDispute}` },
+      { as: "o2", path: `/v1/disputes/${lastDispute}` },
+    ],
+  },
+  ...(["uphold", "reject"] as const).map((decision): RouteSecurity => ({
+    method: "POST",
+    route: `/v1/disputes/{id}/${decision}`,
+    // Not the marketplace that opened it, not an operator.
+    allowed: ["admin", "finance"],
+    request: async (w) => ({ path: `/v1/disputes/${await m1Dispute(w)}/${decision}`, body: { note: "security" } }),
+  })),
+  {
+    method: "GET",
+    route: "/v1/marketplaces/{id}/dispute-settings",
+    allowed: ["admin", "finance", "marketplace"],
+    request: () => ({ path: "/v1/marketplaces/m1/dispute-settings" }),
+    otherTenant: () => [{ as: "m2", path: "/v1/marketplaces/m1/dispute-settings" }],
+  },
+  {
+    method: "PUT",
+    route: "/v1/marketplaces/{id}/dispute-settings",
+    allowed: ["admin"],
+    request: () => ({ path: "/v1/marketplaces/m1/dispute-settings", body: { dispute_window_days: 60 } }),
+  },
+  {
+    method: "POST",
     route: "/v1/holds",
     allowed: ["admin", "marketplace"],
     request: (_w, as) => ({ path: "/v1/holds", body: { customer_id: "c1", asset: "USDC", amount: "10", ...(as === "admin" ? { marketplace_id: "m1" } : {}) } }),
@@ -411,6 +456,7 @@ const routes: RouteSecurity[] = [
   { method: "GET", route: "/v1/rates", allowed: [...everyone], request: () => ({ path: "/v1/rates" }) },
   // An operator key naming another operator finds nothing, as GET /v1/payouts does (tests/http/hybrid-settlement.test.ts).
   { method: "GET", route: "/v1/conversions", allowed: ["admin", "finance", "operator"], request: () => ({ path: "/v1/conversions" }) },
+  { method: "GET", route: "/v1/rate-locks", allowed: ["admin", "finance", "operator"], request: () => ({ path: "/v1/rate-locks" }) },
   {
     method: "POST",
     route: "/v1/customers/{id}/deposit-addresses",
@@ -454,6 +500,7 @@ const routes: RouteSecurity[] = [
       "payouts?from=2026-01-01T00:00:00Z&to=2026-12-01T00:00:00Z",
       "operator-statements?from=2026-01-01T00:00:00Z&to=2026-12-01T00:00:00Z",
       "conversions?from=2026-01-01T00:00:00Z&to=2026-12-01T00:00:00Z",
+      "operator-receivables",
     ] as const
   ).map((report): RouteSecurity => ({
     method: "GET",
@@ -515,6 +562,33 @@ const routes: RouteSecurity[] = [
     request: () => ({ path: "/v1/marketplaces/m1/pricing-currency", body: { asset: "USDC" } }),
   },
   {
+    method: "GET",
+    route: "/v1/marketplaces/{id}/periods",
+    allowed: ["admin", "finance", "marketplace"],
+    request: () => ({ path: "/v1/marketplaces/m1/periods" }),
+    otherTenant: () => [{ as: "m2", path: "/v1/marketplaces/m1/periods" }],
+  },
+  {
+    method: "GET",
+    route: "/v1/marketplaces/{id}/periods/{period}",
+    allowed: ["admin", "finance", "marketplace"],
+    request: () => ({ path: "/v1/marketplaces/m1/periods/2020-01" }),
+    otherTenant: () => [{ as: "m2", path: "/v1/marketplaces/m1/periods/2020-01" }],
+  },
+  {
+    method: "PUT",
+    route: "/v1/marketplaces/{id}/periods/{period}",
+    allowed: ["admin", "finance"],
+    // A month of its own for each call: each starts closing once.
+    request: () => ({ path: `/v1/marketplaces/m1/periods/2019-${String(++periodCalls).padStart(2, "0")}`, body: { status: "closing" } }),
+  },
+  {
+    method: "PUT",
+    route: "/v1/marketplaces/{id}/time-zone",
+    allowed: ["admin"],
+    request: () => ({ path: "/v1/marketplaces/m2/time-zone", body: { time_zone: "UTC" } }),
+  },
+  {
     method: "PATCH",
     route: "/v1/marketplaces/{id}",
     allowed: ["admin", "marketplace"],
@@ -562,6 +636,19 @@ const routes: RouteSecurity[] = [
       { as: "m2", path: "/v1/customers/m1only?marketplace_id=m1" },
     ],
   },
+  ...(["balance", "statement"] as const).map((what): RouteSecurity => {
+    const query = (...params: string[]) => `?${[...(what === "statement" ? [wideRange()] : []), ...params].join("&")}`;
+    return {
+      method: "GET",
+      route: `/v1/customers/{id}/${what}`,
+      allowed: ["admin", "finance", "marketplace"],
+      request: (_w, as) => ({ path: `/v1/customers/m1only/${what}${query(...(as === "admin" || as === "finance" ? ["marketplace_id=m1"] : []))}` }),
+      otherTenant: () => [
+        { as: "m2", path: `/v1/customers/m1only/${what}${query()}` },
+        { as: "m2", path: `/v1/customers/m1only/${what}${query("marketplace_id=m1")}` },
+      ],
+    };
+  }),
   {
     method: "PATCH",
     route: "/v1/customers/{id}",
@@ -659,6 +746,20 @@ async function freshCustomer(w: World): Promise<string> {
   return id;
 }
 const randomAddress = () => privateKeyToAccount(generatePrivateKey()).address;
+
+let disputeN = 0;
+/** A fresh usage record of o1 in m1 (for its postpaid customer, whose credit does not run out), by id. */
+async function m1Record(w: World): Promise<string> {
+  const res = await api.call("POST", "/v1/usage", { key: w.keys.m1, body: w.usage(`dispute-${++disputeN}`, { customer_id: "m1only" }) });
+  return expectStatus(res, 201).body.id;
+}
+let lastDispute = "";
+/** A fresh open dispute of one of m1's records, opened by m1's key (so that admin and finance keys may decide it). */
+async function m1Dispute(w: World): Promise<string> {
+  const res = await api.call("POST", "/v1/disputes", { key: w.keys.m1, body: { usage_ids: [await m1Record(w)], reason: "security" } });
+  lastDispute = expectStatus(res, 201).body.id;
+  return lastDispute;
+}
 
 let lastHold = "";
 /** A fresh open hold of m1's customer c1. */

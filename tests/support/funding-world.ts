@@ -1,4 +1,5 @@
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import type { Clock } from "../../src/domain/clock.js";
 import { usageMonth } from "./clock.js";
 import { expectStatus, testApi } from "./http.js";
 import { payoutWorld, TOKEN } from "./payout-world.js";
@@ -11,8 +12,8 @@ export const USD = 1_000_000n;
  * postpaid p; b: prepaid customer bc. Operators o, o2 (the attacker's) and honest, each with a
  * verified payout address and an operator key.
  */
-export async function fundingWorld() {
-  const w = await payoutWorld();
+export async function fundingWorld(options: { clock?: Clock } = {}) {
+  const w = await payoutWorld(options);
   const a = await testApi({ db: w.db, settlements: w.settlements });
   const key = async (role: string, scope_id?: string) =>
     expectStatus(await a.call("POST", "/v1/api-keys", { body: { name: `${role} ${scope_id ?? ""}`, role, scope_id } }), 201).body.secret as string;

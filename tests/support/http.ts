@@ -241,6 +241,9 @@ export async function writeCounts(db: TestDatabase): Promise<Record<string, stri
            (select count(*) from reconciliation_items where resolved_at is not null)::text as resolved_items,
            (select count(*) from payout_preferences)::text as payout_preferences, (select count(*) from rates)::text as rates,
            (select count(*) from conversions)::text as conversions,
+           (select count(*) from disputes)::text as disputes, (select count(*) from dispute_events)::text as dispute_events,
+           (select count(*) from dispute_items where open)::text as open_dispute_items,
+           (select md5(coalesce(string_agg(marketplace_id || ':' || dispute_window_days, ',' order by marketplace_id), '')) from marketplace_dispute_settings) as dispute_windows,
            (select md5(coalesce(string_agg(id || ':' || coalesce(pricing_asset_id::text, '-'), ',' order by id), '')) from marketplaces) as pricing_currencies`);
   return row!;
 }

@@ -5,6 +5,7 @@ import { chainSettingsFor, startLocalChain, type LocalChain } from "../../script
 import { loadChains } from "../../src/chain/config.js";
 import { Settlements } from "../../src/chain/settlement.js";
 import type { Database } from "../../src/db/client.js";
+import type { Clock } from "../../src/domain/clock.js";
 import { ensureAccounts } from "../../src/db/ensure-accounts.js";
 import { chart, specKey } from "../../src/domain/chart.js";
 import { getAssetByCode } from "../../src/db/queries/assets.js";
@@ -40,9 +41,11 @@ export interface PayoutWorld {
   close(): Promise<void>;
 }
 
-export async function payoutWorld(options: { chainOverrides?: Record<string, unknown>; rpcUrl?: (chain: LocalChain) => string } = {}): Promise<PayoutWorld> {
+export async function payoutWorld(
+  options: { chainOverrides?: Record<string, unknown>; rpcUrl?: (chain: LocalChain) => string; clock?: Clock } = {},
+): Promise<PayoutWorld> {
   const chain = await startLocalChain();
-  const db = await freshDatabase();
+  const db = await freshDatabase({ clock: options.clock });
   const env = { TREASURY_SIGNER_KEY: chain.signerKey };
   const settingsJson = (overrides: Record<string, unknown> = {}) =>
     JSON.stringify([

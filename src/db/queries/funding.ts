@@ -1,4 +1,5 @@
 import type { Queryable } from "../client.js";
+import { pgArray } from "../sql-arrays.js";
 
 /**
  * The money behind usage (src/services/funding.ts, docs/ledger.md "Funded earnings"): what each
@@ -46,34 +47,38 @@ export async function customersNeedBeyondCash(db: Queryable, marketplaceId: stri
   return BigInt(row!.need);
 }
 
-export type UnfundedRow = { operator_id: string; gross: string; net: string };
+export type UnfundedRow = { operator_id: string; gross: string; net: string; disputed_net: string };
 
 /**
  * Per operator (all, or only `operatorId`), the gross and the operator's net of the marketplace's
- * usage (not reversed, without `withoutUsageId`) that its customers' money and then `available` of
- * the pool leave unfunded, first come first funded.
+ * usage (not reversed, without `withoutUsageIds`) that its customers' money and then `available` of
+ * the pool leave unfunded, first come first funded; and of that net, the part of records in an open
+ * dispute (`disputed_net`), which the dispute holds as well.
  */
 export async function unfundedUsageByOperator(
   db: Queryable,
-  q: { marketplaceId: string; assetId: string; available: bigint; operatorId: string | null; withoutUsageId: string | null },
+  q: { marketplaceId: string; assetId: string; available: bigint; operatorId: string | null; withoutUsageIds: string[] | null },
 ): Promise<UnfundedRow[]> {
   return db.query<UnfundedRow>(
     `with cash as (${CUSTOMER_CASH}),
      r as (
        select u.funding_seq, u.operator_id, u.gross, u.net,
+              exists (select 1 from dispute_items di where di.usage_id = u.id and di.open) as disputed,
               coalesce(c.amt, 0) - (sum(u.gross) over (partition by u.customer_id order by u.funding_seq) - u.gross) as cash_left
          from usage_records u left join cash c on c.customer_id = u.customer_id
         where u.marketplace_id = $1 and u.asset_id = $2
-          and not exists (select 1 from transfers t where t.reverses_id = u.transfer_id) and ($5::uuid is null or u.id <> $5)),
-     rest as (select funding_seq, operator_id, gross, net, gross - greatest(0, least(gross, cash_left)) as rest from r),
+          and not exists (select 1 from transfers t where t.reverses_id = u.transfer_id) and ($5::uuid[] is null or u.id <> all($5::uuid[]))),
+     rest as (select funding_seq, operator_id, gross, net, disputed, gross - greatest(0, least(gross, cash_left)) as rest from r),
      pooled as (
-       select operator_id, gross, net, rest, $3::numeric - (sum(rest) over (order by funding_seq) - rest) as pool_left
+       select operator_id, gross, net, disputed, rest, $3::numeric - (sum(rest) over (order by funding_seq) - rest) as pool_left
          from rest where rest > 0),
-     unfunded as (select operator_id, gross, net, rest - greatest(0, least(rest, pool_left)) as unfunded from pooled)
-     select operator_id, sum(unfunded)::text as gross, sum(net - div(net * (gross - unfunded), gross))::text as net
-       from unfunded where unfunded > 0 and ($4::text is null or operator_id = $4)
+     unfunded as (select operator_id, gross, net, disputed, rest - greatest(0, least(rest, pool_left)) as unfunded from pooled),
+     per_record as (select operator_id, unfunded, disputed, net - div(net * (gross - unfunded), gross) as net_unfunded from unfunded where unfunded > 0)
+     select operator_id, sum(unfunded)::text as gross, sum(net_unfunded)::text as net,
+            sum(case when disputed then net_unfunded else 0 end)::text as disputed_net
+       from per_record where ($4::text is null or operator_id = $4)
       group by operator_id order by operator_id`,
-    [q.marketplaceId, q.assetId, q.available.toString(), q.operatorId, q.withoutUsageId],
+    [q.marketplaceId, q.assetId, q.available.toString(), q.operatorId, q.withoutUsageIds === null ? null : pgArray(q.withoutUsageIds)],
   );
 }
 
@@ -163,6 +168,15 @@ export async function lockFundingOfOperatorMarketplaces(tx: Queryable, operatorI
     `select pg_advisory_xact_lock(hashtextextended('usage-funding:' || marketplace_id, 0))
        from (select marketplace_id from marketplace_operators where operator_id = $1 order by marketplace_id) m`,
     [operatorId],
+  );
+}
+
+/** The same for several operators at once: every marketplace any of them sells through, exclusive, each once, in marketplace id order. */
+export async function lockFundingOfOperatorsMarketplaces(tx: Queryable, operatorIds: string[]): Promise<void> {
+  await tx.query(
+    `select pg_advisory_xact_lock(hashtextextended('usage-funding:' || marketplace_id, 0))
+       from (select distinct marketplace_id from marketplace_operators where operator_id = any($1::text[]) order by marketplace_id) m`,
+    [pgArray(operatorIds)],
   );
 }
 

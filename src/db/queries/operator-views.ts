@@ -105,7 +105,9 @@ export async function operatorStatement(
             (o.balance + sum(case when e.side = 'credit' then e.posted_amount else -e.posted_amount end)
                            over (partition by e.account_id order by e.effective_at, e.id))::text as balance_after,
             e.effective_at, t.created_at,
-            coalesce(t.metadata #>> '{usage,external_id}', t.metadata #>> '{usage_reversal,reason}', t.kind) as description,
+            coalesce(t.metadata #>> '{usage,external_id}', t.metadata #>> '{usage_reversal,reason}',
+                     case when t.metadata ? 'clawback' then 'clawback: paid earnings taken back, owed to the platform'
+                          when t.metadata ? 'receivable_recovery' then 'recovery of what is owed to the platform' end, t.kind) as description,
             p.id as payout_id, p.tx_hash, p.external_reference
        from acct join opening o on o.id = acct.id join entries e on e.account_id = acct.id
        join assets s on s.id = e.asset_id join transfers t on t.id = e.transfer_id

@@ -1,3 +1,4 @@
+import type { LockedPeriod } from "../../domain/period-rules.js";
 import type { UsageRecord } from "../../domain/usage.js";
 import type { ConfiguredRule } from "../../domain/rating.js";
 import type { Queryable } from "../client.js";
@@ -130,10 +131,20 @@ export interface MarketplaceFacts {
   schedules: Map<string, { version: number; effectiveFrom: Date; rules: ConfiguredRule[] }[]>; // by marketplace, newest first
   /** Marketplaces' pricing currencies (asset code), by marketplace: their usage is rated in it and nothing else. */
   pricing: Map<string, string>;
+  /** Marketplaces' accounting periods that are not open (closing, closed), by marketplace. */
+  periods: Map<string, LockedPeriod[]>;
   assets: Map<string, { id: string; scale: number; retiredAt: Date | null }>; // by code
   holds: Map<string, { marketplaceId: string; customerId: string; assetId: string; escrowAccountId: string; status: string; expired: boolean }>;
   /** Usage limits set by an admin, by `${marketplace}|${asset id}`; absent: the defaults. */
   limits: Map<string, UsageLimitRow>;
+}
+
+/** A period that is not open, as the facts query answers it. */
+interface LockedJson {
+  period: string;
+  starts_at: string;
+  ends_at: string;
+  status: "closing" | "closed";
 }
 
 export async function loadMarketplaceFacts(
@@ -149,8 +160,10 @@ export async function loadMarketplaceFacts(
          join marketplace_operators r on r.marketplace_id = w.m and r.operator_id = w.o`,
       [pgArray(wanted.operators.map((x) => x[0])), pgArray(wanted.operators.map((x) => x[1]))],
     ),
-    db.query<{ m: string; version: number; effective_from: Date | string; rules: ConfiguredRule[]; pricing: string | null }>(
-      `select f.marketplace_id as m, f.version, f.effective_from, f.rules, (select a.code from marketplaces k join assets a on a.id = k.pricing_asset_id where k.id = f.marketplace_id) as pricing
+    db.query<{ m: string; version: number; effective_from: Date | string; rules: ConfiguredRule[]; pricing: string | null; locked: LockedJson[] | null }>(
+      `select f.marketplace_id as m, f.version, f.effective_from, f.rules, (select a.code from marketplaces k join assets a on a.id = k.pricing_asset_id where k.id = f.marketplace_id) as pricing,
+              (select json_agg(json_build_object('period', p.period, 'starts_at', p.starts_at, 'ends_at', p.ends_at, 'status', p.status))
+                 from accounting_periods p where p.marketplace_id = f.marketplace_id and p.status <> 'open') as locked
          from fee_schedules f where f.marketplace_id = any($1::text[]) order by f.marketplace_id, f.effective_from desc`,
       [pgArray(wanted.marketplaces)],
     ),
@@ -164,7 +177,16 @@ export async function loadMarketplaceFacts(
         ),
     loadUsageLimitRows(db, wanted.marketplaces),
   ]);
-  const facts: MarketplaceFacts = { ...customers, operators: new Set(), schedules: new Map(), pricing: new Map(), assets, holds: new Map(), limits: new Map() };
+  const facts: MarketplaceFacts = {
+    ...customers,
+    operators: new Set(),
+    schedules: new Map(),
+    pricing: new Map(),
+    periods: new Map(),
+    assets,
+    holds: new Map(),
+    limits: new Map(),
+  };
   for (const l of limits) facts.limits.set(`${l.marketplace_id}|${l.asset_id}`, l);
   for (const h of holds)
     facts.holds.set(h.id, {
@@ -176,13 +198,26 @@ export async function loadMarketplaceFacts(
       expired: h.expired,
     });
   for (const o of operators) facts.operators.add(`${o.m}|${o.o}`);
+  addSchedules(facts, schedules);
+  return facts;
+}
+
+/** Each marketplace's fee schedules (newest first), pricing currency and periods that are not open, from the schedules query. */
+function addSchedules(
+  facts: MarketplaceFacts,
+  schedules: { m: string; version: number; effective_from: Date | string; rules: ConfiguredRule[]; pricing: string | null; locked: LockedJson[] | null }[],
+): void {
   for (const s of schedules) {
     if (s.pricing !== null) facts.pricing.set(s.m, s.pricing);
+    if (s.locked !== null && !facts.periods.has(s.m))
+      facts.periods.set(
+        s.m,
+        s.locked.map((l) => ({ period: l.period, startsAt: new Date(l.starts_at), endsAt: new Date(l.ends_at), status: l.status })),
+      );
     const list = facts.schedules.get(s.m) ?? [];
     list.push({ version: s.version, effectiveFrom: new Date(s.effective_from), rules: s.rules });
     facts.schedules.set(s.m, list);
   }
-  return facts;
 }
 
 /** These customers' billing, and when those retired were, by `${marketplace}|${customer}`. */

@@ -23,3 +23,4 @@ export { deployment } from "./deployment.js";
 export { rates, payoutPreferences, conversions } from "./conversions.js";
 export { rateLockQueue, rateLocks } from "./rate-locks.js";
 export { accountingPeriods } from "./periods.js";
+export { disputes, disputeItems, disputeEvents, marketplaceDisputeSettings } from "./disputes.js";

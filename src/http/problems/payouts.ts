@@ -169,4 +169,51 @@ export const payoutProblems = {
       'a receipt of USDC (proposal 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e) with reference "WIRE-2026-11-29-0042" (compared as "wire202611290042") is already recorded; money is received once',
     exampleErrors: [{ path: "reference", message: "already used" }],
   },
+  dispute_not_found: {
+    means: "No dispute has this id that this key may see: a marketplace sees its own disputes, an operator those of its usage.",
+    causes: ["a mistyped or truncated dispute id", "a dispute of another marketplace"],
+    action: "fix_request",
+    todo: "Use the `id` answered by POST /v1/disputes, or find it with GET /v1/disputes.",
+    example: "dispute 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e does not exist",
+  },
+  dispute_decided: {
+    means: "The dispute was already upheld or rejected: a dispute is decided once.",
+    causes: ["a second decision by another finance key", "rejecting a dispute that was upheld"],
+    action: "stop",
+    todo: "Do not decide it again: read the dispute (GET /v1/disputes/{id}) to see who decided it and how; to correct an upheld dispute, post the usage again.",
+    example: "dispute 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e was already upheld by key 0193a5c2-7d41-7e6b-8f20-3c9d1e4b5a67",
+  },
+  usage_disputed: {
+    means: "The usage record is in an open dispute, which decides it: it cannot be disputed a second time, nor reversed by hand meanwhile.",
+    causes: ["disputing a record twice", "reversing a record while its dispute is open"],
+    action: "wait",
+    todo: "Wait for finance to decide the open dispute the detail names (POST /v1/disputes/{id}/uphold reverses the record; /reject releases it).",
+    example: "usage record 8d3f5a1c-2b4e-8f6a-9c1d-0e7b3a5f2c48 is in open dispute 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e",
+    exampleErrors: [{ path: "usage_ids", message: "record 8d3f5a1c-2b4e-8f6a-9c1d-0e7b3a5f2c48 is in open dispute 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e" }],
+  },
+  dispute_window_closed: {
+    means: "The record was booked longer ago than its marketplace's dispute window: its operator's earnings are final.",
+    causes: ["a customer's complaint about old usage", "a window shortened by an admin"],
+    action: "ask",
+    todo: "Settle it outside the service, or ask an admin to lengthen the window (PUT /v1/marketplaces/{id}/dispute-settings) if the contract allows.",
+    example:
+      "usage record 8d3f5a1c-2b4e-8f6a-9c1d-0e7b3a5f2c48 was booked at 2026-09-01T10:00:00.000Z; marketplace gpu-market's dispute window of 60 days closed at 2026-10-31T10:00:00.000Z",
+    exampleErrors: [{ path: "usage_ids", message: "record 8d3f5a1c-2b4e-8f6a-9c1d-0e7b3a5f2c48 is outside the dispute window" }],
+  },
+  payout_withheld: {
+    means:
+      "Part of the operator's funded earnings cannot be paid now: earnings of usage in open disputes are held until decided, and what the operator owes the platform (its receivable, after a reversal of earnings it was already paid) is recovered from its earnings before anything is paid.",
+    causes: ["a marketplace disputed some of the operator's usage", "usage the operator was paid for was reversed afterwards"],
+    action: "wait",
+    todo: "Ask for at most what the detail says can be paid now, or wait: the rest becomes payable when the disputes are rejected, or once new earnings have covered the receivable (GET /v1/operators/{id}/balances shows both).",
+    example:
+      "operator op-datacenter-7 can be paid 20 USDC now, less than the 150 asked for: 30 USDC of its earnings are held by open disputes, and it owes 100 USDC to the platform (its receivable, recovered from its earnings first)",
+    exampleErrors: [
+      {
+        path: "amount",
+        message:
+          "operator op-datacenter-7 can be paid 20 USDC now, less than the 150 asked for: 30 USDC of its earnings are held by open disputes, and it owes 100 USDC to the platform (its receivable, recovered from its earnings first)",
+      },
+    ],
+  },
 } satisfies ProblemExplanations;

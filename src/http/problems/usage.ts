@@ -2,6 +2,34 @@ import type { ProblemExplanations } from "./explanation.js";
 
 /** Problems of marketplaces, operators, customers, usage records, holds, fee schedules and credit. */
 export const usageProblems = {
+  period_closing: {
+    means:
+      "The record's (or correction's) effective time falls in an accounting period finance is closing: nothing new is back-dated into it until it is closed (then it is booked in the open period) or reopened.",
+    causes: ["late usage for last month sent while finance closes it", "a usage reversal of a record in the period being closed"],
+    action: "wait",
+    todo: "Send it again once the period is closed (it is then booked in the current open period, with a reference to what it corrects), or open a dispute for a correction that cannot wait.",
+    example: "the period 2026-11 of marketplace gpu-market is being closed: usage effective 2026-11-28T10:00:00.000Z cannot be posted into it now",
+  },
+  period_closed: {
+    means: "The effective time asked for falls in a closed accounting period: nothing posts with an effective time inside it.",
+    causes: ["a manual transfer, reversal or post of a hold dated into last month after finance closed it"],
+    action: "fix_request",
+    todo: "Leave effective_at out (a reversal is then booked at the start of the first open period after the closed one, a new transfer now), or give an instant in an open period; to correct the closed month itself, finance reopens it (a proposal a second key approves).",
+    example: "the period 2026-11 of marketplace gpu-market is closed: nothing posts effective 2026-11-28T10:00:00.000Z",
+  },
+  period_transition: {
+    means:
+      "The accounting period cannot change to the status asked from the one it has: open → closing → closed, closing → open, closed → open by proposal; a period closes only after it ended.",
+    causes: [
+      "closing a month that has not ended",
+      "closing a period that is not closing",
+      "reopening a period that is not closed",
+      "changing the time zone after a period was closed",
+    ],
+    action: "fix_request",
+    todo: "Read the period (GET /v1/marketplaces/{id}/periods/{period}) and ask for the next status it may take.",
+    example: "period 2026-12 of marketplace gpu-market ends at 2027-01-01T00:00:00.000Z: it cannot be closing before then",
+  },
   marketplace_not_found: {
     means: "No marketplace has this id: marketplaces are created by an admin, with the id they choose.",
     causes: ["a marketplace not created yet (POST /v1/marketplaces)", "a typo in the id (ids are lower case)"],

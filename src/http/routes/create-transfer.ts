@@ -1,3 +1,5 @@
+import { LedgerError } from "../../domain/errors.js";
+import { bookingOnAccounts } from "../../services/periods.js";
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { requireRole } from "../auth.js";
 import { jsonBodyGuard } from "../json-body.js";
@@ -48,7 +50,27 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       c.get("deps").ledger.db,
       list.flatMap((t) => t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id])),
     );
-    const checked = list.map((t) => {
+    // An explicit effective time must not fall in a closed or closing period of the accounts' marketplaces.
+    const dated = await Promise.all(
+      list.map((t) =>
+        t.effective_at === undefined
+          ? null
+          : bookingOnAccounts(
+              c.get("deps").ledger.db,
+              t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id]),
+              new Date(t.effective_at),
+              true,
+            ).then(
+              () => null,
+              (err: unknown) => {
+                if (err instanceof LedgerError) return ApiError.from(err);
+                throw err;
+              },
+            ),
+      ),
+    );
+    const checked = list.map((t, k) => {
+      if (dated[k]) return dated[k];
       const ids = t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id]);
       const bad = ids.find((id) => unusable.has(id));
       if (bad === undefined) {

@@ -20,6 +20,11 @@ import * as operatorBalances from "./operator-balances.js";
 import * as operatorEarnings from "./operator-earnings.js";
 import * as operatorStatement from "./operator-statement.js";
 import * as reverseUsage from "./reverse-usage.js";
+import * as openDispute from "./open-dispute.js";
+import * as listDisputes from "./list-disputes.js";
+import * as decideDispute from "./decide-dispute.js";
+import * as disputeSettings from "./dispute-settings.js";
+import * as reportOperatorReceivables from "./report-operator-receivables.js";
 import * as createDeposit from "./create-deposit.js";
 import * as createMarketplace from "./create-marketplace.js";
 import * as createTransfer from "./create-transfer.js";
@@ -83,6 +88,8 @@ import * as listOperators from "./list-operators.js";
 import * as getOperator from "./get-operator.js";
 import * as listCustomers from "./list-customers.js";
 import * as getCustomer from "./get-customer.js";
+import * as customerBalance from "./customer-balance.js";
+import * as customerStatement from "./customer-statement.js";
 import * as listReconciliations from "./list-reconciliations.js";
 import * as setMarketplacePricing from "./set-marketplace-pricing.js";
 import * as setPayoutPreference from "./set-payout-preference.js";
@@ -90,6 +97,8 @@ import * as getPayoutPreference from "./get-payout-preference.js";
 import * as createRate from "./create-rate.js";
 import * as listRates from "./list-rates.js";
 import * as listConversions from "./list-conversions.js";
+import * as listRateLocks from "./list-rate-locks.js";
+import * as periods from "./periods.js";
 
 /** Every route of the API, in the order the OpenAPI document lists them. */
 const routes = [
@@ -129,6 +138,8 @@ const routes = [
   createCustomer,
   listCustomers,
   getCustomer,
+  customerBalance,
+  customerStatement,
   updateCustomer,
   retireCustomer,
   setCustomerCreditLimit,
@@ -138,6 +149,10 @@ const routes = [
   getUsage,
   listUsage,
   reverseUsage,
+  openDispute,
+  listDisputes,
+  decideDispute,
+  disputeSettings,
   openHold,
   listHolds,
   getHold,
@@ -163,6 +178,8 @@ const routes = [
   createRate,
   listRates,
   listConversions,
+  listRateLocks,
+  periods,
   registerDepositAddress,
   listDepositAddresses,
   createReconciliation,
@@ -175,6 +192,7 @@ const routes = [
   reportConversions,
   reportPayouts,
   reportOperatorStatements,
+  reportOperatorReceivables,
   auditVerify,
   listAuditLog,
   createReceipt,

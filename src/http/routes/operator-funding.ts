@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Queryable } from "../../services/context.js";
 import { operatorBalances } from "../../services/reads.js";
-import { awaitingFunds, payableNow } from "../../services/funding.js";
+import { payableNow, withheldEarnings } from "../../services/funding.js";
 import { display, DisplayAmount } from "../display.js";
 
 /** An operator's available balance in an asset, split into what can be paid now and what waits for money. */
@@ -18,6 +18,16 @@ export const FundingSplit = z
     }),
     awaiting_funds_display: DisplayAmount,
     awaiting_funds_by_marketplace: z.array(z.object({ marketplace_id: z.string(), amount: z.string(), amount_display: DisplayAmount })),
+    held_by_disputes: z.string().openapi({
+      description:
+        "the net of the operator's usage records in open disputes (GET /v1/disputes): not payable until the disputes are decided (part of it may also await funds, or have been paid out before the dispute was opened)",
+    }),
+    held_by_disputes_display: DisplayAmount,
+    receivable: z.string().openapi({
+      description:
+        "what the operator owes the platform (usage it was already paid for, reversed afterwards): recovered from its next earnings before anything else is payable",
+    }),
+    receivable_display: DisplayAmount,
   })
   .openapi("OperatorFundingSplit");
 
@@ -32,8 +42,10 @@ export async function fundingSplits(
   return Promise.all(
     rows.map(async (r) => {
       const available = BigInt(r.credits_posted) - BigInt(r.debits_posted) - BigInt(r.debits_pending);
-      const awaiting = await awaitingFunds(db, operatorId, r.asset_id);
-      const now = payableNow(available, awaiting);
+      const withheld = await withheldEarnings(db, operatorId, r.asset_id);
+      const awaiting = withheld.awaiting;
+      const now = payableNow(available, withheld);
+      const waiting = available < awaiting.total ? (available > 0n ? available : 0n) : awaiting.total;
       return {
         row: r,
         split: {
@@ -43,13 +55,17 @@ export async function fundingSplits(
           available_display: display(available, r.scale),
           payable_now: now.toString(),
           payable_now_display: display(now, r.scale),
-          awaiting_funds: (available - now).toString(),
-          awaiting_funds_display: display(available - now, r.scale),
+          awaiting_funds: waiting.toString(),
+          awaiting_funds_display: display(waiting, r.scale),
           awaiting_funds_by_marketplace: awaiting.byMarketplace.map((m) => ({
             marketplace_id: m.marketplaceId,
             amount: m.amount.toString(),
             amount_display: display(m.amount, r.scale),
           })),
+          held_by_disputes: withheld.disputed.toString(),
+          held_by_disputes_display: display(withheld.disputed, r.scale),
+          receivable: withheld.receivable.toString(),
+          receivable_display: display(withheld.receivable, r.scale),
         },
       };
     }),

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { Principal } from "../../domain/access.js";
+import { statementParty, type StatementParty } from "../../services/customer-statements.js";
 import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { PartyIdParam } from "./party-schemas.js";
@@ -36,6 +37,17 @@ export function customerMarketplace(c: Context<AppEnv>, given: string | undefine
       { path: "marketplace_id", message: `is required for ${p.role} keys` },
     ]);
   return given;
+}
+
+/**
+ * The customer a read by id names (a statement, a balance), with its marketplace, as the key may see
+ * it: another marketplace's customer is answered as a missing one (404), without being read.
+ */
+export async function visibleCustomer(c: Context<AppEnv>, id: string, given: string | undefined): Promise<StatementParty> {
+  const marketplaceId = customerMarketplace(c, given);
+  const party = marketplaceId === undefined ? undefined : await statementParty(c.get("deps").ledger.db, marketplaceId, id);
+  if (!party) throw new ApiError("customer_not_found", `customer ${id} does not exist`);
+  return party;
 }
 
 /** The id a party list's cursor names (the last id of the previous page); 400 when it is not one. */

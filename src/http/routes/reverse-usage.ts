@@ -26,7 +26,7 @@ const route = createRoute({
   path: "/v1/usage/{id}/reverse",
   operationId: "reverseUsage",
   tags: ["usage"],
-  summary: "Correct a usage record with a reversal transfer (admin, its marketplace)",
+  summary: "Correct a usage record with a reversal transfer (admin, its marketplace); an admin's may take back earnings already paid out",
   security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: jsonBody(Body) },
@@ -43,11 +43,15 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       const p = c.get("principal");
       if (!usage || (p.role === "marketplace" && usage.marketplaceId !== p.scopeId)) throw new ApiError("usage_not_found", `usage record ${id} does not exist`);
       // Keyed by the request: a second reversal under another Idempotency-Key is 409 already_reversed.
+      const idempotencyKey = ledgerKey(`usage-reverse:${usage.id}`);
       const { record, reversalId, replayed } = await reverseUsage(db, {
         usage,
         reason,
-        idempotencyKey: ledgerKey(`usage-reverse:${usage.id}`),
+        idempotencyKey,
         receipt: receipts.audited(201),
+        // Only a platform key may take back earnings already paid out (a receivable from the operator,
+        // docs/ledger.md "Clawbacks"); a marketplace opens a dispute for that, which finance decides.
+        ...(p.role === "admin" ? { clawbackKey: idempotencyKey } : {}),
       });
       const scale = (await getAssetScales(db, [record.assetId])).get(record.assetId)!;
       return { status: 201, body: { record: usageOut(record, scale), reversal_transfer_id: reversalId }, receipt: replayed ? undefined : "audit" };

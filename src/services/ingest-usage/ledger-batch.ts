@@ -103,11 +103,19 @@ function toTransfer(p: Planned, accounts: Map<string, string>): TransferInput {
   return {
     kind: "standard",
     idempotencyKey: ledgerKey(p.item.marketplaceId, p.item.input.externalId),
-    effectiveAt: p.item.input.periodEnd,
+    effectiveAt: p.booking.effectiveAt,
     // Deterministic (no usage id): concurrent submissions of one record must make the same ledger request, so the loser replays.
     // The record's content hash makes two different records under one external_id two different
     // ledger requests (a conflict), even when they happen to rate to the same legs.
-    metadata: { usage: { marketplace_id: p.item.marketplaceId, external_id: p.item.input.externalId, request_hash: p.hash } },
+    // A late record (its period closed) names the period and instant it belongs to.
+    metadata: {
+      usage: {
+        marketplace_id: p.item.marketplaceId,
+        external_id: p.item.input.externalId,
+        request_hash: p.hash,
+        ...(p.booking.late ? { late_for: { period: p.booking.late.period, effective_at: p.booking.late.effectiveAt.toISOString() } } : {}),
+      },
+    },
     legs,
   };
 }
@@ -132,7 +140,7 @@ function toRecord(p: Planned, accounts: Map<string, string>, transferId: string,
     feeScheduleVersion: p.feeScheduleVersion,
     periodStart: input.periodStart,
     periodEnd: input.periodEnd,
-    effectiveAt: input.periodEnd,
+    effectiveAt: p.booking.effectiveAt,
     holdId: input.holdId ?? null,
     transferId,
     metadata: input.metadata ?? {},

@@ -3,6 +3,7 @@ import { assetRetired } from "../../domain/assets.js";
 import { chart } from "../../domain/chart.js";
 import { customerRetired } from "../../domain/customers.js";
 import { LedgerError } from "../../domain/errors.js";
+import { bookedEffective } from "../../domain/period-rules.js";
 import { uuidv7 } from "../../domain/ids.js";
 import { parseUnits } from "../../domain/money.js";
 import { grossFromPrice, parseDecimal, resolveRule, splitGross } from "../../domain/rating.js";
@@ -38,6 +39,8 @@ export function planRecord(index: number, item: UsageItem, hash: string, facts: 
   if (input.periodEnd.getTime() > now + FUTURE_TOLERANCE_MS) {
     throw new LedgerError("usage_in_future", `the period ends at ${input.periodEnd.toISOString()}, more than 5 minutes from now`);
   }
+  // A record of a closed period is booked in the first open one; of a period being closed, refused.
+  const booking = bookedEffective(m, facts.periods.get(m) ?? [], input.periodEnd);
   const gross = grossOf(input, asset.scale);
   if (gross === 0n) throw new LedgerError("rates_to_zero", "quantity × unit_price is less than one smallest unit of the asset");
   checkUsageLimits(
@@ -66,6 +69,7 @@ export function planRecord(index: number, item: UsageItem, hash: string, facts: 
     scale: asset.scale,
     split: splitGross(gross, rules),
     feeScheduleVersion: schedule.version,
+    booking,
     payer,
     operator: chart.operatorPayable(asset.id, input.operatorId),
     fees: rules.map((r) => chart.fees(asset.id, m, r.party)),

@@ -1,3 +1,4 @@
+import type { Booking } from "../../domain/period-rules.js";
 import { canonicalJson, sha256Hex } from "../../domain/canonical.js";
 import type { AccountSpec } from "../../domain/chart.js";
 import { LedgerError } from "../../domain/errors.js";
@@ -58,6 +59,8 @@ export interface Planned {
   scale: number;
   split: Split;
   feeScheduleVersion: number;
+  /** The effective time it is booked at: its period's end, or, in a closed period, the first open period's start (src/domain/period-rules.ts). */
+  booking: Booking;
   /** Who pays: the customer's account, or the escrow of a hold. */
   payer: AccountSpec | { accountId: string };
   operator: AccountSpec;

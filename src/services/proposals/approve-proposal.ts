@@ -21,6 +21,7 @@ import { decide, type Decider, independent, mayDecide } from "./decision.js";
 import { applyAssetSettlement } from "./propose-asset-settlement.js";
 import { applyRate } from "./propose-rate.js";
 import { applyRateBounds } from "./propose-rate-bounds.js";
+import { applyPeriodChange } from "../periods.js";
 import { checkCustomerLimit } from "./propose-customer-credit-limit.js";
 import { getProposal, type Proposal } from "./proposal.js";
 
@@ -42,6 +43,8 @@ const carryOut: Record<ProposalKind, CarryOut> = {
   asset_settlement: (db, p, by, reason) => inDecision(db, p, by, reason, (tx, at) => applyAssetSettlement(tx, p, by, at)),
   rate: (db, p, by, reason) => inDecision(db, p, by, reason, (tx, at) => applyRate(tx, p, at)),
   rate_bounds: (db, p, by, reason) => inDecision(db, p, by, reason, (tx) => applyRateBounds(tx, p)),
+  period_close: (db, p, by, reason) => inDecision(db, p, by, reason, (tx, at) => applyPeriodChange(tx, p, at)),
+  period_reopen: (db, p, by, reason) => inDecision(db, p, by, reason, (tx, at) => applyPeriodChange(tx, p, at)),
   usage_limits: (db, p, by, reason) =>
     inDecision(db, p, by, reason, async (tx, at) => {
       const q = p.payload;

@@ -1,7 +1,7 @@
 import { listOperatorsWithAvailablePayable } from "../../db/queries/payouts.js";
 import { LedgerError } from "../../domain/errors.js";
 import { scheduleWindow } from "../../domain/payouts.js";
-import { awaitingFunds, payableNow } from "../../services/funding.js";
+import { payableNow, withheldEarnings } from "../../services/funding.js";
 import { getOperatorPayoutLimits, lowerCap, scheduledPolicies } from "../../services/payout-policies.js";
 import { createPayout } from "../../services/payouts.js";
 import type { PayoutContext } from "./context.js";
@@ -13,8 +13,9 @@ export async function schedule(ctx: PayoutContext): Promise<number> {
     const window = scheduleWindow(ctx.now(), policy.intervalSeconds!);
     const due = await listOperatorsWithAvailablePayable(ctx.db, policy.assetId, policy.minAmount);
     for (const d of due) {
-      // What is payable now: earnings whose money has not been received wait (src/services/funding.ts).
-      const payable = payableNow(BigInt(d.available), await awaitingFunds(ctx.db, d.operator_id, policy.assetId));
+      // What is payable now: earnings whose money has not been received wait, and so do what
+      // disputes hold and what the operator owes back (src/services/funding.ts).
+      const payable = payableNow(BigInt(d.available), await withheldEarnings(ctx.db, d.operator_id, policy.assetId));
       if (payable < policy.minAmount) continue;
       const cap = lowerCap(policy.maxPerPayout, (await getOperatorPayoutLimits(ctx.db, d.operator_id, policy.assetId)).maxPerPayout);
       try {

@@ -1,0 +1,184 @@
+import type { Queryable } from "../db/client.js";
+import { lockMarketplaceFundingExclusive } from "../db/queries/funding.js";
+import {
+  getPeriodRow,
+  listPeriodRows,
+  marketplacesOfAccounts,
+  lockedPeriods,
+  marketplaceTimeZone,
+  setMarketplaceTimeZone,
+  setPeriodStatus,
+  type PeriodRow,
+} from "../db/queries/periods.js";
+import type { Principal } from "../domain/access.js";
+import { LedgerError } from "../domain/errors.js";
+import { bookedEffective, type Booking, type LockedPeriod } from "../domain/period-rules.js";
+import { isPeriod, isTimeZone, periodBounds, periodOf, type PeriodStatus } from "../domain/periods.js";
+import { openOrInsert, type Proposal } from "./proposals/proposal.js";
+import { mayPropose } from "./proposals/proposal.js";
+import { inTransaction } from "./transaction.js";
+
+/**
+ * Accounting periods (docs/reconciliation.md, "Month-end close"): months in the marketplace's time
+ * zone. A month is open until finance starts closing it (`closing`: nothing new is back-dated into
+ * it, corrections wait or go through a dispute); closing → closed and closed → open are proposals a
+ * second key approves; closing → open is one finance key's word (it only lifts a restriction).
+ * After close, nothing posts with an effective time inside the month: late records and corrections
+ * are booked at the start of the first period after it that is not closed, naming what they belong to.
+ */
+
+export interface Period {
+  marketplaceId: string;
+  period: string;
+  timeZone: string;
+  startsAt: Date;
+  endsAt: Date;
+  status: PeriodStatus;
+  changedBy: string | null;
+  changedAt: Date | null;
+  proposalId: string | null;
+}
+
+const toLocked = (r: PeriodRow): LockedPeriod => ({
+  period: r.period,
+  startsAt: new Date(r.starts_at),
+  endsAt: new Date(r.ends_at),
+  status: r.status as LockedPeriod["status"],
+});
+
+/**
+ * For a ledger transfer on these accounts meant to be effective at `at`: where it is booked, judged
+ * against the periods of every marketplace the accounts belong to (the latest instant any of them
+ * asks for). With `explicit` (the caller named the instant), an instant inside a closed period is
+ * refused `period_closed` instead of moved. A period being closed refuses it (`period_closing`).
+ */
+export async function bookingOnAccounts(db: Queryable, accountIds: string[], at: Date, explicit: boolean): Promise<Booking> {
+  const marketplaces = await marketplacesOfAccounts(db, accountIds);
+  const periods = await lockedPeriods(db, marketplaces);
+  let booking: Booking = { effectiveAt: at, late: null };
+  for (const m of marketplaces) {
+    const b = bookedEffective(m, periods.filter((p) => p.marketplace_id === m).map(toLocked), at, "a transfer");
+    if (b.late && explicit) {
+      throw new LedgerError("period_closed", `the period ${b.late.period} of marketplace ${m} is closed: nothing posts effective ${at.toISOString()}`);
+    }
+    if (b.effectiveAt.getTime() > booking.effectiveAt.getTime()) booking = b;
+  }
+  return booking;
+}
+
+/** Where something of `marketplaceId` effective at `at` is booked (src/domain/period-rules.ts). */
+export async function bookingOf(db: Queryable, marketplaceId: string, at: Date, what: string): Promise<Booking> {
+  return bookedEffective(marketplaceId, (await lockedPeriods(db, [marketplaceId])).map(toLocked), at, what);
+}
+
+async function requireTimeZone(db: Queryable, marketplaceId: string): Promise<string> {
+  const tz = await marketplaceTimeZone(db, marketplaceId);
+  if (tz === undefined) throw new LedgerError("marketplace_not_found", `marketplace ${marketplaceId} does not exist`);
+  return tz;
+}
+
+function requirePeriod(period: string): void {
+  if (!isPeriod(period)) {
+    throw new LedgerError("invalid_request", `period ${period} is not a month: YYYY-MM`, [{ path: "period", message: "must be YYYY-MM (1970-01 .. 9998-12)" }]);
+  }
+}
+
+const toPeriod = (marketplaceId: string, period: string, timeZone: string, row: PeriodRow | undefined): Period => ({
+  marketplaceId,
+  period,
+  timeZone,
+  ...periodBounds(period, timeZone),
+  status: row?.status ?? "open",
+  changedBy: row?.changed_by ?? null,
+  changedAt: row ? new Date(row.changed_at) : null,
+  proposalId: row?.proposal_id ?? null,
+});
+
+export async function getPeriod(db: Queryable, marketplaceId: string, period: string): Promise<Period> {
+  requirePeriod(period);
+  const tz = await requireTimeZone(db, marketplaceId);
+  return toPeriod(marketplaceId, period, tz, await getPeriodRow(db, marketplaceId, period));
+}
+
+/** The current month and every month whose status was ever changed, newest first. */
+export async function listPeriods(db: Queryable, marketplaceId: string, now: Date): Promise<Period[]> {
+  const tz = await requireTimeZone(db, marketplaceId);
+  const rows = await listPeriodRows(db, marketplaceId);
+  const current = periodOf(now, tz);
+  const out = rows.map((r) => toPeriod(marketplaceId, r.period, tz, r));
+  if (!rows.some((r) => r.period === current)) out.unshift(toPeriod(marketplaceId, current, tz, undefined));
+  return out.sort((a, b) => b.startsAt.getTime() - a.startsAt.getTime());
+}
+
+export type PeriodChange = { kind: "changed"; period: Period } | { kind: "proposed"; proposal: Proposal };
+
+/**
+ * Asks for a period's status to change (admin, finance): to `closing` (from open, once the month
+ * has ended) or back to `open` (from closing) at once; to `closed` (from closing) or back to
+ * `open` (from closed) by a proposal another key approves. Anything else: `period_transition`.
+ */
+export async function changePeriod(
+  db: Queryable,
+  { now, by, marketplaceId, period, status }: { now: Date; by: Principal; marketplaceId: string; period: string; status: PeriodStatus },
+): Promise<PeriodChange> {
+  const current = await getPeriod(db, marketplaceId, period);
+  const refuse = (why: string) => new LedgerError("period_transition", `period ${period} of marketplace ${marketplaceId} is ${current.status}: ${why}`);
+  if (status === "closed" || (status === "open" && current.status === "closed")) {
+    const kind = status === "closed" ? "period_close" : "period_reopen";
+    mayPropose(by, kind);
+    if (status === "closed" && current.status !== "closing") throw refuse("only a period being closed (closing) can be closed");
+    const payload = { marketplace_id: marketplaceId, period, from: current.status, to: status };
+    return { kind: "proposed", proposal: await openOrInsert(db, now, by, kind, marketplaceId, payload) };
+  }
+  if (status === "closing" && current.status !== "open") throw refuse("only an open period can start closing");
+  if (status === "closing" && current.endsAt.getTime() > now.getTime())
+    throw new LedgerError(
+      "period_transition",
+      `period ${period} of marketplace ${marketplaceId} ends at ${current.endsAt.toISOString()}: it cannot be closing before then`,
+    );
+  if (status === "open" && current.status !== "closing") throw refuse("it is open already");
+  return { kind: "changed", period: await setStatus(db, current, status, by.keyId, now, null) };
+}
+
+/** Sets the status, waiting for usage being written into the marketplace (its funding lock, exclusively). */
+async function setStatus(db: Queryable, p: Period, status: PeriodStatus, by: string, at: Date, proposalId: string | null): Promise<Period> {
+  return inTransaction(db, async (tx) => {
+    await lockMarketplaceFundingExclusive(tx, p.marketplaceId);
+    const row = await getPeriodRow(tx, p.marketplaceId, p.period, true);
+    const was = row?.status ?? "open";
+    if (was !== p.status) throw new LedgerError("proposal_outdated", `period ${p.period} of marketplace ${p.marketplaceId} is ${was} now, not ${p.status}`);
+    await setPeriodStatus(tx, { marketplaceId: p.marketplaceId, period: p.period, startsAt: p.startsAt, endsAt: p.endsAt, status, by, at, proposalId });
+    return { ...p, status, changedBy: by, changedAt: at, proposalId };
+  });
+}
+
+/** Approving a `period_close` or `period_reopen` proposal: the period must still be as it was proposed. */
+export async function applyPeriodChange(tx: Queryable, p: Proposal, at: Date): Promise<Record<string, unknown>> {
+  const q = p.payload as { marketplace_id: string; period: string; from: PeriodStatus; to: PeriodStatus };
+  const current = await getPeriod(tx, q.marketplace_id, q.period);
+  if (current.status !== q.from) {
+    throw new LedgerError(
+      "proposal_outdated",
+      `period ${q.period} of marketplace ${q.marketplace_id} is ${current.status} now, not ${q.from}: reject this proposal`,
+    );
+  }
+  const done = await setStatus(tx, current, q.to, p.proposedBy, at, p.id);
+  return { marketplace_id: done.marketplaceId, period: done.period, status: done.status };
+}
+
+/** Sets the time zone of a marketplace's periods (admin): refused once a period was ever closing or closed (its bounds would move). */
+export async function setTimeZone(db: Queryable, { marketplaceId, timeZone }: { marketplaceId: string; timeZone: string }): Promise<string> {
+  if (!isTimeZone(timeZone)) {
+    throw new LedgerError("invalid_request", `time zone ${timeZone} is not one this service knows`, [
+      { path: "time_zone", message: "must be an IANA time zone name such as UTC or Europe/Berlin" },
+    ]);
+  }
+  await requireTimeZone(db, marketplaceId);
+  if (!(await setMarketplaceTimeZone(db, marketplaceId, timeZone))) {
+    throw new LedgerError(
+      "period_transition",
+      `marketplace ${marketplaceId} has periods that were closing or closed: their bounds cannot move to another time zone`,
+    );
+  }
+  return timeZone;
+}
