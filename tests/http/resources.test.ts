@@ -83,6 +83,7 @@ describe("marketplaces", () => {
       name: "market mk-c",
       metadata: { region: "mk-c" },
       pricing_asset: null,
+      rate_policy: "at_payout",
       created_at: expect.any(String),
     });
   });
