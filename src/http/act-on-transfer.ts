@@ -56,7 +56,15 @@ export async function actOnTransfer(c: Context<AppEnv>, id: string, body: unknow
     c.get("deps").ledger.db,
     target.legs.map((l) => l.assetId),
   );
-  return submitTransfer(c, body, dated, { scales, complete: true });
+  // Judged again in the write's transaction, under the marketplaces' funding locks.
+  const accounts = target.legs.flatMap((l) => [l.debitAccountId, l.creditAccountId]);
+  const datedBy =
+    input.kind === "reversal"
+      ? { accounts, at: input.effectiveAt ?? target.effectiveAt, explicit: input.effectiveAt !== undefined }
+      : input.kind === "post_pending" && input.effectiveAt !== undefined
+        ? { accounts, at: input.effectiveAt, explicit: true }
+        : undefined;
+  return submitTransfer(c, body, dated, { scales, complete: true }, datedBy);
 }
 
 /**

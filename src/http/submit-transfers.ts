@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { statusOf, type Transfer } from "../domain/posting.js";
 import type { TransferResult } from "../services/context.js";
 import type { TransferInput } from "../domain/transfers.js";
-import { postTransfer, postTransfers } from "../services/post-transfers.js";
+import { postTransfer, postTransfers, type DatedBy } from "../services/post-transfers.js";
 import type { AppEnv } from "./request-context.js";
 import { replayOrRun } from "./idempotency.js";
 import { ApiError, problemBody } from "./problem.js";
@@ -29,11 +29,17 @@ const asCreated = (r: Extract<TransferResult, { ok: true }>): Transfer =>
  * whether that is all of them. Then its answer is made in its transaction; otherwise (an account
  * the write will refuse as unknown) the answer is remembered after the commit.
  */
-export async function submitTransfer(c: Context<AppEnv>, body: unknown, input: Unkeyed, known: { scales: Scales; complete: boolean }): Promise<Response> {
+export async function submitTransfer(
+  c: Context<AppEnv>,
+  body: unknown,
+  input: Unkeyed,
+  known: { scales: Scales; complete: boolean },
+  dated?: DatedBy,
+): Promise<Response> {
   const deps = c.get("deps");
   return replayOrRun(c, body, async (ledgerKey, receipts) => {
     const receipt = known.complete ? receipts.answered(201, (t: Transfer) => transferOut(t, known.scales)) : receipts.audited<Transfer>(201);
-    const result = await postTransfer(deps.ledger, { ...input, idempotencyKey: ledgerKey("http") } as TransferInput, receipt);
+    const result = await postTransfer(deps.ledger, { ...input, idempotencyKey: ledgerKey("http") } as TransferInput, receipt, dated);
     deps.metrics.transfersWritten.inc({ outcome: result.ok ? (result.replayed ? "replayed" : "created") : "refused" });
     if (!result.ok) throw ApiError.from(result.error);
     const scales = known.complete ? known.scales : await assetScales(deps.ledger.db, legAssets([result.transfer]));
@@ -45,12 +51,13 @@ export async function submitTransfer(c: Context<AppEnv>, body: unknown, input: U
  * A batch in one database transaction; each item gets its own result. Items this key may not use
  * (`refused` up front) are answered as if the account did not exist.
  */
-export async function submitTransferBatch(c: Context<AppEnv>, body: unknown, items: (Unkeyed | ApiError)[]): Promise<Response> {
+export async function submitTransferBatch(c: Context<AppEnv>, body: unknown, items: (Unkeyed | ApiError)[], dated: (DatedBy | null)[] = []): Promise<Response> {
   const deps = c.get("deps");
   return replayOrRun(c, body, async (ledgerKey, receipts) => {
     // Item i's key ends in "#i": the length prefixes keep it from spelling any single request's key.
     const inputs = items.flatMap((item, i) => (item instanceof ApiError ? [] : [{ ...item, idempotencyKey: `${ledgerKey("http")}#${i}` } as TransferInput]));
-    const written = await postTransfers(deps.ledger, inputs, receipts.audited(200));
+    const datedInputs = items.flatMap((item, i) => (item instanceof ApiError ? [] : [dated[i] ?? null]));
+    const written = await postTransfers(deps.ledger, inputs, receipts.audited(200), datedInputs);
     const scales = await assetScales(deps.ledger.db, legAssets(written.flatMap((r) => (r.ok ? [r.transfer] : []))));
     let next = 0;
     const results = items.map((item) => {

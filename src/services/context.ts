@@ -56,7 +56,7 @@ export function createLedgerContext(db: Database, groupCommit: Partial<GroupComm
 }
 
 /** Writes the receipts of the submissions whose transfer the batch created, in the batch's transaction. */
-function receiptsOf(items: TransferSubmission[]): AfterWrite | undefined {
+export function receiptsOf(items: TransferSubmission[]): AfterWrite | undefined {
   if (!items.some((i) => i.receipt)) return undefined;
   return (tx, outcomes, bookedAt) =>
     writeReceipts(

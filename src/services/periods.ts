@@ -66,6 +66,30 @@ export async function bookingOnAccounts(db: Queryable, accountIds: string[], at:
   return booking;
 }
 
+/**
+ * Whether any planned usage record would now be booked differently (or refused) than it was
+ * planned: read under the marketplaces' funding locks, after the planning's read of the periods.
+ */
+export async function bookingsChanged(
+  tx: Queryable,
+  planned: { item: { marketplaceId: string; input: { periodEnd: Date } }; booking: Booking }[],
+): Promise<boolean> {
+  const rows = await lockedPeriods(tx, [...new Set(planned.map((p) => p.item.marketplaceId))]);
+  return planned.some((p) => {
+    const periods = rows.filter((r) => r.marketplace_id === p.item.marketplaceId).map(toLocked);
+    try {
+      return bookedEffective(p.item.marketplaceId, periods, p.item.input.periodEnd).effectiveAt.getTime() !== p.booking.effectiveAt.getTime();
+    } catch {
+      return true; // now closing: refused when planned again
+    }
+  });
+}
+
+/** The marketplaces these accounts belong to. */
+export async function marketplacesOf(db: Queryable, accountIds: string[]): Promise<string[]> {
+  return marketplacesOfAccounts(db, accountIds);
+}
+
 /** Where something of `marketplaceId` effective at `at` is booked (src/domain/period-rules.ts). */
 export async function bookingOf(db: Queryable, marketplaceId: string, at: Date, what: string): Promise<Booking> {
   return bookedEffective(marketplaceId, (await lockedPeriods(db, [marketplaceId])).map(toLocked), at, what);
@@ -127,7 +151,9 @@ export async function changePeriod(
     const kind = status === "closed" ? "period_close" : "period_reopen";
     mayPropose(by, kind);
     if (status === "closed" && current.status !== "closing") throw refuse("only a period being closed (closing) can be closed");
-    const payload = { marketplace_id: marketplaceId, period, from: current.status, to: status };
+    // `since`: when the period entered its status. A proposal is for that episode only: once the
+    // period left it (closing → open → closing), approving the old proposal is refused as outdated.
+    const payload = { marketplace_id: marketplaceId, period, from: current.status, to: status, since: current.changedAt?.toISOString() ?? null };
     return { kind: "proposed", proposal: await openOrInsert(db, now, by, kind, marketplaceId, payload) };
   }
   if (status === "closing" && current.status !== "open") throw refuse("only an open period can start closing");
@@ -154,12 +180,12 @@ async function setStatus(db: Queryable, p: Period, status: PeriodStatus, by: str
 
 /** Approving a `period_close` or `period_reopen` proposal: the period must still be as it was proposed. */
 export async function applyPeriodChange(tx: Queryable, p: Proposal, at: Date): Promise<Record<string, unknown>> {
-  const q = p.payload as { marketplace_id: string; period: string; from: PeriodStatus; to: PeriodStatus };
+  const q = p.payload as { marketplace_id: string; period: string; from: PeriodStatus; to: PeriodStatus; since: string | null };
   const current = await getPeriod(tx, q.marketplace_id, q.period);
-  if (current.status !== q.from) {
+  if (current.status !== q.from || (current.changedAt?.toISOString() ?? null) !== q.since) {
     throw new LedgerError(
       "proposal_outdated",
-      `period ${q.period} of marketplace ${q.marketplace_id} is ${current.status} now, not ${q.from}: reject this proposal`,
+      `period ${q.period} of marketplace ${q.marketplace_id} is ${current.status} since ${current.changedAt?.toISOString() ?? "ever"}, not ${q.from} since ${q.since ?? "ever"} as proposed: reject this proposal`,
     );
   }
   const done = await setStatus(tx, current, q.to, p.proposedBy, at, p.id);

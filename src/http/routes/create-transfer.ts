@@ -86,12 +86,18 @@ export function register(app: OpenAPIHono<AppEnv>): void {
           )
         : new ApiError("account_not_found", `account ${bad} does not exist`);
     });
-    if ("transfers" in body) return submitTransferBatch(c, body, checked) as never;
+    // Judged again in the write's transaction, under the marketplaces' funding locks.
+    const datedBy = list.map((t) =>
+      t.effective_at === undefined
+        ? null
+        : { accounts: t.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id]), at: new Date(t.effective_at), explicit: true },
+    );
+    if ("transfers" in body) return submitTransferBatch(c, body, checked, datedBy) as never;
     if (checked[0] instanceof ApiError) throw checked[0];
     const known = await accountScales(
       c.get("deps").ledger.db,
       list[0]!.legs.flatMap((l) => [l.debit_account_id, l.credit_account_id]),
     );
-    return submitTransfer(c, body, checked[0]!, known) as never;
+    return submitTransfer(c, body, checked[0]!, known, datedBy[0] ?? undefined) as never;
   });
 }
