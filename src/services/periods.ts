@@ -14,8 +14,7 @@ import type { Principal } from "../domain/access.js";
 import { LedgerError } from "../domain/errors.js";
 import { bookedEffective, type Booking, type LockedPeriod } from "../domain/period-rules.js";
 import { isPeriod, isTimeZone, periodBounds, periodOf, type PeriodStatus } from "../domain/periods.js";
-import { openOrInsert, type Proposal } from "./proposals/proposal.js";
-import { mayPropose } from "./proposals/proposal.js";
+import { mayPropose, openOrInsert, type Proposal } from "./proposals/proposal.js";
 import { inTransaction } from "./transaction.js";
 
 /**
@@ -83,11 +82,6 @@ export async function bookingsChanged(
       return true; // now closing: refused when planned again
     }
   });
-}
-
-/** The marketplaces these accounts belong to. */
-export async function marketplacesOf(db: Queryable, accountIds: string[]): Promise<string[]> {
-  return marketplacesOfAccounts(db, accountIds);
 }
 
 /** Where something of `marketplaceId` effective at `at` is booked (src/domain/period-rules.ts). */

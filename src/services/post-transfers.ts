@@ -5,7 +5,8 @@ import type { WriteReceipt } from "../db/queries/write-receipts.js";
 import type { Queryable } from "../db/client.js";
 import { receiptsOf, type LedgerContext, type TransferSubmission } from "./context.js";
 import { lockUsageFunding } from "./funding.js";
-import { bookingOnAccounts, marketplacesOf } from "./periods.js";
+import { marketplacesOfAccounts } from "../db/queries/periods.js";
+import { bookingOnAccounts } from "./periods.js";
 
 /**
  * Records one transfer request. Concurrent callers are coalesced into one database transaction by
@@ -36,7 +37,7 @@ export interface DatedBy {
 }
 
 async function judgedUnderLocks(tx: Queryable, input: TransferInput, dated: DatedBy): Promise<TransferInput> {
-  await lockUsageFunding(tx, await marketplacesOf(tx, dated.accounts));
+  await lockUsageFunding(tx, await marketplacesOfAccounts(tx, dated.accounts));
   const booking = await bookingOnAccounts(tx, dated.accounts, dated.at, dated.explicit);
   if (!booking.late || input.kind !== "reversal") return input;
   const lateFor = { period: booking.late.period, effective_at: booking.late.effectiveAt.toISOString() };
