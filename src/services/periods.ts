@@ -95,6 +95,11 @@ async function requireTimeZone(db: Queryable, marketplaceId: string): Promise<st
   return tz;
 }
 
+/** The time zone a report of one marketplace names its months in (404 when there is no such marketplace); UTC for a report of all of them. */
+export async function reportTimeZone(db: Queryable, marketplaceId: string | undefined): Promise<string> {
+  return marketplaceId === undefined ? "UTC" : requireTimeZone(db, marketplaceId);
+}
+
 function requirePeriod(period: string): void {
   if (!isPeriod(period)) {
     throw new LedgerError("invalid_request", `period ${period} is not a month: YYYY-MM`, [{ path: "period", message: "must be YYYY-MM (1970-01 .. 9998-12)" }]);

@@ -9,7 +9,7 @@ export { decodeTransferCursor, getTransfer, listTransfers } from "../db/queries/
 export { getUsage, listUsage } from "../db/queries/usage.js";
 export { getAssetByCode, getAssetScales, listAssets } from "../db/queries/assets.js";
 export { listApiKeys } from "../db/queries/api-keys.js";
-export { feeRevenue, operatorStatements, payoutsConfirmed, trialBalance } from "../db/queries/reports.js";
+export { feeRevenue, feeRevenueBalances, operatorStatements, payoutsConfirmed, trialBalance, trialBalanceWindow } from "../db/queries/reports.js";
 export {
   decodeStatementCursor,
   encodeStatementCursor,

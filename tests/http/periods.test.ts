@@ -28,9 +28,23 @@ const reports = async () => {
       `/v1/reports/operator-statements?${range}`,
       `/v1/reports/trial-balance?as_of=${new Date(usageMonth.to.getTime() - 1).toISOString()}`,
       `/v1/operators/o1/statement?${range}`,
-    ].map(async (path) => expectStatus(await t.api.call("GET", path, { key: t.w.keys.finance }), 200).body),
+      // The same month asked for by name: every report that takes a window.
+      `/v1/reports/fee-revenue?period=${P}&marketplace_id=m1`,
+      `/v1/reports/trial-balance?period=${P}`,
+      `/v1/reports/operator-statements?period=${P}`,
+      `/v1/operators/o1/statement?period=${P}`,
+      `/v1/operators/o1/earnings?period=${P}&group_by=resource`,
+      `/v1/customers/c1/statement?period=${P}&marketplace_id=m1`,
+      `/v1/customers/c1/statement?period=${P}&marketplace_id=m1&format=csv`,
+    ].map(async (path) => {
+      const body = expectStatus(await t.api.call("GET", path, { key: t.w.keys.finance }), 200).body;
+      return typeof body === "object" && body !== null && "generated_at" in body ? { ...body, generated_at: "(when read)" } : body;
+    }),
   );
 };
+/** The month after the usage month, by name. */
+const NEXT = usageMonth.to.toISOString().slice(0, 7);
+const sum = (xs: string[]) => xs.reduce((a, x) => a + BigInt(x), 0n);
 const late = (id: string) => t.w.usage(id, { period_start: usageMonth.day(20).toISOString(), period_end: usageMonth.day(21).toISOString() });
 const approve = (id: string, key: string) => t.api.call("POST", `/v1/proposals/${id}/approve`, { key, body: {} });
 
@@ -129,6 +143,53 @@ describe("accounting periods", () => {
     expect(reversed.metadata.late_for).toEqual({ period: P, effective_at: usageMonth.day(12).toISOString() });
     // The closed month's reports: the same as when it closed.
     expect(await reports()).toEqual(closedReports);
+  });
+
+  it("every report can be asked for a month by name: opening, movements and closing, the next month opening where it closed", async () => {
+    const fees = expectStatus(
+      await t.api.call("GET", `/v1/reports/fee-revenue?period=${P}&marketplace_id=m1&group_by=month`, { key: t.w.keys.finance }),
+      200,
+    ).body;
+    expect(fees.window).toEqual({ from: usageMonth.from.toISOString(), to: usageMonth.to.toISOString(), period: P, time_zone: "UTC" });
+    expect(fees.balances.length).toBeGreaterThan(0);
+    for (const b of fees.balances) {
+      expect(BigInt(b.closing)).toBe(BigInt(b.opening) + BigInt(b.movements));
+      const rows = fees.data.filter(
+        (r: { asset: string; party: string; marketplace_id: string }) => r.asset === b.asset && r.party === b.party && r.marketplace_id === b.marketplace_id,
+      );
+      expect(BigInt(b.movements)).toBe(sum(rows.map((r: { revenue: string }) => r.revenue)));
+      expect(b.marketplace_id).toBe("m1");
+    }
+    const trial = async (period: string) =>
+      expectStatus(await t.api.call("GET", `/v1/reports/trial-balance?period=${period}`, { key: t.w.keys.finance }), 200).body;
+    const [closed, next] = [await trial(P), await trial(NEXT)];
+    for (const tb of [closed, next]) {
+      for (const total of tb.totals) expect(total.balanced).toBe(true);
+      for (const a of tb.accounts) {
+        const moved = a.normal_side === "debit" ? BigInt(a.debits) - BigInt(a.credits) : BigInt(a.credits) - BigInt(a.debits);
+        expect(BigInt(a.balance)).toBe(BigInt(a.opening) + moved);
+      }
+    }
+    // The late usage and corrections are the next month's movements; the closed month's closing is its opening.
+    const closing = new Map(closed.accounts.map((a: { account_id: string; balance: string }) => [a.account_id, a.balance]));
+    for (const a of next.accounts) expect(a.opening).toBe(closing.get(a.account_id) ?? "0");
+    const customer = expectStatus(await t.api.call("GET", `/v1/customers/c1/statement?period=${NEXT}&marketplace_id=m1`, { key: t.w.keys.m1 }), 200).body;
+    expect(customer).toMatchObject({ period: NEXT, from: usageMonth.to.toISOString() });
+    expect(customer.data.some((l: { type: string }) => l.type === "usage")).toBe(true);
+  });
+
+  it("a month by name is refused with from or to, unless well formed, and a time zone only goes with it", async () => {
+    const get = (path: string) => () => t.api.call("GET", path, { key: t.w.keys.finance });
+    const range = `from=${usageMonth.from.toISOString()}&to=${usageMonth.to.toISOString()}`;
+    await expectRefused(t.api, get(`/v1/reports/fee-revenue?period=${P}&${range}`), 400, "invalid_request", "period");
+    await expectRefused(t.api, get(`/v1/reports/fee-revenue?period=2026-13`), 400, "invalid_request", "period");
+    await expectRefused(t.api, get(`/v1/reports/fee-revenue`), 400, "invalid_request", "from");
+    await expectRefused(t.api, get(`/v1/reports/fee-revenue?period=${P}&marketplace_id=nope`), 404, "marketplace_not_found");
+    await expectRefused(t.api, get(`/v1/reports/trial-balance?period=${P}&as_of=${usageMonth.to.toISOString()}`), 400, "invalid_request", "as_of");
+    await expectRefused(t.api, get(`/v1/reports/trial-balance?time_zone=Europe/Berlin`), 400, "invalid_request", "time_zone");
+    await expectRefused(t.api, get(`/v1/reports/trial-balance?period=${P}&time_zone=Mars/Olympus`), 400, "invalid_request", "time_zone");
+    await expectRefused(t.api, get(`/v1/operators/o1/earnings?period=${P}&to=${usageMonth.to.toISOString()}`), 400, "invalid_request", "period");
+    await expectRefused(t.api, get(`/v1/customers/c1/statement?period=${P}x&marketplace_id=m1`), 400, "invalid_request", "period");
   });
 
   it("reopens only on two keys; the time zone cannot move once a month was closed", async () => {

@@ -133,11 +133,23 @@ export async function operatorOpeningBalances(db: Queryable, operatorId: string,
   );
 }
 
-export type EarningsGroup = "day" | "resource" | "marketplace";
+export type EarningsGroup = "day" | "week" | "month" | "resource" | "marketplace";
 
-/** Usage of the operator effective in [from, to), not reversed, grouped; one row per group, asset and unit. */
-export async function operatorEarnings(db: Queryable, operatorId: string, from: Date, to: Date, groupBy: EarningsGroup) {
-  const key = { day: "to_char(u.effective_at at time zone 'UTC', 'YYYY-MM-DD')", resource: "u.resource", marketplace: "u.marketplace_id" }[groupBy];
+/**
+ * Usage of the operator effective in [from, to) less the reversals effective in it (a reversal counts
+ * when it is effective: a late one in the month it was booked in, so a closed month does not change),
+ * grouped; one row per group, asset and unit, and per resource too with `byResource` (a week is named
+ * by its Monday, UTC).
+ */
+export async function operatorEarnings(db: Queryable, operatorId: string, from: Date, to: Date, groupBy: EarningsGroup, byResource = false) {
+  const key = {
+    day: "to_char(u.at at time zone 'UTC', 'YYYY-MM-DD')",
+    week: "to_char(date_trunc('week', u.at at time zone 'UTC'), 'YYYY-MM-DD')",
+    month: "to_char(u.at at time zone 'UTC', 'YYYY-MM')",
+    resource: "u.resource",
+    marketplace: "u.marketplace_id",
+  }[groupBy];
+  const resource = byResource || groupBy === "resource" ? "u.resource" : "null::text";
   return db.query<{
     group_key: string;
     asset_id: string;
@@ -148,14 +160,21 @@ export async function operatorEarnings(db: Queryable, operatorId: string, from: 
     quantity: string;
     gross: string;
     net: string;
+    resource: string | null;
   }>(
-    `select ${key} as group_key, u.asset_id, s.code as asset_code, s.scale, u.unit, count(*)::text as records,
+    `with u as (
+       select u.effective_at as at, u.resource, u.marketplace_id, u.asset_id, u.unit, 1 as n, u.quantity, u.gross, u.net
+         from usage_records u where u.operator_id = $1 and u.effective_at >= $2 and u.effective_at < $3
+       union all
+       select r.effective_at, u.resource, u.marketplace_id, u.asset_id, u.unit, -1, -u.quantity, -u.gross, -u.net
+         from usage_records u join transfers r on r.reverses_id = u.transfer_id
+        where u.operator_id = $1 and r.effective_at >= $2 and r.effective_at < $3)
+     select ${key} as group_key, u.asset_id, s.code as asset_code, s.scale, u.unit, ${resource} as resource, sum(u.n)::text as records,
             sum(u.quantity)::text as quantity, sum(u.gross)::text as gross, sum(u.net)::text as net
-       from usage_records u join assets s on s.id = u.asset_id
-      where u.operator_id = $1 and u.effective_at >= $2 and u.effective_at < $3
-        and not exists (select 1 from transfers r where r.reverses_id = u.transfer_id)
-      group by 1, 2, 3, 4, 5
-      order by 1, 3, 5`,
+       from u join assets s on s.id = u.asset_id
+      group by 1, 2, 3, 4, 5, 6
+     having sum(u.n) <> 0 or sum(u.net) <> 0
+      order by 1, 6, 3, 5`,
     [operatorId, from.toISOString(), to.toISOString()],
   );
 }

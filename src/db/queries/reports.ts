@@ -30,6 +30,27 @@ export async function trialBalance(db: Queryable, asOf: Date | undefined, assetI
   return rows;
 }
 
+/**
+ * Every account's posted debits and credits over [from, to) of effective time, with its debits and
+ * credits before `from` (the opening balance): the trial balance of a window. Accounts without an
+ * entry before `to` are left out.
+ */
+export async function trialBalanceWindow(db: Queryable, from: Date, to: Date, assetId: string | undefined) {
+  return db.query<TrialRow & { opening_debits: string; opening_credits: string }>(
+    `select a.id as account_id, s.code as asset, s.scale, a.asset_id, a.marketplace_id, a.ref, a.code, a.normal_side,
+            t.debits::text as debits, t.credits::text as credits, t.opening_debits::text as opening_debits, t.opening_credits::text as opening_credits
+       from (select e.account_id,
+                    coalesce(sum(e.posted_amount) filter (where e.side = 'debit' and e.effective_at >= $2), 0) as debits,
+                    coalesce(sum(e.posted_amount) filter (where e.side = 'credit' and e.effective_at >= $2), 0) as credits,
+                    coalesce(sum(e.posted_amount) filter (where e.side = 'debit' and e.effective_at < $2), 0) as opening_debits,
+                    coalesce(sum(e.posted_amount) filter (where e.side = 'credit' and e.effective_at < $2), 0) as opening_credits
+               from entries e where e.effective_at < $3 and e.posted_amount > 0 and ($1::uuid is null or e.asset_id = $1) group by e.account_id) t
+       join accounts a on a.id = t.account_id join assets s on s.id = a.asset_id
+      order by s.code, a.marketplace_id nulls first, a.ref`,
+    [assetId ?? null, from.toISOString(), to.toISOString()],
+  );
+}
+
 export type TrialRow = {
   account_id: string;
   asset: string;
@@ -46,17 +67,47 @@ export type TrialRow = {
 
 export type Granularity = "day" | "month";
 
-/** Fee revenue per party, marketplace, asset and period: credits less debits (reversals) of fee accounts. */
-export async function feeRevenue(db: Queryable, from: Date, to: Date, granularity: Granularity) {
+/** Fee revenue per party, marketplace, asset and day or month (in `timeZone`): credits less debits (reversals) of fee accounts. */
+export async function feeRevenue(db: Queryable, w: ReportScope, granularity: Granularity) {
   return db.query<{ period: string; asset: string; scale: number; marketplace_id: string | null; party: string; revenue: string; entries: string }>(
-    `select to_char(date_trunc($3, e.effective_at at time zone 'UTC'), $4) as period, s.code as asset, s.scale, a.marketplace_id,
+    `select to_char(date_trunc($3, e.effective_at at time zone $5), $4) as period, s.code as asset, s.scale, a.marketplace_id,
             split_part(a.ref, ':', 1) as party,
             sum(case when e.side = 'credit' then e.posted_amount else -e.posted_amount end)::text as revenue, count(*)::text as entries
        from entries e join accounts a on a.id = e.account_id join assets s on s.id = e.asset_id
       where a.opened_by_service and a.ref like '%:fees' and e.effective_at >= $1 and e.effective_at < $2 and e.posted_amount > 0
+        and ($6::text is null or a.marketplace_id = $6)
       group by 1, 2, 3, 4, 5
       order by 1, 2, 4 nulls first, 5`,
-    [from.toISOString(), to.toISOString(), granularity, granularity === "day" ? "YYYY-MM-DD" : "YYYY-MM"],
+    [w.from.toISOString(), w.to.toISOString(), granularity, granularity === "day" ? "YYYY-MM-DD" : "YYYY-MM", w.timeZone, w.marketplaceId ?? null],
+  );
+}
+
+/** What a report covers: [from, to) of effective time, of one marketplace or all, its days and months in `timeZone`. */
+export interface ReportScope {
+  from: Date;
+  to: Date;
+  timeZone: string;
+  marketplaceId?: string;
+}
+
+/**
+ * Each fee account's revenue over [from, to) with its opening (everything effective before `from`)
+ * and closing (before `to`), summed per party, marketplace and asset: fee revenue earned to date,
+ * as a balance.
+ */
+export async function feeRevenueBalances(db: Queryable, w: ReportScope) {
+  return db.query<{ asset: string; scale: number; marketplace_id: string | null; party: string; opening: string; movements: string; closing: string }>(
+    `select s.code as asset, s.scale, a.marketplace_id, split_part(a.ref, ':', 1) as party,
+            coalesce(sum(v.amount) filter (where e.effective_at < $1), 0)::text as opening,
+            coalesce(sum(v.amount) filter (where e.effective_at >= $1), 0)::text as movements,
+            coalesce(sum(v.amount), 0)::text as closing
+       from accounts a join assets s on s.id = a.asset_id
+       join entries e on e.account_id = a.id and e.effective_at < $2 and e.posted_amount > 0
+       cross join lateral (select case when e.side = 'credit' then e.posted_amount else -e.posted_amount end as amount) v
+      where a.opened_by_service and a.ref like '%:fees' and ($3::text is null or a.marketplace_id = $3)
+      group by 1, 2, 3, 4
+      order by 1, 3 nulls first, 4`,
+    [w.from.toISOString(), w.to.toISOString(), w.marketplaceId ?? null],
   );
 }
 

@@ -74,6 +74,7 @@ export const CustomerStatement = z
     billing: z.enum(["prepaid", "postpaid"]),
     from: Timestamp,
     to: Timestamp,
+    period: z.string().nullable().openapi({ description: "the month asked for (in the marketplace's time zone), or null when asked by from and to" }),
     generated_at: Timestamp.openapi({ description: "the service clock's instant when the statement was read" }),
     assets: z.array(CustomerStatementAsset).openapi({ description: "per asset with a balance or a line, by asset code: the whole period's sums" }),
     data: z.array(CustomerStatementLine).openapi({ description: "this page's lines: by asset code, then effective time, then recording order" }),
@@ -133,13 +134,14 @@ export function statementAssetOut(t: CustomerStatementTotals) {
 export type StatementAssetOut = ReturnType<typeof statementAssetOut>;
 
 /** The statement's heading: whose, which period, when read. */
-export const statementHeading = (p: StatementParty, period: { from: Date; to: Date }, generatedAt: Date) => ({
+export const statementHeading = (p: StatementParty, period: { from: Date; to: Date; period: string | null }, generatedAt: Date) => ({
   marketplace_id: p.marketplace.id,
   marketplace_name: p.marketplace.name,
   customer_id: p.customer.id,
   billing: p.customer.billing,
   from: period.from.toISOString(),
   to: period.to.toISOString(),
+  period: period.period,
   generated_at: generatedAt.toISOString(),
 });
 

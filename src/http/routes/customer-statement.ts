@@ -10,7 +10,8 @@ import {
 import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
 import { htmlPageHeaders } from "../html.js";
-import { checkPeriod, periodQuery } from "../period.js";
+import { reportTimeZone } from "../../services/periods.js";
+import { namedPeriodQuery, reportWindow } from "../period.js";
 import { ApiError } from "../problem.js";
 import type { AppEnv } from "../request-context.js";
 import { CursorQuery } from "../schemas.js";
@@ -22,7 +23,7 @@ import { CustomerId, MarketplaceId } from "./party-schemas.js";
 
 const Query = CursorQuery.extend({
   marketplace_id: MarketplaceId.optional().openapi({ description: "admin and finance keys: required (customer ids are per marketplace)" }),
-  ...periodQuery({ from: "the period's start (included), in effective time", to: "the period's end (excluded)" }),
+  ...namedPeriodQuery({ from: "the period's start (included), in effective time", to: "the period's end (excluded)" }),
   format: z.enum(["json", "csv", "html"]).default("json").openapi({ description: "json (paged), csv or html (the whole period in one answer)" }),
 });
 
@@ -99,12 +100,12 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
     const q = c.req.valid("query");
-    const period = checkPeriod(q);
     const party = await visibleCustomer(c, id, q.marketplace_id);
+    const period = reportWindow(q, await reportTimeZone(c.get("deps").ledger.db, party.marketplace.id));
     const heading = statementHeading(party, period, c.get("deps").ledger.db.clock.now());
     if (q.format === "csv") {
       const { lines } = await wholePeriod(c, party, period, "csv");
-      const name = `statement-${party.marketplace.id}-${id}-${q.from.slice(0, 10)}-${q.to.slice(0, 10)}.csv`;
+      const name = `statement-${party.marketplace.id}-${id}-${period.period ?? `${period.from.toISOString().slice(0, 10)}-${period.to.toISOString().slice(0, 10)}`}.csv`;
       return csvResponse(
         c,
         name,

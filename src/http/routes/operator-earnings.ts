@@ -7,7 +7,7 @@ import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
 import { display, DisplayAmount, displayOrNull } from "../display.js";
 import type { AppEnv } from "../request-context.js";
-import { checkPeriod, periodQuery } from "../period.js";
+import { namedPeriodQuery, reportWindow } from "../period.js";
 import { errorResponses, security } from "./common.js";
 import { visibleOperator } from "./operator-access.js";
 import { FundingSplit, fundingSplits } from "./operator-funding.js";
@@ -72,7 +72,7 @@ const route = createRoute({
   middleware: [requireRole("admin", "finance", "operator")] as const,
   request: {
     params: z.object({ id: OperatorId }),
-    query: z.strictObject({ ...periodQuery(), group_by: z.enum(["day", "resource", "marketplace"]).default("day"), format: Format }),
+    query: z.strictObject({ ...namedPeriodQuery(), group_by: z.enum(["day", "resource", "marketplace"]).default("day"), format: Format }),
   },
   responses: {
     200: reportResponse(
@@ -98,7 +98,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
     const q = c.req.valid("query");
-    const { from, to } = checkPeriod(q);
+    const { from, to } = reportWindow(q, "UTC");
     await visibleOperator(c, id);
     const db = c.get("deps").ledger.db;
     const [rows, splits, paidIn] = await Promise.all([
@@ -134,7 +134,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     if (q.format === "csv") {
       return csvResponse(
         c,
-        `earnings-${id}-${q.group_by}-${q.from.slice(0, 10)}-${q.to.slice(0, 10)}.csv`,
+        `earnings-${id}-${q.group_by}-${from.toISOString().slice(0, 10)}-${to.toISOString().slice(0, 10)}.csv`,
         CSV_COLUMNS,
         data.map((d) => CSV_COLUMNS.map((k) => d[k])),
       ) as never;

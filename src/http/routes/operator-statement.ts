@@ -11,7 +11,7 @@ import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { csvResponse } from "../csv.js";
 import { display, DisplayAmount } from "../display.js";
-import { checkPeriod, periodQuery } from "../period.js";
+import { namedPeriodQuery, reportWindow } from "../period.js";
 import { ApiError } from "../problem.js";
 import { CursorQuery, Timestamp, Uuid } from "../schemas.js";
 import { errorResponses, security } from "./common.js";
@@ -52,7 +52,7 @@ const route = createRoute({
   middleware: [requireRole("admin", "finance", "operator")] as const,
   request: {
     params: z.object({ id: OperatorId }),
-    query: CursorQuery.extend({ ...periodQuery(), asset_id: Uuid.optional(), format: z.enum(["json", "csv"]).default("json") }),
+    query: CursorQuery.extend({ ...namedPeriodQuery(), asset_id: Uuid.optional(), format: z.enum(["json", "csv"]).default("json") }),
   },
   responses: {
     200: {
@@ -127,7 +127,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
     const q = c.req.valid("query");
-    const { from, to } = checkPeriod(q);
+    const { from, to } = reportWindow(q, "UTC");
     await visibleOperator(c, id);
     const db = c.get("deps").ledger.db;
     if (q.format === "csv") {
@@ -146,7 +146,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       const lines = rows.map(lineOut);
       return csvResponse(
         c,
-        `statement-${id}-${q.from.slice(0, 10)}-${q.to.slice(0, 10)}.csv`,
+        `statement-${id}-${from.toISOString().slice(0, 10)}-${to.toISOString().slice(0, 10)}.csv`,
         [...CSV_COLUMNS],
         lines.map((l) => CSV_COLUMNS.map((k) => l[k])),
       ) as never;

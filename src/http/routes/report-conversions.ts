@@ -3,7 +3,7 @@ import { conversionReport, type PairTotals } from "../../services/conversion-rep
 import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
 import { display, DisplayAmount, displayOrNull } from "../display.js";
-import { checkPeriod } from "../period.js";
+import { reportWindow } from "../period.js";
 import type { AppEnv } from "../request-context.js";
 import { Timestamp } from "../schemas.js";
 import { errorResponses, security } from "./common.js";
@@ -103,7 +103,7 @@ const CSV = [
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const q = c.req.valid("query");
-    const { from, to } = checkPeriod(q, REPORT_PERIOD_LIMIT);
+    const { from, to } = reportWindow(q, "UTC", REPORT_PERIOD_LIMIT);
     const db = c.get("deps").ledger.db;
     const r = await conversionReport(db, from, to, db.clock.now());
     const data = r.pairs.map(pairOut);

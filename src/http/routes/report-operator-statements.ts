@@ -3,14 +3,15 @@ import { operatorStatements } from "../../services/reads.js";
 import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
 import { display, DisplayAmount } from "../display.js";
-import { checkPeriod } from "../period.js";
+import { reportWindow } from "../period.js";
 import type { AppEnv } from "../request-context.js";
 import { AssetCode } from "../money-schemas.js";
 import { assetFilter, errorResponses, security } from "./common.js";
-import { Format, REPORT_PERIOD_LIMIT, ReportPeriod, reportResponse } from "./report-schemas.js";
+import { Format, REPORT_PERIOD_LIMIT, ReportPeriod, ReportWindowOut, reportResponse, windowOut } from "./report-schemas.js";
 
 const Out = z
   .object({
+    window: ReportWindowOut,
     data: z.array(
       z.object({
         operator_id: z.string(),
@@ -44,7 +45,8 @@ const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const q = c.req.valid("query");
-    const { from, to } = checkPeriod(q, REPORT_PERIOD_LIMIT);
+    const w = reportWindow(q, "UTC", REPORT_PERIOD_LIMIT);
+    const { from, to } = w;
     const db = c.get("deps").ledger.db;
     const assetId = await assetFilter(db, q.asset);
     const rows = (await operatorStatements(db, from, to, assetId)).map((r) => ({
@@ -92,6 +94,6 @@ export function register(app: OpenAPIHono<AppEnv>): void {
           r.closing_display,
         ]),
       ) as never;
-    return c.json({ data: rows }, 200);
+    return c.json({ window: windowOut(w, "UTC"), data: rows }, 200);
   });
 }

@@ -3,7 +3,7 @@ import { payoutsConfirmed } from "../../services/reads.js";
 import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
 import { display, DisplayAmount } from "../display.js";
-import { checkPeriod } from "../period.js";
+import { reportWindow } from "../period.js";
 import type { AppEnv } from "../request-context.js";
 import { errorResponses, security } from "./common.js";
 import { Format, REPORT_PERIOD_LIMIT, ReportPeriod, reportResponse } from "./report-schemas.js";
@@ -94,7 +94,7 @@ const CSV_COLUMNS: (keyof ReturnType<typeof rowsOut>[number])[] = [
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const q = c.req.valid("query");
-    const { from, to } = checkPeriod(q, REPORT_PERIOD_LIMIT);
+    const { from, to } = reportWindow(q, "UTC", REPORT_PERIOD_LIMIT);
     const found = await payoutsConfirmed(c.get("deps").ledger.db, from, to);
     const rows = rowsOut(found);
     if (q.format === "csv") {

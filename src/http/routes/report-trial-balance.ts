@@ -1,13 +1,16 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import { trialBalance } from "../../services/reads.js";
+import { isTimeZone } from "../../domain/periods.js";
+import { trialBalance, trialBalanceWindow } from "../../services/reads.js";
 import { requireRole } from "../auth.js";
 import { csvResponse } from "../csv.js";
 import { display, DisplayAmount } from "../display.js";
+import { namedPeriodQuery, reportWindow, type ReportWindow } from "../period.js";
+import { ApiError } from "../problem.js";
 import type { AppEnv } from "../request-context.js";
 import { Timestamp } from "../schemas.js";
 import { AssetCode } from "../money-schemas.js";
 import { assetFilter, errorResponses, security } from "./common.js";
-import { Format, reportResponse } from "./report-schemas.js";
+import { Format, REPORT_PERIOD_LIMIT, ReportWindowOut, reportResponse, windowOut } from "./report-schemas.js";
 
 const Row = z.object({
   account_id: z.string(),
@@ -16,16 +19,19 @@ const Row = z.object({
   ref: z.string(),
   code: z.string(),
   normal_side: z.enum(["debit", "credit"]),
-  debits: z.string(),
+  opening: z.string().nullable().openapi({ description: "asked for a window: the balance before it, on the account's normal side; null otherwise" }),
+  opening_display: DisplayAmount.nullable(),
+  debits: z.string().openapi({ description: "asked for a window: the debits of the window; otherwise every debit to date (or to as_of)" }),
   debits_display: DisplayAmount,
   credits: z.string(),
   credits_display: DisplayAmount,
-  balance: z.string().openapi({ description: "on the account's normal side" }),
+  balance: z.string().openapi({ description: "on the account's normal side, at the end (the closing balance, for a window)" }),
   balance_display: DisplayAmount,
 });
 const Out = z
   .object({
     as_of: Timestamp.nullable(),
+    window: ReportWindowOut.nullable().openapi({ description: "the window asked for (from and to, or period), or null" }),
     accounts: z.array(Row),
     totals: z.array(
       z.object({
@@ -46,6 +52,8 @@ const route = createRoute({
   operationId: "getTrialBalance",
   tags: ["reports"],
   summary: "Every account's posted debits and credits per asset, and totals that must balance (admin, finance)",
+  description:
+    "Now, as of an instant (`as_of`), or for a window (`from` and `to`, or `period`, a month in `time_zone`): opening balance, the window's debits and credits, closing balance. A closed month's trial balance does not change: what comes late is booked in the next open month.",
   security,
   middleware: [requireRole("admin", "finance")] as const,
   request: {
@@ -53,6 +61,13 @@ const route = createRoute({
       as_of: Timestamp.optional().openapi({
         description: "the entries effective at or before this instant (corrections with what they correct); default: the balances now",
       }),
+      ...namedPeriodQuery({ from: "window start, inclusive (effective time)", to: "window end, exclusive" }),
+      time_zone: z
+        .string()
+        .max(64)
+        .refine(isTimeZone, "not an IANA time zone")
+        .optional()
+        .openapi({ description: "the zone `period` is a month in; default UTC" }),
       asset: AssetCode.optional(),
       format: Format,
     }),
@@ -60,12 +75,16 @@ const route = createRoute({
   responses: { 200: reportResponse(Out, "the trial balance"), ...errorResponses },
 });
 
-type TrialRows = Awaited<ReturnType<typeof trialBalance>>;
+type TrialRows = (Awaited<ReturnType<typeof trialBalance>>[number] & { opening_debits?: string; opening_credits?: string })[];
+
+const onNormalSide = (side: "debit" | "credit", debits: string, credits: string) =>
+  side === "debit" ? BigInt(debits) - BigInt(credits) : BigInt(credits) - BigInt(debits);
 
 /** Each account's row, with its balance on its normal side. */
 const accountsOut = (rows: TrialRows) =>
   rows.map((r) => {
-    const balance = r.normal_side === "debit" ? BigInt(r.debits) - BigInt(r.credits) : BigInt(r.credits) - BigInt(r.debits);
+    const opening = r.opening_debits === undefined ? null : onNormalSide(r.normal_side, r.opening_debits, r.opening_credits ?? "0");
+    const balance = (opening ?? 0n) + onNormalSide(r.normal_side, r.debits, r.credits);
     return {
       account_id: r.account_id,
       asset: r.asset,
@@ -73,6 +92,8 @@ const accountsOut = (rows: TrialRows) =>
       ref: r.ref,
       code: r.code,
       normal_side: r.normal_side,
+      opening: opening?.toString() ?? null,
+      opening_display: opening === null ? null : display(opening, r.scale),
       debits: r.debits,
       debits_display: display(r.debits, r.scale),
       credits: r.credits,
@@ -115,15 +136,33 @@ const CSV_COLUMNS: (keyof ReturnType<typeof accountsOut>[number])[] = [
   "debits_display",
   "credits_display",
   "balance_display",
+  "opening",
+  "opening_display",
 ];
+
+/** as_of, or a window (from and to, or period in time_zone), or neither (now): never both. */
+function trialWindow(q: { as_of?: string; from?: string; to?: string; period?: string; time_zone?: string }): { asOf?: Date; window?: ReportWindow } {
+  const windowed = q.from !== undefined || q.to !== undefined || q.period !== undefined;
+  if (!windowed) {
+    if (q.time_zone !== undefined) throw new ApiError("invalid_request", "time_zone is for period", [{ path: "time_zone", message: "only with period" }]);
+    return { asOf: q.as_of === undefined ? undefined : new Date(q.as_of) };
+  }
+  if (q.as_of !== undefined)
+    throw new ApiError("invalid_request", "give either as_of or a window (from and to, or period)", [
+      { path: "as_of", message: "not with from, to or period" },
+    ]);
+  if (q.time_zone !== undefined && q.period === undefined)
+    throw new ApiError("invalid_request", "time_zone is for period", [{ path: "time_zone", message: "only with period" }]);
+  return { window: reportWindow(q, q.time_zone ?? "UTC", REPORT_PERIOD_LIMIT) };
+}
 
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const q = c.req.valid("query");
     const db = c.get("deps").ledger.db;
     const assetId = await assetFilter(db, q.asset);
-    const asOf = q.as_of === undefined ? undefined : new Date(q.as_of);
-    const rows = await trialBalance(db, asOf, assetId);
+    const { asOf, window } = trialWindow(q);
+    const rows: TrialRows = window ? await trialBalanceWindow(db, window.from, window.to, assetId) : await trialBalance(db, asOf, assetId);
     const accounts = accountsOut(rows);
     const totals = totalsOut(rows);
     if (q.format === "csv") {
@@ -142,9 +181,11 @@ export function register(app: OpenAPIHono<AppEnv>): void {
           t.debits_display,
           t.credits_display,
           null,
+          null,
+          null,
         ]),
       ]) as never;
     }
-    return c.json({ as_of: asOf?.toISOString() ?? null, accounts, totals }, 200);
+    return c.json({ as_of: asOf?.toISOString() ?? null, window: window ? windowOut(window, q.time_zone ?? "UTC") : null, accounts, totals }, 200);
   });
 }
