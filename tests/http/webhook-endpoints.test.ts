@@ -1,0 +1,133 @@
+import { describe, expect, it } from "vitest";
+import { expectRefused, expectStatus, TEST_WEBHOOK_KEY, testApi, worldPerFile } from "../support/http.js";
+
+/** The webhook endpoint routes: CRUD, the secret shown once, tenant isolation, bad input and server-side request forgery. */
+const t = worldPerFile();
+const create = (key: string, body: unknown) => t.api.call("POST", "/v1/webhook-endpoints", { key, body });
+
+describe("webhook endpoints", () => {
+  it("are created with a secret shown once, read, changed and deleted by their tenant", async () => {
+    const res = expectStatus(
+      await t.api.call("POST", "/v1/webhook-endpoints", {
+        key: t.w.keys.m1,
+        body: { url: "http://127.0.0.1:9/hooks", event_types: ["usage.recorded"] },
+        idempotencyKey: "wh-1",
+      }),
+      201,
+    );
+    const e = res.body;
+    expect(e).toMatchObject({
+      url: "http://127.0.0.1:9/hooks",
+      event_types: ["usage.recorded"],
+      status: "enabled",
+      marketplace_id: "m1",
+      operator_id: null,
+      failed_attempts: 0,
+    });
+    expect(e.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    // The secret is stored encrypted, never in clear, and a replay does not show it again.
+    const [row] = await t.api.db.query<{ secret: string }>("select secret from webhook_endpoints where id = $1", [e.id]);
+    expect(row!.secret).not.toContain(e.secret.slice(6, 20));
+    const replay = expectStatus(
+      await t.api.call("POST", "/v1/webhook-endpoints", {
+        key: t.w.keys.m1,
+        body: { url: "http://127.0.0.1:9/hooks", event_types: ["usage.recorded"] },
+        idempotencyKey: "wh-1",
+      }),
+      201,
+    );
+    expect(replay.body).toMatchObject({ id: e.id, secret: null });
+    const got = expectStatus(await t.api.call("GET", `/v1/webhook-endpoints/${e.id}`, { key: t.w.keys.m1 }), 200).body;
+    expect(got).not.toHaveProperty("secret");
+    const changed = expectStatus(
+      await t.api.call("PATCH", `/v1/webhook-endpoints/${e.id}`, { key: t.w.keys.m1, body: { event_types: [], status: "disabled", description: "paused" } }),
+      200,
+    ).body;
+    expect(changed).toMatchObject({ event_types: [], status: "disabled", disabled_reason: "requested", description: "paused" });
+    const rotated = expectStatus(
+      await t.api.call("POST", `/v1/webhook-endpoints/${e.id}/rotate-secret`, { key: t.w.keys.m1, body: { overlap_seconds: 3600 } }),
+      200,
+    ).body;
+    expect(rotated.secret).toMatch(/^whsec_/);
+    expect(rotated.previous_secret_expires_at).not.toBeNull();
+    expectStatus(await t.api.call("GET", `/v1/webhook-endpoints/${e.id}/deliveries`, { key: t.w.keys.m1 }), 200);
+    expectStatus(await t.api.call("DELETE", `/v1/webhook-endpoints/${e.id}`, { key: t.w.keys.m1 }), 200);
+    expect((await t.api.call("GET", `/v1/webhook-endpoints/${e.id}`, { key: t.w.keys.m1 })).status).toBe(404);
+  });
+
+  it("are each tenant's own: another tenant's id answers 404, lists show one's own (finance and admin: all)", async () => {
+    const mine = expectStatus(await create(t.w.keys.m1, { url: "http://127.0.0.1:9/m1" }), 201).body;
+    const theirs = expectStatus(await create(t.w.keys.o2, { url: "http://127.0.0.1:9/o2" }), 201).body;
+    expect(theirs).toMatchObject({ operator_id: "o2", marketplace_id: null });
+    const platform = expectStatus(await create(t.w.keys.finance, { url: "http://127.0.0.1:9/all" }), 201).body;
+    expect(platform).toMatchObject({ operator_id: null, marketplace_id: null });
+    const ids = async (key: string) => expectStatus(await t.api.call("GET", "/v1/webhook-endpoints", { key }), 200).body.data.map((e: { id: string }) => e.id);
+    expect(await ids(t.w.keys.m1)).toEqual([mine.id]);
+    expect(await ids(t.w.keys.m2)).toEqual([]);
+    expect(await ids(t.w.keys.o2)).toEqual([theirs.id]);
+    expect(await ids(t.w.keys.finance)).toEqual(expect.arrayContaining([mine.id, theirs.id, platform.id]));
+    for (const [key, id] of [
+      [t.w.keys.m2, mine.id],
+      [t.w.keys.o1, theirs.id],
+      [t.w.keys.m1, platform.id],
+    ] as const) {
+      for (const [method, path, body] of [
+        ["GET", `/v1/webhook-endpoints/${id}`, undefined],
+        ["PATCH", `/v1/webhook-endpoints/${id}`, { status: "disabled" }],
+        ["DELETE", `/v1/webhook-endpoints/${id}`, undefined],
+        ["POST", `/v1/webhook-endpoints/${id}/rotate-secret`, {}],
+        ["GET", `/v1/webhook-endpoints/${id}/deliveries`, undefined],
+        ["POST", `/v1/webhook-endpoints/${id}/deliveries/evt_x/redeliver`, undefined],
+      ] as const)
+        await expectRefused(t.api, () => t.api.call(method, path, { key, body }), 404, "webhook_endpoint_not_found");
+    }
+  });
+
+  it("refuse bad input, naming the field, and write nothing", async () => {
+    const key = t.w.keys.m1;
+    await expectRefused(t.api, () => create(key, { url: "http://127.0.0.1:9/x", extra: 1 }), 400, "invalid_request");
+    await expectRefused(t.api, () => create(key, { url: "http://127.0.0.1:9/x", event_types: ["Not A Type"] }), 400, "invalid_request", "event_types.0");
+    await expectRefused(t.api, () => create(key, {}), 400, "invalid_request", "url");
+    await expectRefused(t.api, () => create(key, { url: "not a url" }), 422, "webhook_url_refused", "url");
+    await expectRefused(t.api, () => t.api.call("GET", `/v1/webhook-endpoints/not-a-uuid`, { key }), 400, "invalid_request", "id");
+  });
+});
+
+describe("server-side request forgery", () => {
+  it("refuses private, loopback, link-local and unspecified addresses and other schemes unless the deployment allows them", async () => {
+    const api = await testApi({ db: t.api.db, webhooks: { secretsKey: TEST_WEBHOOK_KEY, allowPrivate: false } });
+    try {
+      const key = t.w.keys.m1;
+      for (const url of [
+        "http://127.0.0.1:8080/hooks",
+        "http://localhost/hooks",
+        "http://10.1.2.3/hooks",
+        "https://172.16.0.1/hooks",
+        "https://192.168.1.10/hooks",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[::1]/hooks",
+        "http://[fe80::1]/hooks",
+        "http://[fd00::1]/hooks",
+        "http://[::ffff:127.0.0.1]/hooks",
+        "http://0.0.0.0/hooks",
+        "http://2130706433/hooks",
+        "ftp://example.com/hooks",
+        "file:///etc/passwd",
+        "https://user:pw@93.184.216.34/hooks",
+      ]) {
+        const res = await expectRefused(api, () => api.call("POST", "/v1/webhook-endpoints", { key, body: { url } }), 422, "webhook_url_refused", "url");
+        expect(res.body.detail, url).toContain("url");
+      }
+      const ok = expectStatus(await api.call("POST", "/v1/webhook-endpoints", { key, body: { url: "https://93.184.216.34/hooks" } }), 201).body;
+      await expectRefused(
+        api,
+        () => api.call("PATCH", `/v1/webhook-endpoints/${ok.id}`, { key, body: { url: "http://10.0.0.1/" } }),
+        422,
+        "webhook_url_refused",
+        "url",
+      );
+    } finally {
+      await api.close();
+    }
+  });
+});
