@@ -1,0 +1,93 @@
+import type { Queryable } from "../../db/client.js";
+import { capacityOfPairs, capacityPoliciesOf, usedUnitMs, type CapacityRow } from "../../db/queries/capacity.js";
+import { capacityExceeded, capacityUnitMs, claimedUnitMs, exceeds, msPerUnit, shareIn, type CapacityVersion } from "../../domain/capacity.js";
+import { parseDecimal } from "../../domain/rating.js";
+import type { OpenResults, Planned } from "./types.js";
+
+const pairKey = (operatorId: string, resource: string) => `${operatorId}|${resource}`;
+
+export const toVersion = (r: CapacityRow): CapacityVersion => ({
+  resource: r.resource,
+  version: r.version,
+  units: r.units,
+  effectiveFrom: new Date(r.effective_from),
+  until: r.until === null ? null : new Date(r.until),
+});
+
+/** A planned record the capacity rule applies to, with its window and claim. */
+interface Checked {
+  p: Planned;
+  pair: string;
+  from: number;
+  to: number;
+  claimed: bigint;
+}
+
+/**
+ * The capacity rule over a planned batch (docs/usage.md, "Capacity"): a record of a time unit,
+ * whose operator declared capacity of its resource before the record's period starts, may not
+ * claim more unit-milliseconds than that capacity holds over the record's period, less what the
+ * operator's stored usage (every marketplace) and the batch's records before it hold of that period.
+ * Set-based: one statement reads the batch's capacity (nothing more when no operator declared
+ * any), one the usage already stored over the windows to check. A record beyond it is refused
+ * (its result set here, left out of the batch) or, under its marketplace's `flag` policy for the
+ * resource, kept with a flag. Returns the records to write.
+ */
+export async function judgeCapacity(db: Queryable, planned: Planned[], results: OpenResults): Promise<Planned[]> {
+  const timed = planned.filter((p) => msPerUnit(p.item.input.unit) !== undefined);
+  const pairs = new Map(timed.map((p) => [pairKey(p.item.input.operatorId, p.item.input.resource), p.item.input]));
+  const rows = await capacityOfPairs(
+    db,
+    [...pairs.values()].map((i) => ({ operatorId: i.operatorId, resource: i.resource })),
+  );
+  if (rows.length === 0) return planned;
+  const versions = new Map<string, CapacityVersion[]>();
+  for (const r of rows) versions.set(pairKey(r.operator_id, r.resource), [...(versions.get(pairKey(r.operator_id, r.resource)) ?? []), toVersion(r)]);
+  const checked = checkedRecords(timed, versions);
+  if (checked.length === 0) return planned;
+  const stored = await usedUnitMs(
+    db,
+    checked.map((c, key) => ({
+      key,
+      operatorId: c.p.item.input.operatorId,
+      resource: c.p.item.input.resource,
+      start: c.p.item.input.periodStart,
+      end: c.p.item.input.periodEnd,
+    })),
+  );
+  let policies: Map<string, "refuse" | "flag"> | undefined;
+  const refused = new Set<Planned>();
+  const before: Checked[] = [];
+  for (const [key, c] of checked.entries()) {
+    const fromBatch = before.filter((b) => b.pair === c.pair).reduce((sum, b) => sum + shareIn(b.claimed, b, c.from, c.to), 0n);
+    const j = { capacity: capacityUnitMs(versions.get(c.pair)!, c.from, c.to), used: (stored.get(key) ?? 0n) + fromBatch, claimed: c.claimed };
+    if (exceeds(j)) {
+      policies ??= await capacityPoliciesOf(db, [...new Set(checked.map((x) => x.p.item.marketplaceId))]);
+      const { marketplaceId: m, input } = c.p.item;
+      const policy = policies.get(`${m}|${input.resource}`) ?? policies.get(`${m}|*`) ?? "refuse";
+      if (policy === "refuse") {
+        refused.add(c.p);
+        results[c.p.index] = {
+          status: "rejected",
+          error: capacityExceeded(input.operatorId, input.resource, { from: input.periodStart, to: input.periodEnd }, j),
+        };
+        continue;
+      }
+      c.p.capacityFlag = j;
+    }
+    before.push(c);
+  }
+  return refused.size === 0 ? planned : planned.filter((p) => !refused.has(p));
+}
+
+/** The records the rule applies to, in batch order: their operator declared capacity of the resource at or before their period's start. */
+function checkedRecords(timed: Planned[], versions: Map<string, CapacityVersion[]>): Checked[] {
+  return timed.flatMap((p) => {
+    const { operatorId, resource, periodStart, periodEnd, quantity, unit } = p.item.input;
+    const pair = pairKey(operatorId, resource);
+    const declared = versions.get(pair);
+    if (!declared || !declared.some((v) => v.effectiveFrom.getTime() <= periodStart.getTime())) return [];
+    const claimed = claimedUnitMs(parseDecimal(quantity)!, msPerUnit(unit)!);
+    return [{ p, pair, from: periodStart.getTime(), to: periodEnd.getTime(), claimed }];
+  });
+}
