@@ -1,0 +1,141 @@
+import { randomUUID } from "node:crypto";
+import { escapeHtml as e } from "../../html.js";
+import { qs } from "../api.js";
+import { csrfField, facts, filterForm, type Page, type Row } from "../layout.js";
+import { param, when, type PageCtx } from "./context.js";
+
+/**
+ * Four-eyes work: proposals to approve or reject, reconciliation runs and their items to resolve.
+ * The forms post to the console, which posts to the API with the session's key: the API refuses a
+ * key approving its own proposal (four_eyes), so one person alone never moves money here either.
+ */
+
+/** A POST form's hidden fields: the session's CSRF token and an idempotency key (a form sent twice acts once). */
+const hidden = (csrf: string) => `${csrfField(csrf)}<input type="hidden" name="idempotency_key" value="${randomUUID()}">`;
+
+function decideForms(ctx: PageCtx, id: string): string {
+  const form = (verb: "approve" | "reject", label: string, cls: string) =>
+    `<form class="inline" method="post" action="/console/proposals/${e(id)}/${verb}">${hidden(ctx.csrf)}
+<label>Reason<input name="reason" maxlength="2000"${verb === "reject" ? " required" : ""}></label><button type="submit"${cls}>${label}</button></form>`;
+  return form("approve", "Approve", "") + form("reject", "Reject", ' class="secondary"');
+}
+
+export async function proposals(ctx: PageCtx): Promise<Page> {
+  const status = param(ctx, "status") ?? "proposed";
+  const list = await ctx.api.get(`/v1/proposals${qs({ status, limit: "200" })}`);
+  const rows = (list.data as Record<string, unknown>[]).map((p) => ({
+    ...p,
+    proposed_at: when(p.proposed_at as string),
+    decided_at: when(p.decided_at as string | null),
+    what: Object.entries(p.payload as Record<string, unknown>)
+      .filter(([k, v]) => v !== null && !k.endsWith("_id") && k !== "reference_key")
+      .map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`)
+      .join("; "),
+  })) as Row[];
+  return {
+    title: "Proposals",
+    blocks: [
+      filterForm(ctx.path, [{ name: "status", label: "Status", value: status, options: ["proposed", "approved", "rejected"] }]),
+      "<p>A change that moves money waits here until a second key approves it. The key that proposed it cannot.</p>",
+      {
+        id: "proposals",
+        caption: `Proposals (${status})`,
+        columns: [
+          { key: "id", label: "Id" },
+          { key: "kind", label: "Kind" },
+          { key: "marketplace_id", label: "Marketplace" },
+          { key: "what", label: "What" },
+          { key: "proposed_by", label: "Proposed by" },
+          { key: "proposed_at", label: "Proposed" },
+          { key: "status", label: "Status" },
+          { key: "decided_by", label: "Decided by" },
+        ],
+        rows,
+        action: (r) => (r.status === "proposed" ? decideForms(ctx, String(r.id)) : ""),
+      },
+    ],
+  };
+}
+
+export async function reconciliations(ctx: PageCtx): Promise<Page> {
+  const list = await ctx.api.get(`/v1/reconciliations${qs({ limit: "100" })}`);
+  const rows = (list.data as Record<string, unknown>[]).map((r) => ({
+    ...r,
+    blocks: `${r.from_block as number}–${r.to_block as number}`,
+    summary: Object.entries(r.summary as Record<string, number>)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(", "),
+  })) as Row[];
+  return {
+    title: "Reconciliation runs",
+    blocks: [
+      "<p>Each run compares the ledger with the chain over a range of final blocks. Open a run to resolve its items.</p>",
+      {
+        id: "reconciliations",
+        caption: "Runs",
+        columns: [
+          { key: "id", label: "Run", href: (r) => `/console/reconciliations/${String(r.id)}` },
+          { key: "chain_id", label: "Chain" },
+          { key: "asset", label: "Asset" },
+          { key: "blocks", label: "Blocks" },
+          { key: "summary", label: "Items" },
+          { key: "requested_by", label: "Requested by" },
+        ],
+        rows,
+      },
+    ],
+  };
+}
+
+function resolveForm(ctx: PageCtx, runId: string, itemId: string): string {
+  return `<form class="inline" method="post" action="/console/reconciliations/${e(runId)}/items/${e(itemId)}/resolve">${hidden(ctx.csrf)}
+<label>Note<input name="note" required maxlength="2000"></label>
+<label>Adjust: debit account<input name="debit_account_id" placeholder="optional"></label>
+<label>credit account<input name="credit_account_id" placeholder="optional"></label>
+<label>amount (units)<input name="amount" inputmode="numeric" pattern="[0-9]*" placeholder="optional"></label>
+<button type="submit">Resolve</button></form>`;
+}
+
+export async function reconciliation(ctx: PageCtx): Promise<Page> {
+  const id = ctx.params.id!;
+  const status = param(ctx, "status");
+  const run = await ctx.api.get(`/v1/reconciliations/${encodeURIComponent(id)}${qs({ status, limit: "500" })}`);
+  const items = (run.items as Record<string, unknown>[]).map((i) => ({ ...i, resolved_at: when(i.resolved_at as string | null) })) as Row[];
+  return {
+    title: `Reconciliation run ${id}`,
+    blocks: [
+      facts([
+        ["Chain", String(run.chain_id)],
+        ["Asset", String(run.asset)],
+        ["Blocks", `${run.from_block as number} to ${run.to_block as number}`],
+      ]),
+      filterForm(ctx.path, [
+        {
+          name: "status",
+          label: "Status",
+          value: status ?? "",
+          options: ["matched", "missing_on_chain", "unexpected_on_chain", "amount_mismatch", "recipient_mismatch"],
+        },
+      ]),
+      "<p>Resolve an item with a note; with an adjusting transfer, the resolution is a proposal that another key approves (Proposals).</p>",
+      {
+        id: "items",
+        caption: "Items",
+        csvPath: `/v1/reconciliations/${encodeURIComponent(id)}${qs({ status, format: "csv" })}`,
+        columns: [
+          { key: "id", label: "Item" },
+          { key: "status", label: "Status" },
+          { key: "direction", label: "Direction" },
+          { key: "payout_id", label: "Payout", href: (r) => (r.payout_id ? `/console/payouts/${String(r.payout_id)}` : null) },
+          { key: "tx_hash", label: "Transaction" },
+          { key: "ledger_amount_display", label: "Ledger", num: true },
+          { key: "chain_amount_display", label: "Chain", num: true },
+          { key: "resolution_note", label: "Resolution" },
+          { key: "resolved_at", label: "Resolved" },
+        ],
+        rows: items,
+        action: (r) => (r.resolved_at || r.status === "matched" || r.proposal_id ? "" : resolveForm(ctx, id, String(r.id))),
+      },
+    ],
+  };
+}

@@ -1,0 +1,60 @@
+import { mkdirSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import { join } from "node:path";
+import { serve } from "@hono/node-server";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { TestApi } from "./http.js";
+
+/** Where Chromium is: CHROMIUM_PATH, or Debian's package (.ci/run installs it). */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+/** Where the pages' screenshots go (CI keeps .ci/out as its artifacts). */
+export const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS ?? join(".ci", "out", "console");
+
+export const LAPTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 390, height: 844 };
+
+/** The test's app on a loopback port, so that a real browser can reach it; answers its origin and how to stop it. */
+export async function serveOnLoopback(api: TestApi): Promise<{ origin: string; close: () => Promise<void> }> {
+  const server = await new Promise<Server>((resolve) => {
+    const s = serve({ fetch: api.app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve(s as Server)) as Server;
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export async function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+}
+
+/** A fresh browser session (its own cookies) signed in with this key; answers the context and its page. */
+export async function signedIn(browser: Browser, origin: string, key: string): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: LAPTOP, acceptDownloads: true });
+  const page = await context.newPage();
+  await page.goto(`${origin}/console/sign-in`);
+  await page.getByLabel("API key").fill(key);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(`${origin}/console`);
+  return { context, page };
+}
+
+/** Full-page screenshots of the page at a laptop's and a phone's width. */
+export async function screenshots(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  for (const [label, size] of [
+    ["laptop", LAPTOP],
+    ["phone", PHONE],
+  ] as const) {
+    await page.setViewportSize(size);
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}-${label}.png`), fullPage: true });
+  }
+  await page.setViewportSize(LAPTOP);
+}
