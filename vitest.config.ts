@@ -1,9 +1,11 @@
 import { availableParallelism } from "node:os";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
     include: ["tests/**/*.test.ts"],
+    // The browser tests need Chromium: `npm run test:browser` (vitest.browser.config.ts) runs them.
+    exclude: [...configDefaults.exclude, "tests/browser/**"],
     globalSetup: ["tests/support/global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,

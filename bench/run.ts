@@ -16,6 +16,7 @@ import { TestStablecoin } from "../contracts/artifacts.js";
 import { chainSettingsFor, CHAIN_ID, freePort, startLocalChain } from "../scripts/anvil-chain.js";
 import { naive, raw } from "./baselines.js";
 import { freshBenchDatabase } from "./database.js";
+import { eventRelayComparison, holdRelay, skipRelayBacklog } from "./events.js";
 import { client, percentile, pool, timed } from "./load.js";
 
 const quick = process.argv.includes("--quick");
@@ -170,11 +171,14 @@ const sql = postgres(dbUrl, { max: 4, onnotice: () => {} });
 log(`yardsticks: naive writer and raw inserts, ${SECONDS} s each …`);
 const naiveRun = await naive(sql, SECONDS);
 const rawRun = await raw(sql, SECONDS);
+log(`event relay: batch ingest with it held off, running with a GET /v1/events follower, off again, ${quick ? 5 : 15} s each …`);
+const events = await eventRelayComparison(sql, api, finance, () => batchIngest(quick ? 5 : 15));
 
 let large: { entries: number; recordsPerSecond: number } | undefined;
 if (!quick) {
   log("filling the ledger to 10 million entries, then batch ingest again …");
   t0 = performance.now();
+  const releaseRelay = await holdRelay(sql); // the fill is synthetic history: no events of it
   const [{ n }] = (await sql`select count(*)::int as n from entries`) as unknown as [{ n: number }];
   const [asset] = await sql`select id from assets where code = 'TUSD'`;
   await sql.unsafe(`insert into accounts (id, asset_id, marketplace_id, ref, code, owner_type, owner_id, normal_side)
@@ -198,6 +202,8 @@ if (!quick) {
       await tx.unsafe(`update account_balances set credits_posted = credits_posted + ${k} where account_id = '00000000-0000-7000-8000-00000000f222'`);
     });
   }
+  await skipRelayBacklog(sql);
+  await releaseRelay();
   await sql`vacuum analyze entries`.catch(() => {});
   await sql`analyze transfers`;
   const [{ total }] = (await sql`select count(*)::int as total from entries`) as unknown as [{ total: number }];
@@ -275,6 +281,7 @@ const results = {
   baseline_naive_records_per_s: Math.round(naiveRun.recordsPerSecond),
   raw_insert_records_per_s: Math.round(rawRun.recordsPerSecond),
   batch_vs_raw: +(batch.units / batch.seconds / rawRun.recordsPerSecond).toFixed(2),
+  ...events,
   ...(large
     ? {
         entries_at_large: large.entries,

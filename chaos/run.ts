@@ -4,8 +4,9 @@
  * crashed without touching anything else), then runs each scenario of chaos/scenarios.ts on a
  * fresh database: the API process SIGKILLed during ingest, PostgreSQL crashed and restarted under
  * load, the payout worker killed at random points with the RPC cut, two API processes and two
- * workers on one database. After each, the checks (nothing acknowledged lost, nothing doubled,
- * chain and ledger one to one, `npm run verify`). Prints a table, writes
+ * workers on one database, webhook delivery to a failing receiver with a worker killed. After
+ * each, the checks (nothing acknowledged lost, nothing doubled, chain and ledger one to one,
+ * every webhook event delivered in order, `npm run verify`). Prints a table, writes
  * chaos/results/{full,quick}.json, exits 1 when any check fails. `--only NAME` runs one scenario.
  */
 import { mkdirSync, writeFileSync } from "node:fs";

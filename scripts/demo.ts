@@ -10,7 +10,8 @@
  * native ETH or the project token NET at on-chain price feeds' rates. Prints a report and stops
  * everything it started.
  * It talks to the service through the typed client (clients/typescript), as an integrator would.
- * `--json FILE` also writes the report as JSON.
+ * `--json FILE` also writes the report as JSON. `--serve` keeps the service up afterwards and prints the
+ * console's address (docs/console.md) with a key of each role, until Ctrl-C.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -24,6 +25,7 @@ import { chainSettingsFor, CHAIN_ID, freePort, startLocalChain } from "./anvil-c
 import { deployHybridContracts, hybridChainSettings, runHybrid } from "./demo-hybrid.js";
 import { printHybrid } from "./demo-hybrid-report.js";
 import { addOperator, addPrepaidCustomer, demoApi } from "./demo-parties.js";
+import { serveConsole } from "./demo-serve.js";
 
 const jsonOut = process.argv.includes("--json") ? process.argv[process.argv.indexOf("--json") + 1] : undefined;
 const root = join(import.meta.dirname, "..");
@@ -138,6 +140,23 @@ try {
   // Yesterday by the service's clock (GET /healthz tells its time).
   const today = new Date(ok(await admin.GET("/healthz")).time);
   const day = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - 1));
+  // Each operator declares what it can sell: 8 GPUs of each class it runs, from the start of the day
+  // (docs/usage.md, "Capacity"). Raw HTTP: these routes are newer than the generated client.
+  const raw = async (apiKey: string, method: string, path: string, body?: unknown) => {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json", ...header() },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+    return res.json();
+  };
+  const economicsKeys = new Map<string, string>();
+  for (const o of operators) {
+    economicsKeys.set(o.id, await secret({ name: `${o.id} economics`, role: "operator", scope_id: o.id }));
+    for (const gpu of o.gpus)
+      await raw(economicsKeys.get(o.id)!, "POST", `/v1/operators/${o.id}/capacity`, { resource: gpu, units: 8, effective_from: day.toISOString() });
+  }
   let rnd = 20261129;
   const random = () => (rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const records = [];
@@ -207,12 +226,23 @@ try {
       ).data,
     })),
   );
+  // Utilisation and net per available GPU-hour, per GPU class (docs/usage.md, "Utilisation").
+  const economics = new Map<string, { utilisation: string | null; net_per_available_unit_hour: string | null; available_unit_hours: string | null }>();
+  for (const o of operators) {
+    const q = new URLSearchParams({ from, to, group_by: "resource" });
+    const body = (await raw(economicsKeys.get(o.id)!, "GET", `/v1/operators/${o.id}/earnings?${q}`)) as {
+      data: { group: string; utilisation: string | null; net_per_available_unit_hour: string | null; available_unit_hours: string | null }[];
+    };
+    for (const r of body.data) economics.set(`${o.id}|${r.group}`, r);
+  }
   const fees = ok(await admin.GET("/v1/reports/fee-revenue", { params: { query: { from, to, group_by: "day" } } })).data;
   const hybrid = await runHybrid(api, chain, contracts, day, say);
   const trial = ok(await admin.GET("/v1/reports/trial-balance"));
   const verify = ok(await admin.GET("/v1/audit/verify"));
 
   const units = (s: string) => (Number(BigInt(s)) / 1e6).toFixed(2);
+  // For display only: the exact figure is the report's string.
+  const pct = (u: string | null) => (u === null ? "-" : `${(Number(u) * 100).toFixed(1)}%`);
   const report = {
     usage_day: from.slice(0, 10),
     records: accepted,
@@ -224,6 +254,9 @@ try {
         gross: r.gross,
         net: r.net,
         effective_rate_per_hour: r.effective_rate_per_hour,
+        available_gpu_hours: economics.get(`${e.operator}|${r.group}`)?.available_unit_hours ?? null,
+        utilisation: economics.get(`${e.operator}|${r.group}`)?.utilisation ?? null,
+        net_per_available_gpu_hour: economics.get(`${e.operator}|${r.group}`)?.net_per_available_unit_hour ?? null,
       })),
       net: e.rows.reduce((n, r) => n + BigInt(r.net), 0n).toString(),
     })),
@@ -252,12 +285,13 @@ try {
   };
 
   say("\n=== A day on GPU Cloud (TUSD; fees: marketplace 8%, protocol 2%) ===\n");
-  say("Operators' earnings and effective rates (net per GPU-hour)");
+  say("Operators' earnings, realised rates (net per paid GPU-hour), utilisation of 8 GPUs per class, and net per available GPU-hour");
   for (const o of report.operators) {
     say(`  ${o.operator.padEnd(14)} net ${units(o.net).padStart(10)} TUSD`);
     for (const g of o.by_gpu)
       say(
-        `    ${g.gpu.padEnd(16)} ${String(g.gpu_hours).padStart(12)} GPU-h  gross ${units(g.gross).padStart(9)}  net ${units(g.net).padStart(9)}  ${g.effective_rate_per_hour}/h`,
+        `    ${g.gpu.padEnd(16)} ${String(g.gpu_hours).padStart(12)} GPU-h  gross ${units(g.gross).padStart(9)}  net ${units(g.net).padStart(9)}  ${g.effective_rate_per_hour}/h` +
+          `  utilisation ${pct(g.utilisation)}  ${g.net_per_available_gpu_hour ?? "-"}/available h`,
       );
   }
   say("\nFees by party");
@@ -276,6 +310,7 @@ try {
     say(`  ${t.asset.padEnd(6)} debits ${t.debits.padStart(16)}  credits ${t.credits.padStart(16)}  ${t.balanced ? "balanced" : "NOT BALANCED"}`);
   say(`\nLedger invariants and hash chain: ${verify.ok ? "verified" : "VIOLATED"}`);
   if (jsonOut) writeFileSync(jsonOut, JSON.stringify(report, null, 2));
+  if (process.argv.includes("--serve")) await serveConsole(`http://127.0.0.1:${port}`, api, adminKey, say);
   const parts = hybrid.payouts.flatMap((p) => p.parts);
   if (!verify.ok || payouts.some((p) => p.status !== "confirmed") || parts.some((p) => p.status !== "confirmed")) exitCode = 1;
 } catch (err) {

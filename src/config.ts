@@ -42,11 +42,38 @@ export const Config = z.object({
   GROUP_COMMIT_WINDOW_MS: intFrom(0, 0, 1000),
   HOLD_EXPIRY_INTERVAL_MS: intFrom(1000, 50, 3_600_000),
   JOURNAL_SEAL_INTERVAL_MS: intFrom(5000, 50, 3_600_000),
+  EVENT_RELAY_INTERVAL_MS: intFrom(500, 20, 3_600_000).describe("how often the event relay appends the events of finished transactions"),
   RATE_LIMIT_PER_SECOND: intFrom(1000, 0, 1_000_000).describe("requests a second per API key (per process), 0: unlimited"),
   RATE_LIMIT_BURST: intFrom(2000, 1, 10_000_000).describe("requests an API key may send at once above its rate"),
   CHAINS: z.string().optional().describe("the chains payouts settle on, as JSON (docs/payouts.md); overrides CHAINS_FILE"),
   CHAINS_FILE: z.string().min(1).optional().describe("file holding the chains' JSON"),
   PAYOUT_INTERVAL_MS: intFrom(2000, 50, 3_600_000).describe("how often the payout worker runs its steps"),
+  WEBHOOK_INTERVAL_MS: intFrom(1000, 20, 3_600_000).describe("how often the webhook worker looks for events to deliver"),
+  WEBHOOK_TIMEOUT_MS: intFrom(10_000, 100, 60_000).describe("a webhook receiver that has not answered in this long has failed the attempt"),
+  WEBHOOK_CONCURRENCY: intFrom(8, 1, 256).describe("endpoints one worker process delivers to at once"),
+  WEBHOOK_LEASE_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(3_600_000)
+    .optional()
+    .describe(
+      "how long a worker's claim on an endpoint lasts unless renewed (a killed worker's endpoints wait this long); more than WEBHOOK_TIMEOUT_MS; default three times it, at least 60 s",
+    ),
+  WEBHOOKS_ALLOW_PRIVATE: z
+    .enum(["true", "false"])
+    .default("false")
+    .describe("deliver webhooks to private, loopback and link-local addresses too (tests, or a deployment inside its own network)"),
+  WEBHOOK_SECRETS_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/]{43}=$/, "must be 32 bytes in base64 (openssl rand -base64 32)")
+    .optional()
+    .describe("key (32 bytes, base64) that encrypts webhook signing secrets at rest; the same for every process of one database"),
+  WEBHOOK_SECRETS_KEY_FILE: z
+    .string()
+    .min(1)
+    .default("./data/webhook-secrets-key")
+    .describe("when WEBHOOK_SECRETS_KEY is unset: read that key from this file, creating it with a random key if missing"),
   RUN_WORKERS: z.enum(["true", "false"]).default("true").describe("run the background workers inside the API process"),
   CLOCK_START: z
     .string()

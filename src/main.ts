@@ -11,6 +11,7 @@ import { RateLimiter } from "./http/rate-limit.js";
 import { createLogger } from "./log.js";
 import { closeLedgerContext, createLedgerContext } from "./services/context.js";
 import { startWorkers } from "./workers/start.js";
+import { resolveWebhookKey } from "./webhook-key.js";
 
 const config = loadConfig();
 const log = createLogger(config.LOG_LEVEL);
@@ -28,7 +29,8 @@ const stopWorkers = config.RUN_WORKERS === "true" ? startWorkers(db, config, log
 const adminKey = resolveAdminKey(config);
 const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST);
 const metrics = createMetrics(db);
-const deps = { ledger, settlements, rateLimiter, config: { ...config, ADMIN_API_KEY: adminKey.key }, log, metrics };
+const webhooks = { secretsKey: resolveWebhookKey(config), allowPrivate: config.WEBHOOKS_ALLOW_PRIVATE === "true" };
+const deps = { ledger, settlements, rateLimiter, config: { ...config, ADMIN_API_KEY: adminKey.key }, log, metrics, webhooks };
 // With MANAGEMENT_PORT, two listeners: the public one for tenants, the management one (loopback
 // by default) for platform keys, metrics and docs. Without it, one listener serves both.
 const separate = config.MANAGEMENT_PORT !== undefined;

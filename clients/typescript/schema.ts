@@ -408,6 +408,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/marketplaces/{id}/capacity-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What a marketplace does with usage beyond an operator's declared capacity (admin, finance, the marketplace) */
+        get: operations["getCapacityPolicy"];
+        /** Set what a marketplace does with usage beyond capacity, per resource: refuse it or accept it flagged (the marketplace, admin) */
+        put: operations["setCapacityPolicy"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/marketplaces/{id}/capacity-flags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A marketplace's usage records accepted beyond their operator's capacity, for review (admin, finance, the marketplace) */
+        get: operations["listCapacityFlags"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/operators": {
         parameters: {
             query?: never;
@@ -845,6 +880,125 @@ export interface paths {
         get: operations["getOperatorEarnings"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operators/{id}/capacity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every version of an operator's declared capacity (admin, finance, the operator itself) */
+        get: operations["listOperatorCapacity"];
+        put?: never;
+        /**
+         * Declare the next version of an operator's capacity of a resource (the operator itself, admin)
+         * @description `units` of the resource from `effective_from` until `until` (or until a later version). Versions are kept; a later one replaces an earlier one from its instant. Usage beyond the capacity over a record's period, across every marketplace, is refused or flagged (docs/usage.md, "Capacity").
+         */
+        post: operations["declareOperatorCapacity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operators/{id}/costs/{resource}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An operator's costs of a machine class (the operator itself, admin, finance)
+         * @description An operator's costs are its own: the operator's key and admins read and write them, finance reads them; a marketplace key or another operator's gets 404 as if the operator did not exist.
+         */
+        get: operations["getOperatorCosts"];
+        /**
+         * Set an operator's costs of a machine class, per unit (the operator itself, admin)
+         * @description An operator's costs are its own: the operator's key and admins read and write them, finance reads them; a marketplace key or another operator's gets 404 as if the operator did not exist. The last write wins (updated_at, updated_by). Idempotency-Key optional.
+         */
+        put: operations["putOperatorCosts"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operators/{id}/costs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An operator's costs of every machine class (the operator itself, admin, finance)
+         * @description An operator's costs are its own: the operator's key and admins read and write them, finance reads them; a marketplace key or another operator's gets 404 as if the operator did not exist.
+         */
+        get: operations["listOperatorCosts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operators/{id}/fleet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Per machine class, the last 30 days: declared units, available and paid unit-hours, utilisation, realised rates */
+        get: operations["getOperatorFleet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operators/{id}/margin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Per machine class with costs and month: net revenue from the ledger, costs, margin (the operator itself, admin, finance) */
+        get: operations["getOperatorMargin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operators/{id}/scenarios": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What-if: the monthly revenue, costs, margin and payback of `units` units at the last N weeks' utilisation and realised rate
+         * @description Writes nothing: no Idempotency-Key is needed and none is remembered (one already used for another request is refused, 409 idempotency_key_reused) (the answer depends only on the body, the stored costs and the ledger). Costs not given come from the stored costs of the resource, and are in their asset.
+         */
+        post: operations["runOperatorScenario"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1294,7 +1448,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every account's posted debits and credits per asset, and totals that must balance (admin, finance) */
+        /**
+         * Every account's posted debits and credits per asset, and totals that must balance (admin, finance)
+         * @description Now, as of an instant (`as_of`), or for a window (`from` and `to`, or `period`, a month in `time_zone`): opening balance, the window's debits and credits, closing balance. A closed month's trial balance does not change: what comes late is booked in the next open month.
+         */
         get: operations["getTrialBalance"];
         put?: never;
         post?: never;
@@ -1311,7 +1468,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Fee revenue by party, marketplace, asset and day or month (admin, finance) */
+        /**
+         * Fee revenue by party, marketplace, asset and day or month, with opening and closing revenue to date (admin, finance)
+         * @description Asked by `from` and `to`, or by `period` (a month: in the marketplace's time zone with `marketplace_id`, UTC without). A closed month's report does not change: what comes late is booked in the next open month.
+         */
         get: operations["getFeeRevenueReport"];
         put?: never;
         post?: never;
@@ -1542,6 +1702,156 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The event log after a position, oldest first (each key reads its tenant's events; finance and admin all)
+         * @description Pass the `position` of the last event you processed as `cursor` to catch up after downtime: positions only grow, and an event never appears behind one already answered.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/balance-monitors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List balance monitors (each key its tenant's; finance and admin all) */
+        get: operations["listBalanceMonitors"];
+        put?: never;
+        /** Watch a balance the key may read: one event when it crosses a threshold, one when it comes back (with hysteresis) */
+        post: operations["createBalanceMonitor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/balance-monitors/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A balance monitor and its state */
+        get: operations["getBalanceMonitor"];
+        put?: never;
+        post?: never;
+        /** Stop watching: the monitor is deleted and fires no more */
+        delete: operations["deleteBalanceMonitor"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the webhook endpoints this key may see (its tenant's; finance and admin: all) */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint for the key's tenant; its signing secret is shown once
+         * @description A marketplace key's endpoint receives its marketplace's events, an operator key's its operator's, a finance or admin key's every event; from the moment it is created on, signed as Standard Webhooks.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A webhook endpoint (its tenant's keys; finance and admin) */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /** Delete a webhook endpoint: nothing more is sent to it */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /** Change a webhook endpoint's URL, event types, description, or enable or disable it */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new signing secret (shown once); the previous one keeps signing beside it for the overlap */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The delivery log of a webhook endpoint, newest first: each attempt with its status code and latency */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/deliveries/{target}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an event to the endpoint once more (named by a delivery of its log or by the event's id)
+         * @description Queued for the worker, which sends it once (out of the endpoint's order: a repeat) and logs the outcome on the returned delivery.
+         */
+        post: operations["redeliverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1570,7 +1880,7 @@ export interface components {
              * @example exceeds_credits
              * @enum {string}
              */
-            code: "invalid_request" | "malformed_json" | "idempotency_key_required" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "rate_limited" | "asset_not_found" | "account_not_found" | "pending_not_found" | "transfer_not_found" | "asset_exists" | "account_exists" | "idempotency_conflict" | "idempotency_key_reused" | "pending_already_posted" | "pending_already_voided" | "pending_expired" | "already_reversed" | "asset_retired" | "payouts_in_flight" | "asset_mismatch" | "exceeds_credits" | "exceeds_debits" | "overflow" | "not_pending" | "not_reversible" | "post_amount_exceeds_pending" | "partial_post_needs_single_leg" | "period_closing" | "period_transition" | "period_closed" | "marketplace_not_found" | "customer_not_found" | "operator_not_found" | "usage_not_found" | "hold_not_found" | "hold_closed" | "marketplace_exists" | "customer_exists" | "customer_retired" | "operator_exists" | "invitation_not_found" | "fee_schedule_exists" | "usage_conflict" | "no_fee_schedule" | "usage_in_future" | "usage_limit_exceeded" | "credit_limit_exceeded" | "credit_limit_in_use" | "rates_to_zero" | "atomic_batch_aborted" | "payout_not_found" | "challenge_not_found" | "payout_not_pending" | "payout_address_missing" | "payout_below_minimum" | "payout_limit_exceeded" | "payout_unfunded" | "payout_not_approved" | "chain_not_configured" | "no_rate_source" | "challenge_invalid" | "signature_invalid" | "reconciliation_not_found" | "reconciliation_item_not_found" | "item_already_resolved" | "proposal_not_found" | "proposal_decided" | "proposal_outdated" | "four_eyes" | "receipt_exists" | "dispute_not_found" | "dispute_decided" | "usage_disputed" | "dispute_window_closed" | "payout_withheld" | "unavailable" | "chain_unavailable" | "internal";
+            code: "invalid_request" | "malformed_json" | "idempotency_key_required" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "rate_limited" | "asset_not_found" | "account_not_found" | "pending_not_found" | "transfer_not_found" | "asset_exists" | "account_exists" | "idempotency_conflict" | "idempotency_key_reused" | "pending_already_posted" | "pending_already_voided" | "pending_expired" | "already_reversed" | "asset_retired" | "payouts_in_flight" | "asset_mismatch" | "exceeds_credits" | "exceeds_debits" | "overflow" | "not_pending" | "not_reversible" | "post_amount_exceeds_pending" | "partial_post_needs_single_leg" | "period_closing" | "period_transition" | "period_closed" | "marketplace_not_found" | "customer_not_found" | "operator_not_found" | "usage_not_found" | "hold_not_found" | "hold_closed" | "marketplace_exists" | "customer_exists" | "customer_retired" | "operator_exists" | "invitation_not_found" | "fee_schedule_exists" | "usage_conflict" | "no_fee_schedule" | "usage_in_future" | "usage_limit_exceeded" | "capacity_exceeded" | "capacity_exists" | "operator_costs_not_found" | "credit_limit_exceeded" | "credit_limit_in_use" | "rates_to_zero" | "atomic_batch_aborted" | "payout_not_found" | "challenge_not_found" | "payout_not_pending" | "payout_address_missing" | "payout_below_minimum" | "payout_limit_exceeded" | "payout_unfunded" | "payout_not_approved" | "chain_not_configured" | "no_rate_source" | "challenge_invalid" | "signature_invalid" | "reconciliation_not_found" | "reconciliation_item_not_found" | "item_already_resolved" | "proposal_not_found" | "proposal_decided" | "proposal_outdated" | "four_eyes" | "receipt_exists" | "dispute_not_found" | "dispute_decided" | "usage_disputed" | "dispute_window_closed" | "payout_withheld" | "webhook_endpoint_not_found" | "webhook_delivery_not_found" | "webhook_url_refused" | "balance_monitor_not_found" | "unavailable" | "chain_unavailable" | "internal";
             /**
              * @description for people: what was wrong with this request
              * @example insufficient funds on account 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e: 1000000 available, this transfer takes 1500000, 500000 short (amounts in the asset's smallest unit)
@@ -2467,6 +2777,62 @@ export interface components {
                 [key: string]: string | null;
             };
         };
+        CapacityPolicy: {
+            marketplace_id: string;
+            /**
+             * @description for every resource not named in `resources` (refuse unless set)
+             * @example refuse
+             * @enum {string}
+             */
+            default: "refuse" | "flag";
+            /**
+             * @example {
+             *       "gpu:rtx4090": "flag"
+             *     }
+             */
+            resources: {
+                [key: string]: "refuse" | "flag";
+            };
+            updated_by: string | null;
+            updated_at: string | null;
+        };
+        CapacityPolicySet: {
+            /**
+             * @description refuse: 422 capacity_exceeded; flag: accepted, listed for review
+             * @example refuse
+             * @enum {string}
+             */
+            default: "refuse" | "flag";
+            resources?: {
+                [key: string]: "refuse" | "flag";
+            };
+        };
+        CapacityFlagPage: {
+            data: components["schemas"]["CapacityFlag"][];
+            /**
+             * @description pass it as `cursor` for the next page; null on the last page
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
+        };
+        CapacityFlag: {
+            usage_id: string;
+            external_id: string;
+            operator_id: string;
+            resource: string;
+            /** @description the operator's declared capacity over the record's period, in unit-hours (6 decimals, rounded down) */
+            capacity_unit_hours: string;
+            /** @description what its other usage (every marketplace) already held of it when the record was posted */
+            used_unit_hours: string;
+            /** @description what the record claimed */
+            claimed_unit_hours: string;
+            flagged_at: string;
+        };
         Operator: {
             /** @example op-datacenter-7 */
             id: string;
@@ -2779,6 +3145,8 @@ export interface components {
              * @example 2026-11-29T12:00:00Z
              */
             to: string;
+            /** @description the month asked for (in the marketplace's time zone), or null when asked by from and to */
+            period: string | null;
             /**
              * Format: date-time
              * @description the service clock's instant when the statement was read
@@ -3617,6 +3985,25 @@ export interface components {
             effective_rate_per_unit: string | null;
             /** @description effective_rate_per_unit in the asset's smallest units */
             effective_rate_per_unit_units: string | null;
+            /** @description the resource (machine class) of the row, when rows are per resource (group_by=resource or by_resource=true) */
+            resource: string | null;
+            /**
+             * @description unit-hours the operator's declared capacity of the resource held in the group's time (up to now), 6 decimals rounded down; null when the row is not per resource or nothing is declared
+             * @example 5376
+             */
+            available_unit_hours: string | null;
+            /**
+             * @description paid_hours / available_unit_hours, 6 decimals rounded down (0.25 = 25%)
+             * @example 0.25
+             */
+            utilisation: string | null;
+            /**
+             * @description net / available_unit_hours in the asset's display units, rounded down: effective_rate_per_hour × utilisation
+             * @example 0.75
+             */
+            net_per_available_unit_hour: string | null;
+            /** @description net_per_available_unit_hour in the asset's smallest units */
+            net_per_available_unit_hour_units: string | null;
         };
         ConversionPairTotals: {
             /** @example USD */
@@ -3664,6 +4051,206 @@ export interface components {
              * @example 2026-11-29T12:00:00Z
              */
             last_at: string;
+        };
+        ReportWindow: {
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            to: string;
+            /** @description the month asked for by name, or null when asked by from and to */
+            period: string | null;
+            /** @description the zone the month and the days are in */
+            time_zone: string;
+        };
+        CapacityVersion: {
+            operator_id: string;
+            resource: string;
+            /** @description 1, 2, … per operator and resource, in the order declared */
+            version: number;
+            /**
+             * @description how many of the resource the operator can sell at once
+             * @example 8
+             */
+            units: number;
+            effective_from: string;
+            /** @description none: until a later version takes effect */
+            until: string | null;
+            /** @description the id of the key that declared it */
+            declared_by: string;
+            created_at: string;
+        };
+        CapacityDeclare: {
+            /**
+             * @description the machine class, exactly as its usage records name it
+             * @example gpu:h100
+             */
+            resource: string;
+            /** @example 8 */
+            units: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            effective_from: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            until?: string | null;
+        };
+        OperatorCosts: {
+            operator_id: string;
+            resource: string;
+            asset: string;
+            asset_id: string;
+            power_watts: string;
+            price_per_kwh: string;
+            bandwidth_monthly: string;
+            other_monthly: string;
+            purchase_price: string;
+            depreciation_months: number;
+            /** @description the id of the key that wrote them last */
+            updated_by: string;
+            /** @description when they were written last (the last write wins; no history is kept) */
+            updated_at: string;
+        };
+        OperatorCostsPut: {
+            /**
+             * @description the asset (code) the amounts are in: compared with the net earned in it
+             * @example USDC
+             */
+            asset: string;
+            /**
+             * @description draw of one unit at the wall, in watts
+             * @example 700
+             */
+            power_watts: string;
+            /** @example 0.12 */
+            price_per_kwh: string;
+            /**
+             * @description per unit and month
+             * @example 20
+             */
+            bandwidth_monthly: string;
+            /**
+             * @description rent, cooling, staff… per unit and month
+             * @example 30
+             */
+            other_monthly: string;
+            /**
+             * @description of one unit
+             * @example 30000
+             */
+            purchase_price: string;
+            /** @example 36 */
+            depreciation_months: number;
+        };
+        FleetClass: {
+            resource: string;
+            /** @description the asset of the net (a row per asset earned in); null when nothing was earned */
+            asset: string | null;
+            /** @description units declared now; null when the resource has no capacity declared */
+            declared_units: number | null;
+            available_unit_hours: string | null;
+            paid_unit_hours: string;
+            utilisation: string | null;
+            net: string;
+            /** @description the realised rate, display units, rounded down */
+            net_per_paid_unit_hour: string | null;
+            net_per_available_unit_hour: string | null;
+        };
+        MarginLine: {
+            month: string;
+            resource: string;
+            asset: string;
+            available_unit_hours: string;
+            paid_unit_hours: string;
+            /** @description the earnings report's net in the asset, for the month's part of the period */
+            revenue: string;
+            /** @description display units of the asset */
+            energy: string;
+            /** @description display units of the asset */
+            bandwidth: string;
+            /** @description display units of the asset */
+            other: string;
+            /** @description display units of the asset */
+            depreciation: string;
+            /** @description display units of the asset */
+            costs: string;
+            /** @description display units of the asset */
+            margin: string;
+            /** @description margin in the asset's smallest units */
+            margin_units: string;
+        };
+        ScenarioResult: {
+            operator_id: string;
+            inputs: {
+                resource: string;
+                units: number;
+                weeks: number;
+                asset: string;
+                power_watts: string;
+                price_per_kwh: string;
+                bandwidth_monthly: string;
+                other_monthly: string;
+                purchase_price: string;
+                depreciation_months: number;
+            };
+            history: {
+                from: string;
+                to: string;
+                available_unit_hours: string | null;
+                paid_unit_hours: string;
+                net: string;
+                utilisation: string | null;
+                net_per_paid_unit_hour: string | null;
+            };
+            monthly: {
+                hours: string;
+                /** @description units × 730 h × net / available unit-hours of the history, rounded down */
+                revenue: string | null;
+                energy: string;
+                bandwidth: string;
+                other: string;
+                depreciation: string;
+                costs: string;
+                margin: string | null;
+                /** @description purchase price × units / margin, 2 decimals rounded up; null unless the margin is positive */
+                payback_months: string | null;
+            };
+        };
+        ScenarioRequest: {
+            /**
+             * @description the machine class
+             * @example gpu:h100
+             */
+            resource: string;
+            /** @example 8 */
+            units: number;
+            /** @description the asset of the costs and revenue; default: that of the stored costs */
+            asset?: string;
+            /**
+             * @description the history to extrapolate: the last N weeks to now
+             * @example 4
+             */
+            weeks: number;
+            /** @example 700 */
+            power_watts?: string;
+            /** @example 0.12 */
+            price_per_kwh?: string;
+            /** @example 20 */
+            bandwidth_monthly?: string;
+            /** @example 30 */
+            other_monthly?: string;
+            /** @example 30000 */
+            purchase_price?: string;
+            depreciation_months?: number;
         };
         PayoutAddressChallenge: {
             /**
@@ -4687,6 +5274,7 @@ export interface components {
              * @example 2026-11-29T12:00:00Z
              */
             as_of: string | null;
+            window: components["schemas"]["ReportWindow"] & (Record<string, never> | null);
             accounts: {
                 account_id: string;
                 asset: string;
@@ -4695,6 +5283,14 @@ export interface components {
                 code: string;
                 /** @enum {string} */
                 normal_side: "debit" | "credit";
+                /** @description asked for a window: the balance before it, on the account's normal side; null otherwise */
+                opening: string | null;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                opening_display: string | null;
+                /** @description asked for a window: the debits of the window; otherwise every debit to date (or to as_of) */
                 debits: string;
                 /**
                  * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
@@ -4707,7 +5303,7 @@ export interface components {
                  * @example 1.5
                  */
                 credits_display: string;
-                /** @description on the account's normal side */
+                /** @description on the account's normal side, at the end (the closing balance, for a window) */
                 balance: string;
                 /**
                  * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
@@ -4733,6 +5329,34 @@ export interface components {
             }[];
         };
         FeeRevenue: {
+            window: components["schemas"]["ReportWindow"];
+            /** @description per party, marketplace and asset: revenue to date at the start and the end of the window */
+            balances: {
+                asset: string;
+                marketplace_id: string | null;
+                party: string;
+                /** @description revenue earned before the window (effective time) */
+                opening: string;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                opening_display: string;
+                /** @description revenue of the window: fees earned less fees reversed */
+                movements: string;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                movements_display: string;
+                /** @description opening + movements */
+                closing: string;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                closing_display: string;
+            }[];
             data: {
                 period: string;
                 asset: string;
@@ -4829,6 +5453,7 @@ export interface components {
             }[];
         };
         OperatorStatements: {
+            window: components["schemas"]["ReportWindow"];
             data: {
                 operator_id: string;
                 asset: string;
@@ -5034,6 +5659,294 @@ export interface components {
         };
         ProposalReject: {
             reason: string;
+        };
+        EventPage: {
+            data: components["schemas"]["Event"][];
+            /**
+             * @description pass it as `cursor` for the next page; null on the last page
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
+        };
+        Event: {
+            /**
+             * @description evt_…: stable, unique; the webhook-id of its deliveries
+             * @example evt_0193a5c2-7d41-7e6b-8f20-3c9d1e4b5a67
+             */
+            id: string;
+            /**
+             * @description strictly increasing in the log: pass the last one you processed as `cursor`
+             * @example 1042
+             */
+            position: string;
+            /** @enum {string} */
+            type: "transfer.posted" | "transfer.pending" | "transfer.pending_posted" | "transfer.pending_voided" | "transfer.pending_expired" | "transfer.reversed" | "usage.batch.completed" | "payout.pending" | "payout.batched" | "payout.signed" | "payout.submitted" | "payout.confirmed" | "payout.failed" | "payout.converted" | "reconciliation.completed" | "reconciliation.item.mismatch" | "hold.opened" | "hold.closed" | "hold.expired" | "proposal.approved" | "proposal.rejected" | "period.closing" | "period.closed" | "period.reopened" | "balance.threshold.crossed" | "balance.threshold.recovered" | "webhook_endpoint.disabled";
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            occurred_at: string;
+            /** @enum {string} */
+            resource_type: "transfer" | "usage_batch" | "payout" | "reconciliation" | "reconciliation_item" | "hold" | "proposal" | "period" | "balance_monitor" | "webhook_endpoint";
+            /** @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e */
+            resource_id: string;
+            /** @description the marketplace whose keys read it (null: none) */
+            marketplace_id: string | null;
+            /** @description the operator whose keys read it (null: none) */
+            operator_id: string | null;
+            /** @description the payload of the type (docs/api.md, Events); amounts are strings */
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        BalanceMonitor: {
+            /**
+             * Format: uuid
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            account_id: string;
+            /**
+             * Format: uuid
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            asset_id: string;
+            /** @enum {string} */
+            direction: "below" | "above";
+            /** @enum {string} */
+            balance: "posted" | "available";
+            threshold: string;
+            hysteresis: string;
+            /**
+             * @description ok: on the right side of the line; crossed: past it (until it recovers)
+             * @enum {string}
+             */
+            state: "ok" | "crossed";
+            /** @description the balance when the state last changed */
+            last_balance: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            changed_at: string | null;
+            marketplace_id: string | null;
+            operator_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            created_at: string;
+        };
+        BalanceMonitorCreate: {
+            /**
+             * Format: uuid
+             * @description the account whose balance is watched (one the key may read)
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            account_id: string;
+            /**
+             * @description below: fire when the balance drops below the threshold; above: when it rises above it
+             * @enum {string}
+             */
+            direction: "below" | "above";
+            /**
+             * @description which balance, on the account's normal side (default available: posted less outgoing holds)
+             * @enum {string}
+             */
+            balance?: "posted" | "available";
+            /**
+             * @description the line, in the asset's smallest unit (may be negative)
+             * @example 50000000
+             */
+            threshold: string;
+            /**
+             * @description how far back past the threshold the balance must come before the monitor recovers (default 0)
+             * @example 5000000
+             */
+            hysteresis?: string;
+        };
+        BalanceMonitorPage: {
+            data: components["schemas"]["BalanceMonitor"][];
+            /**
+             * @description pass it as `cursor` for the next page; null on the last page
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
+        };
+        WebhookEndpointWithSecret: components["schemas"]["WebhookEndpoint"] & {
+            /**
+             * @description the signing secret (whsec_…); shown in this response only (null when the response is replayed)
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string | null;
+        };
+        WebhookEndpoint: {
+            /**
+             * Format: uuid
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            id: string;
+            url: string;
+            description: string | null;
+            /** @description the event types delivered; empty: every type */
+            event_types: string[];
+            /** @enum {string} */
+            status: "enabled" | "disabled" | "deleted";
+            /**
+             * @description failing: every attempt failed for a day; requested: disabled by PATCH. null while enabled
+             * @enum {string|null}
+             */
+            disabled_reason: "failing" | "requested" | null;
+            /** @description the marketplace whose events it receives (marketplace keys' endpoints) */
+            marketplace_id: string | null;
+            /** @description the operator whose events it receives (operator keys' endpoints); both null: every event */
+            operator_id: string | null;
+            /** @description position of the last event delivered (or skipped at creation): the next one sent comes after it */
+            delivered_through: string;
+            /**
+             * Format: date-time
+             * @description start of the current run of failed attempts; null when the last attempt succeeded
+             * @example 2026-11-29T12:00:00Z
+             */
+            failing_since: string | null;
+            /** @description failed attempts in a row at the next event */
+            failed_attempts: number;
+            /**
+             * Format: date-time
+             * @description when the next event is retried after a failure (null: as soon as there is one)
+             * @example 2026-11-29T12:00:00Z
+             */
+            next_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @description after a rotation: until when the previous secret still signs too
+             * @example 2026-11-29T12:00:00Z
+             */
+            previous_secret_expires_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            updated_at: string;
+        };
+        WebhookEndpointCreate: {
+            /**
+             * @description http(s) URL of the receiver; its host must resolve to public addresses
+             * @example https://hooks.example.com/ledger
+             */
+            url: string;
+            /**
+             * @description the event types to deliver; empty or absent: every type
+             * @default []
+             */
+            event_types?: string[];
+            description?: string | null;
+        };
+        WebhookEndpointPage: {
+            data: components["schemas"]["WebhookEndpoint"][];
+            /**
+             * @description pass it as `cursor` for the next page; null on the last page
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
+        };
+        WebhookEndpointUpdate: {
+            /** @example https://hooks.example.com/ledger */
+            url?: string;
+            event_types?: string[];
+            description?: string | null;
+            /**
+             * @description enabled again: delivery resumes at the first event not delivered
+             * @enum {string}
+             */
+            status?: "enabled" | "disabled";
+        };
+        WebhookSecretRotation: {
+            /**
+             * @description how long the previous secret keeps signing too (default a day; 0: stops at once)
+             * @example 86400
+             */
+            overlap_seconds?: number;
+        };
+        WebhookDeliveryPage: {
+            data: components["schemas"]["WebhookDelivery"][];
+            /**
+             * @description pass it as `cursor` for the next page; null on the last page
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
+        };
+        WebhookDelivery: {
+            /**
+             * Format: uuid
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            endpoint_id: string;
+            /**
+             * @description the event (and the webhook-id header)
+             * @example evt_0193a5c2-7d41-7e6b-8f20-3c9d1e4b5a67
+             */
+            event_id: string;
+            event_type: string;
+            event_position: string;
+            /** @description 1, 2, … per event and endpoint (manual redeliveries included) */
+            attempt: number;
+            /** @description a redelivery asked for by POST …/redeliver */
+            manual: boolean;
+            /**
+             * @description pending: a redelivery not sent yet
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
+            /** @description the receiver's HTTP status; null when it did not answer */
+            status_code: number | null;
+            latency_ms: number | null;
+            /** @description why the attempt failed (status, timeout, refused address, connection error) */
+            error: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-29T12:00:00Z
+             */
+            attempted_at: string | null;
         };
     };
     responses: never;
@@ -8755,6 +9668,377 @@ export interface operations {
             };
         };
     };
+    getCapacityPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description its policy */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CapacityPolicy"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setCapacityPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CapacityPolicySet"];
+            };
+        };
+        responses: {
+            /** @description its policy */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CapacityPolicy"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listCapacityFlags: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description flagged records, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CapacityFlagPage"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listOperators: {
         parameters: {
             query?: {
@@ -9894,16 +11178,18 @@ export interface operations {
     };
     getCustomerStatement: {
         parameters: {
-            query: {
+            query?: {
                 /** @description next_cursor of the previous page */
                 cursor?: string;
                 limit?: number;
                 /** @description admin and finance keys: required (customer ids are per marketplace) */
                 marketplace_id?: string;
                 /** @description the period's start (included), in effective time */
-                from: string;
+                from?: string;
                 /** @description the period's end (excluded) */
-                to: string;
+                to?: string;
+                /** @description a month, YYYY-MM, instead of from and to */
+                period?: string;
                 /** @description json (paged), csv or html (the whole period in one answer) */
                 format?: "json" | "csv" | "html";
             };
@@ -12549,12 +13835,14 @@ export interface operations {
     };
     getOperatorStatement: {
         parameters: {
-            query: {
+            query?: {
                 /** @description next_cursor of the previous page */
                 cursor?: string;
                 limit?: number;
-                from: string;
-                to: string;
+                from?: string;
+                to?: string;
+                /** @description a month, YYYY-MM, instead of from and to */
+                period?: string;
                 asset_id?: string;
                 format?: "json" | "csv";
             };
@@ -12679,10 +13967,14 @@ export interface operations {
     };
     getOperatorEarnings: {
         parameters: {
-            query: {
-                from: string;
-                to: string;
-                group_by?: "day" | "resource" | "marketplace";
+            query?: {
+                from?: string;
+                to?: string;
+                /** @description a month, YYYY-MM, instead of from and to */
+                period?: string;
+                group_by?: "day" | "week" | "month" | "resource" | "marketplace";
+                /** @description one row per resource too (with day, week or month): what gives each row its available unit-hours and utilisation */
+                by_resource?: "true" | "false";
                 /** @description json, or csv (RFC 4180, one header row) */
                 format?: "json" | "csv";
             };
@@ -12706,10 +13998,1046 @@ export interface operations {
                         data: components["schemas"]["EarningsRow"][];
                         /** @description what its earnings converted in the period were paid in (docs/settlement.md): per pair, the earnings used, what they became, the average rate and the rate sources */
                         paid_in: components["schemas"]["ConversionPairTotals"][];
+                        window: components["schemas"]["ReportWindow"];
+                        /** @description the operator's payable per asset over the window (effective time): opening, credits (earnings), debits (payouts, reversals), closing */
+                        balances: {
+                            asset: string;
+                            opening: string;
+                            /**
+                             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                             * @example 1.5
+                             */
+                            opening_display: string;
+                            credits: string;
+                            /**
+                             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                             * @example 1.5
+                             */
+                            credits_display: string;
+                            debits: string;
+                            /**
+                             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                             * @example 1.5
+                             */
+                            debits_display: string;
+                            closing: string;
+                            /**
+                             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                             * @example 1.5
+                             */
+                            closing_display: string;
+                        }[];
                         /** @description now: each asset's available balance split into what can be paid out now and what awaits the marketplaces' money */
                         payable: components["schemas"]["OperatorFundingSplit"][];
                     };
                     "text/csv": string;
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listOperatorCapacity: {
+        parameters: {
+            query?: {
+                /** @description the machine class, exactly as its usage records name it */
+                resource?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description versions, by resource then version */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CapacityVersion"][];
+                    };
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    declareOperatorCapacity: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description unique per request; a retry with the same key replays the original response */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CapacityDeclare"];
+            };
+        };
+        responses: {
+            /** @description declared */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CapacityVersion"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getOperatorCosts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                resource: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the costs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorCosts"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putOperatorCosts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                resource: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OperatorCostsPut"];
+            };
+        };
+        responses: {
+            /** @description the costs as stored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorCosts"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listOperatorCosts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description by resource */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OperatorCosts"][];
+                    };
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getOperatorFleet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description by resource, then asset */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        operator_id: string;
+                        from: string;
+                        to: string;
+                        data: components["schemas"]["FleetClass"][];
+                    };
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getOperatorMargin: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                /** @description a month, YYYY-MM, instead of from and to */
+                period?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description by resource, then month */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        operator_id: string;
+                        from: string;
+                        to: string;
+                        data: components["schemas"]["MarginLine"][];
+                    };
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    runOperatorScenario: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScenarioRequest"];
+            };
+        };
+        responses: {
+            /** @description the inputs, the history used and the expected month */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioResult"];
                 };
             };
             /** @description invalid request: see `errors` for each field */
@@ -16704,6 +19032,14 @@ export interface operations {
             query?: {
                 /** @description the entries effective at or before this instant (corrections with what they correct); default: the balances now */
                 as_of?: string;
+                /** @description window start, inclusive (effective time) */
+                from?: string;
+                /** @description window end, exclusive */
+                to?: string;
+                /** @description a month, YYYY-MM, instead of from and to */
+                period?: string;
+                /** @description the zone `period` is a month in; default UTC */
+                time_zone?: string;
                 asset?: string;
                 /** @description json, or csv (RFC 4180, one header row) */
                 format?: "json" | "csv";
@@ -16827,11 +19163,15 @@ export interface operations {
     };
     getFeeRevenueReport: {
         parameters: {
-            query: {
+            query?: {
                 /** @description start, inclusive */
-                from: string;
+                from?: string;
                 /** @description end, exclusive */
-                to: string;
+                to?: string;
+                /** @description a month, YYYY-MM, instead of from and to */
+                period?: string;
+                /** @description one marketplace's fees (and its time zone for days, months and `period`) */
+                marketplace_id?: string;
                 group_by?: "day" | "month";
                 /** @description json, or csv (RFC 4180, one header row) */
                 format?: "json" | "csv";
@@ -16955,11 +19295,13 @@ export interface operations {
     };
     getConversionReport: {
         parameters: {
-            query: {
+            query?: {
                 /** @description start, inclusive */
-                from: string;
+                from?: string;
                 /** @description end, exclusive */
-                to: string;
+                to?: string;
+                /** @description a month, YYYY-MM, instead of from and to */
+                period?: string;
                 /** @description json, or csv (RFC 4180, one header row) */
                 format?: "json" | "csv";
             };
@@ -17082,11 +19424,13 @@ export interface operations {
     };
     getPayoutsReport: {
         parameters: {
-            query: {
+            query?: {
                 /** @description start, inclusive */
-                from: string;
+                from?: string;
                 /** @description end, exclusive */
-                to: string;
+                to?: string;
+                /** @description a month, YYYY-MM, instead of from and to */
+                period?: string;
                 /** @description json, or csv (RFC 4180, one header row) */
                 format?: "json" | "csv";
             };
@@ -17209,11 +19553,13 @@ export interface operations {
     };
     getOperatorStatementsReport: {
         parameters: {
-            query: {
+            query?: {
                 /** @description start, inclusive */
-                from: string;
+                from?: string;
                 /** @description end, exclusive */
-                to: string;
+                to?: string;
+                /** @description a month, YYYY-MM, instead of from and to */
+                period?: string;
                 asset?: string;
                 /** @description json, or csv (RFC 4180, one header row) */
                 format?: "json" | "csv";
@@ -18482,6 +20828,1622 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Proposal"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description the position of the last event you processed (or next_cursor); events after it are answered */
+                cursor?: string;
+                limit?: number;
+                /** @description only these types: repeat the parameter or separate by commas */
+                type?: string | string[];
+                resource_type?: "transfer" | "usage_batch" | "payout" | "reconciliation" | "reconciliation_item" | "hold" | "proposal" | "period" | "balance_monitor" | "webhook_endpoint";
+                resource_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of events in position order */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPage"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listBalanceMonitors: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit?: number;
+                account_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of monitors by id */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BalanceMonitorPage"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createBalanceMonitor: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description unique per request; a retry with the same key replays the original response */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BalanceMonitorCreate"];
+            };
+        };
+        responses: {
+            /** @description the monitor */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BalanceMonitor"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBalanceMonitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the monitor */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BalanceMonitor"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteBalanceMonitor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the monitor, deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BalanceMonitor"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of endpoints */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointPage"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description unique per request; a retry with the same key replays the original response */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
+            };
+        };
+        responses: {
+            /** @description created; the secret is shown in this answer only */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the endpoint, deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description unique per request; a retry with the same key replays the original response */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
+        responses: {
+            /** @description the endpoint as changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description unique per request; a retry with the same key replays the original response */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WebhookSecretRotation"];
+            };
+        };
+        responses: {
+            /** @description rotated; the new secret is shown in this answer only */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of attempts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    redeliverWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description unique per request; a retry with the same key replays the original response */
+                "idempotency-key": string;
+            };
+            path: {
+                id: string;
+                target: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
             /** @description invalid request: see `errors` for each field */

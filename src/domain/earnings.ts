@@ -1,7 +1,7 @@
 import { unitsToDecimal } from "./money.js";
 
 /** Seconds in one unit, for units that measure time; other units have no paid hours. */
-const SECONDS_PER_UNIT: Record<string, bigint> = {
+export const SECONDS_PER_UNIT: Record<string, bigint> = {
   gpu_second: 1n,
   gpu_minute: 60n,
   gpu_hour: 3600n,

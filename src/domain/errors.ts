@@ -53,6 +53,12 @@ export const ledgerErrorCodes = [
   /** The record's period ends too far in the future. */
   "usage_in_future",
   "usage_limit_exceeded",
+  /** The record claims more of a resource than its operator declared it can sell over the record's period (all marketplaces together). */
+  "capacity_exceeded",
+  /** A version of the operator's capacity of that resource takes effect at that instant already. */
+  "capacity_exists",
+  /** The operator has set no costs of that resource (or they are not the caller's to see). */
+  "operator_costs_not_found",
   /** A postpaid customer's usage would take what it owes beyond its credit limit in the asset. */
   "credit_limit_exceeded",
   /** A marketplace's credit limit cannot be lowered below the credit operators were already paid from. */
@@ -122,6 +128,15 @@ export const ledgerErrorCodes = [
   "period_transition",
   /** An explicit effective time inside a closed period: nothing posts into it. */
   "period_closed",
+  // webhooks
+  "webhook_endpoint_not_found",
+  /** No delivery of the endpoint, and no event it would receive, has this id. */
+  "webhook_delivery_not_found",
+  /** The URL is not one the service sends webhooks to (scheme, or an address that is private, loopback or link-local). */
+  "webhook_url_refused",
+  // events
+  /** No balance monitor has this id that this key may see. */
+  "balance_monitor_not_found",
 ] as const;
 
 export type LedgerErrorCode = (typeof ledgerErrorCodes)[number];

@@ -1,5 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { requireApiKey } from "./auth.js";
+import { registerConsole } from "./console/routes.js";
 import { registerDocs } from "./docs.js";
 import { auditLog } from "./middleware/audit.js";
 import { bodyLimits } from "./middleware/body-limit.js";
@@ -33,6 +34,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   registerRoutes(app);
   registerDocs(app);
   registerProblemPages(app);
+  registerConsole(app, deps.surface ?? "all", () => deps.ledger.db.clock.now());
 
   app.notFound(notFound(app));
   app.onError(errorHandler(deps));

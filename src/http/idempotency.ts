@@ -80,7 +80,7 @@ export async function idempotently(
 ): Promise<Response> {
   const audit = await auditEntryOf(c, 0);
   const db: Database = c.get("deps").ledger.db;
-  if (c.req.method === "PUT" && c.req.header("idempotency-key") === undefined) return unkeyedPut(c, db, audit, write);
+  if ((c.req.method === "PUT" || c.req.method === "DELETE") && c.req.header("idempotency-key") === undefined) return unkeyedPut(c, db, audit, write);
   const req = await idempotentRequest(c, body);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
@@ -100,7 +100,7 @@ export async function idempotently(
 }
 
 /**
- * A PUT without an Idempotency-Key (a PUT states what should be; the key is optional there): the
+ * A PUT or DELETE without an Idempotency-Key (they state what should be; the key is optional there): the
  * write and its audit row in one transaction, nothing remembered.
  */
 async function unkeyedPut(

@@ -62,6 +62,9 @@ const httpStatusOf = {
   no_fee_schedule: 422,
   usage_in_future: 422,
   usage_limit_exceeded: 422,
+  capacity_exceeded: 422,
+  capacity_exists: 409,
+  operator_costs_not_found: 404,
   credit_limit_exceeded: 422,
   credit_limit_in_use: 409,
   rates_to_zero: 422,
@@ -95,6 +98,12 @@ const httpStatusOf = {
   usage_disputed: 409,
   dispute_window_closed: 422,
   payout_withheld: 422,
+  // webhooks
+  webhook_endpoint_not_found: 404,
+  webhook_delivery_not_found: 404,
+  webhook_url_refused: 422,
+  // events
+  balance_monitor_not_found: 404,
   // the service
   unavailable: 503,
   chain_unavailable: 503,

@@ -3,6 +3,7 @@ import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
 import type { LedgerContext } from "../services/context.js";
 import type { Principal } from "../domain/access.js";
+import type { WebhookSettings } from "../services/webhook-endpoints.js";
 import type { Metrics } from "./metrics.js";
 import type { RateLimiter } from "./rate-limit.js";
 
@@ -14,6 +15,8 @@ export interface AppDeps {
   config: Pick<Config, "ADMIN_API_KEY" | "MAX_BODY_BYTES" | "MAX_BATCH_BODY_BYTES">;
   log: Logger;
   metrics: Metrics;
+  /** Webhook endpoints' settings (the key sealing their secrets; private addresses allowed); without it the webhook routes answer 503. */
+  webhooks?: WebhookSettings;
   /** Requests per API key; none: unlimited. */
   rateLimiter?: RateLimiter;
   /**

@@ -5,6 +5,7 @@ import { LedgerError } from "../domain/errors.js";
 import { maybeGiveWay } from "../give-way.js";
 import { PeriodsChanged, writeUsageBatch, type BatchWrite } from "./ingest-usage/ledger-batch.js";
 import { recoverFromEarnings } from "./receivables.js";
+import { judgeCapacity } from "./ingest-usage/capacity.js";
 import { planRecord } from "./ingest-usage/rating.js";
 import { abortAll, explainRefusals, finish } from "./ingest-usage/results.js";
 import { conflict, hashOf, usageKey, type OpenResults, type Planned, type UsageItem, type UsageResult } from "./ingest-usage/types.js";
@@ -40,7 +41,8 @@ async function ingestOnce(db: Database, items: UsageItem[], options: { atomic?: 
     fresh.map((i) => items[i]!),
     now,
   );
-  const planned = await planAll(items, fresh, hashes, facts, now, results);
+  // Beyond its operator's declared capacity: refused, or flagged (docs/usage.md, "Capacity").
+  const planned = await judgeCapacity(db, await planAll(items, fresh, hashes, facts, now, results), results);
   if (options.atomic && results.some((r) => r?.status === "rejected")) return abortAll(results);
   if (planned.length === 0) return finish(db, items, results, firstInBatch);
 

@@ -5,9 +5,12 @@ import type { Logger } from "../log.js";
 import { expireUsageHolds } from "../services/holds.js";
 import { expireHolds } from "./hold-expirer.js";
 import { sealJournal } from "../db/journal-seals.js";
+import { relayEvents } from "../db/event-relay.js";
 import { startLoop } from "./loop.js";
 import type { FaultPoint } from "../domain/payouts.js";
 import { PayoutWorker } from "./payout-worker.js";
+import { resolveWebhookKey } from "../webhook-key.js";
+import { WebhookWorker } from "./webhooks/worker.js";
 
 /** Starts the background workers; the returned function stops them and waits for running ticks. */
 export function startWorkers(db: Database, config: Config, log: Logger, settlements: Settlements): () => Promise<void> {
@@ -20,8 +23,10 @@ export function startWorkers(db: Database, config: Config, log: Logger, settleme
       process.kill(process.pid, "SIGKILL");
     },
   });
+  const webhooks = webhookWorker(db, config, log);
   const loops = [
     startLoop("payouts", config.PAYOUT_INTERVAL_MS, () => payouts.tick(), log),
+    startLoop("webhooks", config.WEBHOOK_INTERVAL_MS, () => webhooks.tick(), log),
     startLoop(
       "hold-expirer",
       config.HOLD_EXPIRY_INTERVAL_MS,
@@ -52,8 +57,34 @@ export function startWorkers(db: Database, config: Config, log: Logger, settleme
       },
       log,
     ),
+    startLoop(
+      "event-relay",
+      config.EVENT_RELAY_INTERVAL_MS,
+      async () => {
+        // A backlog is relayed in bounded steps, a few per tick (so that stopping never waits long).
+        let steps = 0;
+        for (let step = await relayEvents(db); step; step = step.cut && ++steps < 10 ? await relayEvents(db) : undefined) {
+          if (step.appended > 0) log.debug({ worker: "event-relay", appended: step.appended, position: step.lastPosition.toString() }, "relayed events");
+        }
+      },
+      log,
+    ),
   ];
   return async () => {
     await Promise.all(loops.map((l) => l.stop()));
   };
+}
+
+/** The webhook worker of the configuration (docs/api.md, "Webhooks"). */
+function webhookWorker(db: Database, config: Config, log: Logger): WebhookWorker {
+  if (config.WEBHOOK_LEASE_MS !== undefined && config.WEBHOOK_LEASE_MS <= config.WEBHOOK_TIMEOUT_MS)
+    throw new Error("Invalid configuration: WEBHOOK_LEASE_MS must be more than WEBHOOK_TIMEOUT_MS");
+  return new WebhookWorker(db, {
+    log,
+    secretsKey: resolveWebhookKey(config),
+    allowPrivate: config.WEBHOOKS_ALLOW_PRIVATE === "true",
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    concurrency: config.WEBHOOK_CONCURRENCY,
+    leaseMs: config.WEBHOOK_LEASE_MS,
+  });
 }

@@ -172,7 +172,9 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
     const csv = await api.call("GET", "/v1/reports/trial-balance?format=csv", { key: finance });
     expect(csv.headers.get("content-type")).toMatch(/^text\/csv/);
     const lines = (csv.body as string).trim().split("\r\n");
-    expect(lines[0]).toBe("asset,account_id,marketplace_id,ref,code,normal_side,debits,credits,balance,debits_display,credits_display,balance_display,opening,opening_display");
+    expect(lines[0]).toBe(
+      "asset,account_id,marketplace_id,ref,code,normal_side,debits,credits,balance,debits_display,credits_display,balance_display,opening,opening_display",
+    );
     expect(lines.filter((l) => l.includes(",TOTAL,")).every((l) => l.split(",")[8] === "balanced")).toBe(true); // the balance column
 
     // As of a moment before anything happened: empty, and balanced.

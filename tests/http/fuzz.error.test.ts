@@ -142,6 +142,17 @@ const badFor: Record<Kind, fc.Arbitrary<unknown>> = {
   records: fc.oneof(fc.constantFrom([], "records", 1, null, {}), fc.constant(Array.from({ length: 10_001 }, () => ({})))),
 };
 
+/** An operator's costs of a machine class, per unit (docs/usage.md, "Costs, margin and what-if"). */
+const operatorCosts = {
+  asset: "USDC",
+  power_watts: "700",
+  price_per_kwh: "0.12",
+  bandwidth_monthly: "20",
+  other_monthly: "30",
+  purchase_price: "30000",
+  depreciation_months: 36,
+};
+
 interface PostRoute {
   name: string;
   method?: "PUT" | "PATCH";
@@ -302,6 +313,36 @@ const routes: PostRoute[] = [
     fields: { reason: "text" },
   },
   {
+    name: "POST /v1/webhook-endpoints",
+    path: () => "/v1/webhook-endpoints",
+    key: () => w.keys.m1,
+    valid: () => ({ url: "ftp://127.0.0.1/refused-scheme", event_types: ["usage.recorded"], description: "hooks" }),
+    fields: { url: "text", "event_types.0": "code" },
+  },
+  {
+    name: "PATCH /v1/webhook-endpoints/{id}",
+    method: "PATCH",
+    path: () => "/v1/webhook-endpoints/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e",
+    key: () => w.keys.m1,
+    valid: () => ({ url: "http://127.0.0.1:9/x", event_types: ["usage.recorded"], status: "disabled", description: "x" }),
+    fields: { url: "text", "event_types.0": "code", status: "enum" },
+  },
+  {
+    name: "POST /v1/webhook-endpoints/{id}/rotate-secret",
+    path: () => "/v1/webhook-endpoints/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e/rotate-secret",
+    key: () => w.keys.m1,
+    valid: () => ({ overlap_seconds: 60 }),
+    fields: { overlap_seconds: "int" },
+  },
+  {
+    name: "POST /v1/balance-monitors",
+    path: () => "/v1/balance-monitors",
+    key: () => w.keys.m1,
+    valid: () => ({ account_id: w.m1Customer.id, direction: "below", balance: "available", threshold: "50000000", hysteresis: "5000000" }),
+    // The threshold may be zero or negative: "text" values (not strings, too long, NUL) are never one.
+    fields: { account_id: "uuid", direction: "enum", balance: "enum", threshold: "text", hysteresis: "text" },
+  },
+  {
     name: "POST /v1/disputes",
     path: () => "/v1/disputes",
     key: () => w.keys.m1,
@@ -328,6 +369,56 @@ const routes: PostRoute[] = [
     key: () => w.keys.finance,
     valid: () => ({ note: "the job ran" }),
     fields: { note: "text" },
+  },
+  {
+    name: "PUT /v1/marketplaces/{id}/capacity-policy",
+    method: "PUT",
+    path: () => "/v1/marketplaces/m1/capacity-policy",
+    key: () => w.keys.m1,
+    valid: () => ({ default: "refuse", resources: { "gpu:h100": "flag" } }),
+    fields: { default: "enum", resources: "metadata" },
+  },
+  {
+    name: "POST /v1/operators/{id}/capacity",
+    path: () => "/v1/operators/o1/capacity",
+    key: () => w.keys.o1,
+    valid: () => ({ resource: "gpu:h100", units: 8, effective_from: "2030-01-01T00:00:00Z", until: "2030-06-01T00:00:00Z" }),
+    // until is nullable (no end), so null is not a bad value of it.
+    fields: { resource: "code", units: "int", effective_from: "timestamp" },
+  },
+  {
+    name: "PUT /v1/operators/{id}/costs/{resource}",
+    method: "PUT",
+    path: () => "/v1/operators/o1/costs/gpu:h100",
+    key: () => w.keys.o1,
+    valid: () => ({ ...operatorCosts }),
+    fields: {
+      asset: "code",
+      power_watts: "decimal",
+      price_per_kwh: "decimal",
+      bandwidth_monthly: "decimal",
+      other_monthly: "decimal",
+      purchase_price: "decimal",
+      depreciation_months: "int",
+    },
+  },
+  {
+    name: "POST /v1/operators/{id}/scenarios",
+    path: () => "/v1/operators/o1/scenarios",
+    key: () => w.keys.o1,
+    valid: () => ({ resource: "gpu:h100", units: 2, weeks: 4, ...operatorCosts }),
+    fields: {
+      resource: "code",
+      units: "int",
+      weeks: "int",
+      asset: "code",
+      power_watts: "decimal",
+      price_per_kwh: "decimal",
+      bandwidth_monthly: "decimal",
+      other_monthly: "decimal",
+      purchase_price: "decimal",
+      depreciation_months: "int",
+    },
   },
   {
     name: "PUT /v1/marketplaces/{id}/dispute-settings",

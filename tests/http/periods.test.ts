@@ -173,6 +173,10 @@ describe("accounting periods", () => {
     // The late usage and corrections are the next month's movements; the closed month's closing is its opening.
     const closing = new Map(closed.accounts.map((a: { account_id: string; balance: string }) => [a.account_id, a.balance]));
     for (const a of next.accounts) expect(a.opening).toBe(closing.get(a.account_id) ?? "0");
+    const earnings = expectStatus(await t.api.call("GET", `/v1/operators/o1/earnings?period=${NEXT}`, { key: t.w.keys.o1 }), 200).body;
+    expect(earnings.window).toMatchObject({ period: NEXT, time_zone: "UTC" });
+    expect(earnings.balances.length).toBeGreaterThan(0);
+    for (const b of earnings.balances) expect(BigInt(b.closing)).toBe(BigInt(b.opening) + BigInt(b.credits) - BigInt(b.debits));
     const customer = expectStatus(await t.api.call("GET", `/v1/customers/c1/statement?period=${NEXT}&marketplace_id=m1`, { key: t.w.keys.m1 }), 200).body;
     expect(customer).toMatchObject({ period: NEXT, from: usageMonth.to.toISOString() });
     expect(customer.data.some((l: { type: string }) => l.type === "usage")).toBe(true);

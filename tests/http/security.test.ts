@@ -50,6 +50,16 @@ async function m1Posted(w: World): Promise<string> {
   });
   return expectStatus(res, 201).body.id;
 }
+/** Costs of a machine class, per unit (docs/usage.md, "Costs, margin and what-if"). */
+const operatorCosts = {
+  asset: "USDC",
+  power_watts: "700",
+  price_per_kwh: "0.12",
+  bandwidth_monthly: "20",
+  other_monthly: "30",
+  purchase_price: "30000",
+  depreciation_months: 36,
+};
 /** The account a key of this tenant can see. */
 const ownAccount = (w: World, as: string) => (as === "o1" ? w.o1Payable.id : w.m1Customer.id);
 
@@ -322,6 +332,96 @@ const routes: RouteSecurity[] = [
     route: "/v1/marketplaces/{id}/dispute-settings",
     allowed: ["admin"],
     request: () => ({ path: "/v1/marketplaces/m1/dispute-settings", body: { dispute_window_days: 60 } }),
+  },
+  {
+    method: "GET",
+    route: "/v1/marketplaces/{id}/capacity-policy",
+    allowed: ["admin", "finance", "marketplace"],
+    request: () => ({ path: "/v1/marketplaces/m1/capacity-policy" }),
+    otherTenant: () => [{ as: "m2", path: "/v1/marketplaces/m1/capacity-policy" }],
+  },
+  {
+    method: "PUT",
+    route: "/v1/marketplaces/{id}/capacity-policy",
+    allowed: ["admin", "marketplace"],
+    request: () => ({ path: "/v1/marketplaces/m1/capacity-policy", body: { default: "refuse", resources: { "gpu:h100": "flag" } } }),
+    otherTenant: () => [{ as: "m2", path: "/v1/marketplaces/m1/capacity-policy", body: { default: "flag" } }],
+  },
+  {
+    method: "GET",
+    route: "/v1/marketplaces/{id}/capacity-flags",
+    allowed: ["admin", "finance", "marketplace"],
+    request: () => ({ path: "/v1/marketplaces/m1/capacity-flags" }),
+    otherTenant: () => [{ as: "m2", path: "/v1/marketplaces/m1/capacity-flags" }],
+  },
+  {
+    method: "POST",
+    route: "/v1/operators/{id}/capacity",
+    allowed: ["admin", "operator"],
+    // A new instant each call: a version per instant.
+    request: () => ({
+      path: "/v1/operators/o1/capacity",
+      body: { resource: "gpu:h100", units: 8, effective_from: new Date(Date.UTC(2030, 0, 1) + Math.floor(Math.random() * 1e10)).toISOString() },
+    }),
+    otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/capacity", body: { resource: "gpu:h100", units: 8, effective_from: "2031-01-01T00:00:00Z" } }],
+  },
+  {
+    method: "GET",
+    route: "/v1/operators/{id}/capacity",
+    allowed: ["admin", "finance", "operator"],
+    request: () => ({ path: "/v1/operators/o1/capacity" }),
+    otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/capacity" }],
+  },
+  {
+    method: "PUT",
+    route: "/v1/operators/{id}/costs/{resource}",
+    allowed: ["admin", "operator"],
+    hidden: ["marketplace"],
+    request: () => ({ path: "/v1/operators/o1/costs/gpu:h100", body: operatorCosts }),
+    otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/costs/gpu:h100", body: operatorCosts }],
+  },
+  {
+    method: "GET",
+    route: "/v1/operators/{id}/costs/{resource}",
+    allowed: ["admin", "finance", "operator"],
+    hidden: ["marketplace"],
+    // The costs exist: the PUT of this resource above ran first.
+    request: async () => {
+      expectStatus(await api.call("PUT", "/v1/operators/o1/costs/gpu:h100", { key: w.keys.o1, body: operatorCosts }), 200);
+      return { path: "/v1/operators/o1/costs/gpu:h100" };
+    },
+    otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/costs/gpu:h100" }],
+  },
+  {
+    method: "GET",
+    route: "/v1/operators/{id}/costs",
+    allowed: ["admin", "finance", "operator"],
+    hidden: ["marketplace"],
+    request: () => ({ path: "/v1/operators/o1/costs" }),
+    otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/costs" }],
+  },
+  {
+    method: "GET",
+    route: "/v1/operators/{id}/margin",
+    allowed: ["admin", "finance", "operator"],
+    hidden: ["marketplace"],
+    request: () => ({ path: "/v1/operators/o1/margin?period=2026-01" }),
+    otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/margin?period=2026-01" }],
+  },
+  {
+    method: "POST",
+    route: "/v1/operators/{id}/scenarios",
+    allowed: ["admin", "finance", "operator"],
+    hidden: ["marketplace"],
+    request: () => ({ path: "/v1/operators/o1/scenarios", body: { resource: "gpu:h100", units: 2, weeks: 4, ...operatorCosts } }),
+    otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/scenarios", body: { resource: "gpu:h100", units: 2, weeks: 4, ...operatorCosts } }],
+  },
+  {
+    method: "GET",
+    route: "/v1/operators/{id}/fleet",
+    allowed: ["admin", "finance", "operator"],
+    request: () => ({ path: "/v1/operators/o1/fleet" }),
+    otherTenant: () => [{ as: "o2", path: "/v1/operators/o1/fleet" }],
   },
   {
     method: "POST",
@@ -671,7 +771,96 @@ const routes: RouteSecurity[] = [
     ],
   },
   { method: "GET", route: "/v1/reconciliations", allowed: ["admin", "finance"], request: () => ({ path: "/v1/reconciliations" }) },
+  {
+    method: "POST",
+    route: "/v1/webhook-endpoints",
+    allowed: [...everyone],
+    request: () => ({ path: "/v1/webhook-endpoints", body: { url: "http://127.0.0.1:9/security" } }),
+  },
+  { method: "GET", route: "/v1/webhook-endpoints", allowed: [...everyone], request: () => ({ path: "/v1/webhook-endpoints" }) },
+  ...(
+    [
+      ["GET", "/v1/webhook-endpoints/{id}", "", undefined],
+      ["PATCH", "/v1/webhook-endpoints/{id}", "", { description: "security" }],
+      ["DELETE", "/v1/webhook-endpoints/{id}", "", undefined],
+      ["POST", "/v1/webhook-endpoints/{id}/rotate-secret", "/rotate-secret", {}],
+      ["GET", "/v1/webhook-endpoints/{id}/deliveries", "/deliveries", undefined],
+    ] as const
+  ).map(([method, route, suffix, body]): RouteSecurity => ({
+    method,
+    route,
+    allowed: [...everyone],
+    // An endpoint of the calling key's own each time; m2 and o2 do not see m1's.
+    request: async (w, as) => ({ path: `/v1/webhook-endpoints/${await ownEndpoint(w, as)}${suffix}`, body }),
+    otherTenant: () => [
+      { as: "m2", path: `/v1/webhook-endpoints/${lastM1Endpoint}${suffix}`, body },
+      { as: "o2", path: `/v1/webhook-endpoints/${lastM1Endpoint}${suffix}`, body },
+    ],
+  })),
+  {
+    method: "POST",
+    route: "/v1/webhook-endpoints/{id}/deliveries/{target}/redeliver",
+    allowed: [...everyone],
+    // A platform endpoint receives every event; a tenant's, its own: the event is one of the calling key's tenant.
+    request: async (w, as) => ({ path: `/v1/webhook-endpoints/${await ownEndpoint(w, as)}/deliveries/${await eventFor(as)}/redeliver` }),
+    otherTenant: () => [{ as: "m2", path: `/v1/webhook-endpoints/${lastM1Endpoint}/deliveries/${lastM1Event}/redeliver` }],
+  },
+  { method: "GET", route: "/v1/events", allowed: [...everyone], request: () => ({ path: "/v1/events?type=usage.batch.completed" }) },
+  {
+    method: "POST",
+    route: "/v1/balance-monitors",
+    allowed: [...everyone],
+    request: (w, as) => ({ path: "/v1/balance-monitors", body: { account_id: ownAccount(w, as), direction: "below", threshold: "1" } }),
+    otherTenant: (w) => [
+      { as: "m2", path: "/v1/balance-monitors", body: { account_id: w.m1Customer.id, direction: "below", threshold: "1" } },
+      { as: "o2", path: "/v1/balance-monitors", body: { account_id: w.o1Payable.id, direction: "above", threshold: "1" } },
+    ],
+  },
+  { method: "GET", route: "/v1/balance-monitors", allowed: [...everyone], request: () => ({ path: "/v1/balance-monitors" }) },
+  ...(["GET", "DELETE"] as const).map((method): RouteSecurity => ({
+    method,
+    route: "/v1/balance-monitors/{id}",
+    allowed: [...everyone],
+    // A monitor of the calling key's own each time; m2 and o2 do not see m1's.
+    request: async (w, as) => ({ path: `/v1/balance-monitors/${await ownMonitor(w, as)}` }),
+    otherTenant: () => [
+      { as: "m2", path: `/v1/balance-monitors/${lastM1Monitor}` },
+      { as: "o2", path: `/v1/balance-monitors/${lastM1Monitor}` },
+    ],
+  })),
 ];
+
+let lastM1Monitor = "";
+/** A fresh balance monitor of the key's own tenant on an account it reads, by id. */
+async function ownMonitor(w: World, as: keyof World["keys"]): Promise<string> {
+  const res = await api.call("POST", "/v1/balance-monitors", { key: w.keys[as], body: { account_id: ownAccount(w, as), direction: "below", threshold: "1" } });
+  const id = expectStatus(res, 201).body.id as string;
+  if (as === "m1") lastM1Monitor = id;
+  return id;
+}
+
+let lastM1Endpoint = "";
+let lastM1Event = "";
+/** A fresh webhook endpoint of the key's own tenant, by id. */
+async function ownEndpoint(w: World, as: keyof World["keys"]): Promise<string> {
+  const res = await api.call("POST", "/v1/webhook-endpoints", { key: w.keys[as], body: { url: "http://127.0.0.1:9/security" } });
+  const id = expectStatus(res, 201).body.id as string;
+  if (as === "m1") lastM1Endpoint = id;
+  return id;
+}
+/** An event of the key's tenant in the log (appended as the relay would), by id. */
+async function eventFor(as: keyof World["keys"]): Promise<string> {
+  const scope = { m1: ["m1", null], m2: ["m2", null], o1: [null, "o1"], o2: [null, "o2"] } as Record<string, [string | null, string | null]>;
+  const [m, o] = scope[as] ?? [null, null];
+  const [row] = await api.db.query<{ id: string }>(
+    `with r as (update event_relay set last_position = last_position + 1 where id = 1 returning last_position)
+     insert into events (position, id, type, marketplace_id, operator_id, resource_type, resource_id, data, occurred_at)
+     select r.last_position, 'evt_' || gen_random_uuid(), 'test.event', $1, $2, 'test', 'security', '{}'::jsonb, now() from r returning id`,
+    [m, o],
+  );
+  if (as === "m1") lastM1Event = row!.id;
+  return row!.id;
+}
 
 let inviting: string | undefined;
 /** A marketplace that has invited operator o1 (made once). */

@@ -73,7 +73,7 @@ describe("bad usage: a clear 4xx, nothing written", () => {
   it("a statement or earnings period that ends before it starts, or a bad grouping", async () => {
     await refused(() => api.call("GET", "/v1/operators/o1/statement?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z"), 400, "invalid_request", "from");
     await refused(
-      () => api.call("GET", "/v1/operators/o1/earnings?from=2026-01-01T00:00:00Z&to=2026-02-01T00:00:00Z&group_by=week"),
+      () => api.call("GET", "/v1/operators/o1/earnings?from=2026-01-01T00:00:00Z&to=2026-02-01T00:00:00Z&group_by=year"),
       400,
       "invalid_request",
       "group_by",

@@ -135,7 +135,8 @@ describe("usage over HTTP", () => {
     const earningsRows = (earningsCsv.body as string).trim().split("\r\n");
     expect(earningsRows[0]).toBe(
       "group,asset,asset_id,unit,records,quantity,paid_hours,gross,fees,net,effective_rate_per_hour,effective_rate_per_unit," +
-        "gross_display,fees_display,net_display,effective_rate_per_hour_units,effective_rate_per_unit_units",
+        "gross_display,fees_display,net_display,effective_rate_per_hour_units,effective_rate_per_unit_units," +
+        "resource,available_unit_hours,utilisation,net_per_available_unit_hour,net_per_available_unit_hour_units",
     );
     expect(earningsRows.slice(1)).toEqual(
       earnings.data.map((r: Record<string, string | number | null>) =>
@@ -157,6 +158,11 @@ describe("usage over HTTP", () => {
           r.net_display,
           r.effective_rate_per_hour_units,
           r.effective_rate_per_unit_units,
+          r.resource,
+          r.available_unit_hours,
+          r.utilisation,
+          r.net_per_available_unit_hour,
+          r.net_per_available_unit_hour_units,
         ]
           .map((v) => (v === null ? "" : String(v)))
           .join(","),

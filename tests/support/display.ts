@@ -17,6 +17,8 @@ const NOT_AMOUNTS = new Set([
   "to_block",
   "quantity",
   "paid_hours",
+  "available_unit_hours",
+  "utilisation",
   "external_id",
   "external_reference",
   "group",
@@ -30,7 +32,7 @@ const NOT_AMOUNTS = new Set([
 const NOT_WALKED = new Set(["metadata", "max_quantity_per_second", "payload", "result"]);
 
 /** Rates kept in display units before the convention: `<rate>` is the display form of `<rate>_units`. */
-const RATES = ["effective_rate_per_hour", "effective_rate_per_unit"];
+const RATES = ["effective_rate_per_hour", "effective_rate_per_unit", "net_per_available_unit_hour"];
 
 export interface DisplayCheck {
   /** Where in the answer, e.g. "data.3.amount". */

@@ -15,6 +15,8 @@ import { usageMonth } from "./clock.js";
 import { freshDatabase, type TestDatabase } from "./db.js";
 
 export const ADMIN_KEY = "test-admin-key-0123456789abcdef";
+/** The key sealing webhook secrets in tests (the worker of a test must use the same). */
+export const TEST_WEBHOOK_KEY = Buffer.alloc(32, 7);
 
 export interface CallOptions {
   key?: string | null;
@@ -43,7 +45,13 @@ export interface TestApi {
 }
 
 export async function testApi(
-  options: { db?: TestDatabase; settlements?: Settlements; rateLimiter?: RateLimiter; surface?: "all" | "public" | "management" } = {},
+  options: {
+    db?: TestDatabase;
+    settlements?: Settlements;
+    rateLimiter?: RateLimiter;
+    surface?: "all" | "public" | "management";
+    webhooks?: { secretsKey: Buffer; allowPrivate: boolean };
+  } = {},
 ): Promise<TestApi> {
   const db = options.db ?? (await freshDatabase());
   const ledger = createLedgerContext(db);
@@ -55,6 +63,8 @@ export async function testApi(
     config: { ADMIN_API_KEY: ADMIN_KEY, MAX_BODY_BYTES: 1_048_576, MAX_BATCH_BODY_BYTES: 16_777_216 },
     log: createLogger("silent"),
     metrics: createMetrics(db),
+    // Webhook receivers in tests listen on loopback: private addresses allowed (tests of the refusals make their own app).
+    webhooks: options.webhooks ?? { secretsKey: TEST_WEBHOOK_KEY, allowPrivate: true },
   });
   return {
     app,
@@ -224,6 +234,8 @@ export async function writeCounts(db: TestDatabase): Promise<Record<string, stri
            (select count(*) from api_keys where revoked_at is not null)::text as revoked,
            (select coalesce(sum(debits_posted + credits_posted + debits_pending + credits_pending), 0)::text from account_balances) as balances,
            (select count(*) from usage_records)::text as usage, (select count(*) from holds)::text as holds,
+           (select count(*) from webhook_endpoints)::text as webhook_endpoints, (select count(*) from webhook_deliveries)::text as webhook_deliveries,
+           (select string_agg(id || status || url || secret || cardinality(event_types), ',' order by id) from webhook_endpoints) as webhook_endpoint_state,
            (select count(*) from customers)::text as customers, (select count(*) from operators)::text as operators,
            (select count(*) from marketplace_operators)::text as registrations, (select count(*) from operator_invitations)::text as invitations,
            (select count(*) from operator_invitations where accepted_at is not null)::text as accepted_invitations, (select count(*) from fee_schedules)::text as fee_schedules,
@@ -244,7 +256,11 @@ export async function writeCounts(db: TestDatabase): Promise<Record<string, stri
            (select count(*) from disputes)::text as disputes, (select count(*) from dispute_events)::text as dispute_events,
            (select count(*) from dispute_items where open)::text as open_dispute_items,
            (select md5(coalesce(string_agg(marketplace_id || ':' || dispute_window_days, ',' order by marketplace_id), '')) from marketplace_dispute_settings) as dispute_windows,
-           (select md5(coalesce(string_agg(id || ':' || coalesce(pricing_asset_id::text, '-'), ',' order by id), '')) from marketplaces) as pricing_currencies`);
+           (select md5(coalesce(string_agg(id || ':' || coalesce(pricing_asset_id::text, '-'), ',' order by id), '')) from marketplaces) as pricing_currencies,
+           (select count(*) from balance_monitors)::text as balance_monitors, (select count(*) from events)::text as events,
+           (select count(*) from operator_capacity)::text as capacity_versions, (select count(*) from usage_capacity_flags)::text as capacity_flags,
+           (select md5(coalesce(string_agg(marketplace_id || '/' || resource || ':' || policy, ',' order by marketplace_id, resource), '')) from capacity_policies) as capacity_policies,
+           (select md5(coalesce(string_agg(operator_id || '/' || resource || ':' || updated_at::text, ',' order by operator_id, resource), '')) from operator_costs) as operator_costs`);
   return row!;
 }
 

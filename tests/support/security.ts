@@ -6,10 +6,12 @@ export type World = Awaited<ReturnType<typeof world>>;
 type KeyName = keyof World["keys"];
 
 export interface RouteSecurity {
-  method: "GET" | "POST" | "PUT" | "PATCH";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** The path as the OpenAPI document names it, e.g. /v1/accounts/{id}. */
   route: string;
   allowed: Role[];
+  /** Roles that are not allowed and get 404 as if the resource did not exist (an operator's private costs: marketplaces). */
+  hidden?: Role[];
   /** A request this route accepts from `as` (a key of that tenant) about that tenant's own data. */
   request(w: World, as: KeyName): Promise<{ path: string } & CallOptions> | ({ path: string } & CallOptions);
   /** A request by `as` about another tenant's data, which must look exactly like a missing resource. */
@@ -41,6 +43,9 @@ export async function checkRouteSecurity(api: TestApi, w: World, spec: RouteSecu
       if (spec.allowed.includes(role)) {
         expect([401, 403, 404], `${label} as ${role}: ${JSON.stringify(res.body)}`).not.toContain(res.status);
         expect(res.status, `${label} as ${role}: ${JSON.stringify(res.body)}`).toBeLessThan(300);
+      } else if (spec.hidden?.includes(role)) {
+        expect(res.status, `${label} as ${role} must look absent`).toBe(404);
+        expect(res.body.code).toMatch(/not_found$/);
       } else {
         expect(res.status, `${label} as ${role} must be forbidden`).toBe(403);
         expect(res.body.code).toBe("forbidden");

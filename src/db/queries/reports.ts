@@ -143,7 +143,7 @@ export async function payoutsConfirmed(db: Queryable, from: Date, to: Date) {
  * effective before `from`), credits, debits, closing. A reversal is effective when what it reverses
  * was, so it lands in the same period.
  */
-export async function operatorStatements(db: Queryable, from: Date, to: Date, assetId: string | undefined) {
+export async function operatorStatements(db: Queryable, from: Date, to: Date, assetId: string | undefined, operatorId?: string) {
   return db.query<{ operator_id: string; asset: string; scale: number; opening: string; credits: string; debits: string; closing: string; entries: string }>(
     `select a.owner_id as operator_id, s.code as asset, s.scale, o.opening::text as opening, coalesce(p.credits, 0)::text as credits, coalesce(p.debits, 0)::text as debits,
             (o.opening + coalesce(p.credits, 0) - coalesce(p.debits, 0))::text as closing, coalesce(p.n, 0)::text as entries
@@ -154,8 +154,9 @@ export async function operatorStatements(db: Queryable, from: Date, to: Date, as
                                  count(*) filter (where e.posted_amount > 0) as n
                             from entries e where e.account_id = a.id and e.effective_at >= $1 and e.effective_at < $2) p on true
       where a.opened_by_service and a.marketplace_id is null and a.code = 'operator_payable' and ($3::uuid is null or a.asset_id = $3)
+        and ($4::text is null or a.owner_id = $4)
       order by a.owner_id, s.code
       limit 100001`,
-    [from.toISOString(), to.toISOString(), assetId ?? null],
+    [from.toISOString(), to.toISOString(), assetId ?? null, operatorId ?? null],
   );
 }

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { check, index, jsonb, numeric, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { bigint, check, index, jsonb, numeric, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import { assets } from "./assets.js";
 import { marketplaces } from "./marketplaces.js";
 
@@ -24,12 +24,15 @@ export const proposals = pgTable(
     reason: text("reason"),
     /** What approving it did (e.g. the ledger transfer). */
     result: jsonb("result"),
+    /** Id of the database transaction that last wrote the row (set by a trigger on update too), for the event relay. */
+    txid: bigint("txid", { mode: "bigint" }).default(sql`(pg_current_xact_id()::text)::bigint`),
   },
   (t) => [
     check("proposals_status", sql`${t.status} in ('proposed', 'approved', 'rejected')`),
     check("proposals_decided", sql`(${t.status} = 'proposed') = (${t.decidedBy} is null)`),
     check("proposals_four_eyes", sql`${t.decidedBy} is null or ${t.decidedBy} <> ${t.proposedBy}`),
     index("proposals_status_idx").on(t.status, t.proposedAt),
+    index("proposals_txid_idx").on(t.txid),
     // Money with one reference is received once: at most one receipt proposal per asset and
     // reference (as compared: letters and digits, case folded) that was not rejected.
     uniqueIndex("proposals_receipt_reference_uq")

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { check, index, numeric, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { bigint, check, index, numeric, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { accounts } from "./accounts.js";
 import { assets } from "./assets.js";
 import { transfers } from "./transfers.js";
@@ -32,6 +32,8 @@ export const holds = pgTable(
     closedAt: timestamp("closed_at", { withTimezone: true }),
     closeTransferId: uuid("close_transfer_id"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    /** Id of the database transaction that wrote the row (opened it), for the event relay (src/db/event-relay.ts). */
+    txid: bigint("txid", { mode: "bigint" }).default(sql`(pg_current_xact_id()::text)::bigint`),
   },
   (t) => [
     check("holds_status", sql`${t.status} in ('open', 'closed', 'expired')`),
@@ -39,5 +41,6 @@ export const holds = pgTable(
       .on(t.expiresAt)
       .where(sql`${t.status} = 'open'`),
     index("holds_customer_idx").on(t.marketplaceId, t.customerId),
+    index("holds_txid_idx").on(t.txid),
   ],
 );

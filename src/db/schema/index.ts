@@ -24,3 +24,7 @@ export { rates, payoutPreferences, conversions } from "./conversions.js";
 export { rateLockQueue, rateLocks } from "./rate-locks.js";
 export { accountingPeriods } from "./periods.js";
 export { disputes, disputeItems, disputeEvents, marketplaceDisputeSettings } from "./disputes.js";
+export { webhookEndpoints, webhookDeliveries } from "./webhooks.js";
+export { operatorCapacity, capacityPolicies, usageCapacityFlags, operatorCosts } from "./operator-capacity.js";
+export { events, eventRelay } from "./events.js";
+export { balanceMonitors } from "./balance-monitors.js";

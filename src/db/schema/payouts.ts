@@ -79,6 +79,8 @@ export const payoutEvents = pgTable(
     status: text("status").notNull(),
     detail: jsonb("detail").notNull().default({}),
     at: timestamp("at", { withTimezone: true }).notNull().defaultNow(),
+    /** Id of the database transaction that wrote the row, for the event relay (src/db/event-relay.ts). */
+    txid: bigint("txid", { mode: "bigint" }).default(sql`(pg_current_xact_id()::text)::bigint`),
   },
-  (t) => [index("payout_events_payout_idx").on(t.payoutId, t.id)],
+  (t) => [index("payout_events_payout_idx").on(t.payoutId, t.id), index("payout_events_txid_idx").on(t.txid)],
 );

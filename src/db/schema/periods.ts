@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { check, index, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { bigint, check, index, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { marketplaces } from "./marketplaces.js";
 
 /**
@@ -25,11 +25,14 @@ export const accountingPeriods = pgTable(
     changedAt: timestamp("changed_at", { withTimezone: true }).notNull(),
     /** The approved proposal that closed (or reopened) it. */
     proposalId: uuid("proposal_id"),
+    /** Id of the database transaction that last wrote the row (set by a trigger on update too), for the event relay. */
+    txid: bigint("txid", { mode: "bigint" }).default(sql`(pg_current_xact_id()::text)::bigint`),
   },
   (t) => [
     primaryKey({ columns: [t.marketplaceId, t.period] }),
     check("accounting_periods_status", sql`${t.status} in ('open', 'closing', 'closed')`),
     check("accounting_periods_bounds", sql`${t.startsAt} < ${t.endsAt}`),
     index("accounting_periods_window_idx").on(t.marketplaceId, t.startsAt),
+    index("accounting_periods_txid_idx").on(t.txid),
   ],
 );

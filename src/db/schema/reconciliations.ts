@@ -6,19 +6,25 @@ import { assets } from "./assets.js";
  * One comparison of the ledger's payouts with the chain over a block range, for one chain and
  * asset. Its items say, per payout or per on-chain payment, whether the two agree.
  */
-export const reconciliations = pgTable("reconciliations", {
-  id: uuid("id").primaryKey(),
-  chainId: bigint("chain_id", { mode: "bigint" }).notNull(),
-  assetId: uuid("asset_id")
-    .notNull()
-    .references(() => assets.id),
-  fromBlock: bigint("from_block", { mode: "bigint" }).notNull(),
-  toBlock: bigint("to_block", { mode: "bigint" }).notNull(),
-  /** Counts of items per status. */
-  summary: jsonb("summary").notNull(),
-  requestedBy: text("requested_by").notNull(),
-  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-});
+export const reconciliations = pgTable(
+  "reconciliations",
+  {
+    id: uuid("id").primaryKey(),
+    chainId: bigint("chain_id", { mode: "bigint" }).notNull(),
+    assetId: uuid("asset_id")
+      .notNull()
+      .references(() => assets.id),
+    fromBlock: bigint("from_block", { mode: "bigint" }).notNull(),
+    toBlock: bigint("to_block", { mode: "bigint" }).notNull(),
+    /** Counts of items per status. */
+    summary: jsonb("summary").notNull(),
+    requestedBy: text("requested_by").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    /** Id of the database transaction that wrote the row, for the event relay (src/db/event-relay.ts). */
+    txid: bigint("txid", { mode: "bigint" }).default(sql`(pg_current_xact_id()::text)::bigint`),
+  },
+  (t) => [index("reconciliations_txid_idx").on(t.txid)],
+);
 
 export const reconciliationItems = pgTable(
   "reconciliation_items",
@@ -44,11 +50,14 @@ export const reconciliationItems = pgTable(
     resolvedBy: text("resolved_by"),
     resolutionNote: text("resolution_note"),
     adjustmentTransferId: uuid("adjustment_transfer_id"),
+    /** Id of the database transaction that wrote the row, for the event relay (src/db/event-relay.ts). */
+    txid: bigint("txid", { mode: "bigint" }).default(sql`(pg_current_xact_id()::text)::bigint`),
   },
   (t) => [
     check("reconciliation_items_status", sql`${t.status} in ('matched', 'missing_on_chain', 'unexpected_on_chain', 'amount_mismatch', 'recipient_mismatch')`),
     check("reconciliation_items_direction", sql`${t.direction} in ('in', 'out')`),
     index("reconciliation_items_run_idx").on(t.reconciliationId, t.status, t.id),
+    index("reconciliation_items_txid_idx").on(t.txid),
   ],
 );
 

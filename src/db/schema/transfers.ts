@@ -46,6 +46,12 @@ export const transfers = pgTable(
       .on(t.timeoutAt)
       .where(sql`${t.kind} = 'pending' and ${t.timeoutAt} is not null`),
     index("transfers_txid_idx").on(t.txid),
+    // The transfers the event relay turns into events one by one (usage transfers are one event per
+    // batch): a partial index, so the relay never reads usage transfers, and usage inserts only
+    // evaluate its predicate (nothing is added to it).
+    index("transfers_events_idx")
+      .on(t.txid)
+      .where(sql`${t.idempotencyKey} not like 'usage:%'`),
     check("transfers_kind", sql`${t.kind} in ('standard', 'pending', 'post_pending', 'void_pending', 'expire_pending', 'reversal')`),
     check(
       "transfers_refs",

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigserial, check, index, integer, jsonb, numeric, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { bigint, bigserial, check, index, integer, jsonb, numeric, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 
 /**
  * A rated usage record and the ledger transfer that posted it. Append-only. Unique per marketplace
@@ -39,11 +39,16 @@ export const usageRecords = pgTable(
      * a record committed after a payout was judged always comes after every record that payout saw.
      */
     fundingSeq: bigserial("funding_seq", { mode: "bigint" }).notNull(),
+    /** Id of the database transaction that wrote the row, for the event relay; BRIN: nearly free to maintain on the ingest path (src/db/event-relay.ts). */
+    txid: bigint("txid", { mode: "bigint" }).default(sql`(pg_current_xact_id()::text)::bigint`),
   },
   (t) => [
     uniqueIndex("usage_records_external_uq").on(t.marketplaceId, t.externalId),
     index("usage_records_operator_idx").on(t.operatorId, t.effectiveAt),
     index("usage_records_marketplace_idx").on(t.marketplaceId, t.effectiveAt),
+    index("usage_records_txid_idx").using("brin", t.txid),
+    // Capacity checks (docs/usage.md, "Capacity"): an operator's usage of a resource overlapping a period.
+    index("usage_records_capacity_idx").on(t.operatorId, t.resource, t.periodEnd),
     check("usage_records_split", sql`${t.gross} > 0 and ${t.net} >= 0 and ${t.net} <= ${t.gross}`),
     check("usage_records_period", sql`${t.periodStart} <= ${t.periodEnd}`),
   ],

@@ -3,13 +3,22 @@ import { ledgerProblems } from "./ledger.js";
 import { payoutProblems } from "./payouts.js";
 import { requestProblems } from "./request.js";
 import { usageProblems } from "./usage.js";
+import { webhookProblems } from "./webhooks.js";
+import { eventProblems } from "./events.js";
 import type { ProblemExplanation } from "./explanation.js";
 
 /**
  * Every problem code explained, in one place. Typed as a complete record: a code added to
  * `httpStatusOf` (problem.ts) without an explanation in one of the area files is a type error here.
  */
-export const problemCatalog: Record<ProblemCode, ProblemExplanation> = { ...requestProblems, ...ledgerProblems, ...usageProblems, ...payoutProblems };
+export const problemCatalog: Record<ProblemCode, ProblemExplanation> = {
+  ...requestProblems,
+  ...ledgerProblems,
+  ...usageProblems,
+  ...payoutProblems,
+  ...webhookProblems,
+  ...eventProblems,
+};
 
 /** Where the page of a problem is served, which is also the problem's `type`. */
 export const problemPath = (code: ProblemCode) => `/problems/${code}`;

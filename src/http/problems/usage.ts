@@ -142,6 +142,35 @@ export const usageProblems = {
     todo: "Send `period_end` as the instant the usage ended (RFC 3339 with its offset), and check the client's clock.",
     example: "the period ends at 2026-11-29T14:00:00.000Z, more than 5 minutes from now",
   },
+  capacity_exceeded: {
+    means:
+      "The operator declared how many units of this resource it can sell over time (its capacity), and this record, with the usage already posted for the operator and resource in every marketplace over the record's period, claims more unit-hours than that period holds.",
+    causes: [
+      "a record posted twice under two external ids, or by two marketplaces for the same machine time",
+      "a quantity in the wrong unit (milliseconds as seconds) or a period too short",
+      "the operator's capacity declaration is out of date",
+    ],
+    action: "fix_request",
+    todo: "Check the record's quantity, unit and period against what the operator can run (GET /v1/operators/{id}/capacity); if the machines are real, the operator declares its new capacity (POST /v1/operators/{id}/capacity), or the marketplace accepts such records for review (PUT /v1/marketplaces/{id}/capacity-policy).",
+    example:
+      "operator op-7 declared 16 gpu:h100 unit-hours of capacity from 2026-11-01T10:00:00.000Z to 2026-11-01T12:00:00.000Z; its usage in every marketplace already holds 12.5 of them, so 3.5 are free, less than the 4 this record claims",
+    exampleErrors: [{ path: "quantity", message: "3.5 gpu:h100 unit-hours free in the period" }],
+  },
+  capacity_exists: {
+    means: "A version of the operator's capacity of this resource already takes effect at this instant: versions are never changed.",
+    causes: ["the same declaration sent twice with two Idempotency-Keys", "a correction sent with the effective_from of the version it corrects"],
+    action: "fix_request",
+    todo: "Read the versions (GET /v1/operators/{id}/capacity) and declare the change from another instant (a later version replaces an earlier one from its effective_from).",
+    example: "a capacity version of gpu:h100 taking effect at 2026-10-01T00:00:00.000Z exists already",
+    exampleErrors: [{ path: "effective_from", message: "a version of this resource takes effect at this instant already" }],
+  },
+  operator_costs_not_found: {
+    means: "The operator has set no costs of this resource (machine class): margins and what-ifs need them.",
+    causes: ["the costs were never set", "a resource named differently from its usage records (gpu:h100 is not gpu:h100-80gb)"],
+    action: "fix_request",
+    todo: "Set them (PUT /v1/operators/{id}/costs/{resource}) or, for a what-if, give every cost in the body.",
+    example: "operator op-7 has set no costs of gpu:h100",
+  },
   usage_limit_exceeded: {
     means:
       "The record is beyond the marketplace's usage limits: its gross is above max_gross_per_record, or its quantity above what max_quantity_per_second allows over its period.",

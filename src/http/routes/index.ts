@@ -24,6 +24,13 @@ import * as openDispute from "./open-dispute.js";
 import * as listDisputes from "./list-disputes.js";
 import * as decideDispute from "./decide-dispute.js";
 import * as disputeSettings from "./dispute-settings.js";
+import * as operatorCapacity from "./operator-capacity.js";
+import * as operatorCosts from "./operator-costs.js";
+import * as operatorFleet from "./operator-fleet.js";
+import * as operatorMargin from "./operator-margin.js";
+import * as operatorScenarios from "./operator-scenarios.js";
+import * as capacityPolicy from "./capacity-policy.js";
+import * as listCapacityFlags from "./list-capacity-flags.js";
 import * as reportOperatorReceivables from "./report-operator-receivables.js";
 import * as createDeposit from "./create-deposit.js";
 import * as createMarketplace from "./create-marketplace.js";
@@ -99,6 +106,11 @@ import * as listRates from "./list-rates.js";
 import * as listConversions from "./list-conversions.js";
 import * as listRateLocks from "./list-rate-locks.js";
 import * as periods from "./periods.js";
+import * as webhookEndpoints from "./webhook-endpoints.js";
+import * as webhookEndpoint from "./webhook-endpoint.js";
+import * as webhookDeliveries from "./webhook-deliveries.js";
+import * as listEvents from "./list-events.js";
+import * as balanceMonitors from "./balance-monitors.js";
 
 /** Every route of the API, in the order the OpenAPI document lists them. */
 const routes = [
@@ -131,6 +143,8 @@ const routes = [
   listFeeSchedules,
   getUsageLimits,
   setUsageLimits,
+  capacityPolicy,
+  listCapacityFlags,
   registerOperator,
   listOperators,
   getOperator,
@@ -160,6 +174,11 @@ const routes = [
   operatorBalances,
   operatorStatement,
   operatorEarnings,
+  operatorCapacity,
+  operatorCosts,
+  operatorFleet,
+  operatorMargin,
+  operatorScenarios,
   operatorInvitations,
   createAddressChallenge,
   setPayoutAddress,
@@ -200,6 +219,11 @@ const routes = [
   getMarketplaceFunding,
   listProposals,
   decideProposal,
+  listEvents,
+  balanceMonitors,
+  webhookEndpoints,
+  webhookEndpoint,
+  webhookDeliveries,
 ];
 
 /** Registers every route (everything under /v1 behind the API key and rate limit of createApp). */

@@ -2,6 +2,7 @@ import type { Database, Queryable } from "../../db/client.js";
 import { ensureAccounts } from "../../db/ensure-accounts.js";
 import { Contended, writeTransfers, type BatchOutcome } from "../../db/transfer-writer.js";
 import { insertUsageRecords } from "../../db/usage-writer.js";
+import { insertCapacityFlags } from "../../db/queries/capacity.js";
 import { writeReceipts, type WriteReceipt } from "../../db/queries/write-receipts.js";
 import { specKey, type AccountSpec } from "../../domain/chart.js";
 import type { TransferInput } from "../../domain/transfers.js";
@@ -88,6 +89,16 @@ async function recordUsage(tx: Queryable, planned: Planned[], atomic: boolean, l
     if (o.kind === "created") last.records.set(k, toRecord(p, last.accounts, o.transfer.id, bookedAt));
   });
   if ((await insertUsageRecords(tx, [...last.records.values()])) !== last.records.size) throw new Contended();
+  await insertCapacityFlags(
+    tx,
+    planned.flatMap((p, k) => {
+      const record = last.records.get(k);
+      return p.capacityFlag && record
+        ? [{ usageId: record.id, marketplaceId: record.marketplaceId, operatorId: record.operatorId, resource: record.resource, ...p.capacityFlag }]
+        : [];
+    }),
+    bookedAt,
+  );
   // The receipts of single API calls whose record this batch wrote, answered at the scale the record was rated at.
   await writeReceipts(
     tx,

@@ -65,12 +65,15 @@ export interface Planned {
   payer: AccountSpec | { accountId: string };
   operator: AccountSpec;
   fees: AccountSpec[];
+  /** Set when the record goes beyond its operator's capacity and its marketplace accepts such records flagged (docs/usage.md, "Capacity"), in unit-milliseconds. */
+  capacityFlag?: { capacity: bigint; used: bigint; claimed: bigint };
 }
 
 export const hashOf = (item: UsageItem) => sha256Hex(canonicalJson(item.input));
 
 export const usageKey = (m: string, ext: string) => `${m}|${ext}`;
 /** The ledger idempotency key of a record's transfer: unambiguous for any marketplace id and external id. */
+// The "usage:" prefix marks usage transfers for the event relay (src/db/event-sources.ts, EVENT_TRANSFERS).
 export const ledgerKey = (m: string, ext: string) => `usage:${m.length}:${m}:${ext}`;
 
 export function conflict(externalId: string): LedgerError {
