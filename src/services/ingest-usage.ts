@@ -3,7 +3,7 @@ import { findUsageByExternalIds, loadMarketplaceFacts, type MarketplaceFacts } f
 import type { WriteReceipt } from "../db/queries/write-receipts.js";
 import { LedgerError } from "../domain/errors.js";
 import { maybeGiveWay } from "../give-way.js";
-import { PeriodsChanged, writeUsageBatch, type BatchWrite } from "./ingest-usage/ledger-batch.js";
+import { CapacityChanged, PeriodsChanged, writeUsageBatch, type BatchWrite } from "./ingest-usage/ledger-batch.js";
 import { recoverFromEarnings } from "./receivables.js";
 import { judgeCapacity } from "./ingest-usage/capacity.js";
 import { planRecord } from "./ingest-usage/rating.js";
@@ -21,12 +21,13 @@ export type { UsageInput, UsageItem, UsageResult, WrittenUsage } from "./ingest-
  * with the reason. With `atomic`, one rejection means nothing is written.
  */
 export async function ingestUsage(db: Database, items: UsageItem[], options: { atomic?: boolean; receipt?: WriteReceipt<void> } = {}): Promise<UsageResult[]> {
-  // A month that changed status while the records were written (nothing was): plan them again, a few times at most.
+  // A month that changed status, or usage written over the capacity judged, while the records were
+  // written (nothing was): plan them again, a few times at most.
   for (let attempt = 1; ; attempt++) {
     try {
       return await ingestOnce(db, items, options);
     } catch (err) {
-      if (!(err instanceof PeriodsChanged) || attempt >= 3) throw err;
+      if (!(err instanceof PeriodsChanged || err instanceof CapacityChanged) || attempt >= 5) throw err;
     }
   }
 }

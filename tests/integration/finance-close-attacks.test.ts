@@ -4,6 +4,7 @@ import { recoverReceivables } from "../../src/services/receivables.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { ago, pastMonth, usageMonth, wideRange } from "../support/clock.js";
 import { freshDatabase, type TestDatabase } from "../support/db.js";
+import { hookable } from "../support/hookable.js";
 import { fundingWorld, USD, type FundingWorld } from "../support/funding-world.js";
 import { ADMIN_KEY, expectRefused, expectStatus, proposeAndApprove, testApi, world, worldPerFile, writeCounts, type TestApi } from "../support/http.js";
 import { TOKEN } from "../support/payout-world.js";
@@ -14,47 +15,9 @@ import { TOKEN } from "../support/payout-world.js";
  * correct behaviour of a rule the code breaks (they fail; see each test's comment for the cause).
  */
 
-// ---------------------------------------------------------------------------------------------
-// A database handle whose top-level queries can run one hook right after a matching query has
-// answered: it makes the interleaving of two concurrent requests deterministic (the hook plays the
-// second request, e.g. finance closing the month, between the first request's check and its write).
-// Transactions are not hooked (their queries run on the transaction's own handle).
-// ---------------------------------------------------------------------------------------------
+// Races are played deterministically with `hookable` (tests/support/hookable.ts): e.g. finance
+// closes the month between a request's check and its write.
 type Month = ReturnType<typeof pastMonth>;
-
-function hookable(db: TestDatabase) {
-  let hook: { match: RegExp; run: () => Promise<void> } | null = null;
-  let fired = false;
-  const proxy = new Proxy(db, {
-    get(target, prop) {
-      if (prop === "query") {
-        return async (text: string, params?: unknown[]) => {
-          const rows = await target.query(text, params);
-          const h = hook;
-          if (h && h.match.test(text)) {
-            hook = null;
-            fired = true;
-            await h.run();
-          }
-          return rows;
-        };
-      }
-      const v = Reflect.get(target, prop, target);
-      return typeof v === "function" ? v.bind(target) : v;
-    },
-  }) as TestDatabase;
-  return {
-    db: proxy,
-    arm(match: RegExp, run: () => Promise<void>) {
-      hook = { match, run };
-      fired = false;
-    },
-    fired: () => fired,
-    disarm() {
-      hook = null;
-    },
-  };
-}
 
 /** The usage ingest's read of the marketplace's facts (fee schedules and the periods that are not open). */
 const USAGE_FACTS = /from accounting_periods p where p\.marketplace_id = f\.marketplace_id/;

@@ -81,6 +81,19 @@ export async function usedUnitMs(db: Queryable, windows: { key: number; operator
   return new Map(rows.map((r) => [Number(r.key), BigInt(r.used)]));
 }
 
+/**
+ * Transaction-scoped advisory locks on (operator, resource) pairs (`operator|resource`), in one
+ * order, so batches judged on the same pair write one after the other.
+ */
+export async function lockCapacity(tx: Queryable, pairs: string[]): Promise<void> {
+  if (pairs.length === 0) return;
+  await tx.query(
+    `select pg_advisory_xact_lock(hashtextextended('usage-capacity:' || s.k, 0))
+       from (select k from unnest($1::text[]) as k order by k) s`,
+    [pgArray([...pairs].sort())],
+  );
+}
+
 /** The capacity policies of these marketplaces: `marketplace|resource` → policy (resource `*`: the marketplace's default). */
 export async function capacityPoliciesOf(db: Queryable, marketplaceIds: string[]): Promise<Map<string, "refuse" | "flag">> {
   const rows = await db.query<{ marketplace_id: string; resource: string; policy: "refuse" | "flag" }>(

@@ -1,5 +1,5 @@
 import type { Queryable } from "../../db/client.js";
-import { capacityOfPairs, capacityPoliciesOf, usedUnitMs, type CapacityRow } from "../../db/queries/capacity.js";
+import { capacityOfPairs, capacityPoliciesOf, lockCapacity, usedUnitMs, type CapacityRow } from "../../db/queries/capacity.js";
 import { capacityExceeded, capacityUnitMs, claimedUnitMs, exceeds, msPerUnit, shareIn, type CapacityVersion } from "../../domain/capacity.js";
 import { parseDecimal } from "../../domain/rating.js";
 import type { OpenResults, Planned } from "./types.js";
@@ -59,6 +59,8 @@ export async function judgeCapacity(db: Queryable, planned: Planned[], results: 
   const refused = new Set<Planned>();
   const before: Checked[] = [];
   for (const [key, c] of checked.entries()) {
+    const { operatorId, resource, periodStart: start, periodEnd: end } = c.p.item.input;
+    c.p.capacityStored = { operatorId, resource, start, end, stored: stored.get(key) ?? 0n };
     const fromBatch = before.filter((b) => b.pair === c.pair).reduce((sum, b) => sum + shareIn(b.claimed, b, c.from, c.to), 0n);
     const j = { capacity: capacityUnitMs(versions.get(c.pair)!, c.from, c.to), used: (stored.get(key) ?? 0n) + fromBatch, claimed: c.claimed };
     if (exceeds(j)) {
@@ -78,6 +80,23 @@ export async function judgeCapacity(db: Queryable, planned: Planned[], results: 
     before.push(c);
   }
   return refused.size === 0 ? planned : planned.filter((p) => !refused.has(p));
+}
+
+/**
+ * Whether the stored usage a batch's capacity judgement counted changed before its write: called
+ * in the write's transaction, after taking the capacity lock of each (operator, resource) judged,
+ * which every batch judged on that pair takes too, so two marketplaces' batches cannot each fit
+ * in the same free capacity. Changed: the batch is planned again (nothing written).
+ */
+export async function capacityChanged(tx: Queryable, planned: Planned[]): Promise<boolean> {
+  const judged = planned.flatMap((p) => (p.capacityStored ? [p.capacityStored] : []));
+  if (judged.length === 0) return false;
+  await lockCapacity(tx, [...new Set(judged.map((j) => pairKey(j.operatorId, j.resource)))]);
+  const now = await usedUnitMs(
+    tx,
+    judged.map((j, key) => ({ key, operatorId: j.operatorId, resource: j.resource, start: j.start, end: j.end })),
+  );
+  return judged.some((j, key) => (now.get(key) ?? 0n) !== j.stored);
 }
 
 /** The records the rule applies to, in batch order: their operator declared capacity of the resource at or before their period's start. */

@@ -10,10 +10,13 @@ import type { UsageRecord } from "../../domain/usage.js";
 import { maybeGiveWay } from "../../give-way.js";
 import { lockUsageFunding } from "../funding.js";
 import { bookingsChanged } from "../periods.js";
+import { capacityChanged } from "./capacity.js";
 import { ledgerKey, type Planned } from "./types.js";
 
 /** A marketplace's period changed status between planning and writing: nothing is written; plan again. */
 export class PeriodsChanged extends Error {}
+/** Another batch wrote usage over the capacity this batch was judged against: nothing is written; plan again. */
+export class CapacityChanged extends Error {}
 /** An atomic batch met a refusal: roll back what the ledger accepted of it. */
 class AtomicAbort extends Error {}
 /** Every request was refused or replayed: roll back, so that no account opened for them remains. */
@@ -66,6 +69,7 @@ async function prepareTransfers(tx: Queryable, planned: Planned[], last: Attempt
   // Judged again under the funding locks, which a change of period status takes exclusively: a
   // month that started closing or closed since the records were planned sends them back to be planned again.
   if (await bookingsChanged(tx, planned)) throw new PeriodsChanged();
+  if (await capacityChanged(tx, planned)) throw new CapacityChanged();
   last.accounts = await ensureAccounts(
     tx,
     planned.flatMap((p) => ["accountId" in p.payer ? [] : [p.payer], p.operator, ...p.fees].flat()),

@@ -67,6 +67,8 @@ export interface Planned {
   fees: AccountSpec[];
   /** Set when the record goes beyond its operator's capacity and its marketplace accepts such records flagged (docs/usage.md, "Capacity"), in unit-milliseconds. */
   capacityFlag?: { capacity: bigint; used: bigint; claimed: bigint };
+  /** Judged by the capacity rule: the stored usage it counted over its period, read again under the capacity lock when written. */
+  capacityStored?: { operatorId: string; resource: string; start: Date; end: Date; stored: bigint };
 }
 
 export const hashOf = (item: UsageItem) => sha256Hex(canonicalJson(item.input));
