@@ -18,6 +18,8 @@ import { naive, raw } from "./baselines.js";
 import { freshBenchDatabase } from "./database.js";
 import { eventRelayComparison, holdRelay, skipRelayBacklog } from "./events.js";
 import { client, percentile, pool, timed } from "./load.js";
+import { mixedIngest } from "./mixed.js";
+import { startScriptNodeFlags } from "./service-flags.js";
 
 const quick = process.argv.includes("--quick");
 const SECONDS = quick ? 8 : 30;
@@ -45,7 +47,11 @@ const env: NodeJS.ProcessEnv = {
   // backlog is sealed in minutes before that scenario is measured.
   JOURNAL_SEAL_INTERVAL_MS: "1000",
 };
-const server = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { cwd: root, env, stdio: ["ignore", "ignore", "inherit"] });
+const server = spawn(process.execPath, [...startScriptNodeFlags(root), "--import", "tsx", "src/main.ts"], {
+  cwd: root,
+  env,
+  stdio: ["ignore", "ignore", "inherit"],
+});
 const base = `http://127.0.0.1:${port}`;
 for (
   let i = 0;
@@ -55,7 +61,7 @@ for (
   ));
   i++
 ) {
-  if (i > 200) throw new Error("the service did not start");
+  if (i > 600) throw new Error("the service did not start");
   await new Promise((r) => setTimeout(r, 100));
 }
 const peakRssMb = () => {
@@ -167,6 +173,8 @@ const single = await timed(64, SECONDS * 1000, async () => {
   return 1;
 });
 
+log(`batch and single ingest at once: 2 clients × 1,000 records and 32 connections, ${SECONDS} s …`);
+const mixed = await mixedIngest(api, market, record, SECONDS);
 const sql = postgres(dbUrl, { max: 4, onnotice: () => {} });
 log(`yardsticks: naive writer and raw inserts, ${SECONDS} s each …`);
 const naiveRun = await naive(sql, SECONDS);
@@ -282,6 +290,7 @@ const results = {
   raw_insert_records_per_s: Math.round(rawRun.recordsPerSecond),
   batch_vs_raw: +(batch.units / batch.seconds / rawRun.recordsPerSecond).toFixed(2),
   ...events,
+  ...mixed,
   ...(large
     ? {
         entries_at_large: large.entries,

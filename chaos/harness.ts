@@ -17,6 +17,18 @@ export const between = (lo: number, hi: number) => lo + Math.floor(Math.random()
 /** Every service process started, to kill them all if the run is interrupted. */
 export const running = new Set<ChildProcess>();
 
+/**
+ * `--pgbouncer`: the service's processes (API, workers, npm run verify) reach the database through a
+ * PgBouncer in transaction mode; the checks read the server directly.
+ */
+export const databasePath: { via?: (url: string) => string } = {};
+
+/** DATABASE_URL (and DATABASE_POOLER) as the service's processes get them. */
+export function serviceDatabaseEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (!databasePath.via || !env.DATABASE_URL) return env;
+  return { ...env, DATABASE_URL: databasePath.via(env.DATABASE_URL), DATABASE_POOLER: "transaction" };
+}
+
 /** A service process (`npm start` or `npm run worker`) that can be killed and started again. */
 export class Service {
   child: ChildProcess | undefined;
@@ -55,7 +67,7 @@ export class Service {
     const child = spawn(process.execPath, [...this.nodeArgs, "--import", "tsx", this.entry], {
       cwd: root,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, ...this.env, ...(this.port ? { PORT: String(this.port) } : {}), ...extraEnv },
+      env: serviceDatabaseEnv({ ...process.env, ...this.env, ...(this.port ? { PORT: String(this.port) } : {}), ...extraEnv }),
     });
     const logFile = process.env.CHAOS_LOG_DIR ? join(process.env.CHAOS_LOG_DIR, `${this.name}.log`) : undefined;
     // This start's own output (a line may arrive split over two chunks).
@@ -444,7 +456,7 @@ export async function checkUsage(dbUrl: string, sent: string[], acknowledged: Se
 export function verify(dbUrl: string): Finding {
   const r = spawnSync(process.execPath, ["--import", "tsx", "src/verify-cli.ts"], {
     cwd: root,
-    env: { ...process.env, DATABASE_URL: dbUrl, LOG_LEVEL: "silent" },
+    env: serviceDatabaseEnv({ ...process.env, DATABASE_URL: dbUrl, LOG_LEVEL: "silent" }),
     encoding: "utf8",
   });
   return {

@@ -8,16 +8,20 @@
  * each, the checks (nothing acknowledged lost, nothing doubled, chain and ledger one to one,
  * every webhook event delivered in order, `npm run verify`). Prints a table, writes
  * chaos/results/{full,quick}.json, exits 1 when any check fails. `--only NAME` runs one scenario.
+ * `--pgbouncer` puts a PgBouncer in transaction pooling mode in front of that server: the service's
+ * processes connect through it (DATABASE_POOLER=transaction), the checks directly.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
-import { cpus } from "node:os";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../scripts/anvil-chain.js";
+import { PgBouncerChild } from "../scripts/pgbouncer-server.js";
 import { Cluster } from "./cluster.js";
-import { root, running } from "./harness.js";
+import { databasePath, root, running } from "./harness.js";
 import { scenarios, type Outcome } from "./scenarios.js";
 
 const quick = process.argv.includes("--quick");
+const withPgbouncer = process.argv.includes("--pgbouncer");
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 const log = (s: string) => process.stdout.write(`${s}\n`);
 const chosen = scenarios.filter((s) => !only || s.name === only);
@@ -28,13 +32,25 @@ if (chosen.length === 0) {
 
 const started = Date.now();
 const cluster = await Cluster.create(await freePort());
+const bouncerDir = withPgbouncer ? mkdtempSync(join(tmpdir(), "ledger-chaos-pgbouncer-")) : undefined;
+const bouncer = bouncerDir
+  ? await PgBouncerChild.start({ dir: bouncerDir, port: await freePort(), serverHost: "127.0.0.1", serverPort: cluster.port, users: ["postgres"] })
+  : undefined;
+const stopBouncer = async () => {
+  await bouncer?.stop();
+  if (bouncerDir) rmSync(bouncerDir, { recursive: true, force: true });
+};
+if (bouncer) databasePath.via = (url) => bouncer.via(url);
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
     for (const child of running) child.kill("SIGKILL");
-    void cluster.destroy().finally(() => process.exit(130));
+    void stopBouncer()
+      .then(() => cluster.destroy())
+      .finally(() => process.exit(130));
   });
 }
 log(`chaos (${quick ? "quick" : "full"}): private PostgreSQL at ${cluster.url} (fsync and synchronous_commit on)`);
+if (bouncer) log(`the service's processes connect through PgBouncer (transaction pooling) at ${bouncer.via(cluster.url)}`);
 const results: (Outcome & { scenario: string; description: string; seconds: number; ok: boolean; error?: string })[] = [];
 try {
   for (const s of chosen) {
@@ -67,6 +83,7 @@ try {
   }
 } finally {
   for (const child of running) child.kill("SIGKILL");
+  await stopBouncer();
   await cluster.destroy();
 }
 
@@ -74,6 +91,7 @@ const report = {
   run: {
     at: new Date().toISOString(),
     mode: quick ? "quick" : "full",
+    pgbouncer: withPgbouncer,
     seconds: Math.round((Date.now() - started) / 1000),
     cpus: cpus().length,
     node: process.version,

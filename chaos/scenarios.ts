@@ -11,6 +11,7 @@ import { chainSettingsFor, CHAIN_ID, freePort, startLocalChain, type LocalChain 
 import { bytes32ToPayoutId, faultPoints } from "../src/domain/payouts.js";
 import { TcpProxy } from "../tests/support/tcp-proxy.js";
 import type { Cluster } from "./cluster.js";
+import { replicaReads } from "./replica.js";
 import { webhookDelivery } from "./webhooks.js";
 import {
   apiProcess,
@@ -730,4 +731,4 @@ const twoOfEach: Scenario = {
   },
 };
 
-export const scenarios: Scenario[] = [apiKill, dbRestart, workerKill, twoOfEach, webhookDelivery];
+export const scenarios: Scenario[] = [apiKill, dbRestart, workerKill, twoOfEach, webhookDelivery, replicaReads];

@@ -14,6 +14,25 @@ export const Config = z.object({
     .describe("PostgreSQL server; when unset the embedded PGlite database is used"),
   PGLITE_DATA_DIR: z.string().min(1).default("./data/pglite").describe("folder of the embedded database ('memory://' for none)"),
   DB_POOL_SIZE: intFrom(10, 1, 200),
+  DATABASE_REPLICA_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
+    .optional()
+    .describe(
+      "a streaming replica of DATABASE_URL: balance reads, statements, earnings and reports are answered from it when it is fresh enough (docs/scaling.md)",
+    ),
+  REPLICA_MAX_LAG_MS: intFrom(1000, 10, 600_000).describe("reads without Ledger-Min-Position go to the replica only while it is at most this far behind"),
+  REPLICA_WAIT_MS: intFrom(200, 0, 10_000).describe("how long a read with Ledger-Min-Position waits for the replica to replay it before asking the primary"),
+  REPLICA_WRITE_POSITIONS: z
+    .enum(["true", "false"])
+    .default("true")
+    .describe("with a replica: writes answer Ledger-Position (one shared query to the primary after their commit); false saves that wait"),
+  DATABASE_POOLER: z
+    .enum(["none", "transaction"])
+    .default("none")
+    .describe(
+      "'transaction' when DATABASE_URL points at a connection pooler in transaction mode (PgBouncer pool_mode=transaction): statements are sent unnamed, with no session startup parameters",
+    ),
   PORT: intFrom(8080, 0, 65535),
   HOST: z.string().min(1).default("127.0.0.1").describe("interface to listen on; 0.0.0.0 for all"),
   MANAGEMENT_PORT: z.coerce
@@ -36,6 +55,9 @@ export const Config = z.object({
     .describe("when ADMIN_API_KEY is unset: read the bootstrap admin key from this file, creating it with a random key if missing"),
   MAX_BODY_BYTES: intFrom(1_048_576, 1024, 64 * 1_048_576),
   MAX_BATCH_BODY_BYTES: intFrom(16 * 1_048_576, 1024, 256 * 1_048_576).describe("largest body of POST /v1/usage/batch"),
+  BATCH_BODIES_IN_FLIGHT_BYTES: intFrom(16 * 1_048_576, 1024, 4096 * 1_048_576).describe(
+    "usage batches a process handles at once, by the sum of their bodies' sizes; more wait their turn (a batch alone always passes)",
+  ),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   GROUP_COMMIT_MAX_ITEMS: intFrom(1000, 1, 10000),
   GROUP_COMMIT_MAX_CONCURRENT: intFrom(4, 1, 64),
@@ -75,6 +97,16 @@ export const Config = z.object({
     .default("./data/webhook-secrets-key")
     .describe("when WEBHOOK_SECRETS_KEY is unset: read that key from this file, creating it with a random key if missing"),
   RUN_WORKERS: z.enum(["true", "false"]).default("true").describe("run the background workers inside the API process"),
+  API_PROCESSES: intFrom(1, 1, 64).describe("API processes sharing PORT (and MANAGEMENT_PORT), forked by one supervising process; PostgreSQL only above 1"),
+  WORKER_PROCESSES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(16)
+    .optional()
+    .describe("background worker processes beside the API processes; default 1 when API_PROCESSES is above 1 (0 with RUN_WORKERS=false)"),
+  READ_PROCESSES: intFrom(0, 0, 64).describe("API processes that listen on READ_PORT instead of PORT: reads sent there do not wait behind ingest"),
+  READ_PORT: intFrom(8081, 1, 65535).describe("the port of the READ_PROCESSES (the same API as PORT)"),
   CLOCK_START: z
     .string()
     .optional()

@@ -1,10 +1,13 @@
+import cluster from "node:cluster";
 import type { Server } from "node:http";
+import { onStopSignal, processLogger, processPlan, superviseProcesses } from "./cluster.js";
 import { exitOnSettingsConflicts } from "./services/chain-settings.js";
 import { serve } from "@hono/node-server";
 import { resolveAdminKey } from "./admin-key.js";
 import { Settlements } from "./chain/settlement.js";
 import { loadChainsOrExit, loadConfig } from "./config.js";
 import { openConfiguredDatabase } from "./db/open.js";
+import { openConfiguredReplica } from "./db/replica.js";
 import { createApp } from "./http/app.js";
 import { createMetrics } from "./http/metrics.js";
 import { RateLimiter } from "./http/rate-limit.js";
@@ -14,7 +17,10 @@ import { startWorkers } from "./workers/start.js";
 import { resolveWebhookKey } from "./webhook-key.js";
 
 const config = loadConfig();
-const log = createLogger(config.LOG_LEVEL);
+const plan = processPlan(config);
+// With API_PROCESSES / WORKER_PROCESSES this process only supervises the ones it forks (src/cluster.ts).
+if (cluster.isPrimary && plan) process.exit(await superviseProcesses(config, plan, createLogger(config.LOG_LEVEL)));
+const log = processLogger(createLogger(config.LOG_LEVEL), "api", config);
 if (config.CLOCK_START)
   log.warn({ clock_start: config.CLOCK_START }, "CLOCK_START is set: the service's clock started at that instant, not at the machine's time");
 const settlements = new Settlements(loadChainsOrExit(config));
@@ -25,6 +31,7 @@ const ledger = createLedgerContext(db, {
   maxConcurrent: config.GROUP_COMMIT_MAX_CONCURRENT,
   windowMs: config.GROUP_COMMIT_WINDOW_MS,
 });
+ledger.reads = await openConfiguredReplica(config, db, log);
 const stopWorkers = config.RUN_WORKERS === "true" ? startWorkers(db, config, log, settlements) : async () => {};
 const adminKey = resolveAdminKey(config);
 const rateLimiter = new RateLimiter(config.RATE_LIMIT_PER_SECOND, config.RATE_LIMIT_BURST);
@@ -98,9 +105,9 @@ async function shutdown(signal: string) {
   clearTimeout(forced);
   await closeLedgerContext(ledger);
   await stopWorkers();
+  await ledger.reads?.close();
   await db.close();
   log.info("stopped");
   process.exit(0);
 }
-process.once("SIGINT", () => void shutdown("SIGINT"));
-process.once("SIGTERM", () => void shutdown("SIGTERM"));
+onStopSignal((signal) => void shutdown(signal));

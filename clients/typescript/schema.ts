@@ -659,6 +659,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage-batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List usage batches, newest first (admin, finance; a marketplace key sees its own) */
+        get: operations["listUsageBatches"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/usage-batches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a usage batch with its refused records and the reasons (admin, finance, its marketplace)
+         * @description The rejections come by their place in the batch, a page at a time (`limit`, default 100; `cursor`: the `rejections.next_cursor`).
+         */
+        get: operations["getUsageBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/usage/{id}": {
         parameters: {
             query?: never;
@@ -1880,7 +1917,7 @@ export interface components {
              * @example exceeds_credits
              * @enum {string}
              */
-            code: "invalid_request" | "malformed_json" | "idempotency_key_required" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "rate_limited" | "asset_not_found" | "account_not_found" | "pending_not_found" | "transfer_not_found" | "asset_exists" | "account_exists" | "idempotency_conflict" | "idempotency_key_reused" | "pending_already_posted" | "pending_already_voided" | "pending_expired" | "already_reversed" | "asset_retired" | "payouts_in_flight" | "asset_mismatch" | "exceeds_credits" | "exceeds_debits" | "overflow" | "not_pending" | "not_reversible" | "post_amount_exceeds_pending" | "partial_post_needs_single_leg" | "period_closing" | "period_transition" | "period_closed" | "marketplace_not_found" | "customer_not_found" | "operator_not_found" | "usage_not_found" | "hold_not_found" | "hold_closed" | "marketplace_exists" | "customer_exists" | "customer_retired" | "operator_exists" | "invitation_not_found" | "fee_schedule_exists" | "usage_conflict" | "no_fee_schedule" | "usage_in_future" | "usage_limit_exceeded" | "capacity_exceeded" | "capacity_exists" | "operator_costs_not_found" | "credit_limit_exceeded" | "credit_limit_in_use" | "rates_to_zero" | "atomic_batch_aborted" | "payout_not_found" | "challenge_not_found" | "payout_not_pending" | "payout_address_missing" | "payout_below_minimum" | "payout_limit_exceeded" | "payout_unfunded" | "payout_not_approved" | "chain_not_configured" | "no_rate_source" | "challenge_invalid" | "signature_invalid" | "reconciliation_not_found" | "reconciliation_item_not_found" | "item_already_resolved" | "proposal_not_found" | "proposal_decided" | "proposal_outdated" | "four_eyes" | "receipt_exists" | "dispute_not_found" | "dispute_decided" | "usage_disputed" | "dispute_window_closed" | "payout_withheld" | "webhook_endpoint_not_found" | "webhook_delivery_not_found" | "webhook_url_refused" | "balance_monitor_not_found" | "unavailable" | "chain_unavailable" | "internal";
+            code: "invalid_request" | "malformed_json" | "idempotency_key_required" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "rate_limited" | "asset_not_found" | "account_not_found" | "pending_not_found" | "transfer_not_found" | "asset_exists" | "account_exists" | "idempotency_conflict" | "idempotency_key_reused" | "pending_already_posted" | "pending_already_voided" | "pending_expired" | "already_reversed" | "asset_retired" | "payouts_in_flight" | "asset_mismatch" | "exceeds_credits" | "exceeds_debits" | "overflow" | "not_pending" | "not_reversible" | "post_amount_exceeds_pending" | "partial_post_needs_single_leg" | "period_closing" | "period_transition" | "period_closed" | "marketplace_not_found" | "customer_not_found" | "operator_not_found" | "usage_not_found" | "usage_batch_not_found" | "hold_not_found" | "hold_closed" | "marketplace_exists" | "customer_exists" | "customer_retired" | "operator_exists" | "invitation_not_found" | "fee_schedule_exists" | "usage_conflict" | "no_fee_schedule" | "usage_in_future" | "usage_limit_exceeded" | "capacity_exceeded" | "capacity_exists" | "operator_costs_not_found" | "credit_limit_exceeded" | "credit_limit_in_use" | "rates_to_zero" | "atomic_batch_aborted" | "payout_not_found" | "challenge_not_found" | "payout_not_pending" | "payout_address_missing" | "payout_below_minimum" | "payout_limit_exceeded" | "payout_unfunded" | "payout_not_approved" | "chain_not_configured" | "no_rate_source" | "challenge_invalid" | "signature_invalid" | "reconciliation_not_found" | "reconciliation_item_not_found" | "item_already_resolved" | "proposal_not_found" | "proposal_decided" | "proposal_outdated" | "four_eyes" | "receipt_exists" | "dispute_not_found" | "dispute_decided" | "usage_disputed" | "dispute_window_closed" | "payout_withheld" | "webhook_endpoint_not_found" | "webhook_delivery_not_found" | "webhook_url_refused" | "balance_monitor_not_found" | "unavailable" | "chain_unavailable" | "internal";
             /**
              * @description for people: what was wrong with this request
              * @example insufficient funds on account 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e: 1000000 available, this transfer takes 1500000, 500000 short (amounts in the asset's smallest unit)
@@ -3532,6 +3569,8 @@ export interface components {
             marketplace_id?: string;
         };
         UsageBatchResult: {
+            /** @description the batch's log: GET /v1/usage-batches/{id} (the same id when the request is retried with its Idempotency-Key) */
+            batch_id: string;
             summary: {
                 accepted: number;
                 duplicate: number;
@@ -3573,6 +3612,65 @@ export interface components {
              * @example gpu-market
              */
             marketplace_id?: string;
+        };
+        UsageBatchPage: {
+            data: components["schemas"]["UsageBatch"][];
+            /**
+             * @description pass it as `cursor` for the next page; null on the last page
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
+        };
+        UsageBatch: {
+            id: string;
+            marketplace_id: string;
+            /** @description by the service's clock */
+            received_at: string;
+            /** @description the request's Idempotency-Key */
+            idempotency_key: string | null;
+            records: number;
+            accepted: number;
+            duplicate: number;
+            rejected: number;
+            /** @description accepted records per asset */
+            totals: {
+                asset: string;
+                records: number;
+                /** @description in the asset's smallest unit */
+                gross: string;
+            }[];
+        };
+        UsageBatchDetail: components["schemas"]["UsageBatch"] & {
+            rejections: components["schemas"]["UsageBatchRejectionPage"];
+        };
+        UsageBatchRejectionPage: {
+            data: components["schemas"]["UsageBatchRejection"][];
+            /**
+             * @description pass it as `cursor` for the next page; null on the last page
+             * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
+             */
+            next_cursor: string | null;
+            /**
+             * @description the page size asked for (or the default): a page holds at most this many items
+             * @example 100
+             */
+            limit: number;
+        };
+        UsageBatchRejection: {
+            /** @description the record's place in the batch's `records`, from 0 */
+            index: number;
+            external_id: string | null;
+            /** @description the problem's code (docs/problems.md) */
+            code: string;
+            /** @description the problem's detail, at most 500 characters */
+            reason: string;
+            /** @description the first field the problem names */
+            field: string | null;
         };
         UsagePage: {
             data: components["schemas"]["UsageRecord"][];
@@ -11983,6 +12081,258 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UsageBatchResult"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listUsageBatches: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit?: number;
+                /** @description only this marketplace's batches (a marketplace key sees its own whatever it names) */
+                marketplace_id?: string;
+                /** @description true: only batches with refused records; false: only those without */
+                has_rejections?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of batches, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageBatchPage"];
+                };
+            };
+            /** @description invalid request: see `errors` for each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description missing or unknown API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the key's role may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description conflict with the current state or a reused Idempotency-Key */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description refused by the ledger's rules (e.g. insufficient funds) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the API key's rate limit is exceeded; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal error (a bug): quote the request_id when reporting it; a retry with the same Idempotency-Key is safe */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description database or chain node unavailable; retry with the same Idempotency-Key */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUsageBatch: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the batch and a page of its rejections */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageBatchDetail"];
                 };
             };
             /** @description invalid request: see `errors` for each field */

@@ -63,18 +63,34 @@ export interface DatabaseOptions {
   loadDataDir?: Blob;
   /** Connection pool size on PostgreSQL. */
   maxConnections?: number;
+  /**
+   * PostgreSQL only: "transaction" when the URL points at a pooler in transaction mode (PgBouncer's
+   * pool_mode=transaction), which hands each transaction to whichever server connection is free:
+   * no named prepared statements and no session startup parameters then. "none" (the default): a
+   * direct connection.
+   */
+  pooler?: Pooler;
   /** The service's clock; the machine's time when absent. */
   clock?: Clock;
 }
 
+export type Pooler = "none" | "transaction";
+
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const clock = options.clock ?? systemClock;
-  return options.url ? openPostgres(options.url, options.maxConnections ?? 10, clock) : openPglite(options.dataDir ?? "memory://", options.loadDataDir, clock);
+  return options.url
+    ? openPostgres(options.url, options.maxConnections ?? 10, clock, options.pooler ?? "none")
+    : openPglite(options.dataDir ?? "memory://", options.loadDataDir, clock);
 }
 
-function openPostgres(url: string, max: number, clock: Clock): Database {
+function openPostgres(url: string, max: number, clock: Clock, pooler: Pooler): Database {
+  // Through a transaction pooler, consecutive statements of one client may run on different server
+  // connections: a named prepared statement would be missing there (or another client's name would
+  // collide with it), so every statement is sent unnamed (parsed, bound and run in one round).
+  const prepare = pooler === "none";
   const sql = postgres(url, {
     max,
+    prepare,
     onnotice: () => {},
     // After a lost connection, wait at most a second before reconnecting (the driver's default
     // grows to 20 s after repeated failures, which keeps the service down long after the database
@@ -88,14 +104,17 @@ function openPostgres(url: string, max: number, clock: Clock): Database {
     // lookups (`key = any($1::text[])` with 1,000 keys) got sequential scans while a table was
     // small, kept them as it grew, and then compared every row with every key: measured 400 ms per
     // 1,000-key lookup on 200,000 transfers instead of 1.5 ms. Custom plans see the array's size.
-    connection: { application_name: "settlement-ledger", plan_cache_mode: "force_custom_plan" },
+    // Unnamed statements (through a pooler) are planned anew at every run, with their parameters
+    // (PostgreSQL builds a generic plan only for a statement run five times or more), so they need
+    // no setting; PgBouncer refuses the startup parameter anyway.
+    connection: prepare ? { application_name: "settlement-ledger", plan_cache_mode: "force_custom_plan" } : { application_name: "settlement-ledger" },
   });
   const wrap = (s: postgres.Sql | postgres.TransactionSql): Queryable => ({
     async query<T>(text: string, params: unknown[] = []) {
-      return (await s.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as T[];
+      return (await s.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare })) as unknown as T[];
     },
     async queryValues(text: string, params: unknown[] = []) {
-      return (await s.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: true }).values()) as unknown as unknown[][];
+      return (await s.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare }).values()) as unknown as unknown[][];
     },
   });
   const root = wrap(sql);

@@ -70,6 +70,7 @@ export const ledgerErrorCodes = [
   /** Not written because another record of an atomic batch was rejected. */
   "atomic_batch_aborted",
   "usage_not_found",
+  "usage_batch_not_found",
   "hold_not_found",
   /** The hold was closed or expired: usage can no longer be charged to it. */
   "hold_closed",

@@ -4,9 +4,11 @@ import { registerConsole } from "./console/routes.js";
 import { registerDocs } from "./docs.js";
 import { auditLog } from "./middleware/audit.js";
 import { bodyLimits } from "./middleware/body-limit.js";
+import { batchAdmission } from "./batch-admission.js";
 import { errorHandler, notFound } from "./middleware/error-handler.js";
 import { invalidRequest } from "./middleware/invalid-request.js";
 import { refuseNulInUrl } from "./middleware/nul-in-url.js";
+import { ledgerPosition } from "./read-source.js";
 import { hideManagementSurface } from "./middleware/public-listener.js";
 import { registerProblemPages } from "./problems/page.js";
 import { rateLimit } from "./middleware/rate-limit.js";
@@ -30,6 +32,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.use("*", bodyLimits(deps.config));
   app.use("/v1/*", requireApiKey);
   app.use("/v1/*", rateLimit);
+  app.use("/v1/*", ledgerPosition);
+  app.use("/v1/usage/batch", batchAdmission(deps.config));
 
   registerRoutes(app);
   registerDocs(app);

@@ -50,6 +50,7 @@ const httpStatusOf = {
   customer_not_found: 404,
   operator_not_found: 404,
   usage_not_found: 404,
+  usage_batch_not_found: 404,
   hold_not_found: 404,
   hold_closed: 409,
   marketplace_exists: 409,

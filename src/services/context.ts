@@ -1,5 +1,6 @@
 import type { Database } from "../db/client.js";
 import { GroupCommitter, type GroupCommitOptions } from "../db/group-commit.js";
+import type { ReplicaRouter } from "../db/replica.js";
 import { createdTransfer, writeTransfers, type AfterWrite, type TransferResult } from "../db/transfer-writer.js";
 import { writeReceipts, type WriteReceipt } from "../db/queries/write-receipts.js";
 import type { Transfer } from "../domain/posting.js";
@@ -30,6 +31,8 @@ export interface LedgerContext {
   audit: GroupCommitter<AuditEntry, void>;
   /** Responses remembered for their Idempotency-Key after a ledger write (group-committed). */
   responses: GroupCommitter<StoredResponse, void>;
+  /** A streaming replica for balance reads, statements, earnings and reports (DATABASE_REPLICA_URL; services/read-source.ts). */
+  reads?: ReplicaRouter;
 }
 
 export const defaultGroupCommit: GroupCommitOptions = { maxItems: 1000, maxConcurrent: 4, windowMs: 0 };

@@ -8,10 +8,19 @@ import { recoverFromEarnings } from "./receivables.js";
 import { judgeCapacity } from "./ingest-usage/capacity.js";
 import { planRecord } from "./ingest-usage/rating.js";
 import { abortAll, explainRefusals, finish } from "./ingest-usage/results.js";
+import { batchLogHook, type BatchLogWriter } from "./ingest-usage/batch-log.js";
 import { conflict, hashOf, usageKey, type OpenResults, type Planned, type UsageItem, type UsageResult } from "./ingest-usage/types.js";
 
 export { FUTURE_TOLERANCE_MS } from "./ingest-usage/rating.js";
 export type { UsageInput, UsageItem, UsageResult, WrittenUsage } from "./ingest-usage/types.js";
+export type { AssetTotal, BatchLogWriter, LoggedResult } from "./ingest-usage/batch-log.js";
+
+interface IngestOptions {
+  atomic?: boolean;
+  receipt?: WriteReceipt<void>;
+  /** Writes the batch's log in the transaction of its records when some are written (src/services/usage-batches.ts). */
+  log?: BatchLogWriter;
+}
 
 /**
  * Rates and posts usage records, set-based: one ledger batch for all of them (one transfer per
@@ -20,7 +29,7 @@ export type { UsageInput, UsageItem, UsageResult, WrittenUsage } from "./ingest-
  * duplicate (same marketplace and external id, same content: the original record), or rejected
  * with the reason. With `atomic`, one rejection means nothing is written.
  */
-export async function ingestUsage(db: Database, items: UsageItem[], options: { atomic?: boolean; receipt?: WriteReceipt<void> } = {}): Promise<UsageResult[]> {
+export async function ingestUsage(db: Database, items: UsageItem[], options: IngestOptions = {}): Promise<UsageResult[]> {
   // A month that changed status, or usage written over the capacity judged, while the records were
   // written (nothing was): plan them again, a few times at most.
   for (let attempt = 1; ; attempt++) {
@@ -32,7 +41,7 @@ export async function ingestUsage(db: Database, items: UsageItem[], options: { a
   }
 }
 
-async function ingestOnce(db: Database, items: UsageItem[], options: { atomic?: boolean; receipt?: WriteReceipt<void> }): Promise<UsageResult[]> {
+async function ingestOnce(db: Database, items: UsageItem[], options: IngestOptions): Promise<UsageResult[]> {
   const results: OpenResults = new Array(items.length);
   const hashes = await hashAll(items);
   const { fresh, firstInBatch } = await sortOutRepeats(db, items, hashes, results);
@@ -47,7 +56,8 @@ async function ingestOnce(db: Database, items: UsageItem[], options: { atomic?: 
   if (options.atomic && results.some((r) => r?.status === "rejected")) return abortAll(results);
   if (planned.length === 0) return finish(db, items, results, firstInBatch);
 
-  const written = await writeUsageBatch(db, planned, options.atomic ?? false, options.receipt);
+  const afterRecords = options.log ? batchLogHook(options.log, items, planned, results, firstInBatch) : undefined;
+  const written = await writeUsageBatch(db, planned, options.atomic ?? false, options.receipt, afterRecords);
   const refusals = await explainRefusals(db, planned, written.outcomes, written.accounts);
   settle(planned, written, refusals, results);
   if (written.kind === "atomic_abort") return abortAll(results);

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { usageMonth } from "../support/clock.js";
-import { launchChromium, screenshots, serveOnLoopback, signedIn } from "../support/browser.js";
+import { launchChromium, screenshots, seriousViolations, serveOnLoopback, signedIn } from "../support/browser.js";
 import { expectStatus, worldPerFile } from "../support/http.js";
 
 /**
@@ -171,6 +171,102 @@ describe("the console in Chromium", () => {
     expect((await page.goto(`${origin}/console/audit`))!.status()).toBe(403);
     await context.close();
   });
+
+  it("usage batches: a marketplace sees its batch's refused records with the reasons and their CSV; another marketplace does not", async () => {
+    const records = [
+      t.w.usage("console-batch-ok"),
+      { ...t.w.usage("console-batch-qty"), quantity: "-5" },
+      t.w.usage("console-batch-op", { operator_id: "no-such-operator" }),
+    ];
+    const posted = expectStatus(await t.api.call("POST", "/v1/usage/batch", { key: t.w.keys.m1, body: { records } }), 200).body;
+    const api = expectStatus(await t.api.call("GET", `/v1/usage-batches/${posted.batch_id}`, { key: t.w.keys.m1 }), 200).body;
+    const { context, page } = await signedIn(browser, origin, t.w.keys.m1);
+    expect((await page.goto(`${origin}/console/usage-batches`))!.status()).toBe(200);
+    await screenshots(page, "usage-batches");
+    const row = page.locator("#usage-batches tbody tr").filter({ hasText: posted.batch_id });
+    await expect(row.locator("td").nth(5).textContent()).resolves.toBe("2");
+    await row.getByRole("link").first().click();
+    await page.waitForURL(`${origin}/console/usage-batches/${posted.batch_id}`);
+    await screenshots(page, "usage-batch");
+    const shown = await page.locator("#rejections tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)));
+    expect(shown).toEqual(
+      api.rejections.data.map((r: { index: number; external_id: string; code: string; field: string | null; reason: string }) => [
+        String(r.index),
+        r.external_id,
+        r.code,
+        r.field ?? "",
+        r.reason,
+      ]),
+    );
+    expect(shown.map((r) => r[1])).toEqual(["console-batch-qty", "console-batch-op"]);
+    expect(shown[1]![4]).toContain("no-such-operator");
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: /Download “Refused records” as CSV/ }).click()]);
+    const csv = readFileSync((await download.path())!, "utf8").split("\r\n");
+    expect(csv[0]).toBe("index,external_id,code,field,reason");
+    expect(csv[2]).toContain("no-such-operator");
+    await context.close();
+
+    const other = await signedIn(browser, origin, t.w.keys.m2);
+    await other.page.goto(`${origin}/console/usage-batches`);
+    expect(await other.page.locator("#usage-batches").textContent()).not.toContain(posted.batch_id);
+    const refused = await other.page.goto(`${origin}/console/usage-batches/${posted.batch_id}`);
+    expect(refused!.status()).toBe(404);
+    expect(await other.page.getByRole("alert").textContent()).toContain("usage_batch_not_found");
+    await other.context.close();
+  });
+
+  it("accessibility: axe finds no serious or critical violation on any page of any role", async () => {
+    const batch = expectStatus(
+      await t.api.call("POST", "/v1/usage/batch", { key: t.w.keys.m1, body: { records: [t.w.usage("console-axe", { customer_id: "nobody" })] } }),
+      200,
+    ).body.batch_id as string;
+    const pages: Record<string, string[]> = {
+      finance: [
+        "/console",
+        "/console/trial-balance",
+        "/console/fee-revenue?" + period,
+        "/console/payouts",
+        "/console/proposals",
+        "/console/reconciliations",
+        "/console/treasury",
+        "/console/audit",
+        "/console/usage-batches",
+        `/console/usage-batches/${batch}`,
+        `/console/earnings?operator=o1&${period}`,
+        "/console/customers?marketplace=m1",
+      ],
+      m1: [
+        "/console",
+        "/console/customers",
+        "/console/usage",
+        "/console/usage-batches",
+        `/console/usage-batches/${batch}`,
+        "/console/fee-schedules",
+        "/console/trial-balance",
+      ],
+      o1: ["/console", `/console/earnings?${period}`, `/console/statement?${period}`, "/console/payouts"],
+    };
+    const found: string[] = [];
+    for (const [who, paths] of Object.entries(pages)) {
+      const { context, page } = await signedIn(browser, origin, t.w.keys[who as "finance" | "m1" | "o1"], { bypassCSP: true });
+      for (const path of paths) {
+        await page.goto(`${origin}${path}`);
+        found.push(...(await seriousViolations(page)).map((v) => `${who} ${path}: ${v}`));
+      }
+      await context.close();
+    }
+    const anonymous = await browser.newContext({ bypassCSP: true });
+    const signIn = await anonymous.newPage();
+    await signIn.goto(`${origin}/console/sign-in`);
+    found.push(...(await seriousViolations(signIn)).map((v) => `sign-in: ${v}`));
+    await anonymous.close();
+    expect(found).toEqual([]);
+    // The checker itself: a page made with an image without text is a critical violation.
+    const probe = await browser.newPage();
+    await probe.setContent('<!doctype html><html lang="en"><head><title>probe</title></head><body><main><img src="data:,"></main></body></html>');
+    expect((await seriousViolations(probe)).join("\n")).toContain("image-alt");
+    await probe.close();
+  }, 300_000);
 
   it("CSRF: a POST without the session's token, or from another origin, is refused and changes nothing", async () => {
     const receipt = expectStatus(

@@ -281,6 +281,19 @@ const routes: RouteSecurity[] = [
   },
   { method: "GET", route: "/v1/usage", allowed: [...everyone], request: () => ({ path: "/v1/usage" }) },
   {
+    method: "GET",
+    route: "/v1/usage-batches",
+    allowed: ["admin", "finance", "marketplace"],
+    request: () => ({ path: "/v1/usage-batches?has_rejections=true" }),
+  },
+  {
+    method: "GET",
+    route: "/v1/usage-batches/{id}",
+    allowed: ["admin", "finance", "marketplace"],
+    request: async (w) => ({ path: `/v1/usage-batches/${await m1Batch(w)}` }),
+    otherTenant: () => [{ as: "m2", path: `/v1/usage-batches/${lastBatch}` }],
+  },
+  {
     method: "POST",
     route: "/v1/usage/{id}/reverse",
     allowed: ["admin", "marketplace"],
@@ -952,6 +965,14 @@ async function m1Dispute(w: World): Promise<string> {
 
 let lastHold = "";
 /** A fresh open hold of m1's customer c1. */
+/** A usage batch of m1 with a refused record, by id (its log: GET /v1/usage-batches/{id}). */
+let lastBatch = "";
+async function m1Batch(w: World): Promise<string> {
+  const res = await api.call("POST", "/v1/usage/batch", { key: w.keys.m1, body: { records: [w.usage(`secl-${Math.random()}`), { external_id: "bad" }] } });
+  lastBatch = expectStatus(res, 200).body.batch_id;
+  return lastBatch;
+}
+
 async function m1UsageHold(w: World): Promise<string> {
   const res = await api.call("POST", "/v1/holds", { key: w.keys.m1, body: { customer_id: "c1", asset: "USDC", amount: "10" } });
   lastHold = expectStatus(res, 201).body.id;

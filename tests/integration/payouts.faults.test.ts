@@ -5,7 +5,7 @@ import { freePort } from "../../scripts/anvil-chain.js";
 import { openDatabase } from "../../src/db/client.js";
 import { createPayout, getPayout } from "../../src/services/payouts.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
-import { onRealPostgres } from "../support/db.js";
+import { onRealPostgres, testPooler } from "../support/db.js";
 import { payoutWorld, TOKEN, NATIVE, type PayoutWorld } from "../support/payout-world.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 
@@ -235,7 +235,7 @@ describe("payouts under chain faults", () => {
     const ps = [];
     for (const op of ops) ps.push(await request(w, op.id, TOKEN, 1_000n));
     // On PostgreSQL each worker has its own connection pool, as two processes would.
-    const other = onRealPostgres ? await openDatabase({ url: w.db.env.DATABASE_URL!, maxConnections: 5, clock: w.db.clock }) : undefined;
+    const other = onRealPostgres ? await openDatabase({ url: w.db.env.DATABASE_URL!, maxConnections: 5, clock: w.db.clock, pooler: testPooler }) : undefined;
     try {
       const done = await w.drive(
         ps.map((p) => p.id),

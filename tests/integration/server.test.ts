@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/client.js";
-import { freshDatabase, type TestDatabase } from "../support/db.js";
+import { freshDatabase, testPooler, type TestDatabase } from "../support/db.js";
 
 /**
  * The service as a user runs it: `npm start`'s entry point in its own process, on a real socket.
@@ -127,7 +127,7 @@ describe("the service process", () => {
     expect(await server.exited).toBe(0);
     expect(server.lines.some((l) => l.includes('"msg":"stopped"'))).toBe(true);
 
-    const reopened = await openDatabase({ url: env.DATABASE_URL, dataDir: env.PGLITE_DATA_DIR });
+    const reopened = await openDatabase({ url: env.DATABASE_URL, dataDir: env.PGLITE_DATA_DIR, pooler: testPooler });
     const [row] = await reopened.query<{ n: string }>("select count(*)::text as n from transfers");
     await reopened.close();
     expect(Number(row!.n)).toBe(ok); // every acknowledged transfer is there, and nothing else

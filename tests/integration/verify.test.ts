@@ -5,7 +5,7 @@ import { writeTransfers } from "../../src/db/transfer-writer.js";
 import type { TransferInput } from "../../src/domain/transfers.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { sealJournal } from "../../src/db/journal-seals.js";
-import { freshDatabase, type TestDatabase } from "../support/db.js";
+import { freshDatabase, testPooler, type TestDatabase } from "../support/db.js";
 import { anAccount, anAsset, noOverdraft } from "../support/fixtures.js";
 
 /**
@@ -225,5 +225,5 @@ describe("verify", () => {
 
 async function freshDatabaseFromEnv(env: Record<string, string>) {
   const { openDatabase } = await import("../../src/db/client.js");
-  return openDatabase({ url: env.DATABASE_URL, dataDir: env.PGLITE_DATA_DIR });
+  return openDatabase({ url: env.DATABASE_URL, dataDir: env.PGLITE_DATA_DIR, pooler: testPooler });
 }

@@ -4,7 +4,7 @@ import { inject } from "vitest";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
-import { openDatabase, type Database } from "../../src/db/client.js";
+import { openDatabase, type Database, type Pooler } from "../../src/db/client.js";
 import type { Clock } from "../../src/domain/clock.js";
 import { testClock } from "./clock.js";
 import { withDatabase } from "./pg-url.js";
@@ -14,6 +14,14 @@ export const realPostgresUrl = process.env.TEST_DATABASE_URL;
 export const onRealPostgres = realPostgresUrl !== undefined;
 /** Title suffix for tests that only run on a real server (several connections, real concurrency). */
 export const NEEDS_PG = "[needs several connections: runs only with TEST_DATABASE_URL]";
+/**
+ * "transaction" when TEST_DATABASE_URL goes through a pooler in transaction mode (PgBouncer,
+ * `npm run db:pgbouncer`): every database the tests open, and every service process they start,
+ * then uses the service's pooler setting (DATABASE_POOLER).
+ */
+export const testPooler: Pooler = process.env.DATABASE_POOLER === "transaction" ? "transaction" : "none";
+/** A one-connection admin client for CREATE/DROP DATABASE (unnamed statements: safe through a pooler). */
+export const adminClient = (url: string) => postgres(url, { max: 1, prepare: false, onnotice: () => {} });
 
 export interface TestDatabase extends Database {
   /**
@@ -41,7 +49,7 @@ export async function freshDatabase(options: { maxConnections?: number; onDisk?:
     });
   }
   const name = `ledger_test_${randomBytes(6).toString("hex")}`;
-  const admin = postgres(realPostgresUrl, { max: 1, onnotice: () => {} });
+  const admin = adminClient(realPostgresUrl);
   try {
     await admin.unsafe(`create database ${name} template ${inject("pgTemplate")}`);
   } finally {
@@ -50,11 +58,11 @@ export async function freshDatabase(options: { maxConnections?: number; onDisk?:
   const url = withDatabase(realPostgresUrl, name);
   // Few connections each: test files run side by side on one server (max_connections 100), with
   // the service's own processes beside them.
-  const db = await openDatabase({ url, maxConnections: options.maxConnections ?? 8, clock });
-  return Object.assign(withEnv(db, { DATABASE_URL: url }), {
+  const db = await openDatabase({ url, maxConnections: options.maxConnections ?? 8, clock, pooler: testPooler });
+  return Object.assign(withEnv(db, { DATABASE_URL: url, DATABASE_POOLER: testPooler }), {
     async destroy() {
       await db.close();
-      const admin = postgres(realPostgresUrl!, { max: 1, onnotice: () => {} });
+      const admin = adminClient(realPostgresUrl!);
       try {
         await admin.unsafe(`drop database if exists ${name} with (force)`);
       } finally {

@@ -20,27 +20,43 @@ export async function setup({ provide }: TestProject): Promise<void | (() => Pro
   }
   const TEMPLATE_DB = templateDbName(process.pid);
   provide("pgTemplate", TEMPLATE_DB);
-  const admin = postgres(url, { max: 1, onnotice: () => {} });
+  const admin = postgres(url, { max: 1, prepare: false, onnotice: () => {} });
   try {
     await admin.unsafe(`drop database if exists ${TEMPLATE_DB} with (force)`);
     await admin.unsafe(`create database ${TEMPLATE_DB}`);
   } finally {
     await admin.end();
   }
-  const db = await openDatabase({ url: withDatabase(url, TEMPLATE_DB), maxConnections: 1 });
+  const pooler = process.env.DATABASE_POOLER === "transaction" ? "transaction" : "none";
+  const db = await openDatabase({ url: withDatabase(url, TEMPLATE_DB), maxConnections: 1, pooler });
   try {
     await runMigrations(db);
   } finally {
     await db.close();
   }
+  await releaseTemplate(url, TEMPLATE_DB);
   return async () => {
-    const admin = postgres(url, { max: 1, onnotice: () => {} });
+    const admin = postgres(url, { max: 1, prepare: false, onnotice: () => {} });
     try {
       await admin.unsafe(`drop database if exists ${TEMPLATE_DB} with (force)`);
     } finally {
       await admin.end();
     }
   };
+}
+
+/**
+ * CREATE DATABASE ... TEMPLATE needs the template free of connections. A pooler keeps the server
+ * connection the migrations used open after the client has gone; end it (nothing to do when the
+ * tests connect directly).
+ */
+async function releaseTemplate(url: string, template: string): Promise<void> {
+  const admin = postgres(url, { max: 1, prepare: false, onnotice: () => {} });
+  try {
+    await admin.unsafe("select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()", [template]);
+  } finally {
+    await admin.end();
+  }
 }
 
 /**

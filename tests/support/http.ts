@@ -78,6 +78,9 @@ export async function testApi(
       if (options.raw !== undefined) body = options.raw;
       else if (options.body !== undefined) body = JSON.stringify(options.body);
       if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === "content-type")) headers["content-type"] = "application/json";
+      // As an HTTP client does: the body's length (a batch without one is admitted as the largest body).
+      if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === "content-length"))
+        headers["content-length"] = String(Buffer.byteLength(body));
       if ((method === "POST" || method === "PATCH") && options.idempotencyKey !== null) headers["idempotency-key"] = options.idempotencyKey ?? randomUUID();
       const res = await app.request(path, { method, headers, body });
       const text = await res.text();
@@ -234,6 +237,7 @@ export async function writeCounts(db: TestDatabase): Promise<Record<string, stri
            (select count(*) from api_keys where revoked_at is not null)::text as revoked,
            (select coalesce(sum(debits_posted + credits_posted + debits_pending + credits_pending), 0)::text from account_balances) as balances,
            (select count(*) from usage_records)::text as usage, (select count(*) from holds)::text as holds,
+           (select count(*) from usage_batches)::text as usage_batches, (select count(*) from usage_batch_rejections)::text as usage_batch_rejections,
            (select count(*) from webhook_endpoints)::text as webhook_endpoints, (select count(*) from webhook_deliveries)::text as webhook_deliveries,
            (select string_agg(id || status || url || secret || cardinality(event_types), ',' order by id) from webhook_endpoints) as webhook_endpoint_state,
            (select count(*) from customers)::text as customers, (select count(*) from operators)::text as operators,

@@ -25,7 +25,7 @@ export async function queuedGroups(db: Queryable, limit: number): Promise<Queued
 export async function takeQueued(tx: Queryable, g: QueuedGroup, limit: number): Promise<{ total: bigint; records: number; since: Date } | undefined> {
   const [row] = await tx.query<{ total: string | null; records: string; since: Date | string | null }>(
     `with taken as (
-       delete from rate_lock_queue where usage_id in (
+       delete from rate_lock_queue where marketplace_id = $1 and usage_id in (
          select usage_id from rate_lock_queue where marketplace_id = $1 and operator_id = $2 and asset_id = $3
           order by queued_at, usage_id limit $4 for update skip locked)
        returning net, queued_at)

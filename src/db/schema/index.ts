@@ -28,3 +28,4 @@ export { webhookEndpoints, webhookDeliveries } from "./webhooks.js";
 export { operatorCapacity, capacityPolicies, usageCapacityFlags, operatorCosts } from "./operator-capacity.js";
 export { events, eventRelay } from "./events.js";
 export { balanceMonitors } from "./balance-monitors.js";
+export { usageBatches, usageBatchRejections } from "./usage-batches.js";

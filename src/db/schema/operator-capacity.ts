@@ -56,7 +56,7 @@ export const capacityPolicies = pgTable(
 export const usageCapacityFlags = pgTable(
   "usage_capacity_flags",
   {
-    usageId: uuid("usage_id").primaryKey(),
+    usageId: uuid("usage_id").notNull(),
     marketplaceId: text("marketplace_id").notNull(),
     operatorId: text("operator_id").notNull(),
     resource: text("resource").notNull(),
@@ -65,7 +65,8 @@ export const usageCapacityFlags = pgTable(
     claimedUnitMs: numeric("claimed_unit_ms", { precision: 78, scale: 0 }).notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull(),
   },
-  (t) => [index("usage_capacity_flags_marketplace_idx").on(t.marketplaceId, t.createdAt)],
+  // Keyed within its marketplace, as the record is (docs/scaling.md, "Beyond one primary").
+  (t) => [primaryKey({ columns: [t.marketplaceId, t.usageId] }), index("usage_capacity_flags_marketplace_idx").on(t.marketplaceId, t.createdAt)],
 );
 
 /**

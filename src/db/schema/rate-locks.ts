@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { check, index, numeric, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { check, index, numeric, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { assets } from "./assets.js";
 import { rates } from "./conversions.js";
 
@@ -11,7 +11,7 @@ import { rates } from "./conversions.js";
 export const rateLockQueue = pgTable(
   "rate_lock_queue",
   {
-    usageId: uuid("usage_id").primaryKey(),
+    usageId: uuid("usage_id").notNull(),
     marketplaceId: text("marketplace_id").notNull(),
     operatorId: text("operator_id").notNull(),
     assetId: uuid("asset_id").notNull(),
@@ -19,7 +19,8 @@ export const rateLockQueue = pgTable(
     net: numeric("net", { precision: 78, scale: 0 }).notNull(),
     queuedAt: timestamp("queued_at", { withTimezone: true }).notNull(),
   },
-  (t) => [index("rate_lock_queue_group_idx").on(t.marketplaceId, t.operatorId, t.assetId)],
+  // Keyed within its marketplace, as the record is (docs/scaling.md, "Beyond one primary").
+  (t) => [primaryKey({ columns: [t.marketplaceId, t.usageId] }), index("rate_lock_queue_group_idx").on(t.marketplaceId, t.operatorId, t.assetId)],
 );
 
 /**

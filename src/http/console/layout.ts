@@ -79,6 +79,7 @@ export function navFor(p: Principal): NavItem[] {
     { href: "/console/reconciliations", label: "Reconciliation" },
     { href: "/console/treasury", label: "Treasury" },
     { href: "/console/audit", label: "Audit log" },
+    { href: "/console/usage-batches", label: "Usage batches" },
   ];
   if (p.role === "admin" || p.role === "finance") return platform;
   if (p.role === "operator")
@@ -90,6 +91,7 @@ export function navFor(p: Principal): NavItem[] {
   return [
     { href: "/console/customers", label: "Customers" },
     { href: "/console/usage", label: "Usage" },
+    { href: "/console/usage-batches", label: "Usage batches" },
     { href: "/console/fee-schedules", label: "Fee schedules" },
   ];
 }

@@ -11,6 +11,7 @@ import { home, signInPage } from "./pages/home.js";
 import { proposals, reconciliation, reconciliations } from "./pages/approvals.js";
 import { auditLog, feeRevenue, treasury, trialBalance } from "./pages/finance.js";
 import { customers, feeSchedules, usage } from "./pages/marketplace.js";
+import { usageBatch, usageBatches } from "./pages/usage-batches.js";
 import { earnings, statement } from "./pages/operator.js";
 import { payout, payouts } from "./pages/payouts.js";
 import type { PageFn } from "./pages/context.js";
@@ -38,6 +39,8 @@ const PAGES: Record<string, PageFn> = {
   "/console/statement": statement,
   "/console/customers": customers,
   "/console/usage": usage,
+  "/console/usage-batches": usageBatches,
+  "/console/usage-batches/:id": usageBatch,
   "/console/fee-schedules": feeSchedules,
 };
 

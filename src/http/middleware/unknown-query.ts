@@ -1,6 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
-import { routePath } from "hono/route";
+import { matchedRoutes, routePath } from "hono/route";
 import { ApiError } from "../problem.js";
 import type { AppEnv } from "../request-context.js";
 
@@ -16,7 +16,9 @@ export function refuseUnknownQueryParameters(app: OpenAPIHono<AppEnv>): Middlewa
     const names = [...new Set(new URL(c.req.url).searchParams.keys())];
     if (names.length > 0) {
       declared ??= declaredQueries(app);
-      const allowed = declared.get(`${c.req.method} ${routePath(c, -1)}`);
+      // The first route matched answers (a static path registered before a parameterised one of the same shape).
+      const first = matchedRoutes(c).find((r) => declared!.has(`${c.req.method} ${r.path}`));
+      const allowed = declared.get(`${c.req.method} ${first?.path ?? routePath(c, -1)}`);
       const unknown = allowed ? names.filter((n) => !allowed.has(n)) : [];
       if (unknown.length > 0) {
         const list = allowed!.size === 0 ? "this route takes no query parameters" : `this route takes ${[...allowed!].sort().join(", ")}`;

@@ -63,6 +63,13 @@ export const usageProblems = {
     todo: "Use the `id` answered when the record was posted (or find it with GET /v1/usage).",
     example: "usage record 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e does not exist",
   },
+  usage_batch_not_found: {
+    means: "No usage batch has this id, or it belongs to another marketplace.",
+    causes: ["a batch of another marketplace", "an id that is not a `batch_id` answered by POST /v1/usage/batch"],
+    action: "fix_request",
+    todo: "Use the `batch_id` answered when the batch was posted (or find it with GET /v1/usage-batches), with a key of the same marketplace.",
+    example: "usage batch ub_01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e does not exist",
+  },
   hold_not_found: {
     means: "No hold has this id in this marketplace.",
     causes: ["a hold of another marketplace", "the id of the hold's transfer instead of the hold's own id"],

@@ -1,7 +1,9 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
-import type { Database, WriteReceipt } from "../../services/context.js";
+import type { Database, Queryable, WriteReceipt } from "../../services/context.js";
 import { LedgerError } from "../../domain/errors.js";
-import { ingestUsage, type UsageItem, type UsageResult } from "../../services/ingest-usage.js";
+import { ingestUsage, type AssetTotal, type LoggedResult, type UsageItem, type UsageResult } from "../../services/ingest-usage.js";
+import { newUsageBatchId, recordUsageBatch } from "../../services/usage-batches.js";
+import { batchLogOf, sentExternalId, type BatchLogContext } from "../usage-batch-log.js";
 import { getAssetScales } from "../../services/reads.js";
 import { maybeGiveWay } from "../../give-way.js";
 import { requireRole } from "../auth.js";
@@ -53,7 +55,13 @@ const route = createRoute({
   responses: {
     200: json(
       z
-        .object({ summary: z.object({ accepted: z.number().int(), duplicate: z.number().int(), rejected: z.number().int() }), results: z.array(Result) })
+        .object({
+          batch_id: z
+            .string()
+            .openapi({ description: "the batch's log: GET /v1/usage-batches/{id} (the same id when the request is retried with its Idempotency-Key)" }),
+          summary: z.object({ accepted: z.number().int(), duplicate: z.number().int(), rejected: z.number().int() }),
+          results: z.array(Result),
+        })
         .openapi("UsageBatchResult"),
       "one result per record",
     ),
@@ -66,7 +74,15 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const body = c.req.valid("json");
     const marketplaceId = await actingMarketplace(c, body.marketplace_id);
     return replayOrRun(c, body, async (_, receipts) => {
-      const out = await ingestBatch(c.get("deps").ledger.db, marketplaceId, body, receipts.audited(200));
+      const db = c.get("deps").ledger.db;
+      const log: BatchLogContext = {
+        id: newUsageBatchId(),
+        marketplaceId,
+        idempotencyKey: c.req.header("idempotency-key") ?? null,
+        receivedAt: db.clock.now(),
+        records: body.records,
+      };
+      const out = await ingestBatch(db, log, body, receipts.audited(200));
       return { status: 200, body: out, remember: out.summary.rejected === 0, receipt: out.summary.accepted > 0 ? "audit" : undefined };
     }) as never;
   });
@@ -75,7 +91,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
 /** Each record is checked on its own, then the valid ones are ingested in one set-based batch. */
 async function ingestBatch(
   db: Database,
-  marketplaceId: string,
+  log: BatchLogContext,
   body: { records: unknown[]; atomic: boolean; results: "compact" | "full" },
   receipt: WriteReceipt<void>,
 ) {
@@ -88,7 +104,7 @@ async function ingestBatch(
     await maybeGiveWay(i);
     const parsed = UsageIn.safeParse(raw);
     if (parsed.success) {
-      items.push({ marketplaceId, input: toUsageInput(parsed.data) });
+      items.push({ marketplaceId: log.marketplaceId, input: toUsageInput(parsed.data) });
       at.push(i);
     } else {
       const issues = parsed.error.issues.map((x) => ({ path: x.path.join(".") || "(record)", message: x.message }));
@@ -99,10 +115,18 @@ async function ingestBatch(
     for (const i of at)
       results[i] = { status: "rejected", error: new LedgerError("atomic_batch_aborted", "not written: another record of this atomic batch was rejected") };
   } else {
-    const written = await ingestUsage(db, items, { atomic: body.atomic, receipt });
+    // The log goes in the transaction of the records written; without any, it is written alone below.
+    const writer = async (tx: Queryable, written: LoggedResult[], totals: AssetTotal[]) => {
+      const all: LoggedResult[] = [...(results as LoggedResult[])];
+      written.forEach((r, k) => (all[at[k]!] = r));
+      log.id = await recordUsageBatch(tx, batchLogOf(log, all, totals));
+    };
+    const written = await ingestUsage(db, items, { atomic: body.atomic, receipt, log: writer });
     written.forEach((r, k) => (results[at[k]!] = r));
   }
-  return answerOf(db, body, results as UsageResult[]);
+  const final = results as UsageResult[];
+  if (!final.some((r) => r.status === "accepted")) log.id = await recordUsageBatch(db, batchLogOf(log, final, []));
+  return { batch_id: log.id, ...(await answerOf(db, body, final)) };
 }
 
 /** The batch's answer: the summary and one result per record, compact or full (each record with its amounts' display twins). */
@@ -118,9 +142,7 @@ async function answerOf(db: Database, body: { records: unknown[]; results: "comp
   for (const [index, r] of results.entries()) {
     await maybeGiveWay(index);
     out.summary[r.status]++;
-    const raw = body.records[index] as { external_id?: unknown } | null;
-    const externalId =
-      r.status === "rejected" ? (typeof raw?.external_id === "string" && raw.external_id.length <= 200 ? raw.external_id : undefined) : r.record.externalId;
+    const externalId = r.status === "rejected" ? sentExternalId(body.records[index]) : r.record.externalId;
     if (body.results === "full") {
       out.results.push(
         r.status === "rejected"

@@ -20,6 +20,7 @@ import { statementHtml } from "./customer-statement-html.js";
 import { CustomerStatement, STATEMENT_CSV_COLUMNS, statementAssetOut, statementHeading, statementLineOut } from "./customer-statement-schemas.js";
 import { visibleCustomer } from "./party-access.js";
 import { CustomerId, MarketplaceId } from "./party-schemas.js";
+import { readModel } from "../read-source.js";
 
 const Query = CursorQuery.extend({
   marketplace_id: MarketplaceId.optional().openapi({ description: "admin and finance keys: required (customer ids are per marketplace)" }),
@@ -72,7 +73,7 @@ function refusePaging(c: Context<AppEnv>, format: "csv" | "html"): void {
 async function wholePeriod(c: Context<AppEnv>, party: StatementParty, period: Period, format: "csv" | "html") {
   refusePaging(c, format);
   const max = MAX_LINES[format];
-  const { lines, totals } = await customerStatement(c.get("deps").ledger.db, party, period, { limit: max + 1, totals: format === "html" });
+  const { lines, totals } = await readModel(c, (db) => customerStatement(db, party, period, { limit: max + 1, totals: format === "html" }));
   if (lines.length > max)
     throw new ApiError("invalid_request", `more than ${max} lines in this period: ask for a shorter one${format === "html" ? " or format=csv" : ""}`, [
       { path: "to", message: "period too long" },
@@ -86,7 +87,7 @@ async function page(c: Context<AppEnv>, party: StatementParty, period: Period, q
   const after = q.cursor === undefined ? undefined : decodeCustomerStatementCursor(q.cursor);
   if (q.cursor !== undefined && (after === undefined || !(await isStatementCursorOf(db, party, after))))
     throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
-  const { lines, totals } = await customerStatement(db, party, period, { after, limit: q.limit + 1, totals: true });
+  const { lines, totals } = await readModel(c, (r) => customerStatement(r, party, period, { after, limit: q.limit + 1, totals: true }));
   const last = lines.length > q.limit ? lines[q.limit - 1] : undefined;
   return {
     assets: totals.map(statementAssetOut),

@@ -5,6 +5,7 @@ import { Balance, IdParam, Timestamp } from "../schemas.js";
 import { balanceOut } from "../serialize.js";
 import { visibleAccount } from "../visibility.js";
 import { errorResponses, json, security } from "./common.js";
+import { readModel } from "../read-source.js";
 
 const route = createRoute({
   method: "get",
@@ -25,9 +26,12 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { id } = c.req.valid("param");
     const { as_of } = c.req.valid("query");
     const account = await visibleAccount(c, id);
-    const db = c.get("deps").ledger.db;
     const asOf = as_of === undefined ? null : new Date(as_of);
-    const [balance, scales] = await Promise.all([asOf ? getBalanceAsOf(db, id, asOf) : getBalance(db, id), getAssetScales(db, [account.assetId])]);
+    const [balance, scales] = await readModel(c, async (db) => {
+      const found = await Promise.all([asOf ? getBalanceAsOf(db, id, asOf) : getBalance(db, id), getAssetScales(db, [account.assetId])]);
+      if (!found[0]) throw new Error(`account ${id} has no balance row`);
+      return found;
+    });
     return c.json(balanceOut(balance!, asOf, scales.get(account.assetId)!), 200);
   });
 }

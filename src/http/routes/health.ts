@@ -35,7 +35,11 @@ const readyz = createRoute({
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {
-  app.openapi(healthz, (c) => c.json({ status: "ok" as const, time: c.get("deps").ledger.db.clock.now().toISOString() }, 200));
+  app.openapi(healthz, (c) => {
+    // Which process answered: with API_PROCESSES above 1, several share the port.
+    c.header("x-process-id", String(process.pid));
+    return c.json({ status: "ok" as const, time: c.get("deps").ledger.db.clock.now().toISOString() }, 200);
+  });
   app.openapi(readyz, async (c) => {
     const db = c.get("deps").ledger.db;
     const ping = await databaseReachable(db);

@@ -38,6 +38,7 @@ import * as createTransfer from "./create-transfer.js";
 import * as createUsage from "./create-usage.js";
 import * as createUsageBatch from "./create-usage-batch.js";
 import * as getUsage from "./get-usage.js";
+import * as usageBatches from "./usage-batches.js";
 import * as listFeeSchedules from "./list-fee-schedules.js";
 import * as listUsage from "./list-usage.js";
 import * as publishFeeSchedule from "./publish-fee-schedule.js";
@@ -160,6 +161,8 @@ const routes = [
   createDeposit,
   createUsage,
   createUsageBatch,
+  // Before GET /v1/usage/{id}: "batches" is not a record id.
+  usageBatches,
   getUsage,
   listUsage,
   reverseUsage,

@@ -15,6 +15,7 @@ import { visibleOperator } from "./operator-access.js";
 import { FundingSplit, fundingSplits } from "./operator-funding.js";
 import { OperatorId } from "./party-schemas.js";
 import { Format, ReportWindowOut, reportResponse, windowOut } from "./report-schemas.js";
+import { readModel } from "../read-source.js";
 
 const Row = z
   .object({
@@ -174,13 +175,15 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { from, to } = w;
     await visibleOperator(c, id);
     const db = c.get("deps").ledger.db;
-    const [balances, capacity, rows, splits, paidIn] = await Promise.all([
-      operatorStatements(db, from, to, undefined, id),
-      capacityByResource(db, id),
-      operatorEarnings(db, id, from, to, q.group_by, q.by_resource === "true"),
-      fundingSplits(db, id),
-      paidInByOperator(db, id, from, to),
-    ]);
+    const [balances, capacity, rows, splits, paidIn] = await readModel(c, (r) =>
+      Promise.all([
+        operatorStatements(r, from, to, undefined, id),
+        capacityByResource(r, id),
+        operatorEarnings(r, id, from, to, q.group_by, q.by_resource === "true"),
+        fundingSplits(r, id),
+        paidInByOperator(r, id, from, to),
+      ]),
+    );
     const data = rows.map((r) => rowOut(r, capacity, { groupBy: q.group_by, from, to, now: db.clock.now() }));
     if (q.format === "csv") {
       return csvResponse(

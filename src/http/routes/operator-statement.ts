@@ -18,6 +18,7 @@ import { errorResponses, security } from "./common.js";
 import { visibleOperator } from "./operator-access.js";
 import { FundingSplit, fundingSplits } from "./operator-funding.js";
 import { OperatorId } from "./party-schemas.js";
+import { readModel } from "../read-source.js";
 
 const Line = z
   .object({
@@ -138,7 +139,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
           "the CSV statement holds every line of the period: it takes no cursor or limit",
           paged.map((k) => ({ path: k, message: "not with format=csv" })),
         );
-      const rows = await operatorStatement(db, id, { from, to }, { assetId: q.asset_id, limit: MAX_LINES + 1 });
+      const rows = await readModel(c, (r) => operatorStatement(r, id, { from, to }, { assetId: q.asset_id, limit: MAX_LINES + 1 }));
       if (rows.length > MAX_LINES)
         throw new ApiError("invalid_request", `more than ${MAX_LINES} entries in this period: ask for a shorter one`, [
           { path: "to", message: "period too long" },
@@ -154,13 +155,20 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const after = q.cursor === undefined ? undefined : decodeStatementCursor(q.cursor);
     if (q.cursor !== undefined && (after === undefined || !(await isStatementEntry(db, id, after, q.asset_id))))
       throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
-    const rows = await operatorStatement(db, id, { from, to }, { assetId: q.asset_id, after, limit: q.limit + 1 });
+    const [rows, openings, closings, splits] = await readModel(c, (r) =>
+      Promise.all([
+        operatorStatement(r, id, { from, to }, { assetId: q.asset_id, after, limit: q.limit + 1 }),
+        operatorOpeningBalances(r, id, from),
+        operatorOpeningBalances(r, id, to),
+        fundingSplits(r, id),
+      ]),
+    );
     const data = rows.slice(0, q.limit).map(lineOut);
-    const balances = async (at: Date) =>
-      (await operatorOpeningBalances(db, id, at))
+    const balances = (found: typeof openings) =>
+      found
         .filter((o) => q.asset_id === undefined || o.asset_id === q.asset_id)
         .map((o) => ({ asset_id: o.asset_id, balance: o.balance, balance_display: display(o.balance, o.scale) }));
-    const [opening, closing, splits] = await Promise.all([balances(from), balances(to), fundingSplits(db, id)]);
+    const [opening, closing] = [balances(openings), balances(closings)];
     const payable = splits.map((f) => f.split).filter((f) => q.asset_id === undefined || f.asset_id === q.asset_id);
     const next_cursor = rows.length > q.limit ? encodeStatementCursor(data[data.length - 1]!.entry_id) : null;
     return c.json({ operator_id: id, from: from.toISOString(), to: to.toISOString(), opening, closing, data, next_cursor, limit: q.limit, payable }, 200);

@@ -8,6 +8,7 @@ import type { AppEnv } from "../request-context.js";
 import { Timestamp } from "../schemas.js";
 import { errorResponses, security } from "./common.js";
 import { Format, REPORT_PERIOD_LIMIT, ReportPeriod, reportResponse } from "./report-schemas.js";
+import { readModel } from "../read-source.js";
 
 export const PairOut = z
   .object({
@@ -105,7 +106,8 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const q = c.req.valid("query");
     const { from, to } = reportWindow(q, "UTC", REPORT_PERIOD_LIMIT);
     const db = c.get("deps").ledger.db;
-    const r = await conversionReport(db, from, to, db.clock.now());
+    const now = db.clock.now();
+    const r = await readModel(c, (source) => conversionReport(source, from, to, now));
     const data = r.pairs.map(pairOut);
     if (q.format === "csv")
       return csvResponse(

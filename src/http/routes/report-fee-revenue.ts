@@ -8,6 +8,7 @@ import { namedPeriodQuery, reportWindow } from "../period.js";
 import type { AppEnv } from "../request-context.js";
 import { errorResponses, security } from "./common.js";
 import { Format, REPORT_PERIOD_LIMIT, ReportWindowOut, reportResponse, windowOut } from "./report-schemas.js";
+import { readModel } from "../read-source.js";
 
 const Out = z
   .object({
@@ -69,7 +70,10 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const timeZone = await reportTimeZone(db, q.marketplace_id);
     const w = reportWindow(q, timeZone, REPORT_PERIOD_LIMIT);
     const scope = { from: w.from, to: w.to, timeZone, marketplaceId: q.marketplace_id };
-    const rows = (await feeRevenue(db, scope, q.group_by)).map((r) => ({
+    const [revenue, revenueBalances] = await readModel(c, (r) =>
+      Promise.all([feeRevenue(r, scope, q.group_by), q.format === "csv" ? Promise.resolve([]) : feeRevenueBalances(r, scope)]),
+    );
+    const rows = revenue.map((r) => ({
       period: r.period,
       asset: r.asset,
       marketplace_id: r.marketplace_id,
@@ -85,7 +89,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
         ["period", "asset", "marketplace_id", "party", "revenue", "entries", "revenue_display"],
         rows.map((r) => [r.period, r.asset, r.marketplace_id, r.party, r.revenue, r.entries, r.revenue_display]),
       ) as never;
-    const balances = (await feeRevenueBalances(db, scope)).map((b) => ({
+    const balances = revenueBalances.map((b) => ({
       asset: b.asset,
       marketplace_id: b.marketplace_id,
       party: b.party,

@@ -7,6 +7,7 @@ import { AssetCode } from "../money-schemas.js";
 import type { AppEnv } from "../request-context.js";
 import { assetFilter, errorResponses, security } from "./common.js";
 import { Format, reportResponse } from "./report-schemas.js";
+import { readModel } from "../read-source.js";
 
 const Row = z.object({
   operator_id: z.string(),
@@ -44,7 +45,8 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const q = c.req.valid("query");
     const db = c.get("deps").ledger.db;
-    const found = await operatorReceivables(db, await assetFilter(db, q.asset));
+    const assetId = await assetFilter(db, q.asset);
+    const found = await readModel(c, (r) => operatorReceivables(r, assetId));
     const data = found.map((r) => ({
       operator_id: r.operator_id,
       asset: r.asset,

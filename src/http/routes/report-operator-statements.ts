@@ -8,6 +8,7 @@ import type { AppEnv } from "../request-context.js";
 import { AssetCode } from "../money-schemas.js";
 import { assetFilter, errorResponses, security } from "./common.js";
 import { Format, REPORT_PERIOD_LIMIT, ReportPeriod, ReportWindowOut, reportResponse, windowOut } from "./report-schemas.js";
+import { readModel } from "../read-source.js";
 
 const Out = z
   .object({
@@ -49,7 +50,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { from, to } = w;
     const db = c.get("deps").ledger.db;
     const assetId = await assetFilter(db, q.asset);
-    const rows = (await operatorStatements(db, from, to, assetId)).map((r) => ({
+    const rows = (await readModel(c, (r) => operatorStatements(r, from, to, assetId))).map((r) => ({
       operator_id: r.operator_id,
       asset: r.asset,
       opening: r.opening,

@@ -7,6 +7,7 @@ import { reportWindow } from "../period.js";
 import type { AppEnv } from "../request-context.js";
 import { errorResponses, security } from "./common.js";
 import { Format, REPORT_PERIOD_LIMIT, ReportPeriod, reportResponse } from "./report-schemas.js";
+import { readModel } from "../read-source.js";
 
 const Out = z
   .object({
@@ -95,7 +96,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const q = c.req.valid("query");
     const { from, to } = reportWindow(q, "UTC", REPORT_PERIOD_LIMIT);
-    const found = await payoutsConfirmed(c.get("deps").ledger.db, from, to);
+    const found = await readModel(c, (db) => payoutsConfirmed(db, from, to));
     const rows = rowsOut(found);
     if (q.format === "csv") {
       return csvResponse(

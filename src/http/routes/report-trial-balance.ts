@@ -11,6 +11,7 @@ import { Timestamp } from "../schemas.js";
 import { AssetCode } from "../money-schemas.js";
 import { assetFilter, errorResponses, security } from "./common.js";
 import { Format, REPORT_PERIOD_LIMIT, ReportWindowOut, reportResponse, windowOut } from "./report-schemas.js";
+import { readModel } from "../read-source.js";
 
 const Row = z.object({
   account_id: z.string(),
@@ -162,7 +163,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const db = c.get("deps").ledger.db;
     const assetId = await assetFilter(db, q.asset);
     const { asOf, window } = trialWindow(q);
-    const rows: TrialRows = window ? await trialBalanceWindow(db, window.from, window.to, assetId) : await trialBalance(db, asOf, assetId);
+    const rows: TrialRows = await readModel(c, (r) => (window ? trialBalanceWindow(r, window.from, window.to, assetId) : trialBalance(r, asOf, assetId)));
     const accounts = accountsOut(rows);
     const totals = totalsOut(rows);
     if (q.format === "csv") {

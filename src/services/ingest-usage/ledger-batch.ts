@@ -5,7 +5,8 @@ import { insertUsageRecords } from "../../db/usage-writer.js";
 import { insertCapacityFlags } from "../../db/queries/capacity.js";
 import { writeReceipts, type WriteReceipt } from "../../db/queries/write-receipts.js";
 import { specKey, type AccountSpec } from "../../domain/chart.js";
-import type { TransferInput } from "../../domain/transfers.js";
+import { sha256Hex } from "../../domain/canonical.js";
+import { withRequestHash, type TransferInput } from "../../domain/transfers.js";
 import type { UsageRecord } from "../../domain/usage.js";
 import { maybeGiveWay } from "../../give-way.js";
 import { lockUsageFunding } from "../funding.js";
@@ -27,7 +28,7 @@ class NothingWritten extends Error {}
  * contended): the accounts it opened, the ledger's outcome of each request (by place in `planned`),
  * and the usage rows it wrote.
  */
-interface Attempt {
+export interface Attempt {
   accounts: Map<string, string>;
   outcomes: BatchOutcome[];
   records: Map<number, UsageRecord>;
@@ -41,12 +42,22 @@ export type BatchWrite =
  * Writes the planned records as one ledger batch (one transfer each) with their usage rows, in one
  * database transaction. With `atomic`, one refusal rolls the whole batch back.
  */
-export async function writeUsageBatch(db: Database, planned: Planned[], atomic: boolean, receipt?: WriteReceipt<void>): Promise<BatchWrite> {
+export async function writeUsageBatch(
+  db: Database,
+  planned: Planned[],
+  atomic: boolean,
+  receipt?: WriteReceipt<void>,
+  afterRecords?: (tx: Queryable, attempt: Attempt) => Promise<void>,
+): Promise<BatchWrite> {
   const last: Attempt = { accounts: new Map(), outcomes: [], records: new Map() };
   try {
     await writeTransfers(db, (tx) => prepareTransfers(tx, planned, last), {
       optimistic: true,
-      afterWrite: (tx, written, bookedAt) => recordUsage(tx, planned, atomic, last, written, bookedAt),
+      afterWrite: async (tx, written, bookedAt) => {
+        await recordUsage(tx, planned, atomic, last, written, bookedAt);
+        // In the same transaction as the records: the batch's log (src/services/usage-batches.ts).
+        await afterRecords?.(tx, last);
+      },
       receipt,
     });
   } catch (err) {
@@ -77,7 +88,8 @@ async function prepareTransfers(tx: Queryable, planned: Planned[], last: Attempt
   const transfers: TransferInput[] = [];
   for (const [k, p] of planned.entries()) {
     await maybeGiveWay(k);
-    transfers.push(toTransfer(p, last.accounts));
+    // Its request hash is derived from the record's content hash (not hashed again from the request).
+    transfers.push(withRequestHash(toTransfer(p, last.accounts), sha256Hex(`usage-record:${p.hash}`)));
   }
   return transfers;
 }

@@ -100,7 +100,18 @@ export async function reconciliation(ctx: PageCtx): Promise<Page> {
   const id = ctx.params.id!;
   const status = param(ctx, "status");
   const run = await ctx.api.get(`/v1/reconciliations/${encodeURIComponent(id)}${qs({ status, limit: "500" })}`);
-  const items = (run.items as Record<string, unknown>[]).map((i) => ({ ...i, resolved_at: when(i.resolved_at as string | null) })) as Row[];
+  // Items with an adjustment waiting for a second key: no second resolution is offered, the proposal is named.
+  const open = await ctx.api.get(`/v1/proposals${qs({ status: "proposed", kind: "reconciliation_adjustment", limit: "1000" })}`);
+  const waiting = new Map(
+    (open.data as Record<string, unknown>[])
+      .filter((p) => (p.payload as Record<string, unknown>).reconciliation_id === run.id)
+      .map((p) => [String((p.payload as Record<string, unknown>).item_id), String(p.id)]),
+  );
+  const items = (run.items as Record<string, unknown>[]).map((i) => ({
+    ...i,
+    resolved_at: when(i.resolved_at as string | null),
+    proposal_id: waiting.get(String(i.id)) ?? null,
+  })) as Row[];
   return {
     title: `Reconciliation run ${id}`,
     blocks: [
@@ -134,7 +145,12 @@ export async function reconciliation(ctx: PageCtx): Promise<Page> {
           { key: "resolved_at", label: "Resolved" },
         ],
         rows: items,
-        action: (r) => (r.resolved_at || r.status === "matched" || r.proposal_id ? "" : resolveForm(ctx, id, String(r.id))),
+        action: (r) =>
+          r.proposal_id
+            ? `Awaiting a second key's approval: <a href="/console/proposals">proposal ${e(String(r.proposal_id))}</a>`
+            : r.resolved_at || r.status === "matched"
+              ? ""
+              : resolveForm(ctx, id, String(r.id)),
       },
     ],
   };

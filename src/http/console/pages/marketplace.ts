@@ -64,7 +64,7 @@ export async function usage(ctx: PageCtx): Promise<Page> {
   return {
     title: "Usage records",
     blocks: [
-      "<p>The most recent usage records. Records a batch rejected are not stored: the batch's answer lists them with their reasons (docs/usage.md).</p>",
+      `<p>The most recent usage records. Records a batch refused are listed with their reasons under <a href="/console/usage-batches">Usage batches</a>.</p>`,
       {
         id: "usage",
         caption: "Recent usage",

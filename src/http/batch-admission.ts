@@ -1,0 +1,65 @@
+import type { MiddlewareHandler } from "hono";
+import type { AppDeps, AppEnv } from "./request-context.js";
+
+/**
+ * Bounds the usage-batch bodies a process reads, parses and writes at once, by their size: a batch
+ * waits (in arrival order) until the bytes of the batches in flight plus its own fit in
+ * `BATCH_BODIES_IN_FLIGHT_BYTES`. The heap a batch needs grows with its body, so this keeps the
+ * process within the heap the start script gives it (`--max-old-space-size`, docs/operations.md)
+ * however many clients post large batches at once. A batch alone is always admitted, so one body
+ * up to `MAX_BATCH_BODY_BYTES` passes even with a smaller budget.
+ */
+export class ByteAdmission {
+  private inFlight = 0;
+  private readonly waiting: { bytes: number; go: () => void }[] = [];
+
+  constructor(private readonly capacity: number) {}
+
+  /** Resolves with the function that gives the bytes back (call it once, when the request is done). */
+  async acquire(bytes: number): Promise<() => void> {
+    if (this.waiting.length === 0 && this.fits(bytes)) this.inFlight += bytes;
+    else await new Promise<void>((go) => this.waiting.push({ bytes, go }));
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.inFlight -= bytes;
+      this.admitWaiting();
+    };
+  }
+
+  get bytesInFlight(): number {
+    return this.inFlight;
+  }
+
+  private fits(bytes: number): boolean {
+    return this.inFlight === 0 || this.inFlight + bytes <= this.capacity;
+  }
+
+  private admitWaiting(): void {
+    while (this.waiting.length > 0 && this.fits(this.waiting[0]!.bytes)) {
+      const next = this.waiting.shift()!;
+      this.inFlight += next.bytes;
+      next.go();
+    }
+  }
+}
+
+/**
+ * `POST /v1/usage/batch` holds its body's bytes (Content-Length; a body without one counts as
+ * `MAX_BATCH_BODY_BYTES`) in the process's budget from after the key check to its answer.
+ */
+export function batchAdmission(config: AppDeps["config"]): MiddlewareHandler<AppEnv> {
+  const admission = new ByteAdmission(Math.max(config.BATCH_BODIES_IN_FLIGHT_BYTES ?? config.MAX_BATCH_BODY_BYTES, 1));
+  return async (c, next) => {
+    if (c.req.method !== "POST") return next();
+    const declared = Number(c.req.header("content-length"));
+    const bytes = Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, config.MAX_BATCH_BODY_BYTES) : config.MAX_BATCH_BODY_BYTES;
+    const release = await admission.acquire(bytes);
+    try {
+      await next();
+    } finally {
+      release();
+    }
+  };
+}
