@@ -659,13 +659,23 @@ const wholeBodies = fc.oneof(
   fc.constantFrom('{"a":', "[".repeat(20_000), '{"legs": [' + "{".repeat(5000), "\u0000").map((raw) => ({ raw })),
 );
 
+/**
+ * What every table held after the last refused request: nothing may change between two refusals, so
+ * the counts after one are the counts before the next (one count per request instead of two; any
+ * write, by the request or by anything else, still shows as a difference).
+ */
+let lastCounts: Record<string, string> | undefined;
+
 async function expectRefusedWithoutWrites(route: PostRoute, send: { raw?: string; body?: unknown; headers?: Record<string, string> }) {
-  const before = await writeCounts(api.db);
+  const before = lastCounts ?? (await writeCounts(api.db));
+  lastCounts = undefined;
   const res = await api.call(route.method ?? "POST", route.path(), { key: route.key(), ...send });
   expect(res.status, `${route.name} ${JSON.stringify(send).slice(0, 300)} -> ${JSON.stringify(res.body).slice(0, 300)}`).toBeGreaterThanOrEqual(400);
   expect(res.status, `${route.name} ${JSON.stringify(send).slice(0, 300)}`).toBeLessThan(500);
   expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-  expect(await writeCounts(api.db)).toEqual(before);
+  const after = await writeCounts(api.db);
+  expect(after).toEqual(before);
+  lastCounts = after;
 }
 
 describe("hostile bodies on every POST, PUT and PATCH route", () => {
