@@ -8,13 +8,14 @@
  *
  * Options: --daemon (start in the background, pidfile in the folder, and return once it listens),
  * --stop (stop the one the folder's pidfile names), --port N (6432), --server HOST:PORT
- * (127.0.0.1:5432), --dir FOLDER (.pgbouncer), --users a,b (postgres; the first is the admin),
+ * (127.0.0.1:5432), --dir FOLDER (the temporary folder's ledger-pgbouncer-PORT), --users a,b (postgres; the first is the admin),
  * --server-connections N (server connections for all databases together; default half the server's
  * max_connections). Needs the pgbouncer binary (Debian: apt-get install -y pgbouncer). As root it
  * runs PgBouncer as the `postgres` user, which refuses to run as root.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pgbouncerArgs, pgbouncerBinary, runningPid, stopByPidfile, waitForPort, writeConfig } from "./pgbouncer-server.js";
 
@@ -23,8 +24,10 @@ const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
 const option = (name: string, def: string) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1]! : def);
 
-const dir = resolve(root, option("dir", ".pgbouncer"));
 const port = Number(option("port", "6432"));
+// In the temporary folder by default: PgBouncer runs as the postgres user, which must reach the folder
+// (a checkout under a private folder would refuse it).
+const dir = resolve(root, option("dir", join(tmpdir(), `ledger-pgbouncer-${port}`)));
 const [serverHost, serverPort] = option("server", "127.0.0.1:5432").split(":") as [string, string];
 const users = option("users", "postgres").split(",");
 const serverConnections = args.includes("--server-connections") ? Number(option("server-connections", "")) : undefined;
