@@ -1,6 +1,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
 import { systemClock, type Clock } from "../domain/clock.js";
+import { guardDriverTypeReads } from "./driver-guard.js";
 
 export type Row = Record<string, unknown>;
 
@@ -84,6 +85,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 }
 
 function openPostgres(url: string, max: number, clock: Clock, pooler: Pooler): Database {
+  // A failed type read on a new connection must not end the process (src/db/driver-guard.ts).
+  guardDriverTypeReads();
   // Through a transaction pooler, consecutive statements of one client may run on different server
   // connections: a named prepared statement would be missing there (or another client's name would
   // collide with it), so every statement is sent unnamed (parsed, bound and run in one round).
