@@ -43,6 +43,9 @@ export const Config = z.object({
     .optional()
     .describe("a second listener for the management surface (platform keys, /metrics, /docs); the public one then serves tenants only"),
   MANAGEMENT_HOST: z.string().min(1).default("127.0.0.1").describe("interface of the management listener (loopback unless you mean it)"),
+  HTTP_KEEP_ALIVE_MS: intFrom(65_000, 1_000, 290_000).describe(
+    "how long a listener keeps an idle keep-alive connection open; longer than clients and load balancers keep theirs, so that the service never closes a connection a client is reusing",
+  ),
   ADMIN_API_KEY: z
     .string()
     .min(24, "must be at least 24 characters (use a long random string)")

@@ -90,6 +90,14 @@ function exitOnListenError(s: Server, setting: string, host: string, port: numbe
   });
 }
 
+// An idle keep-alive connection is closed by the client or the load balancer in front, not by the
+// service: when the server closes it (Node's default is 5 s), a client that sends on it at that
+// moment gets "other side closed" for a request that never arrived. Headers must time out later.
+for (const s of servers) {
+  s.keepAliveTimeout = config.HTTP_KEEP_ALIVE_MS;
+  s.headersTimeout = config.HTTP_KEEP_ALIVE_MS + 1_000;
+}
+
 let stopping = false;
 /** Stop accepting, let requests in flight finish, flush the group committer, stop workers, close the pool. */
 async function shutdown(signal: string) {

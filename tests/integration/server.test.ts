@@ -109,9 +109,12 @@ describe("the service process", () => {
     const h = { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" };
     const post = async (path: string, body: unknown) => {
       const res = await fetch(server.url + path, { method: "POST", headers: { ...h, "idempotency-key": randomUUID() }, body: JSON.stringify(body) });
-      return { status: res.status, body: (await res.json()) as any, requestId: res.headers.get("x-request-id") }; // eslint-disable-line @typescript-eslint/no-explicit-any
+      return { status: res.status, body: (await res.json()) as any, requestId: res.headers.get("x-request-id"), keepAlive: res.headers.get("keep-alive") }; // eslint-disable-line @typescript-eslint/no-explicit-any
     };
     const asset = await post("/v1/assets", { code: "USDC", scale: 6, settlement: { kind: "offchain" } });
+    // Idle connections are kept longer than clients keep theirs (HTTP_KEEP_ALIVE_MS), so the client
+    // closes them, never the service while the client reuses one.
+    expect(asset.keepAlive).toBe("timeout=65");
     const a = await post("/v1/accounts", { asset_id: asset.body.id, code: "equity", normal_side: "debit" });
     const b = await post("/v1/accounts", { asset_id: asset.body.id, code: "wallet", normal_side: "credit" });
     expect([asset.status, a.status, b.status]).toEqual([201, 201, 201]);
