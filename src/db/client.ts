@@ -52,7 +52,7 @@ export interface Database extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
   /** The underlying driver, for the migration runner. */
-  readonly driver: { kind: "postgres"; sql: postgres.Sql; url: string } | { kind: "pglite"; pg: PGlite };
+  readonly driver: { kind: "postgres"; sql: postgres.Sql; url: string; pooler: Pooler } | { kind: "pglite"; pg: PGlite };
 }
 
 export interface DatabaseOptions {
@@ -124,7 +124,7 @@ function openPostgres(url: string, max: number, clock: Clock, pooler: Pooler): D
   return {
     kind: "postgres",
     clock,
-    driver: { kind: "postgres", sql, url },
+    driver: { kind: "postgres", sql, url, pooler },
     query: root.query,
     queryValues: root.queryValues,
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) => sql.begin((tx) => fn(wrap(tx))) as Promise<T>,

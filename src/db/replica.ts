@@ -205,8 +205,13 @@ export async function openReplicaRouter(
   url: string,
   options: Omit<ReplicaSettings, "sampleMs" | "warnEveryMs" | "positionsOnWrites"> & { maxConnections: number; positionsOnWrites?: boolean },
 ): Promise<ReplicaRouter> {
-  const replica = await openDatabase({ url, maxConnections: options.maxConnections, clock: primary.clock });
-  const positions = primary.driver.kind === "postgres" ? await openDatabase({ url: primary.driver.url, maxConnections: 1, clock: primary.clock }) : primary;
+  // The primary's pooler setting (DATABASE_POOLER) holds for its position connection, which goes
+  // where the primary's pool goes, and for the replica, which may sit behind a pooler of its own
+  // (unnamed statements are harmless on a direct connection).
+  const pooler = primary.driver.kind === "postgres" ? primary.driver.pooler : "none";
+  const replica = await openDatabase({ url, maxConnections: options.maxConnections, clock: primary.clock, pooler });
+  const positions =
+    primary.driver.kind === "postgres" ? await openDatabase({ url: primary.driver.url, maxConnections: 1, clock: primary.clock, pooler }) : primary;
   const settings = {
     ...options,
     positionsOnWrites: options.positionsOnWrites ?? true,

@@ -4,8 +4,10 @@
  * Runs with TEST_POOLER_URL (e.g. postgres://postgres@127.0.0.1:6432/postgres); skipped without it.
  */
 import { randomBytes } from "node:crypto";
+import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "../../src/db/client.js";
+import { openReplicaRouter } from "../../src/db/replica.js";
 import { migrationsFolder, pendingMigrations, runMigrations } from "../../src/db/migrate.js";
 import { closeLedgerContext, createLedgerContext, type LedgerContext } from "../../src/services/context.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
@@ -15,6 +17,8 @@ import { withDatabase } from "../support/pg-url.js";
 import { usageWorld } from "../support/usage-world.js";
 
 const poolerUrl = process.env.TEST_POOLER_URL;
+/** A streaming replica of the pooler's server (npm run db:replica), when there is one. */
+const replicaUrl = process.env.TEST_REPLICA_URL;
 const NEEDS_POOLER = "[needs a pooler in transaction mode: runs only with TEST_POOLER_URL, e.g. after npm run db:pgbouncer]";
 
 const name = `ledger_pooler_${randomBytes(6).toString("hex")}`;
@@ -132,5 +136,35 @@ describe.skipIf(!poolerUrl)(`through a pooler in transaction mode ${NEEDS_POOLER
       await closeLedgerContext(ctx);
     }
     expect((await verifyLedger(b)).violations).toEqual([]);
+  });
+
+  it.skipIf(!replicaUrl)("reads from a streaming replica with the primary behind the pooler: its WAL position is sampled through the pooler too", async () => {
+    const replicaDb = withDatabase(replicaUrl!, name);
+    for (let i = 0; i < 300; i++) {
+      const probe = postgres(replicaDb, { max: 1, onnotice: () => {}, connect_timeout: 2 });
+      const ok = await probe`select 1`.then(
+        () => true,
+        () => false,
+      );
+      await probe.end({ timeout: 1 });
+      if (ok) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const router = await openReplicaRouter(a, replicaDb, { maxLagMs: 1_000, waitMs: 2_000, maxConnections: 2, warn: () => {} });
+    try {
+      // A write through the pooler, then a read that must see it: the replica holds its position.
+      const position = await router.position();
+      const choice = await router.choose(position);
+      expect(choice.source).toBe("replica");
+      // Without a position, the replica serves while it is within the bound: the sampler works.
+      let unbound = await router.choose();
+      for (let i = 0; i < 50 && unbound.source !== "replica"; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        unbound = await router.choose();
+      }
+      expect(unbound.source).toBe("replica");
+    } finally {
+      await router.close();
+    }
   });
 });
