@@ -7,7 +7,7 @@
  * workers on one database, webhook delivery to a failing receiver with a worker killed. After
  * each, the checks (nothing acknowledged lost, nothing doubled, chain and ledger one to one,
  * every webhook event delivered in order, `npm run verify`). Prints a table, writes
- * chaos/results/{full,quick}.json, exits 1 when any check fails. `--only NAME` runs one scenario.
+ * chaos/results/{full,quick}[-pgbouncer].json, exits 1 when any check fails. `--only NAME[,NAME…]` runs those scenarios.
  * `--pgbouncer` puts a PgBouncer in transaction pooling mode in front of that server: the service's
  * processes connect through it (DATABASE_POOLER=transaction), the checks directly.
  */
@@ -22,11 +22,12 @@ import { scenarios, type Outcome } from "./scenarios.js";
 
 const quick = process.argv.includes("--quick");
 const withPgbouncer = process.argv.includes("--pgbouncer");
-const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
+const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1]?.split(",") : undefined;
 const log = (s: string) => process.stdout.write(`${s}\n`);
-const chosen = scenarios.filter((s) => !only || s.name === only);
+const unknown = (only ?? []).filter((name) => !scenarios.some((s) => s.name === name));
+const chosen = unknown.length > 0 ? [] : scenarios.filter((s) => !only || only.includes(s.name));
 if (chosen.length === 0) {
-  console.error(`no scenario named ${only}; known: ${scenarios.map((s) => s.name).join(", ")}`);
+  console.error(`no scenario named ${unknown.join(", ") || "(none given)"}; known: ${scenarios.map((s) => s.name).join(", ")}`);
   process.exit(2);
 }
 
@@ -115,7 +116,8 @@ const report = {
   scenarios: results,
 };
 mkdirSync(join(root, "chaos", "results"), { recursive: true });
-const file = join("chaos", "results", `${quick ? "quick" : "full"}.json`);
+// A run through PgBouncer has a report of its own, so that both can run at once (as CI does).
+const file = join("chaos", "results", `${quick ? "quick" : "full"}${withPgbouncer ? "-pgbouncer" : ""}.json`);
 writeFileSync(join(root, file), `${JSON.stringify(report, null, 2)}\n`);
 log("");
 log(`${"scenario".padEnd(36)} ${"result".padEnd(7)} ${"seconds".padStart(7)}  faults`);
