@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { generatePrivateKey } from "viem/accounts";
 import { freePort } from "../scripts/anvil-chain.js";
 import { freshBenchDatabase } from "./database.js";
-import { client, percentile, pool, timed, type Client } from "./load.js";
+import { client, percentile, pool, timed, usageRecords, type Client } from "./load.js";
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -91,21 +91,7 @@ async function measure(layout: string) {
     const api = client(base, adminKey);
     const reader = client(readBase, adminKey);
     const market = await seed(api);
-    const now = Date.parse(((await (await fetch(`${base}/healthz`)).json()) as { time: string }).time);
-    const [start, end] = [new Date(now - 3_600_000).toISOString(), new Date(now - 60_000).toISOString()];
-    let ext = 0;
-    const record = () => ({
-      external_id: `u-${++ext}`,
-      operator_id: `op-${Math.floor(Math.random() * OPERATORS)}`,
-      customer_id: `c-${Math.floor(Math.random() * CUSTOMERS)}`,
-      resource: "gpu:h100",
-      unit: "gpu_second",
-      quantity: String(60 + Math.floor(Math.random() * 3540)),
-      unit_price: "0.000694",
-      asset: "TUSD",
-      period_start: start,
-      period_end: end,
-    });
+    const record = await usageRecords(base, OPERATORS, CUSTOMERS);
     log(`[${layout}] batch ingest: 4 clients × 1,000 records, ${SECONDS} s, 2 balance readers alongside …`);
     const reads: number[] = [];
     let reading = true;

@@ -90,3 +90,27 @@ export async function pool<T>(items: T[], concurrency: number, op: (item: T) => 
     }),
   );
 }
+
+/**
+ * Usage records as the benchmarks send them: one H100 job of 1 to 59 minutes for a random operator
+ * and customer, whose period ends a minute before the service's clock (`GET /healthz` tells its
+ * time), each with an external id of its own.
+ */
+export async function usageRecords(base: string, operators: number, customers: number): Promise<() => Record<string, string>> {
+  const serviceNow = Date.parse(((await (await fetch(`${base}/healthz`)).json()) as { time: string }).time);
+  const start = new Date(serviceNow - 3_600_000).toISOString();
+  const end = new Date(serviceNow - 60_000).toISOString();
+  let ext = 0;
+  return () => ({
+    external_id: `u-${++ext}`,
+    operator_id: `op-${Math.floor(Math.random() * operators)}`,
+    customer_id: `c-${Math.floor(Math.random() * customers)}`,
+    resource: "gpu:h100",
+    unit: "gpu_second",
+    quantity: String(60 + Math.floor(Math.random() * 3540)),
+    unit_price: "0.000694",
+    asset: "TUSD",
+    period_start: start,
+    period_end: end,
+  });
+}

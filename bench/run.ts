@@ -17,7 +17,7 @@ import { chainSettingsFor, CHAIN_ID, freePort, startLocalChain } from "../script
 import { naive, raw } from "./baselines.js";
 import { freshBenchDatabase } from "./database.js";
 import { eventRelayComparison, holdRelay, skipRelayBacklog } from "./events.js";
-import { client, percentile, pool, timed } from "./load.js";
+import { client, percentile, pool, timed, usageRecords } from "./load.js";
 import { mixedIngest } from "./mixed.js";
 import { startScriptNodeFlags } from "./service-flags.js";
 
@@ -121,23 +121,7 @@ const controller = (await must(api.call("POST", "/v1/api-keys", { name: "bench c
 await must(api.call("POST", `/v1/proposals/${receipt.id}/approve`, {}, controller), "approve receipt");
 log(`seeded ${OPERATORS} operators and ${CUSTOMERS} prepaid customers in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
-let ext = 0;
-// The usage's period ends a minute before the service's clock (GET /healthz tells its time).
-const serviceNow = Date.parse(((await (await fetch(`${base}/healthz`)).json()) as { time: string }).time);
-const start = new Date(serviceNow - 3_600_000).toISOString();
-const end = new Date(serviceNow - 60_000).toISOString();
-const record = () => ({
-  external_id: `u-${++ext}`,
-  operator_id: `op-${Math.floor(Math.random() * OPERATORS)}`,
-  customer_id: `c-${Math.floor(Math.random() * CUSTOMERS)}`,
-  resource: "gpu:h100",
-  unit: "gpu_second",
-  quantity: String(60 + Math.floor(Math.random() * 3540)),
-  unit_price: "0.000694",
-  asset: "TUSD",
-  period_start: start,
-  period_end: end,
-});
+const record = await usageRecords(base, OPERATORS, CUSTOMERS);
 
 async function batchIngest(seconds: number) {
   return timed(4, seconds * 1000, async () => {
