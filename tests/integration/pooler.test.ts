@@ -4,7 +4,6 @@
  * Runs with TEST_POOLER_URL (e.g. postgres://postgres@127.0.0.1:6432/postgres); skipped without it.
  */
 import { randomBytes } from "node:crypto";
-import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "../../src/db/client.js";
 import { openReplicaRouter } from "../../src/db/replica.js";
@@ -14,6 +13,7 @@ import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { testClock } from "../support/clock.js";
 import { adminClient } from "../support/db.js";
 import { withDatabase } from "../support/pg-url.js";
+import { arrivedOnReplica } from "../support/replica.js";
 import { usageWorld } from "../support/usage-world.js";
 
 const poolerUrl = process.env.TEST_POOLER_URL;
@@ -140,16 +140,7 @@ describe.skipIf(!poolerUrl)(`through a pooler in transaction mode ${NEEDS_POOLER
 
   it.skipIf(!replicaUrl)("reads from a streaming replica with the primary behind the pooler: its WAL position is sampled through the pooler too", async () => {
     const replicaDb = withDatabase(replicaUrl!, name);
-    for (let i = 0; i < 300; i++) {
-      const probe = postgres(replicaDb, { max: 1, onnotice: () => {}, connect_timeout: 2 });
-      const ok = await probe`select 1`.then(
-        () => true,
-        () => false,
-      );
-      await probe.end({ timeout: 1 });
-      if (ok) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await arrivedOnReplica(replicaDb);
     const router = await openReplicaRouter(a, replicaDb, { maxLagMs: 1_000, waitMs: 2_000, maxConnections: 2, warn: () => {} });
     try {
       // A write through the pooler, then a read that must see it: the replica holds its position.

@@ -4,6 +4,7 @@ import { openReplicaRouter, walPosition, type ReplicaRouter } from "../../src/db
 import { onRealPostgres } from "../support/db.js";
 import { expectStatus, testApi, world, type ApiResponse, type TestApi } from "../support/http.js";
 import { withDatabase } from "../support/pg-url.js";
+import { arrivedOnReplica } from "../support/replica.js";
 import { TcpProxy } from "../support/tcp-proxy.js";
 import { freePort } from "../../scripts/anvil-chain.js";
 
@@ -29,7 +30,7 @@ describe.skipIf(!onRealPostgres || !replicaUrl)(`read replica ${NEEDS_REPLICA}`,
     await proxy.up();
     const viaProxy = new URL(withDatabase(replicaUrl!, name));
     viaProxy.port = String(proxy.port);
-    await arrived(withDatabase(replicaUrl!, name));
+    await arrivedOnReplica(withDatabase(replicaUrl!, name));
     replicaAdmin = postgres(withDatabase(replicaUrl!, name), { max: 1, onnotice: () => {} });
     router = await openReplicaRouter(api.db, viaProxy.toString(), { maxLagMs: MAX_LAG_MS, waitMs: 200, maxConnections: 4, warn: () => {} });
     api.ledger.reads = router;
@@ -155,17 +156,3 @@ describe.skipIf(!onRealPostgres || !replicaUrl)(`read replica ${NEEDS_REPLICA}`,
 });
 
 /** Waits until the database created on the primary exists on the replica. */
-async function arrived(url: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 2 });
-    try {
-      await sql`select 1`;
-      return;
-    } catch {
-      await sleep(100);
-    } finally {
-      await sql.end({ timeout: 1 });
-    }
-  }
-  throw new Error(`${url} did not reach the replica within 30 s`);
-}
