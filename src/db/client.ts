@@ -94,6 +94,16 @@ function openPostgres(url: string, max: number, clock: Clock, pooler: Pooler): D
   const sql = postgres(url, {
     max,
     prepare,
+    // Through a transaction pooler, nothing is sent on a connection until its statement before has
+    // ended. The driver otherwise pipelines a statement behind a busy connection's (when every
+    // connection is busy). PgBouncer before 1.21 forwards the second statement to the server of the
+    // first, and hands that server back to its pool when the first one ends (its ReadyForQuery, idle):
+    // the second's answer then comes from a server linked to no client, PgBouncer drops it ("got
+    // packet from server when not linked") and the statement never ends. An unnamed statement with
+    // parameters is parsed and described first, then bound (two steps), so any of them can be the
+    // second. Seen as requests that never ended after a restart under load; tests/integration/pooler.test.ts.
+    // (An option of the driver, src/index.js, that its type declarations leave out.)
+    ...({ max_pipeline: pooler === "transaction" ? 0 : 100 } as object),
     onnotice: () => {},
     // After a lost connection, wait at most a second before reconnecting (the driver's default
     // grows to 20 s after repeated failures, which keeps the service down long after the database

@@ -120,6 +120,22 @@ describe.skipIf(!poolerUrl)(`through a pooler in transaction mode ${NEEDS_POOLER
     for (const db of [a, b]) expect((await db.query<{ n: number }>("select count(*)::int as n from pg_prepared_statements"))[0]!.n).toBe(0);
   });
 
+  it("answers statements sent while its one connection is busy (nothing pipelined behind another statement's end)", async () => {
+    // One client connection, busy with a statement; a second statement (with parameters: the
+    // driver parses and describes it first, then binds it) is asked for meanwhile. Pipelined on the
+    // same connection, its first messages would reach the server PgBouncer links to the first
+    // statement, which PgBouncer hands back to its pool at the first statement's end: the answer
+    // then arrives on a server linked to nobody, is dropped, and the second statement never ends.
+    const timeout = (ms: number) => new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms));
+    for (let round = 0; round < 5; round++) {
+      const busy = a1.query<{ slept: string }>("select pg_sleep(0.05)::text as slept");
+      const asked = a1.query<{ n: number }>("select $1::int + 1 as n", [round]);
+      const [slept, answered] = await Promise.race([Promise.all([busy, asked]), timeout(10_000)]);
+      expect(slept).toEqual([{ slept: "" }]);
+      expect(answered).toEqual([{ n: round + 1 }]);
+    }
+  });
+
   it("ingests usage and reads the balances it moved", async () => {
     const ctx: LedgerContext = createLedgerContext(a, { maxConcurrent: 4 });
     try {

@@ -21,4 +21,16 @@ describe("the PostgreSQL driver's write on a closed connection", () => {
       expect(nextWrite.slice(nextWrite.indexOf("if (!socket)"), nextWrite.indexOf("socket.write("))).toMatch(/return false/);
     }
   });
+
+  it("reserves a transaction's connection even when nothing may be pipelined (max_pipeline: 0, used through a transaction pooler)", () => {
+    // Unpatched, sql.begin() with max_pipeline 0 sends BEGIN and fails with UNSAFE_TRANSACTION
+    // (porsager/postgres#1210): the hook that reserves the connection sat behind the pipeline's check.
+    const pkg = dirname(dirname(dirname(createRequire(import.meta.url).resolve("postgres"))));
+    for (const variant of ["src", "cjs/src"]) {
+      const code = readFileSync(join(pkg, variant, "connection.js"), "utf8");
+      const execute = code.slice(code.indexOf("function execute(q) {"), code.indexOf("function toBuffer(q) {"));
+      expect(execute.indexOf("q.options.onexecute(connection)"), `${variant}/connection.js`).toBeGreaterThan(0);
+      expect(execute.indexOf("q.options.onexecute(connection)")).toBeLessThan(execute.indexOf("sent.length < max_pipeline"));
+    }
+  });
 });
