@@ -17,18 +17,28 @@ import { freePort } from "../scripts/anvil-chain.js";
 import { client } from "./load.js";
 
 const mode = process.argv[2] === "single" ? "single" : "batch";
-const seconds = Number(process.argv[3] ?? 15);
+/** `--socket`: the service reaches PostgreSQL over its Unix socket instead of TCP on 127.0.0.1. */
+const overSocket = process.argv.includes("--socket");
+const seconds = Number(process.argv[3]?.startsWith("--") ? 15 : (process.argv[3] ?? 15));
 const KEY = `profile-admin-${Date.now()}-0123456789abcdef`;
 const profiles = join(root, "bench", "results", "profiles");
 rmSync(profiles, { recursive: true, force: true });
 mkdirSync(profiles, { recursive: true });
 
-const cluster = await Cluster.create(await freePort(), ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all"]);
+const cluster = await Cluster.create(await freePort(), [
+  "shared_preload_libraries=pg_stat_statements",
+  "pg_stat_statements.track=all",
+  "pg_stat_statements.track_planning=on",
+]);
 try {
   const dbUrl = await cluster.createDatabase("ledger_profile");
   const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
   await sql`create extension pg_stat_statements`;
-  const api = apiProcess("api", await freePort(), { DATABASE_URL: dbUrl, ADMIN_API_KEY: KEY });
+  // Over the socket: an empty host in the URL, and the socket's folder and port as PGHOST and PGPORT.
+  const database = overSocket
+    ? { DATABASE_URL: `postgres:///${new URL(dbUrl).pathname.slice(1)}`, PGHOST: cluster.dir, PGPORT: String(cluster.port), PGUSER: "postgres" }
+    : { DATABASE_URL: dbUrl };
+  const api = apiProcess("api", await freePort(), { ...database, ADMIN_API_KEY: KEY });
   api.nodeArgs = ["--cpu-prof", `--cpu-prof-dir=${profiles}`];
   await api.start();
   const stats = newStats();
@@ -68,20 +78,26 @@ try {
     postgres: cluster.cpuSeconds() - cpu0.postgres,
     client: (clientCpu.user + clientCpu.system) / 1e6,
   };
-  console.log(`${mode} ingest: ${Math.round(records / elapsed)} records/s over ${elapsed.toFixed(1)} s`);
+  console.log(
+    `${mode} ingest: ${Math.round(records / elapsed)} records/s over ${elapsed.toFixed(1)} s (PostgreSQL over ${overSocket ? "its Unix socket" : "TCP"})`,
+  );
   const perRecord = (s: number) => `${((s / Math.max(records, 1)) * 1e6).toFixed(0)} µs/record`;
   console.log(
     `CPU used: service ${used.service.toFixed(1)} s (${perRecord(used.service)}), PostgreSQL ${used.postgres.toFixed(1)} s (${perRecord(used.postgres)}), load client ${used.client.toFixed(1)} s (${perRecord(used.client)}); ` +
       `${((used.service + used.postgres + used.client) / elapsed).toFixed(2)} of ${cpus().length} cores busy\n`,
   );
 
-  const rows = await sql<{ ms: number; calls: number; mean: string; q: string }[]>`
-    select round(total_exec_time)::int as ms, calls::int, round(mean_exec_time::numeric, 2)::text as mean,
+  const rows = await sql<{ ms: number; plan: number; calls: number; mean: string; q: string }[]>`
+    select round(total_exec_time)::int as ms, round(total_plan_time)::int as plan, calls::int, round(mean_exec_time::numeric, 2)::text as mean,
            left(regexp_replace(query, '\\s+', ' ', 'g'), 110) as q
       from pg_stat_statements where query not like '%pg_stat_statements%' order by total_exec_time desc limit 12`;
-  console.log("PostgreSQL statements by total execution time (lock waits included):");
-  console.log(`${"total ms".padStart(9)} ${"calls".padStart(7)} ${"mean ms".padStart(9)}  statement`);
-  for (const r of rows) console.log(`${String(r.ms).padStart(9)} ${String(r.calls).padStart(7)} ${r.mean.padStart(9)}  ${r.q}`);
+  const [planned] = await sql<{ exec: number; plan: number }[]>`
+    select round(sum(total_exec_time))::int as exec, round(sum(total_plan_time))::int as plan
+      from pg_stat_statements where query not like '%pg_stat_statements%'`;
+  console.log(`PostgreSQL statements: ${planned!.exec} ms executing, ${planned!.plan} ms planning (every statement is planned at each run: custom plans)`);
+  console.log("by total execution time (lock waits included):");
+  console.log(`${"total ms".padStart(9)} ${"plan ms".padStart(8)} ${"calls".padStart(7)} ${"mean ms".padStart(9)}  statement`);
+  for (const r of rows) console.log(`${String(r.ms).padStart(9)} ${String(r.plan).padStart(8)} ${String(r.calls).padStart(7)} ${r.mean.padStart(9)}  ${r.q}`);
   await sql.end();
   await api.stop();
 

@@ -25,7 +25,8 @@ function binDir(): string {
 export class Cluster {
   readonly url: string;
   private readonly bin = binDir();
-  private readonly dir: string;
+  /** The server's data folder, which also holds its Unix socket. */
+  readonly dir: string;
   private readonly asRoot = userInfo().uid === 0;
 
   private constructor(
