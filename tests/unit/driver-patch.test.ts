@@ -8,12 +8,17 @@ import { describe, expect, it } from "vitest";
  * (see docs/reliability.md, "Database outages"): without it, a connection closing under load can
  * end the process. An install with scripts disabled would leave it out.
  */
+/** The driver's connection.js of one variant (`src`, the ESM entry; `cjs/src`, the CommonJS one). */
+function connectionSource(variant: string): string {
+  const pkg = dirname(dirname(dirname(createRequire(import.meta.url).resolve("postgres"))));
+  return readFileSync(join(pkg, variant, "connection.js"), "utf8");
+}
+
 describe("the PostgreSQL driver's write on a closed connection", () => {
   it("is guarded in the module the service loads", () => {
     // The package's CommonJS entry is <package>/cjs/src/index.js.
-    const pkg = dirname(dirname(dirname(createRequire(import.meta.url).resolve("postgres"))));
     for (const variant of ["src", "cjs/src"]) {
-      const code = readFileSync(join(pkg, variant, "connection.js"), "utf8");
+      const code = connectionSource(variant);
       const nextWrite = code.slice(code.indexOf("function nextWrite(fn) {"), code.indexOf("function nextWrite(fn) {") + 400);
       expect(nextWrite, `${variant}/connection.js`).toMatch(/if \(!socket\)/);
       expect(nextWrite.indexOf("if (!socket)")).toBeLessThan(nextWrite.indexOf("socket.write("));
@@ -25,9 +30,8 @@ describe("the PostgreSQL driver's write on a closed connection", () => {
   it("reserves a transaction's connection even when nothing may be pipelined (max_pipeline: 0, used through a transaction pooler)", () => {
     // Unpatched, sql.begin() with max_pipeline 0 sends BEGIN and fails with UNSAFE_TRANSACTION
     // (porsager/postgres#1210): the hook that reserves the connection sat behind the pipeline's check.
-    const pkg = dirname(dirname(dirname(createRequire(import.meta.url).resolve("postgres"))));
     for (const variant of ["src", "cjs/src"]) {
-      const code = readFileSync(join(pkg, variant, "connection.js"), "utf8");
+      const code = connectionSource(variant);
       const execute = code.slice(code.indexOf("function execute(q) {"), code.indexOf("function toBuffer(q) {"));
       expect(execute.indexOf("q.options.onexecute(connection)"), `${variant}/connection.js`).toBeGreaterThan(0);
       expect(execute.indexOf("q.options.onexecute(connection)")).toBeLessThan(execute.indexOf("sent.length < max_pipeline"));
