@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectStatus, offlineSettlements, testApi, world, writeCounts, type TestApi } from "../support/http.js";
+import { expectStatus, offlineSettlements, testApi, world, writeCounts, writeJournal, type TestApi, type WriteJournal } from "../support/http.js";
 import type { World } from "../support/security.js";
 
 /**
@@ -13,6 +13,7 @@ let api: TestApi;
 let w: World;
 let hold: string;
 let payout: string;
+let journal: WriteJournal;
 beforeAll(async () => {
   api = await testApi({ settlements: offlineSettlements() });
   w = await world(api);
@@ -26,6 +27,10 @@ beforeAll(async () => {
   payout = expectStatus(await api.call("POST", "/v1/payouts", { key: w.keys.o1, body: { asset: "USDC", amount: "5" } }), 201).body.id;
   // A second asset, for rates between two.
   expectStatus(await api.call("POST", "/v1/assets", { body: { code: "EURC", scale: 6, settlement: { kind: "offchain" } } }), 201);
+  // From here on every request is refused: any row written to any table shows in the journal, but
+  // the audit log's row of each refused call (docs/api.md, "Audit").
+  journal = await writeJournal(api.db, ["audit_log INSERT"]);
+  written = await journal.mark();
 });
 afterAll(async () => api.close());
 
@@ -659,23 +664,15 @@ const wholeBodies = fc.oneof(
   fc.constantFrom('{"a":', "[".repeat(20_000), '{"legs": [' + "{".repeat(5000), "\u0000").map((raw) => ({ raw })),
 );
 
-/**
- * What every table held after the last refused request: nothing may change between two refusals, so
- * the counts after one are the counts before the next (one count per request instead of two; any
- * write, by the request or by anything else, still shows as a difference).
- */
-let lastCounts: Record<string, string> | undefined;
+/** The journal's length after the last refused request: nothing may be added to it by the next one. */
+let written = 0;
 
 async function expectRefusedWithoutWrites(route: PostRoute, send: { raw?: string; body?: unknown; headers?: Record<string, string> }) {
-  const before = lastCounts ?? (await writeCounts(api.db));
-  lastCounts = undefined;
   const res = await api.call(route.method ?? "POST", route.path(), { key: route.key(), ...send });
   expect(res.status, `${route.name} ${JSON.stringify(send).slice(0, 300)} -> ${JSON.stringify(res.body).slice(0, 300)}`).toBeGreaterThanOrEqual(400);
   expect(res.status, `${route.name} ${JSON.stringify(send).slice(0, 300)}`).toBeLessThan(500);
   expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-  const after = await writeCounts(api.db);
-  expect(after).toEqual(before);
-  lastCounts = after;
+  expect(await journal.since(written), `${route.name} ${JSON.stringify(send).slice(0, 300)} wrote`).toEqual([]);
 }
 
 describe("hostile bodies on every POST, PUT and PATCH route", () => {
@@ -739,12 +736,27 @@ describe("a NUL character in any string of any body", () => {
     it(`${route.name}: is a 400 naming the field, and nothing is written`, async () => {
       for (const path of stringPaths(route.valid())) {
         const body = withField(route.valid(), path, `${String(path.split(".").reduce((n: any, p) => n[p], route.valid()))}\u0000x`); // eslint-disable-line @typescript-eslint/no-explicit-any
-        const before = await writeCounts(api.db);
         const res = await api.call(route.method ?? "POST", route.path(), { key: route.key(), body });
         expect(res.status, `${route.name} ${path}: ${JSON.stringify(res.body)}`).toBe(400);
         expect(res.body.errors, `${route.name} ${path}`).toEqual([{ path, message: expect.stringContaining("NUL") }]);
-        expect(await writeCounts(api.db)).toEqual(before);
+        expect(await journal.since(written), `${route.name} ${path} wrote`).toEqual([]);
       }
     });
   }
+});
+
+describe("the journal of writes the checks above read", () => {
+  it("notes a write, an update that changes no count, and nothing for a read, and agrees with the counts of every table", async () => {
+    // Every request above was refused: the journal is as long as when it was installed, and so are the tables.
+    expect(await journal.since(written)).toEqual([]);
+    const counts = await writeCounts(api.db);
+    expect((await api.call("GET", "/v1/assets", { key: w.keys.admin })).status).toBe(200);
+    expect(await journal.since(written)).toEqual([]);
+    expect(await writeCounts(api.db)).toEqual(counts);
+    expectStatus(await api.call("POST", "/v1/assets", { body: { code: "JRNL", scale: 2, settlement: { kind: "offchain" } } }), 201);
+    expect(await journal.since(written)).toContain("assets INSERT");
+    const mark = await journal.mark();
+    await api.db.query("update marketplaces set name = name where id = 'm1'");
+    expect(await journal.since(mark)).toEqual(["marketplaces UPDATE"]);
+  });
 });
