@@ -81,13 +81,18 @@ try {
   });
   const api = demoApi(`http://127.0.0.1:${port}`, adminKey);
   const { admin, ok, header, secret } = api;
-  for (let i = 0; ; i++) {
+  // Up to 90 s: on a busy machine compiling the service and migrating a new database takes a while.
+  const startedBy = Date.now() + 90_000;
+  for (;;) {
     const ready = await admin.GET("/readyz").then(
       (r) => r.response.ok,
       () => false,
     );
     if (ready) break;
-    if (i > 150 || service.exitCode !== null) throw new Error(`the service did not start: ${serviceErr}`);
+    if (Date.now() > startedBy || service.exitCode !== null)
+      throw new Error(
+        `the service did not ${service.exitCode === null ? "answer /readyz within 90 s" : `start (exit code ${service.exitCode})`}: ${serviceErr}`,
+      );
     await new Promise((r) => setTimeout(r, 200));
   }
 

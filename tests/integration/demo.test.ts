@@ -16,10 +16,11 @@ describe("npm run demo [PGlite run only: the demo always uses its own embedded d
         const run = spawnSync("npm", ["run", "--silent", "demo", "--", "--json", file], {
           cwd: join(import.meta.dirname, "..", ".."),
           encoding: "utf8",
-          timeout: 150_000,
+          // Generous: it runs beside the rest of the suite, which keeps both cores busy.
+          timeout: 240_000,
           env: { ...process.env, TEST_DATABASE_URL: "" },
         });
-        expect(run.status, `${run.stdout}\n${run.stderr}`).toBe(0);
+        expect(run.status, `${run.error ? `${run.error.message}\n` : ""}${run.signal ? `killed by ${run.signal}\n` : ""}${run.stdout}\n${run.stderr}`).toBe(0);
         expect(run.stdout).toMatch(/Ledger invariants and hash chain: verified/);
         const report = JSON.parse(readFileSync(file, "utf8"));
         expect(report.records).toBeGreaterThan(100);
@@ -88,6 +89,6 @@ describe("npm run demo [PGlite run only: the demo always uses its own embedded d
         rmSync(dir, { recursive: true, force: true });
       }
     },
-    180_000,
+    260_000,
   );
 });
