@@ -8,7 +8,7 @@
  *   npm run test:calendar -- --at 2028-02-29T23:59:59Z
  *   npm run test:calendar -- --out-dir .ci/out  # also a vitest JSON report per instant
  *
- * Each test file starts its clock at the instant when it loads (CLOCK_START), so most of a file runs
+ * Each test file starts its clock at the instant when it starts (CLOCK_START), so most of a file runs
  * just after the boundary and its first steps just before it.
  */
 import { spawnSync } from "node:child_process";

@@ -1,12 +1,15 @@
 import { clockStartingAt, systemClock, type Clock } from "../../src/domain/clock.js";
 
+const startClock = (): Clock => (process.env.CLOCK_START ? clockStartingAt(new Date(process.env.CLOCK_START)) : systemClock);
+let current = startClock();
+
 /**
  * The clock every test database (and so the service under test) runs on: the machine's time, or,
  * with CLOCK_START set (as CI does for the date-sensitive files), a clock that starts at that
- * instant when the test file loads and runs on from there. Tests take "now" from here, never from
- * `Date.now()`.
+ * instant when the test file starts (restartTestClock) and runs on from there. Tests take "now" from
+ * here, never from `Date.now()`.
  */
-export const testClock: Clock = process.env.CLOCK_START ? clockStartingAt(new Date(process.env.CLOCK_START)) : systemClock;
+export const testClock: Clock = { now: () => current.now() };
 
 const HOUR = 3_600_000;
 
@@ -43,6 +46,15 @@ export function wideRange(): string {
  * month boundary keeps one month): two months before the clock's, with the usage on its 15th.
  */
 export const usageMonth = pastMonth();
+
+/**
+ * Starts the test clock again at CLOCK_START and fixes usageMonth anew: run before each test file
+ * (tests/support/each-file.ts, vitest's setupFiles), since the files of a worker share this module.
+ */
+export function restartTestClock(): void {
+  current = startClock();
+  Object.assign(usageMonth, pastMonth());
+}
 
 /**
  * For a test whose premise is "all within one UTC day" (daily caps): when the test clock is less
