@@ -37,4 +37,14 @@ describe("the PostgreSQL driver's write on a closed connection", () => {
       expect(execute.indexOf("q.options.onexecute(connection)")).toBeLessThan(execute.indexOf("sent.length < max_pipeline"));
     }
   });
+
+  it("forgets the rows, the count and the error of a query that failed in the middle of its rows (tests/integration/driver-rows.test.ts shows why)", () => {
+    for (const variant of ["src", "cjs/src"]) {
+      const code = connectionSource(variant);
+      const ready = code.slice(code.indexOf("function ReadyForQuery(x) {"), code.indexOf("function CommandComplete(x) {"));
+      expect(ready, `${variant}/connection.js`).toMatch(/result = new Result\(\)\s+\/\*[^]*?\*\/\s+rows = 0/);
+      const closed = code.slice(code.indexOf("async function closed(hadError) {"), code.indexOf("function handle(xs, x = xs[0]) {"));
+      expect(closed, `${variant}/connection.js`).toMatch(/result = new Result\(\)\s+rows = 0\s+results = errorResponse = null/);
+    }
+  });
 });
