@@ -73,9 +73,10 @@ export async function unfundedUsage(
   operatorId: string | null = null,
   options: Without = {},
 ): Promise<Unfunded[]> {
-  const pool = await marketplacePool(db, marketplaceId, assetId);
+  // Independent reads: sent together (one round trip on a connection, or two connections of a pool).
+  const [pool, need] = await Promise.all([marketplacePool(db, marketplaceId, assetId), needUpperBound(db, marketplaceId, assetId)]);
   const available = pool.settled + pool.creditLimit;
-  if ((await needUpperBound(db, marketplaceId, assetId)) <= available) return [];
+  if (need <= available) return [];
   const without = options.withoutUsageIds ?? (options.withoutUsageId === undefined ? null : [options.withoutUsageId]);
   const rows = await unfundedUsageByOperator(db, { marketplaceId, assetId, available, operatorId, withoutUsageIds: without });
   return rows.map((r) => ({ operatorId: r.operator_id, net: BigInt(r.net), gross: BigInt(r.gross), disputedNet: BigInt(r.disputed_net) }));
@@ -101,13 +102,14 @@ export interface AwaitingFunds {
  */
 export async function awaitingFunds(db: Queryable, operatorId: string, assetId: string, options: Without = {}): Promise<AwaitingFunds> {
   const markets = await marketplaceIdsOfOperator(db, operatorId);
+  const unfunded = await Promise.all(markets.map(async (marketplaceId) => (await unfundedUsage(db, marketplaceId, assetId, operatorId, options))[0]));
   const byMarketplace: AwaitingFunds["byMarketplace"] = [];
   let disputed = 0n;
-  for (const marketplaceId of markets) {
-    const [u] = await unfundedUsage(db, marketplaceId, assetId, operatorId, options);
+  markets.forEach((marketplaceId, i) => {
+    const u = unfunded[i];
     if (u && u.net > 0n) byMarketplace.push({ marketplaceId, amount: u.net });
     disputed += u?.disputedNet ?? 0n;
-  }
+  });
   return { total: byMarketplace.reduce((s, m) => s + m.amount, 0n), byMarketplace, disputed };
 }
 
@@ -174,9 +176,12 @@ export interface Withheld {
 }
 
 export async function withheldEarnings(db: Queryable, operatorId: string, assetId: string): Promise<Withheld> {
-  const awaiting = await awaitingFunds(db, operatorId, assetId);
-  const disputed = await disputedNet(db, operatorId, assetId);
-  const owed = BigInt((await receivableOf(db, operatorId, assetId))?.owed ?? 0n);
+  const [awaiting, disputed, receivable] = await Promise.all([
+    awaitingFunds(db, operatorId, assetId),
+    disputedNet(db, operatorId, assetId),
+    receivableOf(db, operatorId, assetId),
+  ]);
+  const owed = BigInt(receivable?.owed ?? 0n);
   return { awaiting, disputed, held: disputed - awaiting.disputed, receivable: owed > 0n ? owed : 0n };
 }
 
