@@ -150,6 +150,17 @@ const batch = await batchIngest(SECONDS);
 reading = false;
 await reader;
 
+// What a read costs by itself: the same read, one at a time, with nothing else running (the database
+// now holds the batch scenario's usage).
+log("balance reads on the idle service: 300, one at a time …");
+const idleReads: number[] = [];
+for (let i = 0; i < 300; i++) {
+  const t = performance.now();
+  const r = await api.call("GET", `/v1/operators/op-${Math.floor(Math.random() * OPERATORS)}/balances`);
+  if (r.status !== 200) throw new Error(`balance read: ${r.status}`);
+  idleReads.push(performance.now() - t);
+}
+
 log(`single ingest: 64 connections, one record each, ${SECONDS} s …`);
 const single = await timed(64, SECONDS * 1000, async () => {
   const r = await api.call("POST", "/v1/usage", record(), market);
@@ -270,6 +281,8 @@ const results = {
   ingest_single_p99_ms: +percentile(single.latencies, 99).toFixed(1),
   balance_read_p50_ms: +percentile(reads, 50).toFixed(1),
   balance_read_p99_ms: +percentile(reads, 99).toFixed(1),
+  balance_read_idle_p50_ms: +percentile(idleReads, 50).toFixed(1),
+  balance_read_idle_p99_ms: +percentile(idleReads, 99).toFixed(1),
   baseline_naive_records_per_s: Math.round(naiveRun.recordsPerSecond),
   raw_insert_records_per_s: Math.round(rawRun.recordsPerSecond),
   batch_vs_raw: +(batch.units / batch.seconds / rawRun.recordsPerSecond).toFixed(2),
