@@ -5,7 +5,7 @@ import prettier from "eslint-config-prettier";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "dist/", "data/", "contracts/artifacts/", "**/*.cjs", ".ci/out/", "chaos/results/", "bench/results/"] },
+  { ignores: ["node_modules/", "dist/", ".test-dist-*/", "data/", "contracts/artifacts/", "**/*.cjs", ".ci/out/", "chaos/results/", "bench/results/"] },
   // Generated (npm run client:generate) and compared byte for byte with what the routes generate (client:check).
   { ignores: ["clients/typescript/schema.ts"] },
   js.configs.recommended,

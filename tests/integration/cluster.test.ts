@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { freshDatabase, NEEDS_PG, onRealPostgres, type TestDatabase } from "../support/db.js";
+import { serviceProcessArgs } from "../support/service-build.js";
 
 /**
  * `npm start` with API_PROCESSES / WORKER_PROCESSES: one supervising process forks API processes
@@ -61,7 +62,7 @@ function spawnService(env: Record<string, string>) {
   delete base.ADMIN_API_KEY;
   delete base.WEBHOOK_SECRETS_KEY;
   delete base.DATABASE_URL;
-  const p = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env: { ...base, LOG_LEVEL: "info", ...env } });
+  const p = spawn(process.execPath, serviceProcessArgs("src/main.ts"), { env: { ...base, LOG_LEVEL: "info", ...env } });
   proc = p;
   const lines: string[] = [];
   let buffer = "";

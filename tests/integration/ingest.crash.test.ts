@@ -5,6 +5,7 @@ import { usageMonth } from "../support/clock.js";
 import { freePort } from "../../scripts/anvil-chain.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { freshDatabase, NEEDS_PG, onRealPostgres, type TestDatabase } from "../support/db.js";
+import { serviceProcessArgs } from "../support/service-build.js";
 
 const root = join(import.meta.dirname, "..", "..");
 const KEY = "crash-admin-key-0123456789abcdef";
@@ -18,7 +19,7 @@ afterEach(async () => {
 });
 
 function startServer(port: number): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  return spawn(process.execPath, serviceProcessArgs("src/main.ts"), {
     cwd: root,
     stdio: ["ignore", "ignore", "ignore"],
     env: { ...process.env, ...db!.env, PORT: String(port), ADMIN_API_KEY: KEY, LOG_LEVEL: "silent", RATE_LIMIT_PER_SECOND: "0" },

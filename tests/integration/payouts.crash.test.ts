@@ -8,6 +8,7 @@ import { createPayout, getPayout } from "../../src/services/payouts.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { NEEDS_PG, onRealPostgres } from "../support/db.js";
 import { NATIVE, payoutWorld, TOKEN, type PayoutWorld } from "../support/payout-world.js";
+import { serviceProcessArgs } from "../support/service-build.js";
 
 const root = join(import.meta.dirname, "..", "..");
 let w: PayoutWorld | undefined;
@@ -20,7 +21,7 @@ afterEach(async () => {
 
 /** `npm run worker` as its own process, against the world's database and chain. */
 function startWorker(world: PayoutWorld, extraEnv: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/workers/main.ts"], {
+  const child = spawn(process.execPath, serviceProcessArgs("src/workers/main.ts"), {
     cwd: root,
     env: {
       ...process.env,

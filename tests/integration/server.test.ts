@@ -4,6 +4,7 @@ import { createServer, type AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/db/client.js";
 import { freshDatabase, testPooler, type TestDatabase } from "../support/db.js";
+import { serviceProcessArgs } from "../support/service-build.js";
 
 /**
  * The service as a user runs it: `npm start`'s entry point in its own process, on a real socket.
@@ -17,7 +18,7 @@ afterEach(async () => {
 });
 
 async function start(env: Record<string, string>): Promise<{ url: string; lines: string[]; exited: Promise<number | null> }> {
-  const p = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env: { ...process.env, PORT: "0", LOG_LEVEL: "info", ...env } });
+  const p = spawn(process.execPath, serviceProcessArgs("src/main.ts"), { env: { ...process.env, PORT: "0", LOG_LEVEL: "info", ...env } });
   proc = p;
   const lines: string[] = [];
   let buffer = "";
@@ -53,7 +54,7 @@ describe("the service process", () => {
     await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
     const port = (holder.address() as AddressInfo).port;
     try {
-      const p = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env: { ...process.env, ...env, ADMIN_API_KEY: ADMIN, PORT: String(port) } });
+      const p = spawn(process.execPath, serviceProcessArgs("src/main.ts"), { env: { ...process.env, ...env, ADMIN_API_KEY: ADMIN, PORT: String(port) } });
       proc = p;
       let out = "";
       p.stdout.on("data", (c: Buffer) => (out += c.toString()));
@@ -78,7 +79,7 @@ describe("the service process", () => {
   it.skipIf(process.env.TEST_DATABASE_URL !== undefined)("keeps a second process off its embedded database [PGlite only]", async () => {
     const { env } = await onDiskDatabase();
     const server = await start({ ...env, ADMIN_API_KEY: ADMIN });
-    const verify = spawn(process.execPath, ["--import", "tsx", "src/verify-cli.ts"], { env: { ...process.env, ...env } });
+    const verify = spawn(process.execPath, serviceProcessArgs("src/verify-cli.ts"), { env: { ...process.env, ...env } });
     let out = "";
     verify.stderr.on("data", (c: Buffer) => (out += c.toString()));
     expect(await new Promise((resolve) => verify.on("exit", resolve))).toBe(1);
@@ -86,12 +87,12 @@ describe("the service process", () => {
     proc!.kill("SIGTERM");
     expect(await server.exited).toBe(0);
     // Once the service has stopped, the folder is free again.
-    const after = spawn(process.execPath, ["--import", "tsx", "src/verify-cli.ts"], { env: { ...process.env, ...env } });
+    const after = spawn(process.execPath, serviceProcessArgs("src/verify-cli.ts"), { env: { ...process.env, ...env } });
     expect(await new Promise((resolve) => after.on("exit", resolve))).toBe(0);
   });
 
   it("refuses to start on bad configuration, naming each bad variable", async () => {
-    const p = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    const p = spawn(process.execPath, serviceProcessArgs("src/main.ts"), {
       env: { ...process.env, PORT: "eighty", ADMIN_API_KEY: "short", DATABASE_URL: "mysql://x" },
     });
     let out = "";

@@ -7,6 +7,7 @@ import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { sealJournal } from "../../src/db/journal-seals.js";
 import { freshDatabase, testPooler, type TestDatabase } from "../support/db.js";
 import { anAccount, anAsset, noOverdraft } from "../support/fixtures.js";
+import { serviceProcessArgs } from "../support/service-build.js";
 
 /**
  * A seal ends at the oldest transaction still running on the server, whichever database it is in:
@@ -54,7 +55,9 @@ async function seeded(fresh: TestDatabase): Promise<TestDatabase> {
 /** Runs `npm run verify` as a user would, against this test's database. */
 async function verifyCommand(): Promise<{ code: number; out: string }> {
   try {
-    const { stdout, stderr } = await run("npx", ["tsx", "src/verify-cli.ts"], { env: { ...process.env, ...db.env, LOG_LEVEL: "silent" } });
+    const { stdout, stderr } = await run(process.execPath, serviceProcessArgs("src/verify-cli.ts"), {
+      env: { ...process.env, ...db.env, LOG_LEVEL: "silent" },
+    });
     return { code: 0, out: stdout + stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

@@ -6,12 +6,14 @@ import type { TestProject } from "vitest/node";
 import { openDatabase } from "../../src/db/client.js";
 import { runMigrations } from "../../src/db/migrate.js";
 import { templateDbName, withDatabase } from "./pg-url.js";
+import { buildService } from "./service-build.js";
 
 /**
  * With TEST_DATABASE_URL, builds the migrated template database once per run; each test file then
  * gets its own copy (CREATE DATABASE ... TEMPLATE), so files run isolated and in parallel.
  */
 export async function setup({ provide }: TestProject): Promise<void | (() => Promise<void>)> {
+  provide("serviceDist", buildService());
   const url = process.env.TEST_DATABASE_URL;
   if (!url) {
     console.log("\nTEST_DATABASE_URL is not set: tests run on embedded PGlite; tests that need several connections are skipped.\n");
