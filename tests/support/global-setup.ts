@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
@@ -17,8 +17,9 @@ export async function setup({ provide }: TestProject): Promise<void | (() => Pro
   const url = process.env.TEST_DATABASE_URL;
   if (!url) {
     console.log("\nTEST_DATABASE_URL is not set: tests run on embedded PGlite; tests that need several connections are skipped.\n");
-    provide("pgliteTemplate", await pgliteTemplate());
-    return;
+    const template = await pgliteTemplate();
+    provide("pgliteTemplate", template);
+    return () => rmSync(template, { force: true });
   }
   const TEMPLATE_DB = templateDbName(process.pid);
   provide("pgTemplate", TEMPLATE_DB);
