@@ -19,7 +19,7 @@ export async function setup({ provide }: TestProject): Promise<void | (() => Pro
     console.log("\nTEST_DATABASE_URL is not set: tests run on embedded PGlite; tests that need several connections are skipped.\n");
     const template = await pgliteTemplate();
     provide("pgliteTemplate", template);
-    return () => rmSync(template, { force: true });
+    return async () => rmSync(template, { force: true });
   }
   const TEMPLATE_DB = templateDbName(process.pid);
   provide("pgTemplate", TEMPLATE_DB);
