@@ -19,6 +19,7 @@ import { freshBenchDatabase } from "./database.js";
 import { eventRelayComparison, holdRelay, skipRelayBacklog } from "./events.js";
 import { client, percentile, pool, timed, usageRecords } from "./load.js";
 import { mixedIngest } from "./mixed.js";
+import { probeFigures, startProbes } from "./probes.js";
 import { startScriptNodeFlags } from "./service-flags.js";
 
 const quick = process.argv.includes("--quick");
@@ -146,12 +147,17 @@ const reader = Promise.all(
     }
   }),
 );
+const probes = await startProbes({ base, adminKey, dbUrl, operators: OPERATORS, intervalMs: 50 });
 const batch = await batchIngest(SECONDS);
 reading = false;
 await reader;
+const floor = probeFigures(await probes.stop(), "during_batch");
 
 // What a read costs by itself: the same read, one at a time, with nothing else running (the database
 // now holds the batch scenario's usage).
+const idleProbes = await startProbes({ base, adminKey, dbUrl, operators: OPERATORS, intervalMs: 50 });
+await new Promise((r) => setTimeout(r, 3000));
+const idleFloor = probeFigures(await idleProbes.stop(), "idle");
 log("balance reads on the idle service: 300, one at a time …");
 const idleReads: number[] = [];
 for (let i = 0; i < 300; i++) {
@@ -283,6 +289,8 @@ const results = {
   balance_read_p99_ms: +percentile(reads, 99).toFixed(1),
   balance_read_idle_p50_ms: +percentile(idleReads, 50).toFixed(1),
   balance_read_idle_p99_ms: +percentile(idleReads, 99).toFixed(1),
+  ...floor,
+  ...idleFloor,
   baseline_naive_records_per_s: Math.round(naiveRun.recordsPerSecond),
   raw_insert_records_per_s: Math.round(rawRun.recordsPerSecond),
   batch_vs_raw: +(batch.units / batch.seconds / rawRun.recordsPerSecond).toFixed(2),
