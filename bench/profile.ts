@@ -50,10 +50,15 @@ try {
   let seq = 0;
   const http = client(api.base, m.key);
   const post = (path: string, body: unknown) => http.call("POST", path, body);
-  const procCpu = (pid: number) => {
+  const procTimes = (pid: number) => {
     const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(f[11]) + Number(f[12])) / 100;
+    return { user: Number(f[11]) / 100, system: Number(f[12]) / 100 };
   };
+  const procCpu = (pid: number) => {
+    const t = procTimes(pid);
+    return t.user + t.system;
+  };
+  const system0 = procTimes(api.child!.pid!).system;
   const cpu0 = { client: process.cpuUsage(), service: procCpu(api.child!.pid!), postgres: cluster.cpuSeconds() };
   const t0 = performance.now();
   const until = t0 + seconds * 1000;
@@ -78,12 +83,13 @@ try {
     postgres: cluster.cpuSeconds() - cpu0.postgres,
     client: (clientCpu.user + clientCpu.system) / 1e6,
   };
+  const serviceSystem = procTimes(api.child!.pid!).system - system0;
   console.log(
     `${mode} ingest: ${Math.round(records / elapsed)} records/s over ${elapsed.toFixed(1)} s (PostgreSQL over ${overSocket ? "its Unix socket" : "TCP"})`,
   );
   const perRecord = (s: number) => `${((s / Math.max(records, 1)) * 1e6).toFixed(0)} µs/record`;
   console.log(
-    `CPU used: service ${used.service.toFixed(1)} s (${perRecord(used.service)}), PostgreSQL ${used.postgres.toFixed(1)} s (${perRecord(used.postgres)}), load client ${used.client.toFixed(1)} s (${perRecord(used.client)}); ` +
+    `CPU used: service ${used.service.toFixed(1)} s (${perRecord(used.service)}; ${Math.round((serviceSystem / Math.max(used.service, 0.01)) * 100)}% in the kernel), PostgreSQL ${used.postgres.toFixed(1)} s (${perRecord(used.postgres)}), load client ${used.client.toFixed(1)} s (${perRecord(used.client)}); ` +
       `${((used.service + used.postgres + used.client) / elapsed).toFixed(2)} of ${cpus().length} cores busy\n`,
   );
 
