@@ -39,6 +39,12 @@ export interface Queryable {
   query<T = Row>(text: string, params?: unknown[]): Promise<T[]>;
   /** The same, each row as an array of its columns in order (what drizzle's query builder reads: src/db/orm.ts). */
   queryValues(text: string, params?: unknown[]): Promise<unknown[][]>;
+  /**
+   * True inside a transaction: every statement runs on one connection, in the order it was sent,
+   * so statements may be sent together without awaiting each other (src/db/in-order.ts). A pool
+   * would run them on several connections at once.
+   */
+  readonly oneConnection?: boolean;
 }
 
 export interface Database extends Queryable {
@@ -127,7 +133,8 @@ function openPostgres(url: string, max: number, clock: Clock, pooler: Pooler): D
     // no setting; PgBouncer refuses the startup parameter anyway.
     connection: prepare ? { application_name: "settlement-ledger", plan_cache_mode: "force_custom_plan" } : { application_name: "settlement-ledger" },
   });
-  const wrap = (s: postgres.Sql | postgres.TransactionSql): Queryable => ({
+  const wrap = (s: postgres.Sql | postgres.TransactionSql, oneConnection = false): Queryable => ({
+    oneConnection,
     async query<T>(text: string, params: unknown[] = []) {
       return (await s.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare })) as unknown as T[];
     },
@@ -142,7 +149,7 @@ function openPostgres(url: string, max: number, clock: Clock, pooler: Pooler): D
     driver: { kind: "postgres", sql, url, pooler },
     query: root.query,
     queryValues: root.queryValues,
-    transaction: <T>(fn: (tx: Queryable) => Promise<T>) => sql.begin((tx) => fn(wrap(tx))) as Promise<T>,
+    transaction: <T>(fn: (tx: Queryable) => Promise<T>) => sql.begin((tx) => fn(wrap(tx, true))) as Promise<T>,
     close: () => sql.end({ timeout: 5 }),
   };
 }
@@ -165,6 +172,7 @@ async function openPglite(dataDir: string, loadDataDir: Blob | undefined, clock:
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>
       pg.transaction((tx) =>
         fn({
+          oneConnection: true,
           async query<R>(text: string, params: unknown[] = []) {
             return (await tx.query<R>(text, params)).rows;
           },

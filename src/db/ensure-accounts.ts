@@ -1,6 +1,7 @@
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
 import type { Queryable } from "./client.js";
+import { inOrder } from "./in-order.js";
 import { pgColumns } from "./sql-arrays.js";
 import { specKey, type AccountSpec } from "../domain/chart.js";
 
@@ -30,8 +31,11 @@ export async function ensureAccounts(db: Queryable, specs: AccountSpec[]): Promi
     (s) => (s.overdraftLimit ?? 0n).toString(),
   ]);
   const [, assets, markets, refs] = columns;
-  await db.query(
-    `with new as (
+  // The insert and the select are sent together (the select runs after the insert and sees its rows).
+  const [, rows] = await inOrder(db, [
+    () =>
+      db.query(
+        `with new as (
        select * from unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::boolean[], $10::boolean[], $11::numeric[])
          as n(id, asset_id, marketplace_id, ref, code, owner_type, owner_id, normal_side, dmnec, cmned, overdraft)
      ), inserted as (
@@ -41,14 +45,16 @@ export async function ensureAccounts(db: Queryable, specs: AccountSpec[]): Promi
        returning id
      )
      insert into account_balances (account_id, overdraft_limit) select i.id, n.overdraft from inserted i join new n on n.id = i.id`,
-    columns,
-  );
-  const rows = await db.query<{ id: string; asset_id: string; marketplace_id: string | null; ref: string; opened_by_service: boolean }>(
-    `select a.id, a.asset_id, a.marketplace_id, a.ref, a.opened_by_service
+        columns,
+      ),
+    () =>
+      db.query<{ id: string; asset_id: string; marketplace_id: string | null; ref: string; opened_by_service: boolean }>(
+        `select a.id, a.asset_id, a.marketplace_id, a.ref, a.opened_by_service
        from unnest($1::uuid[], $2::text[], $3::text[]) as w(asset_id, marketplace_id, ref)
        join accounts a on a.asset_id = w.asset_id and coalesce(a.marketplace_id, '') = coalesce(w.marketplace_id, '') and a.ref = w.ref`,
-    [assets, markets, refs],
-  );
+        [assets, markets, refs],
+      ),
+  ]);
   for (const r of rows) {
     if (!r.opened_by_service) {
       throw new LedgerError(

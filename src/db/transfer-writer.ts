@@ -4,6 +4,7 @@ import { LedgerState, statusOf, type Transfer } from "../domain/posting.js";
 import { requestHash, validateTransferInput, type TransferInput } from "../domain/transfers.js";
 import { maybeGiveWay } from "../give-way.js";
 import type { Database, Queryable } from "./client.js";
+import { inOrder } from "./in-order.js";
 import { loadTransfers } from "./queries/transfers.js";
 import { writeReceipts, type WriteReceipt } from "./queries/write-receipts.js";
 import { resolutionsOf, transfersByIdempotencyKey } from "./transfer-writer/statements.js";
@@ -163,26 +164,30 @@ async function readState(tx: Queryable, db: Database, valid: TransferInput[], st
     if ("legs" in i) for (const leg of i.legs) accountIds.add(leg.debitAccountId).add(leg.creditAccountId);
   }
   for (const t of refs) for (const leg of t.legs) accountIds.add(leg.debitAccountId).add(leg.creditAccountId);
-  await strategy.readAccounts(tx, [...accountIds], state);
-
-  // Idempotency keys and the clock are read only now, under the locks (in the locking mode): a
-  // concurrent batch with the same key touched the same accounts, so if it committed while this
-  // one waited, its transfer is visible here and this request replays it (instead of being run
-  // again against balances it already changed). Timeouts are judged at this instant too, not at
-  // BEGIN.
-  const existing = await transfersByIdempotencyKey(tx, [...new Set(valid.map((i) => i.idempotencyKey))]);
+  const keys = [...new Set(valid.map((i) => i.idempotencyKey))];
+  // Sent together, in this order (src/db/in-order.ts): each step sends its statement before its
+  // first await, so the reads after the accounts' run after their locks are taken (locking mode).
+  // Idempotency keys are read under the locks: a concurrent batch with the same key touched the
+  // same accounts, so if it committed while this one waited, its transfer is visible here and this
+  // request replays it (instead of being run again against balances it already changed).
+  // Resolutions likewise: whoever resolved these held the same account locks and has committed.
+  const [, existing, resolutions] = await inOrder(tx, [
+    () => strategy.readAccounts(tx, [...accountIds], state),
+    () => transfersByIdempotencyKey(tx, keys),
+    () =>
+      refs.length > 0
+        ? resolutionsOf(
+            tx,
+            refs.map((t) => t.id),
+          )
+        : Promise.resolve([]),
+  ]);
+  // The clock is read only now, after the locks: timeouts are judged at this instant, not at BEGIN.
   state.now = db.clock.now();
   for (const e of existing) state.keys.set(e.key, { requestHash: e.hash, transferId: e.id });
-
-  // Read resolutions only now: whoever resolved these held the same account locks and has committed.
-  if (refs.length > 0) {
-    for (const r of await resolutionsOf(
-      tx,
-      refs.map((t) => t.id),
-    )) {
-      if (r.pending_id) state.resolutions.set(r.pending_id, r.kind);
-      if (r.reverses_id) state.reversed.add(r.reverses_id);
-    }
+  for (const r of resolutions) {
+    if (r.pending_id) state.resolutions.set(r.pending_id, r.kind);
+    if (r.reverses_id) state.reversed.add(r.reverses_id);
   }
   return state;
 }

@@ -3,7 +3,7 @@ import {
   customersNeedBeyondCash,
   lockFundingOfOperatorMarketplaces,
   lockFundingOfOperatorsMarketplaces,
-  lockMarketplaceFundingShared,
+  lockMarketplacesFundingShared,
   lockOperatorPayoutFunds,
   marketplaceFundingTotals,
   marketplacePoolTotals,
@@ -145,11 +145,12 @@ export async function lockOperatorPayables(tx: Queryable, payables: Array<{ oper
   for (const [, p] of keys) await lockOperatorPayoutFunds(tx, p.operatorId, p.assetId);
 }
 
-/** Taken by usage ingestion at the start of its transaction (see lockOperatorFunds). */
-export async function lockUsageFunding(tx: Queryable, marketplaceIds: string[]): Promise<void> {
-  for (const m of [...new Set(marketplaceIds)].sort()) {
-    await lockMarketplaceFundingShared(tx, m);
-  }
+/**
+ * Taken by usage ingestion at the start of its transaction (see lockOperatorFunds): one statement,
+ * sent at once (before any await), so that statements sent after it without waiting run under it.
+ */
+export function lockUsageFunding(tx: Queryable, marketplaceIds: string[]): Promise<void> {
+  return lockMarketplacesFundingShared(tx, marketplaceIds);
 }
 
 /** "awaiting funds from marketplace m: 89000 TUSD; from marketplace n: …" */

@@ -180,9 +180,14 @@ export async function lockFundingOfOperatorsMarketplaces(tx: Queryable, operator
   );
 }
 
-/** A marketplace's funding lock in shared mode (usage being written). */
-export async function lockMarketplaceFundingShared(tx: Queryable, marketplaceId: string): Promise<void> {
-  await tx.query("select pg_advisory_xact_lock_shared(hashtextextended($1, 0))", [`usage-funding:${marketplaceId}`]);
+/** Marketplaces' funding locks in shared mode (usage being written): one statement, each once, in marketplace id order. */
+export async function lockMarketplacesFundingShared(tx: Queryable, marketplaceIds: string[]): Promise<void> {
+  if (marketplaceIds.length === 0) return;
+  await tx.query(
+    `select pg_advisory_xact_lock_shared(hashtextextended('usage-funding:' || m.id, 0))
+       from (select distinct id from unnest($1::text[]) as u(id) order by id) m`,
+    [pgArray(marketplaceIds)],
+  );
 }
 
 /** A marketplace's funding lock in exclusive mode: no usage written, no payout judged meanwhile. */

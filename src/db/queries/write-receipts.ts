@@ -1,4 +1,5 @@
 import type { Queryable } from "../client.js";
+import { inOrder } from "../in-order.js";
 import { insertAuditEntries, type AuditEntry } from "./audit-log.js";
 import { encodeStoredResponse, storeEncodedResponses, type IdempotencyKeyRef } from "./http-idempotency.js";
 
@@ -27,15 +28,19 @@ export interface Receipted<R> {
  */
 export async function writeReceipts<R>(tx: Queryable, done: readonly Receipted<R>[], at: Date): Promise<void> {
   if (done.length === 0) return;
-  await insertAuditEntries(
-    tx,
-    done.map((d) => d.receipt.audit),
-    at,
-  );
   const answers = done.flatMap(({ receipt, result }) =>
     receipt.answer
       ? [encodeStoredResponse({ ...receipt.answer.request, status: receipt.audit.status, body: JSON.stringify(receipt.answer.body(result)) })]
       : [],
   );
-  if (answers.length > 0) await storeEncodedResponses(tx, answers);
+  // Sent together (src/db/in-order.ts): neither needs the other.
+  await inOrder(tx, [
+    () =>
+      insertAuditEntries(
+        tx,
+        done.map((d) => d.receipt.audit),
+        at,
+      ),
+    () => (answers.length > 0 ? storeEncodedResponses(tx, answers) : Promise.resolve()),
+  ]);
 }

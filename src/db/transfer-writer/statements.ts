@@ -88,13 +88,14 @@ export async function resolutionsOf(tx: Queryable, ids: string[]): Promise<{ pen
 
 /** Inserts the batch's transfers; a key a concurrent writer committed first throws Contended. */
 export async function insertTransfers(tx: Queryable, created: TransferRecord[], createdAt: Date): Promise<void> {
-  const inserted = await tx.query(
-    `insert into transfers (id, idempotency_key, request_hash, kind, pending_id, reverses_id, timeout_at, effective_at, metadata, created_at)
-     select u.*, $10::timestamptz from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::uuid[], $6::uuid[],
-                          $7::timestamptz[], $8::timestamptz[], $9::jsonb[]) u
-     on conflict do nothing
-     returning id`,
-    [
+  return sendTransfers(tx, await transferRows(created, createdAt));
+}
+
+/** The parameters of the transfers' insert (built before it is sent: see sendTransfers). */
+export async function transferRows(created: TransferRecord[], createdAt: Date): Promise<{ count: number; params: string[] }> {
+  return {
+    count: created.length,
+    params: [
       ...(await pgColumns(created, [
         (t) => t.id,
         (t) => t.idempotencyKey,
@@ -108,52 +109,86 @@ export async function insertTransfers(tx: Queryable, created: TransferRecord[], 
       ])),
       createdAt.toISOString(),
     ],
+  };
+}
+
+/**
+ * Sends the transfers' insert at once (before any await: statements sent after it without waiting
+ * run after it, src/db/in-order.ts); a key a concurrent writer committed first throws Contended.
+ */
+export async function sendTransfers(tx: Queryable, rows: { count: number; params: string[] }): Promise<void> {
+  const inserted = await tx.query(
+    `insert into transfers (id, idempotency_key, request_hash, kind, pending_id, reverses_id, timeout_at, effective_at, metadata, created_at)
+     select u.*, $10::timestamptz from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::uuid[], $6::uuid[],
+                          $7::timestamptz[], $8::timestamptz[], $9::jsonb[]) u
+     on conflict do nothing
+     returning id`,
+    rows.params,
   );
-  if (inserted.length !== created.length) throw new Contended();
+  if (inserted.length !== rows.count) throw new Contended();
 }
 
 /** Entries are booked at their transfer's instant (`createdAt`, one parameter for the whole batch). */
 export async function insertEntries(tx: Queryable, entries: EntryRecord[], createdAt: Date, giveWay: boolean): Promise<void> {
+  return sendEntries(tx, await entryRows(entries, createdAt, giveWay));
+}
+
+/** The parameters of the entries' insert (built before it is sent, so that it can be sent together with others). */
+export async function entryRows(entries: EntryRecord[], createdAt: Date, giveWay: boolean): Promise<string[]> {
+  return [
+    ...(await pgColumns(
+      entries,
+      [
+        (e) => e.transferId,
+        (e) => e.leg,
+        (e) => e.accountId,
+        (e) => e.assetId,
+        (e) => e.side,
+        (e) => e.postedAmount,
+        (e) => e.pendingAmount,
+        (e) => e.balanceAfter,
+        (e) => e.effectiveAt.toISOString(),
+      ],
+      { giveWay },
+    )),
+    createdAt.toISOString(),
+  ];
+}
+
+/** Sends the entries' insert at once (src/db/in-order.ts). */
+export async function sendEntries(tx: Queryable, params: string[]): Promise<void> {
   await tx.query(
     `insert into entries (transfer_id, leg, account_id, asset_id, side, posted_amount, pending_amount, balance_after, effective_at, created_at)
      select u.*, $10::timestamptz from unnest($1::uuid[], $2::int[], $3::uuid[], $4::uuid[], $5::text[], $6::numeric[], $7::numeric[],
                           $8::numeric[], $9::timestamptz[]) u`,
-    [
-      ...(await pgColumns(
-        entries,
-        [
-          (e) => e.transferId,
-          (e) => e.leg,
-          (e) => e.accountId,
-          (e) => e.assetId,
-          (e) => e.side,
-          (e) => e.postedAmount,
-          (e) => e.pendingAmount,
-          (e) => e.balanceAfter,
-          (e) => e.effectiveAt.toISOString(),
-        ],
-        { giveWay },
-      )),
-      createdAt.toISOString(),
-    ],
+    params,
   );
 }
 
+type BalanceRow = { id: string; balances: { debitsPosted: bigint; creditsPosted: bigint; debitsPending: bigint; creditsPending: bigint } };
+
 /** Sets each account's balance row to its new balances (one statement for the batch). */
-export async function updateBalances(
-  tx: Queryable,
-  accounts: { id: string; balances: { debitsPosted: bigint; creditsPosted: bigint; debitsPending: bigint; creditsPending: bigint } }[],
-): Promise<void> {
+export async function updateBalances(tx: Queryable, accounts: BalanceRow[]): Promise<void> {
+  return sendBalances(tx, await balanceRows(accounts));
+}
+
+/** The parameters of the balances' update. */
+export async function balanceRows(accounts: BalanceRow[]): Promise<string[]> {
+  // Under the balance locks: no giving way.
+  return pgColumns(
+    accounts,
+    [(a) => a.id, (a) => a.balances.debitsPosted, (a) => a.balances.creditsPosted, (a) => a.balances.debitsPending, (a) => a.balances.creditsPending],
+    { giveWay: false },
+  );
+}
+
+/** Sends the balances' update at once (src/db/in-order.ts). */
+export async function sendBalances(tx: Queryable, params: string[]): Promise<void> {
   await tx.query(
     `update account_balances b
         set debits_posted = d.dp, credits_posted = d.cp, debits_pending = d.dpe, credits_pending = d.cpe
        from unnest($1::uuid[], $2::numeric[], $3::numeric[], $4::numeric[], $5::numeric[]) as d(id, dp, cp, dpe, cpe)
       where b.account_id = d.id`,
-    // Under the balance locks: no giving way.
-    await pgColumns(
-      accounts,
-      [(a) => a.id, (a) => a.balances.debitsPosted, (a) => a.balances.creditsPosted, (a) => a.balances.debitsPending, (a) => a.balances.creditsPending],
-      { giveWay: false },
-    ),
+    params,
   );
 }

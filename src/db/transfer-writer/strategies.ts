@@ -3,7 +3,20 @@ import type { LedgerError } from "../../domain/errors.js";
 import { UINT256_MAX } from "../../domain/money.js";
 import type { AccountState, EntryRecord, LedgerState, TransferRecord } from "../../domain/posting.js";
 import type { Queryable } from "../client.js";
-import { insertEntries, insertTransfers, lockBalanceRows, readAccounts, updateBalances } from "./statements.js";
+import { inOrder } from "../in-order.js";
+import {
+  balanceRows,
+  entryRows,
+  insertEntries,
+  insertTransfers,
+  lockBalanceRows,
+  readAccounts,
+  sendBalances,
+  sendEntries,
+  sendTransfers,
+  transferRows,
+  updateBalances,
+} from "./statements.js";
 
 /** What the batch did with each request, as seen inside its transaction. */
 export type BatchOutcome = { kind: "created"; transfer: TransferRecord } | { kind: "replayed"; id: string } | { kind: "refused"; error: LedgerError };
@@ -74,12 +87,12 @@ export function optimistic(): LockingStrategy {
     },
     async write(tx, state, { created, entries, outcomes, bookedAt }, afterWrite) {
       if (outcomes.some((o) => o.kind === "refused" && BALANCE_REFUSALS.has(o.error.code))) throw new NeedsLocks();
-      if (created.length > 0) await insertTransfers(tx, created, bookedAt);
-      await afterWrite?.(tx, outcomes, bookedAt);
-      if (created.length > 0) {
-        await lockRebaseAndInsert(tx, state, snapshot, entries, bookedAt);
-        await updateBalances(tx, touchedAccounts(state, entries));
-      }
+      // The transfers' insert and afterWrite's statements are sent together, the insert first
+      // (its parameters are built before, so it is sent before afterWrite runs): afterWrite's
+      // statements run after it, as if it had been awaited (src/db/in-order.ts).
+      const rows = created.length > 0 ? await transferRows(created, bookedAt) : undefined;
+      await inOrder(tx, [() => (rows ? sendTransfers(tx, rows) : Promise.resolve()), () => afterWrite?.(tx, outcomes, bookedAt) ?? Promise.resolve()]);
+      if (created.length > 0) await lockRebaseAndInsert(tx, state, snapshot, entries, bookedAt);
     },
   };
 }
@@ -90,12 +103,17 @@ function touchedAccounts(state: LedgerState, entries: EntryRecord[]) {
 
 /**
  * The optimistic mode's last step: locks the balance rows the entries touch and moves what the
- * batch decided onto the balances found there, then inserts the entries. It goes in two rounds in
- * lock order: the accounts with a limit (customers' and operators' balances: many, each touched by
- * few concurrent batches), then the accounts without one (fee accounts: few, touched by every
- * batch), so that a hot account's lock is held only for the insert of its own entries, the
- * balance update and the commit. Entries of an account are inserted while its row is locked: their
- * ids follow the order of its running balance.
+ * batch decided onto the balances found there, inserts the entries, and updates the balances. It
+ * goes in two rounds in lock order: the accounts with a limit (customers' and operators' balances:
+ * many, each touched by few concurrent batches), then the accounts without one (fee accounts: few,
+ * touched by every batch), so that a hot account's lock is held only for the insert of its own
+ * entries, the balance update and the commit. Entries of an account are inserted while its row is
+ * locked: their ids follow the order of its running balance.
+ *
+ * Statements that need nothing from each other are sent together (src/db/in-order.ts): the first
+ * round's entries with the second round's locks (the locks are taken after the entries are
+ * inserted, as before, one round trip less), and the last round's entries with the balance update
+ * (one round trip less while the hot rows are locked).
  *
  * An account whose balance did not move since it was read keeps the running balances computed;
  * one that moved gets its entries replayed in order from the balance it now has, with its limits
@@ -107,23 +125,37 @@ async function lockRebaseAndInsert(tx: Queryable, state: LedgerState, snapshot: 
     const a = state.accounts.get(id)!;
     return a.debitsMustNotExceedCredits || a.creditsMustNotExceedDebits;
   };
+  // The entries of the round before, built and not yet sent.
+  let unsent: string[] | undefined;
+  const sendUnsent = () => {
+    const params = unsent;
+    unsent = undefined;
+    return params ? sendEntries(tx, params) : Promise.resolve();
+  };
   for (const round of [true, false]) {
     const mine = entries.filter((e) => limited(e.accountId) === round);
     if (mine.length === 0) continue;
-    await lockAndRebase(tx, state, snapshot, mine);
+    const byAccount = new Map<string, EntryRecord[]>();
+    for (const e of mine) {
+      const list = byAccount.get(e.accountId);
+      if (list) list.push(e);
+      else byAccount.set(e.accountId, [e]);
+    }
+    const [, rows] = await inOrder(tx, [sendUnsent, () => lockBalanceRows(tx, [...byAccount.keys()])]);
+    rebaseLocked(state, snapshot, byAccount, rows);
     // The hot accounts' round holds locks every batch waits for: it does not give way.
-    await insertEntries(tx, mine, bookedAt, round);
+    unsent = await entryRows(mine, bookedAt, round);
   }
+  const balances = await balanceRows(touchedAccounts(state, entries));
+  await inOrder(tx, [sendUnsent, () => sendBalances(tx, balances)]);
 }
 
-async function lockAndRebase(tx: Queryable, state: LedgerState, snapshot: Map<string, Balances>, entries: EntryRecord[]): Promise<void> {
-  const byAccount = new Map<string, EntryRecord[]>();
-  for (const e of entries) {
-    const list = byAccount.get(e.accountId);
-    if (list) list.push(e);
-    else byAccount.set(e.accountId, [e]);
-  }
-  const rows = await lockBalanceRows(tx, [...byAccount.keys()]);
+function rebaseLocked(
+  state: LedgerState,
+  snapshot: Map<string, Balances>,
+  byAccount: Map<string, EntryRecord[]>,
+  rows: { id: string; dp: string; cp: string; dpe: string; cpe: string; od: string }[],
+): void {
   for (const r of rows) {
     const now: Balances = { debitsPosted: BigInt(r.dp), creditsPosted: BigInt(r.cp), debitsPending: BigInt(r.dpe), creditsPending: BigInt(r.cpe) };
     const account = state.accounts.get(r.id)!;

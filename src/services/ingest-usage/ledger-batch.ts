@@ -1,6 +1,7 @@
 import type { Database, Queryable } from "../../db/client.js";
 import { ensureAccounts } from "../../db/ensure-accounts.js";
 import { Contended, writeTransfers, type BatchOutcome } from "../../db/transfer-writer.js";
+import { inOrder } from "../../db/in-order.js";
 import { insertUsageRecords } from "../../db/usage-writer.js";
 import { insertCapacityFlags } from "../../db/queries/capacity.js";
 import { writeReceipts, type WriteReceipt } from "../../db/queries/write-receipts.js";
@@ -73,18 +74,27 @@ export async function writeUsageBatch(
  * batch that writes nothing (all refused, or an atomic abort) leaves no account behind.
  */
 async function prepareTransfers(tx: Queryable, planned: Planned[], last: Attempt): Promise<TransferInput[]> {
-  await lockUsageFunding(
-    tx,
-    planned.map((p) => p.item.marketplaceId),
-  );
-  // Judged again under the funding locks, which a change of period status takes exclusively: a
-  // month that started closing or closed since the records were planned sends them back to be planned again.
-  if (await bookingsChanged(tx, planned)) throw new PeriodsChanged();
-  if (await capacityChanged(tx, planned)) throw new CapacityChanged();
-  last.accounts = await ensureAccounts(
-    tx,
-    planned.flatMap((p) => ["accountId" in p.payer ? [] : [p.payer], p.operator, ...p.fees].flat()),
-  );
+  // Sent together, in this order (src/db/in-order.ts): the funding locks first, in one statement
+  // sent before anything is awaited, so the reads after it run under them.
+  const [, periodsMoved, capacityMoved, accounts] = await inOrder(tx, [
+    () =>
+      lockUsageFunding(
+        tx,
+        planned.map((p) => p.item.marketplaceId),
+      ),
+    // Judged again under the funding locks, which a change of period status takes exclusively: a
+    // month that started closing or closed since the records were planned sends them back to be planned again.
+    () => bookingsChanged(tx, planned),
+    () => capacityChanged(tx, planned),
+    () =>
+      ensureAccounts(
+        tx,
+        planned.flatMap((p) => ["accountId" in p.payer ? [] : [p.payer], p.operator, ...p.fees].flat()),
+      ),
+  ]);
+  if (periodsMoved) throw new PeriodsChanged();
+  if (capacityMoved) throw new CapacityChanged();
+  last.accounts = accounts;
   const transfers: TransferInput[] = [];
   for (const [k, p] of planned.entries()) {
     await maybeGiveWay(k);
@@ -104,26 +114,32 @@ async function recordUsage(tx: Queryable, planned: Planned[], atomic: boolean, l
     const o = written[k]!;
     if (o.kind === "created") last.records.set(k, toRecord(p, last.accounts, o.transfer.id, bookedAt));
   });
-  if ((await insertUsageRecords(tx, [...last.records.values()])) !== last.records.size) throw new Contended();
-  await insertCapacityFlags(
-    tx,
-    planned.flatMap((p, k) => {
-      const record = last.records.get(k);
-      return p.capacityFlag && record
-        ? [{ usageId: record.id, marketplaceId: record.marketplaceId, operatorId: record.operatorId, resource: record.resource, ...p.capacityFlag }]
-        : [];
-    }),
-    bookedAt,
-  );
-  // The receipts of single API calls whose record this batch wrote, answered at the scale the record was rated at.
-  await writeReceipts(
-    tx,
-    planned.flatMap((p, k) => {
-      const record = last.records.get(k);
-      return p.item.receipt && record ? [{ receipt: p.item.receipt, result: { record, scale: p.scale } }] : [];
-    }),
-    bookedAt,
-  );
+  // Sent together (src/db/in-order.ts): the usage rows, their capacity flags, and the receipts of
+  // single API calls whose record this batch wrote, answered at the scale the record was rated at.
+  const [inserted] = await inOrder(tx, [
+    () => insertUsageRecords(tx, [...last.records.values()]),
+    () =>
+      insertCapacityFlags(
+        tx,
+        planned.flatMap((p, k) => {
+          const record = last.records.get(k);
+          return p.capacityFlag && record
+            ? [{ usageId: record.id, marketplaceId: record.marketplaceId, operatorId: record.operatorId, resource: record.resource, ...p.capacityFlag }]
+            : [];
+        }),
+        bookedAt,
+      ),
+    () =>
+      writeReceipts(
+        tx,
+        planned.flatMap((p, k) => {
+          const record = last.records.get(k);
+          return p.item.receipt && record ? [{ receipt: p.item.receipt, result: { record, scale: p.scale } }] : [];
+        }),
+        bookedAt,
+      ),
+  ]);
+  if (inserted !== last.records.size) throw new Contended();
 }
 
 function toTransfer(p: Planned, accounts: Map<string, string>): TransferInput {
