@@ -27,7 +27,10 @@ export type ProbeLatencies = Record<"balance" | "healthz" | "select1", number[]>
 
 /** Starts the probes in a process of their own; `stop()` ends them and answers their latencies (ms). */
 export async function startProbes(settings: ProbeSettings): Promise<{ stop(): Promise<ProbeLatencies> }> {
-  const child = fork(fileURLToPath(import.meta.url), [JSON.stringify(settings)], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const child = fork(fileURLToPath(import.meta.url), [JSON.stringify(settings)], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
   const message = <T>() =>
     new Promise<T>((resolve, reject) => {
       child.once("message", (m: T) => resolve(m));
