@@ -1,4 +1,4 @@
-import type { Queryable } from "./client.js";
+import { isDatabaseUnavailable, type Queryable } from "./client.js";
 
 /**
  * Statements of one transaction sent together instead of one after another. Each step is a
@@ -26,7 +26,27 @@ export async function inOrder<T extends readonly unknown[]>(db: Queryable, steps
     for (const step of steps) out.push(await step());
     return out as unknown as T;
   }
-  const settled = await Promise.allSettled(steps.map((step) => step()));
+  const started = steps.map((step) => {
+    try {
+      return step();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  });
+  const settled = await settleAll(started);
   for (const s of settled) if (s.status === "rejected") throw s.reason;
   return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as unknown as T;
+}
+
+/**
+ * Waits until every step has settled, so that no statement of a step is sent after the
+ * transaction ends (a step may still be building its statement when an earlier one fails). Except
+ * when the connection is lost: statements the driver queued behind the lost one are never answered,
+ * and nothing more can be sent on that connection, so the first such failure is thrown at once.
+ */
+function settleAll(started: Promise<unknown>[]): Promise<PromiseSettledResult<unknown>[]> {
+  return new Promise((resolve, reject) => {
+    for (const p of started) p.catch((err: unknown) => isDatabaseUnavailable(err) && reject(err));
+    void Promise.allSettled(started).then(resolve);
+  });
 }

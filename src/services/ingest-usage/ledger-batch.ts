@@ -76,7 +76,9 @@ export async function writeUsageBatch(
 async function prepareTransfers(tx: Queryable, planned: Planned[], last: Attempt): Promise<TransferInput[]> {
   // Sent together, in this order (src/db/in-order.ts): the funding locks first, in one statement
   // sent before anything is awaited, so the reads after it run under them.
-  const [, periodsMoved, capacityMoved, accounts] = await inOrder(tx, [
+  // What changed under the locks is thrown by its step, so that it wins over a failure of a later
+  // step (an account opened through the API), as when they were awaited one after another.
+  const [, , , accounts] = await inOrder(tx, [
     () =>
       lockUsageFunding(
         tx,
@@ -84,16 +86,18 @@ async function prepareTransfers(tx: Queryable, planned: Planned[], last: Attempt
       ),
     // Judged again under the funding locks, which a change of period status takes exclusively: a
     // month that started closing or closed since the records were planned sends them back to be planned again.
-    () => bookingsChanged(tx, planned),
-    () => capacityChanged(tx, planned),
+    async () => {
+      if (await bookingsChanged(tx, planned)) throw new PeriodsChanged();
+    },
+    async () => {
+      if (await capacityChanged(tx, planned)) throw new CapacityChanged();
+    },
     () =>
       ensureAccounts(
         tx,
         planned.flatMap((p) => ["accountId" in p.payer ? [] : [p.payer], p.operator, ...p.fees].flat()),
       ),
   ]);
-  if (periodsMoved) throw new PeriodsChanged();
-  if (capacityMoved) throw new CapacityChanged();
   last.accounts = accounts;
   const transfers: TransferInput[] = [];
   for (const [k, p] of planned.entries()) {
