@@ -1,5 +1,6 @@
 import type { Queryable } from "../db/client.js";
 import {
+  customersDebitsBound,
   customersNeedBeyondCash,
   lockFundingOfOperatorMarketplaces,
   lockFundingOfOperatorsMarketplaces,
@@ -74,9 +75,11 @@ export async function unfundedUsage(
   options: Without = {},
 ): Promise<Unfunded[]> {
   // Independent reads: sent together (one round trip on a connection, or two connections of a pool).
-  const [pool, need] = await Promise.all([marketplacePool(db, marketplaceId, assetId), needUpperBound(db, marketplaceId, assetId)]);
+  const [pool, bound] = await Promise.all([marketplacePool(db, marketplaceId, assetId), customersDebitsBound(db, marketplaceId, assetId)]);
   const available = pool.settled + pool.creditLimit;
-  if (need <= available) return [];
+  // The customers' debits alone (one row) are covered: so is what they need beyond their money.
+  if (bound !== null && bound <= available) return [];
+  if ((await needUpperBound(db, marketplaceId, assetId)) <= available) return [];
   const without = options.withoutUsageIds ?? (options.withoutUsageId === undefined ? null : [options.withoutUsageId]);
   const rows = await unfundedUsageByOperator(db, { marketplaceId, assetId, available, operatorId, withoutUsageIds: without });
   return rows.map((r) => ({ operatorId: r.operator_id, net: BigInt(r.net), gross: BigInt(r.gross), disputedNet: BigInt(r.disputed_net) }));

@@ -7,6 +7,7 @@ import {
   countLedgerRows,
   findBalancesNotMatchingEntries,
   findBrokenReferences,
+  findCustomerDebitTotalMismatches,
   findLimitViolations,
   findRunningBalanceMismatches,
   findTransfersWithoutEntries,
@@ -16,7 +17,7 @@ import {
 } from "../db/queries/verify.js";
 
 export interface Violation {
-  /** Which invariant: balanced_assets, balanced_legs, balances_match_entries, running_balance, limits, references, transfers_have_entries, funded_payouts, conversions, hash_chain */
+  /** Which invariant: balanced_assets, balanced_legs, balances_match_entries, running_balance, limits, customer_debit_totals, references, transfers_have_entries, funded_payouts, conversions, hash_chain */
   check: string;
   detail: string;
 }
@@ -57,6 +58,12 @@ export async function verifyLedger(db: Database): Promise<VerifyReport> {
   );
 
   add("limits", await findLimitViolations(db), (r) => `account ${r.id}: ${r.what}, which its flags forbid`);
+
+  add(
+    "customer_debit_totals",
+    await findCustomerDebitTotalMismatches(db),
+    (r) => `marketplace ${r.marketplace_id}, asset ${r.asset_id}: customer debits total ${r.stored} stored, ${r.actual} in its customers' balances`,
+  );
 
   add("references", await findBrokenReferences(db), (r) => String(r.what));
 

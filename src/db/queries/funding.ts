@@ -47,6 +47,23 @@ export async function customersNeedBeyondCash(db: Queryable, marketplaceId: stri
   return BigInt(row!.need);
 }
 
+/**
+ * An upper bound of customersNeedBeyondCash read from one row: the sum of the debits posted to the
+ * marketplace's customer accounts (customer_debit_totals, kept by a trigger on account_balances).
+ * Each customer's money received is a sum of amounts that are never negative (deposits, receipts,
+ * conversions into the asset), so `debits − received` is at most `debits` for every account, as
+ * long as no money was converted out of this asset (a conversion's `used` lowers the customer's
+ * money received here). null when some was: then only the full sum bounds it.
+ */
+export async function customersDebitsBound(db: Queryable, marketplaceId: string, assetId: string): Promise<bigint | null> {
+  const [row] = await db.query<{ debits: string; converted_out: boolean }>(
+    `select coalesce((select debits_posted from customer_debit_totals where marketplace_id = $1 and asset_id = $2), 0)::text as debits,
+            exists (select 1 from conversions where kind = 'deposit' and marketplace_id = $1 and from_asset_id = $2 and used > 0) as converted_out`,
+    [marketplaceId, assetId],
+  );
+  return row!.converted_out ? null : BigInt(row!.debits);
+}
+
 export type UnfundedRow = { operator_id: string; gross: string; net: string; disputed_net: string };
 
 /**

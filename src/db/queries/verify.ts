@@ -52,6 +52,23 @@ export async function findLimitViolations(db: Queryable) {
         or (a.credits_must_not_exceed_debits and b.credits_posted + b.credits_pending > b.debits_posted)`);
 }
 
+/**
+ * Marketplaces and assets whose customer debit total (customer_debit_totals, kept by a trigger)
+ * differs from the sum of the debits posted to their customers' accounts: the funding judgment's
+ * bound would be wrong.
+ */
+export async function findCustomerDebitTotalMismatches(db: Queryable) {
+  return db.query<{ marketplace_id: string; asset_id: string; stored: string; actual: string }>(`
+    select coalesce(s.marketplace_id, t.marketplace_id) as marketplace_id, coalesce(s.asset_id, t.asset_id) as asset_id,
+           coalesce(t.debits_posted, 0)::text as stored, coalesce(s.debits, 0)::text as actual
+      from (select a.marketplace_id, a.asset_id, sum(b.debits_posted) as debits
+              from accounts a join account_balances b on b.account_id = a.id
+             where a.opened_by_service and a.marketplace_id is not null and a.code in ('customer_prepaid', 'customer_postpaid')
+             group by a.marketplace_id, a.asset_id) s
+      full join customer_debit_totals t on t.marketplace_id = s.marketplace_id and t.asset_id = s.asset_id
+     where coalesce(t.debits_posted, 0) <> coalesce(s.debits, 0)`);
+}
+
 /** Entries and usage records that name a missing (or mismatched) transfer, account or asset, described. */
 export async function findBrokenReferences(db: Queryable) {
   return db.query<{ what: string }>(`

@@ -60,6 +60,8 @@ export const tablePlacement: Readonly<Record<string, TablePlacement>> = {
   // Money received for a marketplace, written with the transfer that credits it.
   funds_receipts: byMarketplace,
   chain_deposits: byMarketplace,
+  // Kept by a trigger in the transaction that changes a customer's balance (on its shard).
+  customer_debit_totals: byMarketplace,
   disputes: byMarketplace,
   dispute_items: byMarketplace,
   dispute_events: byMarketplace,

@@ -92,3 +92,24 @@ export const marketplaceCreditLimits = pgTable(
   },
   (t) => [primaryKey({ columns: [t.marketplaceId, t.assetId] }), check("marketplace_credit_limits_amount", sql`${t.creditLimit} >= 0`)],
 );
+
+/**
+ * Per marketplace and asset, the sum of the debits posted to its customers' accounts (the accounts
+ * the service opened with codes customer_prepaid and customer_postpaid): kept by a trigger on
+ * account_balances, in the statement that changes them (migrations/0037_customer_debit_totals.sql),
+ * whoever writes. It bounds from above what the marketplace's usage needs beyond its customers' own
+ * money, so the funding judgment reads one row where it summed every customer
+ * (src/services/funding.ts). `npm run verify` checks it against the balances.
+ */
+export const customerDebitTotals = pgTable(
+  "customer_debit_totals",
+  {
+    marketplaceId: text("marketplace_id").notNull(),
+    assetId: uuid("asset_id").notNull(),
+    /** Unbounded: a sum of many uint256 balances. */
+    debitsPosted: numeric("debits_posted").notNull(),
+  },
+  // No check that it is not negative: PostgreSQL checks the row an upsert proposes before it finds
+  // the conflict, and the trigger's upsert proposes the change (negative when debits fall).
+  (t) => [primaryKey({ columns: [t.marketplaceId, t.assetId] })],
+);

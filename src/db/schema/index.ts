@@ -18,7 +18,7 @@ export { chainSenders, chainTransactions, chainTxAttempts } from "./chain-transa
 export { payouts, payoutEvents } from "./payouts.js";
 export { reconciliations, reconciliationItems, depositAddresses, chainDeposits, auditLog, chainCursors } from "./reconciliations.js";
 export { usageLimits } from "./usage-limits.js";
-export { proposals, fundsReceipts, marketplaceCreditLimits } from "./funding.js";
+export { proposals, fundsReceipts, marketplaceCreditLimits, customerDebitTotals } from "./funding.js";
 export { deployment } from "./deployment.js";
 export { rates, payoutPreferences, conversions } from "./conversions.js";
 export { rateLockQueue, rateLocks } from "./rate-locks.js";

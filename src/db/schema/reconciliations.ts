@@ -93,7 +93,9 @@ export const chainDeposits = pgTable(
     transferId: uuid("transfer_id").notNull(),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.chainId, t.txHash, t.logIndex] })],
+  // Never negative (a token transfer's value): a customer's money received is a sum of such amounts,
+  // which the funding judgment's bound relies on (src/services/funding.ts).
+  (t) => [primaryKey({ columns: [t.chainId, t.txHash, t.logIndex] }), check("chain_deposits_amount", sql`${t.amount} >= 0`)],
 );
 
 /** Every mutating API call: who, what, when, with which outcome (append-only). */
