@@ -64,6 +64,9 @@ export const Config = z.object({
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   GROUP_COMMIT_MAX_ITEMS: intFrom(1000, 1, 10000),
   GROUP_COMMIT_MAX_CONCURRENT: intFrom(4, 1, 64),
+  USAGE_COMMIT_MAX_CONCURRENT: intFrom(2, 1, 64).describe(
+    "single usage records' batches in flight at once: each locks the protocol's and its marketplace's fee accounts at its end, so more only queue there (docs/performance.md)",
+  ),
   GROUP_COMMIT_WINDOW_MS: intFrom(0, 0, 1000),
   HOLD_EXPIRY_INTERVAL_MS: intFrom(1000, 50, 3_600_000),
   JOURNAL_SEAL_INTERVAL_MS: intFrom(5000, 50, 3_600_000),

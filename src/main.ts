@@ -29,6 +29,7 @@ await exitOnSettingsConflicts(db, settlements);
 const ledger = createLedgerContext(db, {
   maxItems: config.GROUP_COMMIT_MAX_ITEMS,
   maxConcurrent: config.GROUP_COMMIT_MAX_CONCURRENT,
+  usageMaxConcurrent: config.USAGE_COMMIT_MAX_CONCURRENT,
   windowMs: config.GROUP_COMMIT_WINDOW_MS,
 });
 ledger.reads = await openConfiguredReplica(config, db, log);

@@ -37,10 +37,19 @@ export interface LedgerContext {
 
 export const defaultGroupCommit: GroupCommitOptions = { maxItems: 1000, maxConcurrent: 4, windowMs: 0 };
 
-export function createLedgerContext(db: Database, groupCommit: Partial<GroupCommitOptions> = {}): LedgerContext {
-  const options = { ...defaultGroupCommit, ...groupCommit };
+/**
+ * `usageMaxConcurrent`: the single usage records' batches in flight at once (default: as the other
+ * committers). Every usage batch locks the protocol's fee account, and its marketplace's, at the end
+ * of its transaction, so batches in flight at once queue there and each one is smaller; the service
+ * runs two at a time (one prepares while the other commits) unless told otherwise
+ * (USAGE_COMMIT_MAX_CONCURRENT, docs/performance.md).
+ */
+export function createLedgerContext(db: Database, groupCommit: Partial<GroupCommitOptions> & { usageMaxConcurrent?: number } = {}): LedgerContext {
+  const { usageMaxConcurrent, ...rest } = groupCommit;
+  const options = { ...defaultGroupCommit, ...rest };
   // PGlite has a single connection: concurrent flushes would only queue behind each other.
   if (db.kind === "pglite") options.maxConcurrent = 1;
+  const usageOptions = { ...options, maxConcurrent: db.kind === "pglite" ? 1 : (usageMaxConcurrent ?? options.maxConcurrent) };
   return {
     db,
     transfers: new GroupCommitter(
@@ -52,7 +61,7 @@ export function createLedgerContext(db: Database, groupCommit: Partial<GroupComm
         ),
       options,
     ),
-    usage: new GroupCommitter((items) => ingestUsage(db, items), options),
+    usage: new GroupCommitter((items) => ingestUsage(db, items), usageOptions),
     audit: createAuditWriter(db),
     responses: createResponseWriter(db),
   };
