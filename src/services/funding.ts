@@ -75,9 +75,13 @@ export async function unfundedUsage(
   options: Without = {},
 ): Promise<Unfunded[]> {
   // Independent reads: sent together (one round trip on a connection, or two connections of a pool).
-  const [pool, bound] = await Promise.all([marketplacePool(db, marketplaceId, assetId), customersDebitsBound(db, marketplaceId, assetId)]);
+  const [pool, bound] = await Promise.all([
+    marketplacePool(db, marketplaceId, assetId),
+    options.shown ? customersDebitsBound(db, marketplaceId, assetId) : Promise.resolve(null),
+  ]);
   const available = pool.settled + pool.creditLimit;
-  // The customers' debits alone (one row) are covered: so is what they need beyond their money.
+  // For a balance shown: the customers' debits alone (one row) are covered, so is what they need
+  // beyond their money. Money moved is judged on the full sum below, whatever that row says.
   if (bound !== null && bound <= available) return [];
   if ((await needUpperBound(db, marketplaceId, assetId)) <= available) return [];
   const without = options.withoutUsageIds ?? (options.withoutUsageId === undefined ? null : [options.withoutUsageId]);
@@ -85,10 +89,17 @@ export async function unfundedUsage(
   return rows.map((r) => ({ operatorId: r.operator_id, net: BigInt(r.net), gross: BigInt(r.gross), disputedNet: BigInt(r.disputed_net) }));
 }
 
-/** Usage records to leave out, as if they were reversed already. */
+/** Usage records to leave out, as if they were reversed already; and whether the judgment is only shown. */
 export interface Without {
   withoutUsageId?: string;
   withoutUsageIds?: string[];
+  /**
+   * The judgment is shown (a balance, a marketplace's funding), not acted on: it may trust the
+   * customers' debit totals kept by a trigger (customersDebitsBound) to find every record funded
+   * without summing every customer. Payouts, reversals and recoveries leave it unset: money moves
+   * only on what the rows themselves say.
+   */
+  shown?: boolean;
 }
 
 export interface AwaitingFunds {
@@ -179,9 +190,9 @@ export interface Withheld {
   receivable: bigint;
 }
 
-export async function withheldEarnings(db: Queryable, operatorId: string, assetId: string): Promise<Withheld> {
+export async function withheldEarnings(db: Queryable, operatorId: string, assetId: string, options: Pick<Without, "shown"> = {}): Promise<Withheld> {
   const [awaiting, disputed, receivable] = await Promise.all([
-    awaitingFunds(db, operatorId, assetId),
+    awaitingFunds(db, operatorId, assetId, options),
     disputedNet(db, operatorId, assetId),
     receivableOf(db, operatorId, assetId),
   ]);
@@ -228,10 +239,11 @@ export interface MarketplaceFunding {
   awaitingGross: bigint;
 }
 
+/** A marketplace's funding, as shown (GET /v1/marketplaces/{id}/funding/{asset}). */
 export async function marketplaceFunding(db: Queryable, marketplaceId: string, assetId: string): Promise<MarketplaceFunding> {
   const pool = await marketplacePool(db, marketplaceId, assetId);
   const row = await marketplaceFundingTotals(db, marketplaceId, assetId);
-  const unfunded = await unfundedUsage(db, marketplaceId, assetId);
+  const unfunded = await unfundedUsage(db, marketplaceId, assetId, null, { shown: true });
   return {
     marketplaceId,
     assetId,

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { customersDebitsBound, customersNeedBeyondCash } from "../../src/db/queries/funding.js";
+import { customersDebitsBound, customersNeedBeyondCash, upsertMarketplaceCreditLimit } from "../../src/db/queries/funding.js";
+import { uuidv7 } from "../../src/domain/ids.js";
 import { closeLedgerContext, createLedgerContext, type LedgerContext } from "../../src/services/context.js";
-import { unfundedUsage } from "../../src/services/funding.js";
+import { unfundedUsage, withheldEarnings } from "../../src/services/funding.js";
 import { closeHold, openHold } from "../../src/services/holds.js";
 import { reverseUsage } from "../../src/services/reverse-usage.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
@@ -58,7 +59,7 @@ describe("customer debit totals", () => {
     await check();
     expect(await stored(w)).toBe(2_498_400n);
 
-    // A batch of both customers in two marketplaces at once (one statement updates both totals).
+    // Records of both customers in two marketplaces at once (batched together or not, as they come).
     const results = await Promise.all([
       ...Array.from({ length: 10 }, (_, i) =>
         ctx.usage.submit({ marketplaceId: w.m, input: w.record(`t-b${i}`, { customerId: i % 2 ? "prepaid" : "postpaid" }) }),
@@ -87,43 +88,119 @@ describe("customer debit totals", () => {
     expect((await verifyLedger(db)).violations).toEqual([]);
   });
 
-  it("bound what the usage needs beyond the customers' money, and the judgment gives the same answer with or without the bound", async () => {
+  it("bound what the usage needs beyond the customers' money: a shown judgment takes the shortcut only when the pool covers it, with the same answer as the full one", async () => {
     const w = await usageWorld(ctx, 50_000_000n);
-    // The postpaid customer has paid nothing: its usage waits for the marketplace's money.
+    // The postpaid customer has paid nothing, and the prepaid one's deposit was claimed by the
+    // marketplace, not received: all of their usage waits for the marketplace's money.
     for (let i = 0; i < 3; i++)
       expect((await ctx.usage.submit({ marketplaceId: w.m, input: w.record(`n-${i}`, { customerId: "postpaid" }) })).status).toBe("accepted");
     expect((await ctx.usage.submit({ marketplaceId: w.m, input: w.record("n-pre") })).status).toBe("accepted");
-    const need = await customersNeedBeyondCash(db, w.m, w.asset.id);
-    const bound = await customersDebitsBound(db, w.m, w.asset.id);
-    expect(need).toBe(4n * 2_498_400n);
-    // The prepaid customer's deposit was claimed by the marketplace, not received: it funds nothing either.
-    expect(bound).toBe(4n * 2_498_400n);
-    expect(bound! >= need).toBe(true);
-    // Nothing received and no pool: the bound does not cover it, and the full judgment finds every record unfunded.
-    const unfunded = await unfundedUsage(db, w.m, w.asset.id);
-    expect(unfunded.reduce((s, u) => s + u.gross, 0n)).toBe(4n * 2_498_400n);
+    const gross = 4n * 2_498_400n;
+    expect(await customersNeedBeyondCash(db, w.m, w.asset.id)).toBe(gross);
+    expect(await customersDebitsBound(db, w.m, w.asset.id)).toBe(gross);
+    const unfundedGross = async (shown: boolean) => (await unfundedUsage(db, w.m, w.asset.id, null, { shown })).reduce((s, u) => s + u.gross, 0n);
+    // No pool: neither bound is covered; both judgments read the records and find them all unfunded.
+    expect(await unfundedGross(true)).toBe(gross);
+    expect(await unfundedGross(false)).toBe(gross);
+    // A credit limit one unit short of the need: still not covered, the records decide (the last one partly).
+    await upsertMarketplaceCreditLimit(db, {
+      marketplaceId: w.m,
+      assetId: w.asset.id,
+      creditLimit: (gross - 1n).toString(),
+      proposalId: uuidv7(),
+      updatedAt: new Date(),
+    });
+    expect(await unfundedGross(true)).toBe(1n);
+    expect(await unfundedGross(false)).toBe(1n);
+    // Covered: the shown judgment stops at the one row, the full one at the sum; both find nothing unfunded.
+    await upsertMarketplaceCreditLimit(db, {
+      marketplaceId: w.m,
+      assetId: w.asset.id,
+      creditLimit: gross.toString(),
+      proposalId: uuidv7(),
+      updatedAt: new Date(),
+    });
+    expect(await unfundedGross(true)).toBe(0n);
+    expect(await unfundedGross(false)).toBe(0n);
   });
 
-  it("are named by verify when edited behind the ledger's back, and follow a balance edited by SQL", async () => {
+  it("are written only by their trigger; a total changed behind its back misleads no payout and is named by verify", async () => {
     const w = await usageWorld(ctx, 50_000_000n);
-    expect((await ctx.usage.submit({ marketplaceId: w.m, input: w.record("v-1") })).status).toBe("accepted");
-    // An attacker lowers the total so that the bound would say every record is funded.
-    await db.query("update customer_debit_totals set debits_posted = 0 where marketplace_id = $1 and asset_id = $2", [w.m, w.asset.id]);
+    expect((await ctx.usage.submit({ marketplaceId: w.m, input: w.record("v-1", { customerId: "postpaid" }) })).status).toBe("accepted");
+    const key = [w.m, w.asset.id];
+    for (const attempt of [
+      "update customer_debit_totals set debits_posted = 0 where marketplace_id = $1 and asset_id = $2",
+      "delete from customer_debit_totals where marketplace_id = $1 and asset_id = $2",
+      "insert into customer_debit_totals (marketplace_id, asset_id, debits_posted) values ($1 || '-x', $2, 5)",
+    ])
+      await expect(db.query(attempt, key)).rejects.toThrow(/customer_debit_totals is kept by the trigger on account_balances/);
+    await expect(db.query("truncate customer_debit_totals")).rejects.toThrow(/TRUNCATE is not allowed/);
+    expect(await stored(w)).toBe(2_498_400n);
+
+    // A superuser turns triggers off for one transaction and lowers the total, so that the shortcut
+    // would find every record funded with no pool at all.
+    const tamper = (sql: string) =>
+      db.transaction(async (tx) => {
+        await tx.query("set local session_replication_role = replica");
+        await tx.query(sql, key);
+      });
+    await tamper("update customer_debit_totals set debits_posted = 0 where marketplace_id = $1 and asset_id = $2");
     const report = await verifyLedger(db);
     expect(report.ok).toBe(false);
     expect(report.violations.find((v) => v.check === "customer_debit_totals")?.detail).toMatch(
       new RegExp(`marketplace ${w.m}, asset ${w.asset.id}: customer debits total 0 stored, 2498400 in its customers' balances`),
     );
-    await db.query("update customer_debit_totals set debits_posted = $3 where marketplace_id = $1 and asset_id = $2", [w.m, w.asset.id, "2498400"]);
-    expect((await verifyLedger(db)).violations.filter((v) => v.check === "customer_debit_totals")).toEqual([]);
-    // A balance changed by SQL (not through the ledger) moves the total in the same statement:
-    // verify then names the balance, not the total.
+    // A balance shown is misled (that is what verify is for); money moved is judged on the rows.
+    expect(await unfundedUsage(db, w.m, w.asset.id, null, { shown: true })).toEqual([]);
+    expect((await unfundedUsage(db, w.m, w.asset.id)).map((u) => u.gross)).toEqual([2_498_400n]);
+    expect((await withheldEarnings(db, w.operators[0]!, w.asset.id)).awaiting.total).toBe(2_223_576n);
+    // A missing or negative total is no bound at all: the shown judgment sums every customer.
+    await tamper("delete from customer_debit_totals where marketplace_id = $1 and asset_id = $2");
+    expect(await customersDebitsBound(db, w.m, w.asset.id)).toBeNull();
+    expect((await unfundedUsage(db, w.m, w.asset.id, null, { shown: true })).map((u) => u.gross)).toEqual([2_498_400n]);
+    await tamper("insert into customer_debit_totals (marketplace_id, asset_id, debits_posted) values ($1, $2, -1)");
+    expect(await customersDebitsBound(db, w.m, w.asset.id)).toBeNull();
+    await tamper("update customer_debit_totals set debits_posted = 2498400 where marketplace_id = $1 and asset_id = $2");
+    expect((await verifyLedger(db)).violations).toEqual([]);
+  });
+
+  it("follow balances edited by SQL, deleted, inserted and moved to another account, in the same statement", async () => {
+    const w = await usageWorld(ctx, 50_000_000n);
+    const other = await usageWorld(ctx, 50_000_000n);
+    expect((await ctx.usage.submit({ marketplaceId: w.m, input: w.record("e-1", { customerId: "postpaid" }) })).status).toBe("accepted");
+    const exact = async () => {
+      for (const x of [w, other]) expect((await stored(x)) ?? 0n).toBe(await customerDebits(x));
+    };
+    // Changed by SQL, not through the ledger: verify names the balance, not the total.
     await db.query("update account_balances set debits_posted = debits_posted + 7 where account_id = $1", [w.accounts.postpaid]);
     expect(await stored(w)).toBe(2_498_400n + 7n);
     const checks = (await verifyLedger(db)).violations.map((v) => v.check);
     expect(checks).toContain("balances_match_entries");
     expect(checks).not.toContain("customer_debit_totals");
     await db.query("update account_balances set debits_posted = debits_posted - 7 where account_id = $1", [w.accounts.postpaid]);
+    await exact();
+    // Deleted and inserted again with its debits.
+    const [row] = await db.query<Record<string, string>>("select * from account_balances where account_id = $1", [w.accounts.postpaid]);
+    await db.query("delete from account_balances where account_id = $1", [w.accounts.postpaid]);
+    await exact();
+    expect(await stored(w)).toBe(0n);
+    const insertBack = (id: string) =>
+      db.query(
+        "insert into account_balances (account_id, debits_posted, credits_posted, debits_pending, credits_pending, overdraft_limit) values ($1, $2, $3, $4, $5, $6)",
+        [id, row!.debits_posted, row!.credits_posted, row!.debits_pending, row!.credits_pending, row!.overdraft_limit],
+      );
+    await insertBack(w.accounts.postpaid);
+    await exact();
+    // Moved to another marketplace's customer account: out of one total, into the other.
+    const [target] = await db.query<Record<string, string>>("select * from account_balances where account_id = $1", [other.accounts.postpaid]);
+    await db.query("delete from account_balances where account_id = $1", [other.accounts.postpaid]);
+    await db.query("update account_balances set account_id = $2 where account_id = $1", [w.accounts.postpaid, other.accounts.postpaid]);
+    await exact();
+    expect(await stored(other)).toBe(2_498_400n);
+    expect(await stored(w)).toBe(0n);
+    await db.query("update account_balances set account_id = $2 where account_id = $1", [other.accounts.postpaid, w.accounts.postpaid]);
+    await db.query("insert into account_balances (account_id, overdraft_limit) values ($1, $2)", [other.accounts.postpaid, target!.overdraft_limit]);
+    await exact();
     expect((await verifyLedger(db)).violations).toEqual([]);
   });
 

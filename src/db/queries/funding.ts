@@ -53,15 +53,18 @@ export async function customersNeedBeyondCash(db: Queryable, marketplaceId: stri
  * Each customer's money received is a sum of amounts that are never negative (deposits, receipts,
  * conversions into the asset), so `debits − received` is at most `debits` for every account, as
  * long as no money was converted out of this asset (a conversion's `used` lowers the customer's
- * money received here). null when some was: then only the full sum bounds it.
+ * money received here). null when some was, and when the row is missing or negative (its
+ * customers have no debits yet, or it is not what the trigger keeps): then only the full sum bounds it.
  */
 export async function customersDebitsBound(db: Queryable, marketplaceId: string, assetId: string): Promise<bigint | null> {
-  const [row] = await db.query<{ debits: string; converted_out: boolean }>(
-    `select coalesce((select debits_posted from customer_debit_totals where marketplace_id = $1 and asset_id = $2), 0)::text as debits,
+  const [row] = await db.query<{ debits: string | null; converted_out: boolean }>(
+    `select (select debits_posted from customer_debit_totals where marketplace_id = $1 and asset_id = $2)::text as debits,
             exists (select 1 from conversions where kind = 'deposit' and marketplace_id = $1 and from_asset_id = $2 and used > 0) as converted_out`,
     [marketplaceId, assetId],
   );
-  return row!.converted_out ? null : BigInt(row!.debits);
+  if (row!.converted_out || row!.debits === null) return null;
+  const debits = BigInt(row!.debits);
+  return debits < 0n ? null : debits;
 }
 
 export type UnfundedRow = { operator_id: string; gross: string; net: string; disputed_net: string };

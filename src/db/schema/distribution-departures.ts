@@ -39,7 +39,8 @@ export const knownDepartures: Readonly<Record<string, Departure>> = {
     rules: [MISSING, K, FK],
     reason: "Keyed by account id alone; the account's marketplace is on accounts.",
     migration:
-      "Add marketplace_id NOT NULL copied from accounts; primary key (marketplace_id, account_id); foreign key (marketplace_id, account_id) → accounts (marketplace_id, id).",
+      "Add marketplace_id NOT NULL copied from accounts; primary key (marketplace_id, account_id); foreign key (marketplace_id, account_id) → accounts (marketplace_id, id). " +
+      "Its statement trigger that keeps customer_debit_totals (same shard: both by marketplace) reads accounts by id: it joins on (marketplace_id, id) once the row has it, and either runs on each shard (Citus's citus.enable_unsafe_triggers, not tried) or the writer keeps the total in its own statement.",
   },
   transfers: {
     rules: [MISSING, K],

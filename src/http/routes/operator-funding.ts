@@ -42,7 +42,8 @@ export async function fundingSplits(
   return Promise.all(
     rows.map(async (r) => {
       const available = BigInt(r.credits_posted) - BigInt(r.debits_posted) - BigInt(r.debits_pending);
-      const withheld = await withheldEarnings(db, operatorId, r.asset_id);
+      // Shown, not acted on: the judgment may take its one-row shortcut (src/services/funding.ts).
+      const withheld = await withheldEarnings(db, operatorId, r.asset_id, { shown: true });
       const awaiting = withheld.awaiting;
       const now = payableNow(available, withheld);
       const waiting = available < awaiting.total ? (available > 0n ? available : 0n) : awaiting.total;
