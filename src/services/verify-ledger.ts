@@ -8,6 +8,7 @@ import {
   findBalancesNotMatchingEntries,
   findBrokenReferences,
   findCustomerDebitTotalMismatches,
+  findOperatorEarnedMismatches,
   findLimitViolations,
   findRunningBalanceMismatches,
   findTransfersWithoutEntries,
@@ -17,7 +18,7 @@ import {
 } from "../db/queries/verify.js";
 
 export interface Violation {
-  /** Which invariant: balanced_assets, balanced_legs, balances_match_entries, running_balance, limits, customer_debit_totals, references, transfers_have_entries, funded_payouts, conversions, hash_chain */
+  /** Which invariant: balanced_assets, balanced_legs, balances_match_entries, running_balance, limits, customer_debit_totals, operator_earned, references, transfers_have_entries, funded_payouts, conversions, hash_chain */
   check: string;
   detail: string;
 }
@@ -59,11 +60,7 @@ export async function verifyLedger(db: Database): Promise<VerifyReport> {
 
   add("limits", await findLimitViolations(db), (r) => `account ${r.id}: ${r.what}, which its flags forbid`);
 
-  add(
-    "customer_debit_totals",
-    await findCustomerDebitTotalMismatches(db),
-    (r) => `marketplace ${r.marketplace_id}, asset ${r.asset_id}: customer debits total ${r.stored} stored, ${r.actual} in its customers' balances`,
-  );
+  await checkKeptTotals(db, add);
 
   add("references", await findBrokenReferences(db), (r) => String(r.what));
 
@@ -101,6 +98,22 @@ export async function verifyLedger(db: Database): Promise<VerifyReport> {
       seals: Number(counts.seals),
     },
   };
+}
+
+/** The totals kept by triggers for reads (customer debits, operators' earnings) against the rows they sum. */
+async function checkKeptTotals(db: Database, add: (check: string, rows: Record<string, unknown>[], describe: (r: Record<string, unknown>) => string) => void) {
+  add(
+    "customer_debit_totals",
+    await findCustomerDebitTotalMismatches(db),
+    (r) => `marketplace ${r.marketplace_id}, asset ${r.asset_id}: customer debits total ${r.stored} stored, ${r.actual} in its customers' balances`,
+  );
+
+  add(
+    "operator_earned",
+    await findOperatorEarnedMismatches(db),
+    (r) =>
+      `marketplace ${r.marketplace_id}, operator ${r.operator_id}, asset ${r.asset_id}: earnings ${r.stored} kept in operator_earned, ${r.actual} in its usage records not reversed`,
+  );
 }
 
 /** Recomputes every seal from the rows it covers; reports the first link that does not hold. */

@@ -6,6 +6,7 @@ import { expireUsageHolds } from "../services/holds.js";
 import { expireHolds } from "./hold-expirer.js";
 import { sealJournal } from "../db/journal-seals.js";
 import { relayEvents } from "../db/event-relay.js";
+import { foldOperatorEarned } from "../db/queries/operator-views.js";
 import { startLoop } from "./loop.js";
 import type { FaultPoint } from "../domain/payouts.js";
 import { PayoutWorker } from "./payout-worker.js";
@@ -45,6 +46,16 @@ export function startWorkers(db: Database, config: Config, log: Logger, settleme
       },
       log,
     ),
+    ...ledgerLoops(db, config, log),
+  ];
+  return async () => {
+    await Promise.all(loops.map((l) => l.stop()));
+  };
+}
+
+/** The loops that keep derived ledger data behind the writers: the journal's seals, the events, the operators' earnings folded. */
+function ledgerLoops(db: Database, config: Config, log: Logger) {
+  return [
     startLoop(
       "journal-sealer",
       config.JOURNAL_SEAL_INTERVAL_MS,
@@ -54,6 +65,16 @@ export function startWorkers(db: Database, config: Config, log: Logger, settleme
         for (let seal = await sealJournal(db); seal; seal = seal.cut && ++seals < 10 ? await sealJournal(db) : undefined) {
           log.debug({ worker: "journal-sealer", seal: seal.id.toString(), transfers: seal.transferCount }, "sealed journal");
         }
+      },
+      log,
+    ),
+    startLoop(
+      "earnings-folder",
+      config.JOURNAL_SEAL_INTERVAL_MS,
+      async () => {
+        // The parts of operators' earnings added since the last tick, folded into one per key.
+        const removed = await foldOperatorEarned(db);
+        if (removed > 0) log.debug({ worker: "earnings-folder", removed }, "folded operator earnings");
       },
       log,
     ),
@@ -70,9 +91,6 @@ export function startWorkers(db: Database, config: Config, log: Logger, settleme
       log,
     ),
   ];
-  return async () => {
-    await Promise.all(loops.map((l) => l.stop()));
-  };
 }
 
 /** The webhook worker of the configuration (docs/api.md, "Webhooks"). */

@@ -69,6 +69,25 @@ export async function findCustomerDebitTotalMismatches(db: Queryable) {
      where coalesce(t.debits_posted, 0) <> coalesce(s.debits, 0)`);
 }
 
+/**
+ * Marketplaces, operators and assets whose earnings kept in operator_earned (parts added by
+ * triggers, folded by the workers) differ from the net of their usage records not reversed: an
+ * operator's balances would show the wrong earnings.
+ */
+export async function findOperatorEarnedMismatches(db: Queryable) {
+  return db.query<{ marketplace_id: string; operator_id: string; asset_id: string; stored: string; actual: string }>(`
+    select coalesce(s.marketplace_id, k.marketplace_id) as marketplace_id, coalesce(s.operator_id, k.operator_id) as operator_id,
+           coalesce(s.asset_id, k.asset_id) as asset_id, coalesce(k.amount, 0)::text as stored, coalesce(s.net, 0)::text as actual
+      from (select u.marketplace_id, u.operator_id, u.asset_id, sum(u.net) as net
+              from usage_records u
+             where not exists (select 1 from transfers r where r.reverses_id = u.transfer_id)
+             group by u.marketplace_id, u.operator_id, u.asset_id) s
+      full join (select marketplace_id, operator_id, asset_id, sum(amount) as amount
+                   from operator_earned group by marketplace_id, operator_id, asset_id) k
+        on k.marketplace_id = s.marketplace_id and k.operator_id = s.operator_id and k.asset_id = s.asset_id
+     where coalesce(k.amount, 0) <> coalesce(s.net, 0)`);
+}
+
 /** Entries and usage records that name a missing (or mismatched) transfer, account or asset, described. */
 export async function findBrokenReferences(db: Queryable) {
   return db.query<{ what: string }>(`

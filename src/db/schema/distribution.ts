@@ -52,6 +52,8 @@ export const tablePlacement: Readonly<Record<string, TablePlacement>> = {
   accounting_periods: byMarketplace,
   // Written by usage ingest, with the records.
   usage_records: byMarketplace,
+  // Kept by triggers on usage_records and transfers, in the statement that writes them (on its shard).
+  operator_earned: byMarketplace,
   usage_batches: byMarketplace,
   usage_batch_rejections: byMarketplace,
   usage_capacity_flags: byMarketplace,

@@ -49,7 +49,30 @@ export const usageRecords = pgTable(
     index("usage_records_txid_idx").using("brin", t.txid),
     // Capacity checks (docs/usage.md, "Capacity"): an operator's usage of a resource overlapping a period.
     index("usage_records_capacity_idx").on(t.operatorId, t.resource, t.periodEnd),
+    // A reversal's record, found by its transfer (the trigger that keeps operator_earned).
+    index("usage_records_transfer_idx").on(t.transferId),
     check("usage_records_split", sql`${t.gross} > 0 and ${t.net} >= 0 and ${t.net} <= ${t.gross}`),
     check("usage_records_period", sql`${t.periodStart} <= ${t.periodEnd}`),
   ],
+);
+
+/**
+ * What each operator's usage earned, per marketplace and asset: the net of its usage records less
+ * the net of those reversed, as parts to be summed. A part is added by a trigger in the statement
+ * that inserts usage records (one per marketplace, operator and asset of the statement) or a
+ * reversal of a usage record's transfer, whoever writes, and never locks a row: concurrent batches
+ * of the same operator do not wait for each other here. The workers fold an operator's parts into
+ * one (`fold_operator_earned()`), so a read sums a few rows however long the operator's history
+ * (migrations/0038_operator_earned.sql). `npm run verify` checks the sums against the records.
+ */
+export const operatorEarned = pgTable(
+  "operator_earned",
+  {
+    marketplaceId: text("marketplace_id").notNull(),
+    operatorId: text("operator_id").notNull(),
+    assetId: uuid("asset_id").notNull(),
+    /** A part: negative for reversals. */
+    amount: numeric("amount").notNull(),
+  },
+  (t) => [index("operator_earned_operator_idx").on(t.operatorId, t.assetId)],
 );
