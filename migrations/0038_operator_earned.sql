@@ -25,13 +25,14 @@ CREATE TRIGGER usage_records_operator_earned AFTER INSERT ON usage_records
 --> statement-breakpoint
 -- A reversal of a usage record's transfer takes its net back (a transfer is reversed at most once:
 -- transfers_reverses_uq). A row trigger with a condition: the usage transfers that make up nearly
--- every insert are passed over without calling anything.
+-- every insert are passed over without calling anything. Planned at each call (EXECUTE), so that a
+-- plan the session kept from when usage_records was small never scans it.
 CREATE FUNCTION operator_earned_follow_reversal() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO operator_earned (marketplace_id, operator_id, asset_id, amount)
-  SELECT u.marketplace_id, u.operator_id, u.asset_id, -u.net
-    FROM usage_records u
-   WHERE u.transfer_id = NEW.reverses_id AND u.net <> 0;
+  EXECUTE 'INSERT INTO operator_earned (marketplace_id, operator_id, asset_id, amount)
+           SELECT u.marketplace_id, u.operator_id, u.asset_id, -u.net
+             FROM usage_records u
+            WHERE u.transfer_id = $1 AND u.net <> 0' USING NEW.reverses_id;
   RETURN NULL;
 END $$;
 --> statement-breakpoint

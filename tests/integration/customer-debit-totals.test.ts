@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { customersDebitsBound, customersNeedBeyondCash, upsertMarketplaceCreditLimit } from "../../src/db/queries/funding.js";
+import { ensureAccounts } from "../../src/db/ensure-accounts.js";
+import { chart } from "../../src/domain/chart.js";
 import { uuidv7 } from "../../src/domain/ids.js";
 import { closeLedgerContext, createLedgerContext, type LedgerContext } from "../../src/services/context.js";
 import { unfundedUsage, withheldEarnings } from "../../src/services/funding.js";
@@ -202,6 +204,33 @@ describe("customer debit totals", () => {
     await db.query("insert into account_balances (account_id, overdraft_limit) values ($1, $2)", [other.accounts.postpaid, target!.overdraft_limit]);
     await exact();
     expect((await verifyLedger(db)).violations).toEqual([]);
+  });
+
+  it("follow a change of thousands of balances in one statement after changes of one, on one connection, as fast as a change of a few", async () => {
+    // A session keeps one plan per trigger statement without parameters, made at its first call. A
+    // plan made for a one-row change while accounts was small (a scan of accounts around nested
+    // loops over the transition tables) made a 2,000-row update run for minutes. The statement is
+    // now planned at each call with the sizes of its tables then; the timeout here is 100 times
+    // what the change takes, so only that kind of plan trips it.
+    const w = await usageWorld(ctx, 0n);
+    const sentinel = new Error("rolled back");
+    const many = Array.from({ length: 2000 }, (_, i) => chart.customer(w.asset.id, w.m, `bulk-${i}`, true));
+    await expect(
+      db.transaction(async (tx) => {
+        const [first] = (await ensureAccounts(tx, [many[0]!])).values();
+        for (let i = 0; i < 6; i++) await tx.query("update account_balances set debits_posted = debits_posted + 1 where account_id = $1", [first]);
+        const ids = [...(await ensureAccounts(tx, many)).values()];
+        await tx.query("set local statement_timeout = '10s'");
+        await tx.query("update account_balances set debits_posted = debits_posted + 1 where account_id = any($1::uuid[])", [ids]);
+        const [row] = await tx.query<{ d: string }>("select debits_posted::text as d from customer_debit_totals where marketplace_id = $1 and asset_id = $2", [
+          w.m,
+          w.asset.id,
+        ]);
+        expect(row!.d).toBe("2006");
+        throw sentinel;
+      }),
+    ).rejects.toBe(sentinel);
+    expect(await stored(w)).toBeUndefined();
   });
 
   it("refuse a negative on-chain deposit (a customer's money received never lowers the bound)", async () => {
