@@ -46,7 +46,8 @@ export const knownDepartures: Readonly<Record<string, Departure>> = {
     rules: [MISSING, K],
     reason: "One journal for the whole ledger: idempotency keys, seq and the pending/reversal links are unique across it.",
     migration:
-      "Add marketplace_id NOT NULL (the shard of its accounts: a transfer never spans two); primary key and every unique index (idempotency_key, seq, pending_id, reverses_id) lead with marketplace_id. seq becomes ordered per shard only.",
+      "Add marketplace_id NOT NULL (the shard of its accounts: a transfer never spans two); primary key and every unique index (idempotency_key, seq, pending_id, reverses_id) lead with marketplace_id. seq becomes ordered per shard only. " +
+      "Its row trigger that takes a reversed usage record's net out of operator_earned reads usage_records by transfer_id on the same shard (a reversal's marketplace is its usage's).",
   },
   entries: {
     rules: [MISSING, K],
