@@ -2,11 +2,14 @@ CREATE TABLE "operator_earned" (
 	"marketplace_id" text NOT NULL,
 	"operator_id" text NOT NULL,
 	"asset_id" uuid NOT NULL,
-	"amount" numeric NOT NULL
+	"amount" numeric NOT NULL,
+	"folded" boolean DEFAULT false NOT NULL
 );
 --> statement-breakpoint
 CREATE INDEX "operator_earned_operator_idx" ON "operator_earned" USING btree ("operator_id","asset_id");--> statement-breakpoint
-CREATE INDEX "usage_records_transfer_idx" ON "usage_records" USING btree ("transfer_id");--> statement-breakpoint
+CREATE INDEX "operator_earned_unfolded_idx" ON "operator_earned" USING btree ("marketplace_id","operator_id","asset_id") WHERE not "operator_earned"."folded";--> statement-breakpoint
+CREATE INDEX "usage_records_transfer_idx" ON "usage_records" USING btree ("transfer_id");
+--> statement-breakpoint
 -- Kept in the statement that writes usage records, whoever writes (the ingest writer, a repair, an
 -- older process during an upgrade): one part per marketplace, operator and asset of the statement.
 -- Parts are inserted, never updated, so concurrent batches of the same operator take no lock here.
@@ -41,8 +44,8 @@ CREATE TRIGGER transfers_operator_earned AFTER INSERT ON transfers
 --> statement-breakpoint
 -- What the records hold now. Creating the triggers took locks that keep every writer of
 -- usage_records and transfers waiting until this migration commits: nothing is missed or counted twice.
-INSERT INTO operator_earned (marketplace_id, operator_id, asset_id, amount)
-SELECT u.marketplace_id, u.operator_id, u.asset_id, sum(u.net)
+INSERT INTO operator_earned (marketplace_id, operator_id, asset_id, amount, folded)
+SELECT u.marketplace_id, u.operator_id, u.asset_id, sum(u.net), true
   FROM usage_records u
  WHERE NOT EXISTS (SELECT 1 FROM transfers r WHERE r.reverses_id = u.transfer_id)
  GROUP BY u.marketplace_id, u.operator_id, u.asset_id
@@ -65,27 +68,27 @@ CREATE TRIGGER operator_earned_kept BEFORE INSERT OR UPDATE OR DELETE ON operato
 CREATE TRIGGER operator_earned_no_truncate BEFORE TRUNCATE ON operator_earned
   FOR EACH STATEMENT EXECUTE FUNCTION operator_earned_guard();
 --> statement-breakpoint
--- Folds each key's parts into one and drops keys that sum to nothing; returns how many parts it
--- removed. It deletes only the parts it sees and inserts their sum in the same statement, so a read
--- (one snapshot) sees the parts before or the sum after, and a concurrent fold skips what this one
--- deleted. Writers only insert: they never wait for a fold, nor a fold for them.
+-- Folds the parts of each key that has parts not yet folded into one (folded) and drops keys that
+-- sum to nothing; returns how many parts it removed. It reads only those keys (a partial index), so
+-- its work follows what was written since the last fold, not the size of the table. It deletes only
+-- the parts it sees and inserts their sum in the same statement, so a read (one snapshot) sees the
+-- parts before or the sum after, and a concurrent fold skips what this one deleted. Writers only
+-- insert: they never wait for a fold, nor a fold for them.
 CREATE FUNCTION fold_operator_earned() RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   removed bigint;
 BEGIN
   PERFORM set_config('ledger.folding_operator_earned', 'on', true);
-  WITH keys AS (SELECT marketplace_id, operator_id, asset_id FROM operator_earned
-                 GROUP BY marketplace_id, operator_id, asset_id
-                HAVING count(*) > 1 OR sum(amount) = 0),
+  WITH keys AS (SELECT DISTINCT marketplace_id, operator_id, asset_id FROM operator_earned WHERE NOT folded),
        gone AS (DELETE FROM operator_earned e USING keys k
-                 WHERE e.marketplace_id = k.marketplace_id AND e.operator_id = k.operator_id AND e.asset_id = k.asset_id
+                 WHERE e.operator_id = k.operator_id AND e.asset_id = k.asset_id AND e.marketplace_id = k.marketplace_id
              RETURNING e.marketplace_id, e.operator_id, e.asset_id, e.amount),
-       folded AS (INSERT INTO operator_earned (marketplace_id, operator_id, asset_id, amount)
-                  SELECT marketplace_id, operator_id, asset_id, sum(amount) FROM gone
-                   GROUP BY marketplace_id, operator_id, asset_id
-                  HAVING sum(amount) <> 0
-                  RETURNING 1)
-  SELECT (SELECT count(*) FROM gone) - (SELECT count(*) FROM folded) INTO removed;
+       sums AS (INSERT INTO operator_earned (marketplace_id, operator_id, asset_id, amount, folded)
+                SELECT marketplace_id, operator_id, asset_id, sum(amount), true FROM gone
+                 GROUP BY marketplace_id, operator_id, asset_id
+                HAVING sum(amount) <> 0
+                RETURNING 1)
+  SELECT (SELECT count(*) FROM gone) - (SELECT count(*) FROM sums) INTO removed;
   PERFORM set_config('ledger.folding_operator_earned', 'off', true);
   RETURN removed;
 END $$;

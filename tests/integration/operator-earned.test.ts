@@ -110,6 +110,22 @@ describe("operator earned", () => {
       expect((await kept(o, x.asset.id, x.m)).parts).toBe(1);
     await exact();
     expect(await foldOperatorEarned(db)).toBe(0);
+    // A fold reads only the keys with new parts: the others' rows are not rewritten.
+    const version = async (o: string, x: UsageWorld) =>
+      (
+        await db.query<{ v: string }>("select xmin::text as v from operator_earned where marketplace_id = $1 and operator_id = $2 and asset_id = $3", [
+          x.m,
+          o,
+          x.asset.id,
+        ])
+      ).map((r) => r.v);
+    const untouched = await version(op, w);
+    await accepted(w, "e-later", { operatorId: op2 });
+    expect((await kept(op2, w.asset.id, w.m)).parts).toBe(2);
+    expect(await foldOperatorEarned(db)).toBe(1);
+    expect(await version(op, w)).toEqual(untouched);
+    expect((await kept(op2, w.asset.id, w.m)).parts).toBe(1);
+    await exact();
 
     // Every record of a key reversed: the fold drops the key (nothing earned, no row kept).
     const mine = many.filter((r) => r.marketplaceId === other.m);

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, check, index, integer, jsonb, numeric, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, check, index, integer, jsonb, numeric, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 
 /**
  * A rated usage record and the ledger transfer that posted it. Append-only. Unique per marketplace
@@ -73,6 +73,11 @@ export const operatorEarned = pgTable(
     assetId: uuid("asset_id").notNull(),
     /** A part: negative for reversals. */
     amount: numeric("amount").notNull(),
+    /** True for a fold's sum; a trigger's part is false until a fold takes it, so a fold reads only the keys with new parts. */
+    folded: boolean("folded").notNull().default(false),
   },
-  (t) => [index("operator_earned_operator_idx").on(t.operatorId, t.assetId)],
+  (t) => [
+    index("operator_earned_operator_idx").on(t.operatorId, t.assetId),
+    index("operator_earned_unfolded_idx").on(t.marketplaceId, t.operatorId, t.assetId).where(sql`not ${t.folded}`),
+  ],
 );
