@@ -7,6 +7,7 @@ import { sealJournal } from "../../src/db/journal-seals.js";
 import { pastMonth, testClock } from "../support/clock.js";
 import { expectStatus, testApi, type TestApi } from "../support/http.js";
 import { payoutWorld, TOKEN, type PayoutWorld } from "../support/payout-world.js";
+import { withTriggersOff } from "../support/db.js";
 
 let w: PayoutWorld | undefined;
 let api: TestApi | undefined;
@@ -338,10 +339,7 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
     }
     expect(expectStatus(await api.call("GET", "/v1/audit/verify", { key: finance }), 200).body).toMatchObject({ ok: true, violations: [] });
     // A superuser turns the append-only triggers off for one session and rewrites an amount.
-    await w.db.transaction(async (tx) => {
-      await tx.query("set local session_replication_role = replica");
-      await tx.query("update entries set posted_amount = 9000 where posted_amount = 5000");
-    });
+    await withTriggersOff(w.db, ["update entries set posted_amount = 9000 where posted_amount = 5000"]);
     const report = expectStatus(await api.call("GET", "/v1/audit/verify", { key: finance }), 200).body;
     expect(report.ok).toBe(false);
     const chain = report.violations.find((v: { check: string }) => v.check === "hash_chain");

@@ -8,7 +8,7 @@ import { unfundedUsage, withheldEarnings } from "../../src/services/funding.js";
 import { closeHold, openHold } from "../../src/services/holds.js";
 import { reverseUsage } from "../../src/services/reverse-usage.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
-import { freshDatabase, type TestDatabase } from "../support/db.js";
+import { freshDatabase, withTriggersOff, type TestDatabase } from "../support/db.js";
 import { usageWorld, type UsageWorld } from "../support/usage-world.js";
 
 /**
@@ -141,11 +141,7 @@ describe("customer debit totals", () => {
 
     // A superuser turns triggers off for one transaction and lowers the total, so that the shortcut
     // would find every record funded with no pool at all.
-    const tamper = (sql: string) =>
-      db.transaction(async (tx) => {
-        await tx.query("set local session_replication_role = replica");
-        await tx.query(sql, key);
-      });
+    const tamper = (sql: string) => withTriggersOff(db, [sql], key);
     await tamper("update customer_debit_totals set debits_posted = 0 where marketplace_id = $1 and asset_id = $2");
     const report = await verifyLedger(db);
     expect(report.ok).toBe(false);

@@ -7,7 +7,7 @@ import { registerOperator } from "../../src/services/marketplaces.js";
 import { reverseUsage } from "../../src/services/reverse-usage.js";
 import type { UsageRecord } from "../../src/domain/usage.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
-import { freshDatabase, type TestDatabase } from "../support/db.js";
+import { freshDatabase, withTriggersOff, type TestDatabase } from "../support/db.js";
 import { usageWorld, type UsageWorld } from "../support/usage-world.js";
 
 /**
@@ -183,11 +183,7 @@ describe("operator earned", () => {
     expect((await kept(op, w.asset.id, w.m)).sum).toBe(r.net);
 
     // Triggers turned off for one transaction (a superuser): a part inflated, then one missing.
-    const tamper = (sql: string) =>
-      db.transaction(async (tx) => {
-        await tx.query("set local session_replication_role = replica");
-        await tx.query(sql, key);
-      });
+    const tamper = (sql: string) => withTriggersOff(db, [sql], key);
     await tamper("insert into operator_earned (marketplace_id, operator_id, asset_id, amount) values ($1, $2, $3, 1000)");
     let report = await verifyLedger(db);
     expect(report.ok).toBe(false);
@@ -213,11 +209,7 @@ describe("operator earned", () => {
     const migration = readFileSync(join(import.meta.dirname, "../../migrations/0038_operator_earned.sql"), "utf8");
     const backfill = migration.split("--> statement-breakpoint").find((st) => st.includes("-- What the records hold now."));
     expect(backfill).toBeDefined();
-    await db.transaction(async (tx) => {
-      await tx.query("set local session_replication_role = replica");
-      await tx.query("delete from operator_earned");
-      await tx.query(backfill!);
-    });
+    await withTriggersOff(db, ["delete from operator_earned", backfill!]);
     for (const o of w.operators) expect((await kept(o, w.asset.id, w.m)).sum).toBe(await netNotReversed(o, w.asset.id, w.m));
     expect((await kept(w.operators[0]!, w.asset.id, w.m)).sum).toBe(records[2]!.net + records[4]!.net);
     expect((await verifyLedger(db)).violations).toEqual([]);

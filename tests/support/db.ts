@@ -89,3 +89,15 @@ export async function tableCounts(db: Database): Promise<Record<string, number>>
            (select sum(debits_posted + credits_posted + debits_pending + credits_pending) from account_balances)::text as balance_sum`);
   return Object.fromEntries(Object.entries(row!).map(([k, v]) => [k, Number(v ?? 0)]));
 }
+
+/**
+ * Runs statements (each with the same parameters, if any) in one transaction with triggers and rules off (`session_replication_role =
+ * replica`), as a superuser could: how tests change what the ledger's triggers guard, to show that
+ * `verify` names it.
+ */
+export async function withTriggersOff(db: Database, statements: string[], params?: unknown[]): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.query("set local session_replication_role = replica");
+    for (const sql of statements) await tx.query(sql, params);
+  });
+}
