@@ -78,6 +78,8 @@ export const operatorEarned = pgTable(
   },
   (t) => [
     index("operator_earned_operator_idx").on(t.operatorId, t.assetId),
-    index("operator_earned_unfolded_idx").on(t.marketplaceId, t.operatorId, t.assetId).where(sql`not ${t.folded}`),
+    index("operator_earned_unfolded_idx")
+      .on(t.marketplaceId, t.operatorId, t.assetId)
+      .where(sql`not ${t.folded}`),
   ],
 );
