@@ -21,14 +21,20 @@ import { client, percentile, pool, timed, usageRecords } from "./load.js";
 import { mixedIngest } from "./mixed.js";
 import { probeFigures, startProbes } from "./probes.js";
 import { startScriptNodeFlags } from "./service-flags.js";
+import { watchStatements } from "./statement-watch.js";
 
 const quick = process.argv.includes("--quick");
 const SECONDS = quick ? 8 : 30;
 const OPERATORS = 1000;
 const CUSTOMERS = 1000;
 const root = join(import.meta.dirname, "..");
-const log = (s: string) => process.stdout.write(`${s}\n`);
+const log = (s: string) => {
+  // A scenario's announcement: the statement watcher names it with what it sees from now on.
+  if (s.endsWith("…")) watch.scenario(s.split(":")[0]!.trim());
+  process.stdout.write(`${s}\n`);
+};
 const { url: dbUrl, settings } = await freshBenchDatabase("ledger_bench");
+const watch = watchStatements(dbUrl);
 
 const chain = await startLocalChain();
 await chain.send({ to: chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [chain.vault, 10n ** 15n] }) });
@@ -270,6 +276,7 @@ server.kill("SIGTERM");
 await new Promise((r) => server.once("exit", r));
 await chain.stop();
 
+const longest = await watch.stop();
 const results = {
   run: {
     at: new Date().toISOString(),
@@ -306,10 +313,15 @@ const results = {
   payouts_per_s: +(confirmed / payoutSeconds).toFixed(1),
   payouts_confirmed: confirmed,
   rss_mb_peak: Math.round(rss),
+  longest_statement_ms: longest.ms,
 };
 mkdirSync(join(root, "bench", "results"), { recursive: true });
 writeFileSync(join(root, "bench", "results", "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 log("");
 for (const [k, v] of Object.entries(results)) if (k !== "run") log(`${k.padEnd(44)} ${String(v).padStart(10)}`);
+log(
+  `\nthe service's longest statement: ${longest.ms} ms, during "${longest.scenario}"${longest.query ? `: ${longest.query}` : ""}` +
+    (longest.ms > 5000 ? '\n  (seconds for one statement: a stall; docs/performance.md, "A trigger\'s plan kept from its first call")' : ""),
+);
 log(`\nwritten to bench/results/latest.json`);
 process.exit(0);
