@@ -52,7 +52,9 @@ SELECT u.marketplace_id, u.operator_id, u.asset_id, sum(u.net), true
 HAVING sum(u.net) <> 0;
 --> statement-breakpoint
 -- Written only by the triggers above (their statements run at depth 2 here) and by the fold below:
--- a part changed by hand would make an operator's earnings wrong (`npm run verify` names it either way).
+-- a part changed by hand would make an operator's earnings wrong. The guard stops mistakes, not a
+-- session that sets ledger.folding_operator_earned as the fold does or turns triggers off (a role
+-- that can do that can write any table): `npm run verify` names a wrong part either way.
 CREATE FUNCTION operator_earned_guard() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'TRUNCATE' OR (pg_trigger_depth() < 2 AND current_setting('ledger.folding_operator_earned', true) IS DISTINCT FROM 'on') THEN

@@ -198,6 +198,15 @@ describe("operator earned", () => {
     // Put back as it was: nothing to name.
     await tamper(`insert into operator_earned (marketplace_id, operator_id, asset_id, amount) values ($1, $2, $3, ${r.net})`);
     expect((await verifyLedger(db)).violations).toEqual([]);
+    // A session posing as the fold passes the guard (it stops mistakes, not a role that can write
+    // any table); what it writes is named the same way.
+    await db.transaction(async (tx) => {
+      await tx.query("select set_config('ledger.folding_operator_earned', 'on', true)");
+      await tx.query("insert into operator_earned (marketplace_id, operator_id, asset_id, amount) values ($1, $2, $3, 7)", key);
+    });
+    expect((await verifyLedger(db)).violations.map((v) => v.check)).toEqual(["operator_earned"]);
+    await tamper("delete from operator_earned where marketplace_id = $1 and operator_id = $2 and asset_id = $3 and amount = 7");
+    expect((await verifyLedger(db)).violations).toEqual([]);
   });
 
   it("is rebuilt from the records by the migration's backfill: records written before it count, reversed ones do not", async () => {
