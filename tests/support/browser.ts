@@ -1,11 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
-import type { AddressInfo } from "node:net";
-import type { Server } from "node:http";
 import { join } from "node:path";
-import { serve } from "@hono/node-server";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import type { TestApi } from "./http.js";
 
 /** Where Chromium is: CHROMIUM_PATH, or Debian's package (.ci/run installs it). */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -16,21 +12,7 @@ export const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS ?? join(".ci", "out",
 export const LAPTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
 
-/** The test's app on a loopback port, so that a real browser can reach it; answers its origin and how to stop it. */
-export async function serveOnLoopback(api: TestApi): Promise<{ origin: string; close: () => Promise<void> }> {
-  const server = await new Promise<Server>((resolve) => {
-    const s = serve({ fetch: api.app.fetch, port: 0, hostname: "127.0.0.1" }, () => resolve(s as Server)) as Server;
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
+export { serveOnLoopback } from "./http.js";
 
 export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });

@@ -1,4 +1,7 @@
 import { randomUUID } from "node:crypto";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { afterAll, beforeAll, expect } from "vitest";
 import { generatePrivateKey } from "viem/accounts";
@@ -365,5 +368,28 @@ export function worldPerFile(options: Parameters<typeof testApi>[0] = {}): { rea
     get w() {
       return w!;
     },
+  };
+}
+
+/**
+ * The test's app on a loopback port, so that a real browser or socket can reach it (Node serves it,
+ * as in production); answers its origin and how to stop it. `keepGlobals`: leave the global
+ * Request and Response as they are (serving replaces them by default, as the service does), for
+ * the test runs whose files share one process (vitest.config.ts: no stubbed globals).
+ */
+export async function serveOnLoopback(api: TestApi, options: { keepGlobals?: boolean } = {}): Promise<{ origin: string; close: () => Promise<void> }> {
+  const server = await new Promise<Server>((resolve) => {
+    const s = serve({ fetch: api.app.fetch, port: 0, hostname: "127.0.0.1", ...(options.keepGlobals ? { overrideGlobalObjects: false } : {}) }, () =>
+      resolve(s as Server),
+    ) as Server;
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
