@@ -11,8 +11,8 @@ import type { AppDeps, AppEnv } from "../request-context.js";
  * Served by Node (@hono/node-server), the body is read here straight from Node's request stream,
  * counting bytes as they come, into the request's body cache, where `c.req.arrayBuffer()` (the JSON
  * guard, the audit hash) finds it. Reading it through the web `Request` made Node's request into a
- * web one with a body stream and an abort signal first: about 7% of the service's CPU per single
- * record (docs/performance.md). Elsewhere (`app.request` in tests) Hono's own limit reads it.
+ * web one with a body stream and an abort signal first: a quarter of the service's CPU per single
+ * record, measured (docs/performance.md). Elsewhere (`app.request` in tests) Hono's own limit reads it.
  */
 export function bodyLimits(config: AppDeps["config"]): MiddlewareHandler<AppEnv> {
   const limitFor = (max: number): MiddlewareHandler<AppEnv> => {
