@@ -3,7 +3,8 @@
  * private PostgreSQL server with pg_stat_statements (chaos/cluster.ts) and the service with
  * Node's --cpu-prof, seeds a marketplace with 100 operators and 100 prepaid customers, drives
  * batch ingest (4 clients × 1,000 records) or single ingest (64 clients) for the given seconds
- * (default 15), then prints the throughput, the statements by total execution time (time waiting
+ * (default 15), or `read`: 20 batches first, then 4 clients reading random operators' balances
+ * (`GET /v1/operators/{id}/balances`) with nothing else running; then prints the throughput, the statements by total execution time (time waiting
  * for row locks included), and the service's functions and packages by self time. The .cpuprofile
  * is kept in bench/results/profiles/ (open it in Chrome DevTools or speedscope).
  */
@@ -16,7 +17,7 @@ import { apiProcess, must, newStats, root, seedMarket, usageRecord } from "../ch
 import { freePort } from "../scripts/anvil-chain.js";
 import { client } from "./load.js";
 
-const mode = process.argv[2] === "single" ? "single" : "batch";
+const mode = process.argv[2] === "single" || process.argv[2] === "read" ? process.argv[2] : "batch";
 /** `--socket`: the service reaches PostgreSQL over its Unix socket instead of TCP on 127.0.0.1. */
 const overSocket = process.argv.includes("--socket");
 const seconds = Number(process.argv[3]?.startsWith("--") ? 15 : (process.argv[3] ?? 15));
@@ -44,12 +45,15 @@ try {
   const stats = newStats();
   await must(stats, [api.base], "POST", "/v1/assets", KEY, { code: "USDC", scale: 6, settlement: { kind: "offchain" } });
   const m = await seedMarket(stats, [api.base], KEY, { asset: "USDC", operators: 100, customers: 100, deposit: "1000000000000000" });
-  await sql`select pg_stat_statements_reset()`;
-
   let records = 0;
   let seq = 0;
   const http = client(api.base, m.key);
   const post = (path: string, body: unknown) => http.call("POST", path, body);
+  // Reads need history to read: earnings, entries, parts of operator_earned.
+  if (mode === "read") for (let b = 0; b < 20; b++) await post("/v1/usage/batch", { records: Array.from({ length: 1000 }, (_, i) => usageRecord(m, "USDC", `h${b}-${i}`)) });
+  const latencies: number[] = [];
+  await sql`select pg_stat_statements_reset()`;
+
   const procTimes = (pid: number) => {
     const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
     return { user: Number(f[11]) / 100, system: Number(f[12]) / 100 };
@@ -63,10 +67,15 @@ try {
   const t0 = performance.now();
   const until = t0 + seconds * 1000;
   await Promise.all(
-    Array.from({ length: mode === "batch" ? 4 : 64 }, async () => {
+    Array.from({ length: mode === "single" ? 64 : 4 }, async () => {
       while (performance.now() < until) {
         const n = ++seq;
-        if (mode === "batch") {
+        if (mode === "read") {
+          const start = performance.now();
+          const r = await http.call("GET", `/v1/operators/${m.operators[n % m.operators.length]}/balances`, undefined, KEY);
+          latencies.push(performance.now() - start);
+          if (r.status === 200) records++;
+        } else if (mode === "batch") {
           const r = await post("/v1/usage/batch", { records: Array.from({ length: 1000 }, (_, i) => usageRecord(m, "USDC", `b${n}-${i}`)) });
           records += r.body.summary?.accepted ?? 0;
         } else {
@@ -84,10 +93,13 @@ try {
     client: (clientCpu.user + clientCpu.system) / 1e6,
   };
   const serviceSystem = procTimes(api.child!.pid!).system - system0;
-  console.log(
-    `${mode} ingest: ${Math.round(records / elapsed)} records/s over ${elapsed.toFixed(1)} s (PostgreSQL over ${overSocket ? "its Unix socket" : "TCP"})`,
-  );
-  const perRecord = (s: number) => `${((s / Math.max(records, 1)) * 1e6).toFixed(0)} µs/record`;
+  const over = `(PostgreSQL over ${overSocket ? "its Unix socket" : "TCP"})`;
+  if (mode === "read") {
+    latencies.sort((a, b) => a - b);
+    const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!.toFixed(2);
+    console.log(`balance reads: ${Math.round(records / elapsed)} reads/s over ${elapsed.toFixed(1)} s, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms ${over}`);
+  } else console.log(`${mode} ingest: ${Math.round(records / elapsed)} records/s over ${elapsed.toFixed(1)} s ${over}`);
+  const perRecord = (s: number) => `${((s / Math.max(records, 1)) * 1e6).toFixed(0)} µs/${mode === "read" ? "read" : "record"}`;
   console.log(
     `CPU used: service ${used.service.toFixed(1)} s (${perRecord(used.service)}; ${Math.round((serviceSystem / Math.max(used.service, 0.01)) * 100)}% in the kernel), PostgreSQL ${used.postgres.toFixed(1)} s (${perRecord(used.postgres)}), load client ${used.client.toFixed(1)} s (${perRecord(used.client)}); ` +
       `${((used.service + used.postgres + used.client) / elapsed).toFixed(2)} of ${cpus().length} cores busy\n`,
@@ -96,7 +108,7 @@ try {
   const rows = await sql<{ ms: number; plan: number; calls: number; mean: string; q: string }[]>`
     select round(total_exec_time)::int as ms, round(total_plan_time)::int as plan, calls::int, round(mean_exec_time::numeric, 2)::text as mean,
            left(regexp_replace(query, '\\s+', ' ', 'g'), 110) as q
-      from pg_stat_statements where query not like '%pg_stat_statements%' order by total_exec_time desc limit 12`;
+      from pg_stat_statements where query not like '%pg_stat_statements%' order by total_exec_time desc limit ${mode === "read" ? 20 : 12}`;
   const [planned] = await sql<{ exec: number; plan: number }[]>`
     select round(sum(total_exec_time))::int as exec, round(sum(total_plan_time))::int as plan
       from pg_stat_statements where query not like '%pg_stat_statements%'`;

@@ -57,6 +57,12 @@ export interface Database extends Queryable {
   /** Runs fn in one transaction (READ COMMITTED); commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /**
+   * Where read models run on this database (balances, statements, reports: src/services/read-source.ts)
+   * when it has a pool of its own for them (PostgreSQL, `readConnections`): read-only, with generic
+   * plans allowed. Absent: they run on the database itself. Decisions about money never read here.
+   */
+  readonly reads?: Database;
   /** The underlying driver, for the migration runner. */
   readonly driver: { kind: "postgres"; sql: postgres.Sql; url: string; pooler: Pooler } | { kind: "pglite"; pg: PGlite };
 }
@@ -76,6 +82,13 @@ export interface DatabaseOptions {
   /** Connection pool size on PostgreSQL. */
   maxConnections?: number;
   /**
+   * PostgreSQL only: a second pool of this many connections for read models (`Database.reads`),
+   * opened as connections are needed. Its sessions are read-only (`default_transaction_read_only`)
+   * and keep PostgreSQL's own choice between custom and generic plans (`plan_cache_mode=auto`),
+   * each connection for at most `READ_CONNECTION_LIFETIME_S`. 0 or absent: reads share the pool.
+   */
+  readConnections?: number;
+  /**
    * PostgreSQL only: "transaction" when the URL points at a pooler in transaction mode (PgBouncer's
    * pool_mode=transaction), which hands each transaction to whichever server connection is free:
    * no named prepared statements and no session startup parameters then. "none" (the default): a
@@ -91,11 +104,19 @@ export type Pooler = "none" | "transaction";
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const clock = options.clock ?? systemClock;
   return options.url
-    ? openPostgres(options.url, options.maxConnections ?? 10, clock, options.pooler ?? "none")
+    ? openPostgres(options.url, options.maxConnections ?? 10, clock, options.pooler ?? "none", options.readConnections ?? 0)
     : openPglite(options.dataDir ?? "memory://", options.loadDataDir, clock, options.pgliteSharedBuffers);
 }
 
-function openPostgres(url: string, max: number, clock: Clock, pooler: Pooler): Database {
+/**
+ * How long a connection of the read pool lives (seconds). A generic plan is kept by its connection
+ * until something invalidates it (a change of the table, its statistics renewed): one made while a
+ * table was nearly empty (a sequential scan) would otherwise serve that connection however large
+ * the table grows while its statistics are not renewed. A new connection plans again.
+ */
+export const READ_CONNECTION_LIFETIME_S = 60;
+
+function openPostgres(url: string, max: number, clock: Clock, pooler: Pooler, readConnections: number): Database {
   // A failed type read on a new connection must not end the process (src/db/driver-guard.ts).
   guardDriverTypeReads();
   // Through a transaction pooler, consecutive statements of one client may run on different server
@@ -103,8 +124,51 @@ function openPostgres(url: string, max: number, clock: Clock, pooler: Pooler): D
   // collide with it), so every statement is sent unnamed (parsed, bound and run in one round).
   const prepare = pooler === "none";
   const sql = postgres(url, {
+    ...driverOptions(pooler),
     max,
-    prepare,
+    // Statements are prepared, and PostgreSQL would switch a prepared statement to a generic plan
+    // after five runs. A generic plan guesses 10 elements for an array parameter, so the set-based
+    // lookups (`key = any($1::text[])` with 1,000 keys) got sequential scans while a table was
+    // small, kept them as it grew, and then compared every row with every key: measured 400 ms per
+    // 1,000-key lookup on 200,000 transfers instead of 1.5 ms. Custom plans see the array's size.
+    // Unnamed statements (through a pooler) are planned anew at every run, with their parameters
+    // (PostgreSQL builds a generic plan only for a statement run five times or more), so they need
+    // no setting; PgBouncer refuses the startup parameter anyway.
+    connection: prepare ? { application_name: "settlement-ledger", plan_cache_mode: "force_custom_plan" } : { application_name: "settlement-ledger" },
+  });
+  // Read models are point reads with scalar parameters, whose planning cost more than their
+  // execution with custom plans (docs/performance.md, "Reads planned once"): their own pool lets
+  // PostgreSQL keep a generic plan where it costs no more than a custom one. Through a pooler
+  // statements are unnamed and planned at each run whatever the pool, so reads share the pool.
+  const readSql =
+    prepare && readConnections > 0
+      ? postgres(url, {
+          ...driverOptions(pooler),
+          max: readConnections,
+          max_lifetime: READ_CONNECTION_LIFETIME_S,
+          connection: { application_name: "settlement-ledger", plan_cache_mode: "auto", default_transaction_read_only: true },
+        })
+      : undefined;
+  const db = postgresDatabase(sql, url, clock, pooler, prepare);
+  if (!readSql) return db;
+  // Not enumerable: a copy of the handle made to change its behaviour ({ ...db, query }) reads
+  // through that behaviour, not around it.
+  return Object.defineProperty(
+    {
+      ...db,
+      close: async () => {
+        await Promise.all([sql.end({ timeout: 5 }), readSql.end({ timeout: 5 })]);
+      },
+    },
+    "reads",
+    { value: postgresDatabase(readSql, url, clock, pooler, prepare), enumerable: false },
+  );
+}
+
+/** The driver's options common to both pools. */
+function driverOptions(pooler: Pooler) {
+  return {
+    prepare: pooler === "none",
     // Through a transaction pooler, nothing is sent on a connection until its statement before has
     // ended. The driver otherwise pipelines a statement behind a busy connection's (when every
     // connection is busy). PgBouncer before 1.21 forwards the second statement to the server of the
@@ -123,16 +187,10 @@ function openPostgres(url: string, max: number, clock: Clock, pooler: Pooler): D
     // A connection attempt the server accepts but never answers (seen while it crashes or starts)
     // fails after 5 s instead of the driver's 30 s, so that a request is answered 503 in time.
     connect_timeout: 5,
-    // Statements are prepared, and PostgreSQL would switch a prepared statement to a generic plan
-    // after five runs. A generic plan guesses 10 elements for an array parameter, so the set-based
-    // lookups (`key = any($1::text[])` with 1,000 keys) got sequential scans while a table was
-    // small, kept them as it grew, and then compared every row with every key: measured 400 ms per
-    // 1,000-key lookup on 200,000 transfers instead of 1.5 ms. Custom plans see the array's size.
-    // Unnamed statements (through a pooler) are planned anew at every run, with their parameters
-    // (PostgreSQL builds a generic plan only for a statement run five times or more), so they need
-    // no setting; PgBouncer refuses the startup parameter anyway.
-    connection: prepare ? { application_name: "settlement-ledger", plan_cache_mode: "force_custom_plan" } : { application_name: "settlement-ledger" },
-  });
+  };
+}
+
+function postgresDatabase(sql: postgres.Sql, url: string, clock: Clock, pooler: Pooler, prepare: boolean): Database {
   const wrap = (s: postgres.Sql | postgres.TransactionSql, oneConnection = false): Queryable => ({
     oneConnection,
     async query<T>(text: string, params: unknown[] = []) {
@@ -144,7 +202,7 @@ function openPostgres(url: string, max: number, clock: Clock, pooler: Pooler): D
   });
   const root = wrap(sql);
   return {
-    kind: "postgres",
+    kind: "postgres" as const,
     clock,
     driver: { kind: "postgres", sql, url, pooler },
     query: root.query,

@@ -20,6 +20,7 @@ export async function openConfiguredDatabase(config: Config): Promise<Database> 
     url: config.DATABASE_URL,
     dataDir: config.PGLITE_DATA_DIR,
     maxConnections: config.DB_POOL_SIZE,
+    readConnections: config.DB_READ_POOL_SIZE,
     pooler: config.DATABASE_POOLER,
     clock: configuredClock(config),
   });

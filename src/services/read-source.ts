@@ -26,7 +26,8 @@ export async function readChosen<T>(ctx: LedgerContext, minPosition: string | nu
       ctx.reads!.failed(err);
     }
   }
-  return { value: await read(ctx.db), source: "primary", stalenessMs: 0 };
+  // The primary's pool for reads when it has one (src/db/client.ts, `reads`).
+  return { value: await read(ctx.db.reads ?? ctx.db), source: "primary", stalenessMs: 0 };
 }
 
 /** The primary's WAL position after a write (the token for reading one's own writes), when a replica serves reads; null otherwise or when it cannot be read. */
