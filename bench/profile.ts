@@ -50,7 +50,8 @@ try {
   const http = client(api.base, m.key);
   const post = (path: string, body: unknown) => http.call("POST", path, body);
   // Reads need history to read: earnings, entries, parts of operator_earned.
-  if (mode === "read") for (let b = 0; b < 20; b++) await post("/v1/usage/batch", { records: Array.from({ length: 1000 }, (_, i) => usageRecord(m, "USDC", `h${b}-${i}`)) });
+  if (mode === "read")
+    for (let b = 0; b < 20; b++) await post("/v1/usage/batch", { records: Array.from({ length: 1000 }, (_, i) => usageRecord(m, "USDC", `h${b}-${i}`)) });
   const latencies: number[] = [];
   await sql`select pg_stat_statements_reset()`;
 
