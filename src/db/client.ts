@@ -67,6 +67,11 @@ export interface Database extends Queryable {
   readonly driver: { kind: "postgres"; sql: postgres.Sql; url: string; pooler: Pooler } | { kind: "pglite"; pg: PGlite };
 }
 
+/** Where reads that decide nothing about money run: the database's read pool, or the database itself. */
+export function readPool(db: Database): Database {
+  return db.reads ?? db;
+}
+
 export interface DatabaseOptions {
   /** postgres:// URL of a PostgreSQL server; when absent, the embedded PGlite is used. */
   url?: string;

@@ -1,7 +1,9 @@
+import { readPool } from "../db/client.js";
 import type { ReadChoice } from "../db/replica.js";
 import type { Database, LedgerContext } from "./context.js";
 
 export type { ReadChoice };
+export { readPool };
 
 /** A read's value, where it was answered from, and how far behind the primary it may be. */
 export interface SourcedRead<T> {
@@ -27,7 +29,7 @@ export async function readChosen<T>(ctx: LedgerContext, minPosition: string | nu
     }
   }
   // The primary's pool for reads when it has one (src/db/client.ts, `reads`).
-  return { value: await read(ctx.db.reads ?? ctx.db), source: "primary", stalenessMs: 0 };
+  return { value: await read(readPool(ctx.db)), source: "primary", stalenessMs: 0 };
 }
 
 /** The primary's WAL position after a write (the token for reading one's own writes), when a replica serves reads; null otherwise or when it cannot be read. */
