@@ -14,6 +14,7 @@ import { generatePrivateKey } from "viem/accounts";
 import { freePort } from "../scripts/anvil-chain.js";
 import { freshBenchDatabase } from "./database.js";
 import { client, percentile, pool, timed, usageRecords, type Client } from "./load.js";
+import { probeFigures, startProbes } from "./probes.js";
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -62,6 +63,21 @@ async function seed(api: Client): Promise<string> {
     await must(api.call("POST", "/v1/customers", { id: `c-${i}`, billing: "prepaid" }, market), "customer");
     await must(api.call("POST", `/v1/customers/c-${i}/deposits`, { asset: "TUSD", amount: "1000000000000000" }, market), "deposit");
   });
+  // The marketplace hands over the deposits it claimed, as in npm run bench: its usage is then
+  // funded, and a balance read judges it from one row. Without it every read would walk the
+  // marketplace's whole usage (docs/performance.md, "Reads planned once").
+  const finance = (await must(api.call("POST", "/v1/api-keys", { name: "bench finance", role: "finance" }), "finance key")).secret as string;
+  const receipt = await must(
+    api.call(
+      "POST",
+      "/v1/marketplaces/bench/receipts",
+      { asset: "TUSD", amount: (1_000_000_000_000_000n * BigInt(CUSTOMERS)).toString(), reference: "bench settlement" },
+      finance,
+    ),
+    "receipt",
+  );
+  const controller = (await must(api.call("POST", "/v1/api-keys", { name: "bench controller", role: "finance" }), "controller key")).secret as string;
+  await must(api.call("POST", `/v1/proposals/${receipt.id}/approve`, {}, controller), "approve receipt");
   return market;
 }
 
@@ -93,6 +109,9 @@ async function measure(layout: string) {
     const market = await seed(api);
     const record = await usageRecords(base, OPERATORS, CUSTOMERS);
     log(`[${layout}] batch ingest: 4 clients × 1,000 records, ${SECONDS} s, 2 balance readers alongside …`);
+    // The readers below share the load generator's event loop (which builds and parses the
+    // batches); the probes time the same read from a process of their own (bench/probes.ts).
+    const probes = await startProbes({ base: readBase, adminKey, dbUrl: url, operators: OPERATORS, intervalMs: 50 });
     const reads: number[] = [];
     let reading = true;
     const readers = Promise.all(
@@ -113,6 +132,13 @@ async function measure(layout: string) {
     });
     reading = false;
     await readers;
+    const p = probeFigures(await probes.stop(), "probe");
+    const floor = {
+      probe_balance_p50_ms: p.probe_balance_p50_ms!,
+      probe_balance_p99_ms: p.probe_balance_p99_ms!,
+      probe_healthz_p99_ms: p.probe_healthz_p99_ms!,
+      probe_select1_p99_ms: p.probe_select1_p99_ms!,
+    };
     log(`[${layout}] single ingest: 64 connections, ${SECONDS} s …`);
     const single = await timed(64, SECONDS * 1000, async () => {
       const r = await api.call("POST", "/v1/usage", record(), market);
@@ -131,6 +157,7 @@ async function measure(layout: string) {
       balance_reads: reads.length,
       balance_read_p50_ms: +percentile(reads, 50).toFixed(1),
       balance_read_p99_ms: +percentile(reads, 99).toFixed(1),
+      ...floor,
     };
   } finally {
     server.kill("SIGTERM");
@@ -154,10 +181,10 @@ const report = {
 mkdirSync(join(root, "bench", "results"), { recursive: true });
 writeFileSync(join(root, "bench", "results", "cluster.json"), `${JSON.stringify(report, null, 2)}\n`);
 log("");
-log("layout   batch/s  single/s  read p50  read p99  batch×  single×");
+log("layout   batch/s  single/s  read p50  read p99  probe read p50/p99  healthz p99  select 1 p99  batch×  single×");
 for (const r of report.layouts)
   log(
-    `${r.layout.padEnd(6)} ${String(r.ingest_batch_records_per_s).padStart(9)} ${String(r.ingest_single_records_per_s).padStart(9)} ${String(r.balance_read_p50_ms).padStart(9)} ${String(r.balance_read_p99_ms).padStart(9)} ${String(r.batch_vs_first).padStart(7)} ${String(r.single_vs_first).padStart(8)}`,
+    `${r.layout.padEnd(6)} ${String(r.ingest_batch_records_per_s).padStart(9)} ${String(r.ingest_single_records_per_s).padStart(9)} ${String(r.balance_read_p50_ms).padStart(9)} ${String(r.balance_read_p99_ms).padStart(9)} ${`${r.probe_balance_p50_ms} / ${r.probe_balance_p99_ms}`.padStart(19)} ${String(r.probe_healthz_p99_ms).padStart(12)} ${String(r.probe_select1_p99_ms).padStart(13)} ${String(r.batch_vs_first).padStart(7)} ${String(r.single_vs_first).padStart(8)}`,
   );
 log("\nwritten to bench/results/cluster.json");
 process.exit(0);
