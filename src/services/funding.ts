@@ -114,8 +114,8 @@ export interface AwaitingFunds {
  * What of an operator's earnings in an asset waits for money, per marketplace it sells through
  * (`withoutUsageId`: as it would be once that record is reversed).
  */
-export async function awaitingFunds(db: Queryable, operatorId: string, assetId: string, options: Without = {}): Promise<AwaitingFunds> {
-  const markets = await marketplaceIdsOfOperator(db, operatorId);
+export async function awaitingFunds(db: Queryable, operatorId: string, assetId: string, options: Without & KnownMarkets = {}): Promise<AwaitingFunds> {
+  const markets = options.markets ?? (await marketplaceIdsOfOperator(db, operatorId));
   const unfunded = await Promise.all(markets.map(async (marketplaceId) => (await unfundedUsage(db, marketplaceId, assetId, operatorId, options))[0]));
   const byMarketplace: AwaitingFunds["byMarketplace"] = [];
   let disputed = 0n;
@@ -190,7 +190,20 @@ export interface Withheld {
   receivable: bigint;
 }
 
-export async function withheldEarnings(db: Queryable, operatorId: string, assetId: string, options: Pick<Without, "shown"> = {}): Promise<Withheld> {
+/** The marketplaces the operator sells through (operatorMarketplaces), when the caller read them already. */
+export interface KnownMarkets {
+  markets?: string[];
+}
+
+/** The marketplaces an operator sells through, in order. */
+export const operatorMarketplaces = marketplaceIdsOfOperator;
+
+export async function withheldEarnings(
+  db: Queryable,
+  operatorId: string,
+  assetId: string,
+  options: Pick<Without, "shown"> & KnownMarkets = {},
+): Promise<Withheld> {
   const [awaiting, disputed, receivable] = await Promise.all([
     awaitingFunds(db, operatorId, assetId, options),
     disputedNet(db, operatorId, assetId),

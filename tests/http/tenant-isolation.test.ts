@@ -111,3 +111,25 @@ describe("a marketplace cannot take over another's operator", () => {
     await expectRefused(t.api, () => t.api.call("POST", "/v1/operators", { key: t.w.keys.m2, body: { id: "o1", name: "another" } }), 409, "operator_exists");
   });
 });
+
+describe("an operator's balances are read while its access is checked", () => {
+  it("another operator's key and an unknown id get the same 404, with nothing of the read in the answer; the operator and admin get it", async () => {
+    for (const [key, id] of [
+      [t.w.keys.o2, "o1"],
+      [t.w.keys.admin, "nobody-at-all"],
+      [t.w.keys.o1, "nobody-at-all"],
+    ] as const) {
+      const r = await t.api.call("GET", `/v1/operators/${id}/balances`, { key });
+      expect(r.status).toBe(404);
+      expect(r.body.code).toBe("operator_not_found");
+      expect(JSON.stringify(r.body)).not.toContain("available");
+      expect(r.headers.get("ledger-read-source")).toBeNull();
+      expect(r.headers.get("ledger-staleness-ms")).toBeNull();
+    }
+    for (const key of [t.w.keys.o1, t.w.keys.admin]) {
+      const r = expectStatus(await t.api.call("GET", "/v1/operators/o1/balances", { key }), 200);
+      expect(r.body.operator_id).toBe("o1");
+      expect(r.headers.get("ledger-read-source")).toBe("primary");
+    }
+  });
+});

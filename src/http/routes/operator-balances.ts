@@ -6,7 +6,7 @@ import { errorResponses, json, security } from "./common.js";
 import { visibleOperator } from "./operator-access.js";
 import { FundingSplit, fundingSplits } from "./operator-funding.js";
 import { OperatorId } from "./party-schemas.js";
-import { readModel } from "../read-source.js";
+import { readModelAfter } from "../read-source.js";
 
 const Balance = FundingSplit.extend({
   account_id: z.string(),
@@ -35,8 +35,12 @@ const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
-    await visibleOperator(c, id);
-    const data = (await readModel(c, (db) => fundingSplits(db, id))).map(({ split, row: r }) => {
+    const splits = await readModelAfter(
+      c,
+      () => visibleOperator(c, id),
+      (db) => fundingSplits(db, id),
+    );
+    const data = splits.map(({ split, row: r }) => {
       const pending = BigInt(r.debits_pending) - BigInt(r.in_transit);
       return {
         asset_id: split.asset_id,

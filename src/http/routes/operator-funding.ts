@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Queryable } from "../../services/context.js";
 import { operatorBalances } from "../../services/reads.js";
-import { payableNow, withheldEarnings } from "../../services/funding.js";
+import { operatorMarketplaces, payableNow, withheldEarnings } from "../../services/funding.js";
 import { display, DisplayAmount } from "../display.js";
 
 /** An operator's available balance in an asset, split into what can be paid now and what waits for money. */
@@ -38,12 +38,13 @@ export async function fundingSplits(
   db: Queryable,
   operatorId: string,
 ): Promise<Array<{ split: FundingSplitOut; row: Awaited<ReturnType<typeof operatorBalances>>[number] }>> {
-  const rows = await operatorBalances(db, operatorId);
+  // Independent reads, sent together: the balances and the marketplaces whose funding is judged.
+  const [rows, markets] = await Promise.all([operatorBalances(db, operatorId), operatorMarketplaces(db, operatorId)]);
   return Promise.all(
     rows.map(async (r) => {
       const available = BigInt(r.credits_posted) - BigInt(r.debits_posted) - BigInt(r.debits_pending);
       // Shown, not acted on: the judgment may take its one-row shortcut (src/services/funding.ts).
-      const withheld = await withheldEarnings(db, operatorId, r.asset_id, { shown: true });
+      const withheld = await withheldEarnings(db, operatorId, r.asset_id, { shown: true, markets });
       const awaiting = withheld.awaiting;
       const now = payableNow(available, withheld);
       const waiting = available < awaiting.total ? (available > 0n ? available : 0n) : awaiting.total;
