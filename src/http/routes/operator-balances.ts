@@ -3,7 +3,7 @@ import { requireRole } from "../auth.js";
 import { display, DisplayAmount } from "../display.js";
 import type { AppEnv } from "../request-context.js";
 import { errorResponses, json, security } from "./common.js";
-import { visibleOperator } from "./operator-access.js";
+import { operatorInScope } from "./operator-access.js";
 import { FundingSplit, fundingSplits } from "./operator-funding.js";
 import { OperatorId } from "./party-schemas.js";
 import { readModelAfter } from "../read-source.js";
@@ -35,11 +35,9 @@ const route = createRoute({
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
     const { id } = c.req.valid("param");
-    const splits = await readModelAfter(
-      c,
-      () => visibleOperator(c, id),
-      (db) => fundingSplits(db, id),
-    );
+    // Who may see the operator is decided before anything is read; whether it exists is read
+    // together with its balances, which are answered only if it does.
+    const splits = await readModelAfter(c, operatorInScope(c, id), (db) => fundingSplits(db, id));
     const data = splits.map(({ split, row: r }) => {
       const pending = BigInt(r.debits_pending) - BigInt(r.in_transit);
       return {
