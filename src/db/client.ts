@@ -35,8 +35,16 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 }
 
 /** The small surface every query in the project uses, the same on PostgreSQL and on PGlite. */
+export interface QueryOptions {
+  /**
+   * Sent as an unnamed statement: planned at each run with its parameters, whatever the session's
+   * plan cache mode (for a statement whose best plan depends on its values, on the read pool).
+   */
+  unnamed?: boolean;
+}
+
 export interface Queryable {
-  query<T = Row>(text: string, params?: unknown[]): Promise<T[]>;
+  query<T = Row>(text: string, params?: unknown[], options?: QueryOptions): Promise<T[]>;
   /** The same, each row as an array of its columns in order (what drizzle's query builder reads: src/db/orm.ts). */
   queryValues(text: string, params?: unknown[]): Promise<unknown[][]>;
   /**
@@ -198,8 +206,8 @@ function driverOptions(pooler: Pooler) {
 function postgresDatabase(sql: postgres.Sql, url: string, clock: Clock, pooler: Pooler, prepare: boolean): Database {
   const wrap = (s: postgres.Sql | postgres.TransactionSql, oneConnection = false): Queryable => ({
     oneConnection,
-    async query<T>(text: string, params: unknown[] = []) {
-      return (await s.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare })) as unknown as T[];
+    async query<T>(text: string, params: unknown[] = [], options?: QueryOptions) {
+      return (await s.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare: prepare && !options?.unnamed })) as unknown as T[];
     },
     async queryValues(text: string, params: unknown[] = []) {
       return (await s.unsafe(text, params as postgres.ParameterOrJSON<never>[], { prepare }).values()) as unknown as unknown[][];

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { readChosen, writePosition, type SourcedRead } from "../services/read-source.js";
+import { readChosen, writePosition, type ReadOptions, type SourcedRead } from "../services/read-source.js";
 import type { Database } from "../services/context.js";
 import type { AppEnv } from "./request-context.js";
 
@@ -12,8 +12,8 @@ export const MIN_POSITION_HEADER = "Ledger-Min-Position";
  * how many milliseconds of the primary's commits it may miss (`Ledger-Staleness-Ms`, 0 on the primary).
  * Access checks stay before it, on the primary.
  */
-export async function readModel<T>(c: Context<AppEnv>, read: (db: Database) => Promise<T>): Promise<T> {
-  return sourced(c, await readChosen(c.get("deps").ledger, c.req.header(MIN_POSITION_HEADER), read));
+export async function readModel<T>(c: Context<AppEnv>, read: (db: Database) => Promise<T>, options: ReadOptions = {}): Promise<T> {
+  return sourced(c, await readChosen(c.get("deps").ledger, c.req.header(MIN_POSITION_HEADER), read, options));
 }
 
 /**
@@ -22,8 +22,13 @@ export async function readModel<T>(c: Context<AppEnv>, read: (db: Database) => P
  * caller). Nothing of the read reaches the answer, not even its headers, unless the check passes;
  * when it fails, its error is the answer and what was read is dropped.
  */
-export async function readModelAfter<T>(c: Context<AppEnv>, check: () => Promise<void>, read: (db: Database) => Promise<T>): Promise<T> {
-  const reading = readChosen(c.get("deps").ledger, c.req.header(MIN_POSITION_HEADER), read);
+export async function readModelAfter<T>(
+  c: Context<AppEnv>,
+  check: () => Promise<void>,
+  read: (db: Database) => Promise<T>,
+  options: ReadOptions = {},
+): Promise<T> {
+  const reading = readChosen(c.get("deps").ledger, c.req.header(MIN_POSITION_HEADER), read, options);
   // Awaited below once the check has passed; until then a failure of the read must not go unhandled.
   reading.catch(() => {});
   await check();

@@ -19,7 +19,22 @@ export interface SourcedRead<T> {
  * hold yet) runs the read again on the primary, whose answer (or error) is the one returned.
  * Decisions about money (payouts, limits, holds, ingest's checks, approvals) never come here.
  */
-export async function readChosen<T>(ctx: LedgerContext, minPosition: string | null | undefined, read: (db: Database) => Promise<T>): Promise<SourcedRead<T>> {
+export interface ReadOptions {
+  /**
+   * The read is a few point lookups (balances): on the primary it runs on the read pool, where
+   * PostgreSQL may keep a generic plan for it (src/db/client.ts, `reads`). Reports, statements and
+   * exports (date ranges, optional filters, long scans, whose best plan depends on the values)
+   * stay on the writers' pool, planned at each run, and do not hold the few read connections.
+   */
+  pointRead?: boolean;
+}
+
+export async function readChosen<T>(
+  ctx: LedgerContext,
+  minPosition: string | null | undefined,
+  read: (db: Database) => Promise<T>,
+  options: ReadOptions = {},
+): Promise<SourcedRead<T>> {
   const choice = ctx.reads ? await ctx.reads.choose(minPosition) : undefined;
   if (choice?.source === "replica") {
     try {
@@ -28,8 +43,7 @@ export async function readChosen<T>(ctx: LedgerContext, minPosition: string | nu
       ctx.reads!.failed(err);
     }
   }
-  // The primary's pool for reads when it has one (src/db/client.ts, `reads`).
-  return { value: await read(readPool(ctx.db)), source: "primary", stalenessMs: 0 };
+  return { value: await read(options.pointRead ? readPool(ctx.db) : ctx.db), source: "primary", stalenessMs: 0 };
 }
 
 /** The primary's WAL position after a write (the token for reading one's own writes), when a replica serves reads; null otherwise or when it cannot be read. */

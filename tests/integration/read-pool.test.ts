@@ -71,14 +71,38 @@ describe.skipIf(!direct)(`the read pool${suffix}`, () => {
     }
   });
 
-  it("serves the read models on the primary; decisions stay on the writers' pool", async () => {
-    let seen: Database | undefined;
-    const r = await readChosen(ctx, undefined, async (on) => {
-      seen = on;
-      return setting(on, "transaction_read_only");
-    });
-    expect(r).toEqual({ value: "on", source: "primary", stalenessMs: 0 });
-    expect(seen).toBe(db.reads);
+  it("serves point reads (balances) on the primary; reports, statements and decisions stay on the writers' pool", async () => {
+    const on = async (options?: { pointRead?: boolean }) => {
+      let seen: Database | undefined;
+      const r = await readChosen(
+        ctx,
+        undefined,
+        async (d) => {
+          seen = d;
+          return setting(d, "transaction_read_only");
+        },
+        options,
+      );
+      return { r, seen };
+    };
+    const point = await on({ pointRead: true });
+    expect(point.r).toEqual({ value: "on", source: "primary", stalenessMs: 0 });
+    expect(point.seen).toBe(db.reads);
+    const report = await on();
+    expect(report.r).toEqual({ value: "off", source: "primary", stalenessMs: 0 });
+    expect(report.seen).toBe(db);
+  });
+
+  it("plans an unnamed statement at each run with its values, even on the read pool", async () => {
+    const one = await openDatabase({ url: db.env.DATABASE_URL!, maxConnections: 1, readConnections: 1, clock: testClock });
+    try {
+      const text = "select count(*)::int as n from usage_records where marketplace_id = $1 /* walk */";
+      for (let i = 0; i < 8; i++) await one.reads!.query(text, [`m-${i}`], { unnamed: true });
+      const kept = await one.reads!.query("select name from pg_prepared_statements where statement like '%/* walk */%' and name <> ''");
+      expect(kept).toEqual([]);
+    } finally {
+      await one.close();
+    }
   });
 
   it("a copy of the handle made to change its behaviour reads through it, not around it", () => {

@@ -99,6 +99,9 @@ export async function unfundedUsageByOperator(
        from per_record where ($4::text is null or operator_id = $4)
       group by operator_id order by operator_id`,
     [q.marketplaceId, q.assetId, q.available.toString(), q.operatorId, q.withoutUsageIds === null ? null : pgArray(q.withoutUsageIds)],
+    // A walk over the marketplace's usage, whose best plan depends on the marketplace: planned at
+    // each run with its values, also where a shown balance reads it (the read pool's generic plans).
+    { unnamed: true },
   );
 }
 

@@ -77,7 +77,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const db = c.get("deps").ledger.db;
     const party = await visibleCustomer(c, id, c.req.valid("query").marketplace_id);
     const asOf = db.clock.now();
-    const data = (await readModel(c, (r) => customerBalances(r, party))).map(balanceOut);
+    const data = (await readModel(c, (r) => customerBalances(r, party), { pointRead: true })).map(balanceOut);
     return c.json({ marketplace_id: party.marketplace.id, customer_id: id, billing: party.customer.billing, as_of: asOf.toISOString(), data }, 200);
   });
 }

@@ -27,11 +27,15 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { as_of } = c.req.valid("query");
     const account = await visibleAccount(c, id);
     const asOf = as_of === undefined ? null : new Date(as_of);
-    const [balance, scales] = await readModel(c, async (db) => {
-      const found = await Promise.all([asOf ? getBalanceAsOf(db, id, asOf) : getBalance(db, id), getAssetScales(db, [account.assetId])]);
-      if (!found[0]) throw new Error(`account ${id} has no balance row`);
-      return found;
-    });
+    const [balance, scales] = await readModel(
+      c,
+      async (db) => {
+        const found = await Promise.all([asOf ? getBalanceAsOf(db, id, asOf) : getBalance(db, id), getAssetScales(db, [account.assetId])]);
+        if (!found[0]) throw new Error(`account ${id} has no balance row`);
+        return found;
+      },
+      { pointRead: true },
+    );
     return c.json(balanceOut(balance!, asOf, scales.get(account.assetId)!), 200);
   });
 }

@@ -37,7 +37,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
     const { id } = c.req.valid("param");
     // Who may see the operator is decided before anything is read; whether it exists is read
     // together with its balances, which are answered only if it does.
-    const splits = await readModelAfter(c, operatorInScope(c, id), (db) => fundingSplits(db, id));
+    const splits = await readModelAfter(c, operatorInScope(c, id), (db) => fundingSplits(db, id), { pointRead: true });
     const data = splits.map(({ split, row: r }) => {
       const pending = BigInt(r.debits_pending) - BigInt(r.in_transit);
       return {
