@@ -15,7 +15,7 @@ export const Config = z.object({
   PGLITE_DATA_DIR: z.string().min(1).default("./data/pglite").describe("folder of the embedded database ('memory://' for none)"),
   DB_POOL_SIZE: intFrom(10, 1, 200),
   DB_READ_POOL_SIZE: intFrom(4, 0, 200).describe(
-    "connections for balance, statement, earnings and report reads, read-only and with generic plans allowed (docs/performance.md); 0: reads share DB_POOL_SIZE",
+    "connections for balance reads, read-only and with generic plans allowed (docs/performance.md); 0: they share DB_POOL_SIZE",
   ),
   DATABASE_REPLICA_URL: z
     .string()

@@ -66,7 +66,7 @@ export interface Database extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
   /**
-   * Where read models run on this database (balances, statements, reports: src/services/read-source.ts)
+   * Where point reads (balances: src/services/read-source.ts, `pointRead`) run on this database
    * when it has a pool of its own for them (PostgreSQL, `readConnections`): read-only, with generic
    * plans allowed. Absent: they run on the database itself. Decisions about money never read here.
    */
@@ -95,7 +95,7 @@ export interface DatabaseOptions {
   /** Connection pool size on PostgreSQL. */
   maxConnections?: number;
   /**
-   * PostgreSQL only: a second pool of this many connections for read models (`Database.reads`),
+   * PostgreSQL only: a second pool of this many connections for point reads (`Database.reads`),
    * opened as connections are needed. Its sessions are read-only (`default_transaction_read_only`)
    * and keep PostgreSQL's own choice between custom and generic plans (`plan_cache_mode=auto`),
    * each connection for at most `READ_CONNECTION_LIFETIME_S`. 0 or absent: reads share the pool.
@@ -149,7 +149,7 @@ function openPostgres(url: string, max: number, clock: Clock, pooler: Pooler, re
     // no setting; PgBouncer refuses the startup parameter anyway.
     connection: prepare ? { application_name: "settlement-ledger", plan_cache_mode: "force_custom_plan" } : { application_name: "settlement-ledger" },
   });
-  // Read models are point reads with scalar parameters, whose planning cost more than their
+  // Balance reads are point reads with scalar parameters, whose planning cost more than their
   // execution with custom plans (docs/performance.md, "Reads planned once"): their own pool lets
   // PostgreSQL keep a generic plan where it costs no more than a custom one. Through a pooler
   // statements are unnamed and planned at each run whatever the pool, so reads share the pool.

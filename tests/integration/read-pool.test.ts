@@ -7,10 +7,10 @@ import { freshDatabase, NEEDS_PG, onRealPostgres, testPooler, type TestDatabase 
 import { testClock } from "../support/clock.js";
 
 /**
- * Read models (balances, statements, earnings, reports) run on a pool of their own on PostgreSQL
- * (DB_READ_POOL_SIZE): its sessions cannot write, and PostgreSQL may keep a generic plan for a read
- * instead of planning it at every run, which is most of what a balance read cost. The writers'
- * pool keeps custom plans. docs/performance.md, "Reads planned once".
+ * Balance reads run on a pool of their own on PostgreSQL (DB_READ_POOL_SIZE): its sessions cannot
+ * write, and PostgreSQL may keep a generic plan for a read instead of planning it at every run,
+ * which was most of what a balance read cost. The writers' pool, and the reports, keep custom
+ * plans. docs/performance.md, "Reads planned once".
  */
 const direct = onRealPostgres && testPooler === "none";
 const suffix = direct ? "" : ` ${NEEDS_PG} (and no pooler)`;

@@ -60,7 +60,7 @@ export async function freshDatabase(options: { maxConnections?: number; onDisk?:
   const url = withDatabase(realPostgresUrl, name);
   // Few connections each: test files run side by side on one server (max_connections 100), with
   // the service's own processes beside them.
-  // Two more for read models (the service opens DB_READ_POOL_SIZE, 4), so the suite reads as the service does.
+  // Two more for balance reads (the service opens DB_READ_POOL_SIZE, 4), so the suite reads as the service does.
   const db = await openDatabase({ url, maxConnections: options.maxConnections ?? 8, readConnections: 2, clock, pooler: testPooler });
   return Object.assign(withEnv(db, { DATABASE_URL: url, DATABASE_POOLER: testPooler }), {
     async destroy() {
