@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { generatePrivateKey } from "viem/accounts";
 import { freePort } from "../scripts/anvil-chain.js";
 import { freshBenchDatabase } from "./database.js";
-import { client, percentile, pool, timed, usageRecords, type Client } from "./load.js";
+import { client, handOverDeposits, percentile, pool, timed, usageRecords, type Client } from "./load.js";
 import { probeFigures, startProbes } from "./probes.js";
 
 const arg = (name: string, def: string) => {
@@ -63,21 +63,9 @@ async function seed(api: Client): Promise<string> {
     await must(api.call("POST", "/v1/customers", { id: `c-${i}`, billing: "prepaid" }, market), "customer");
     await must(api.call("POST", `/v1/customers/c-${i}/deposits`, { asset: "TUSD", amount: "1000000000000000" }, market), "deposit");
   });
-  // The marketplace hands over the deposits it claimed, as in npm run bench: its usage is then
-  // funded, and a balance read judges it from one row. Without it every read would walk the
+  // As in npm run bench: its usage is then funded. Without it every balance read would walk the
   // marketplace's whole usage (docs/performance.md, "Reads planned once").
-  const finance = (await must(api.call("POST", "/v1/api-keys", { name: "bench finance", role: "finance" }), "finance key")).secret as string;
-  const receipt = await must(
-    api.call(
-      "POST",
-      "/v1/marketplaces/bench/receipts",
-      { asset: "TUSD", amount: (1_000_000_000_000_000n * BigInt(CUSTOMERS)).toString(), reference: "bench settlement" },
-      finance,
-    ),
-    "receipt",
-  );
-  const controller = (await must(api.call("POST", "/v1/api-keys", { name: "bench controller", role: "finance" }), "controller key")).secret as string;
-  await must(api.call("POST", `/v1/proposals/${receipt.id}/approve`, {}, controller), "approve receipt");
+  await handOverDeposits(api, "bench", "TUSD", 1_000_000_000_000_000n * BigInt(CUSTOMERS));
   return market;
 }
 

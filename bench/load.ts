@@ -114,3 +114,24 @@ export async function usageRecords(base: string, operators: number, customers: n
     period_end: end,
   });
 }
+
+/**
+ * The marketplace hands over the deposits it claimed for its customers: finance records the
+ * receipt and a second finance key approves it, so that its usage is funded (a balance read then
+ * judges it from one row; docs/performance.md, "Reads planned once"). Answers the first finance key.
+ */
+export async function handOverDeposits(api: Client, marketplaceId: string, asset: string, amount: bigint): Promise<string> {
+  const ok = async (p: ReturnType<Client["call"]>, what: string) => {
+    const r = await p;
+    if (r.status >= 300) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body as { id: string; secret: string };
+  };
+  const finance = (await ok(api.call("POST", "/v1/api-keys", { name: `${marketplaceId} finance`, role: "finance" }), "finance key")).secret;
+  const receipt = await ok(
+    api.call("POST", `/v1/marketplaces/${marketplaceId}/receipts`, { asset, amount: amount.toString(), reference: `${marketplaceId} settlement` }, finance),
+    "receipt",
+  );
+  const controller = (await ok(api.call("POST", "/v1/api-keys", { name: `${marketplaceId} controller`, role: "finance" }), "controller key")).secret;
+  await ok(api.call("POST", `/v1/proposals/${receipt.id}/approve`, {}, controller), "approve receipt");
+  return finance;
+}

@@ -17,7 +17,7 @@ import { chainSettingsFor, CHAIN_ID, freePort, startLocalChain } from "../script
 import { naive, raw } from "./baselines.js";
 import { freshBenchDatabase } from "./database.js";
 import { eventRelayComparison, holdRelay, skipRelayBacklog } from "./events.js";
-import { client, percentile, pool, timed, usageRecords } from "./load.js";
+import { client, handOverDeposits, percentile, pool, timed, usageRecords } from "./load.js";
 import { mixedIngest } from "./mixed.js";
 import { probeFigures, startProbes } from "./probes.js";
 import { startScriptNodeFlags } from "./service-flags.js";
@@ -113,19 +113,8 @@ await pool(
     await must(api.call("POST", `/v1/customers/c-${i}/deposits`, { asset: "TUSD", amount: "1000000000000000" }, market), "deposit");
   },
 );
-// The marketplace hands over the deposits it claimed: finance records the receipt, a second person's key approves it.
-const finance = (await must(api.call("POST", "/v1/api-keys", { name: "bench finance", role: "finance" }), "finance key")).secret as string;
-const receipt = await must(
-  api.call(
-    "POST",
-    "/v1/marketplaces/bench/receipts",
-    { asset: "TUSD", amount: (1_000_000_000_000_000n * BigInt(CUSTOMERS)).toString(), reference: "bench settlement" },
-    finance,
-  ),
-  "receipt",
-);
-const controller = (await must(api.call("POST", "/v1/api-keys", { name: "bench controller", role: "finance" }), "controller key")).secret as string;
-await must(api.call("POST", `/v1/proposals/${receipt.id}/approve`, {}, controller), "approve receipt");
+// The marketplace hands over the deposits it claimed (its usage is then funded).
+const finance = await handOverDeposits(api, "bench", "TUSD", 1_000_000_000_000_000n * BigInt(CUSTOMERS));
 log(`seeded ${OPERATORS} operators and ${CUSTOMERS} prepaid customers in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
 const record = await usageRecords(base, OPERATORS, CUSTOMERS);
