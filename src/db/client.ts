@@ -34,7 +34,6 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   );
 }
 
-/** The small surface every query in the project uses, the same on PostgreSQL and on PGlite. */
 export interface QueryOptions {
   /**
    * Sent as an unnamed statement: planned at each run with its parameters, whatever the session's
@@ -43,6 +42,7 @@ export interface QueryOptions {
   unnamed?: boolean;
 }
 
+/** The small surface every query in the project uses, the same on PostgreSQL and on PGlite. */
 export interface Queryable {
   query<T = Row>(text: string, params?: unknown[], options?: QueryOptions): Promise<T[]>;
   /** The same, each row as an array of its columns in order (what drizzle's query builder reads: src/db/orm.ts). */
@@ -73,11 +73,6 @@ export interface Database extends Queryable {
   readonly reads?: Database;
   /** The underlying driver, for the migration runner. */
   readonly driver: { kind: "postgres"; sql: postgres.Sql; url: string; pooler: Pooler } | { kind: "pglite"; pg: PGlite };
-}
-
-/** Where reads that decide nothing about money run: the database's read pool, or the database itself. */
-export function readPool(db: Database): Database {
-  return db.reads ?? db;
 }
 
 export interface DatabaseOptions {

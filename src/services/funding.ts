@@ -190,13 +190,12 @@ export interface Withheld {
   receivable: bigint;
 }
 
-/** The marketplaces the operator sells through (operatorMarketplaces), when the caller read them already. */
+/** The marketplaces the operator sells through (marketplaceIdsOfOperator), when the caller read them already. */
 export interface KnownMarkets {
   markets?: string[];
 }
 
-/** The marketplaces an operator sells through, in order. */
-export const operatorMarketplaces = marketplaceIdsOfOperator;
+export { marketplaceIdsOfOperator };
 
 export async function withheldEarnings(
   db: Queryable,

@@ -1,9 +1,7 @@
-import { readPool } from "../db/client.js";
 import type { ReadChoice } from "../db/replica.js";
 import type { Database, LedgerContext } from "./context.js";
 
 export type { ReadChoice };
-export { readPool };
 
 /** A read's value, where it was answered from, and how far behind the primary it may be. */
 export interface SourcedRead<T> {
@@ -43,7 +41,7 @@ export async function readChosen<T>(
       ctx.reads!.failed(err);
     }
   }
-  return { value: await read(options.pointRead ? readPool(ctx.db) : ctx.db), source: "primary", stalenessMs: 0 };
+  return { value: await read(options.pointRead ? (ctx.db.reads ?? ctx.db) : ctx.db), source: "primary", stalenessMs: 0 };
 }
 
 /** The primary's WAL position after a write (the token for reading one's own writes), when a replica serves reads; null otherwise or when it cannot be read. */

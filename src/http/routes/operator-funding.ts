@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Queryable } from "../../services/context.js";
 import { operatorBalances } from "../../services/reads.js";
-import { operatorMarketplaces, payableNow, withheldEarnings } from "../../services/funding.js";
+import { marketplaceIdsOfOperator, payableNow, withheldEarnings } from "../../services/funding.js";
 import { display, DisplayAmount } from "../display.js";
 
 /** An operator's available balance in an asset, split into what can be paid now and what waits for money. */
@@ -39,7 +39,7 @@ export async function fundingSplits(
   operatorId: string,
 ): Promise<Array<{ split: FundingSplitOut; row: Awaited<ReturnType<typeof operatorBalances>>[number] }>> {
   // Independent reads, sent together: the balances and the marketplaces whose funding is judged.
-  const [rows, markets] = await Promise.all([operatorBalances(db, operatorId), operatorMarketplaces(db, operatorId)]);
+  const [rows, markets] = await Promise.all([operatorBalances(db, operatorId), marketplaceIdsOfOperator(db, operatorId)]);
   return Promise.all(
     rows.map(async (r) => {
       const available = BigInt(r.credits_posted) - BigInt(r.debits_posted) - BigInt(r.debits_pending);
