@@ -1,4 +1,5 @@
 import { paidBeyondFunds } from "./funding.js";
+import { findFundingMarkMismatches } from "../db/queries/funding-marks.js";
 import type { Database } from "../db/client.js";
 import { sha256Hex } from "../domain/canonical.js";
 import { digestRange, type SealFormat } from "../db/journal-seals.js";
@@ -18,7 +19,7 @@ import {
 } from "../db/queries/verify.js";
 
 export interface Violation {
-  /** Which invariant: balanced_assets, balanced_legs, balances_match_entries, running_balance, limits, customer_debit_totals, operator_earned, references, transfers_have_entries, funded_payouts, conversions, hash_chain */
+  /** Which invariant: balanced_assets, balanced_legs, balances_match_entries, running_balance, limits, customer_debit_totals, operator_earned, funding_marks, references, transfers_have_entries, funded_payouts, conversions, hash_chain */
   check: string;
   detail: string;
 }
@@ -100,7 +101,7 @@ export async function verifyLedger(db: Database): Promise<VerifyReport> {
   };
 }
 
-/** The totals kept by triggers for reads (customer debits, operators' earnings) against the rows they sum. */
+/** The totals kept for reads (customer debits, operators' earnings, funding marks) against the rows they sum. */
 async function checkKeptTotals(db: Database, add: (check: string, rows: Record<string, unknown>[], describe: (r: Record<string, unknown>) => string) => void) {
   add(
     "customer_debit_totals",
@@ -113,6 +114,12 @@ async function checkKeptTotals(db: Database, add: (check: string, rows: Record<s
     await findOperatorEarnedMismatches(db),
     (r) =>
       `marketplace ${r.marketplace_id}, operator ${r.operator_id}, asset ${r.asset_id}: earnings ${r.stored} kept in operator_earned, ${r.actual} in its usage records not reversed`,
+  );
+
+  add("funding_marks", await findFundingMarkMismatches(db), (r) =>
+    r.customer_id === ""
+      ? `marketplace ${r.marketplace_id}, asset ${r.asset_id}: funding mark at ${r.stored}, beyond its last usage record (${r.actual})`
+      : `marketplace ${r.marketplace_id}, asset ${r.asset_id}, customer ${r.customer_id}: gross ${r.stored} kept at the funding mark, ${r.actual} in its usage records up to it`,
   );
 }
 

@@ -7,6 +7,7 @@ import { expireHolds } from "./hold-expirer.js";
 import { sealJournal } from "../db/journal-seals.js";
 import { relayEvents } from "../db/event-relay.js";
 import { foldOperatorEarned } from "../db/queries/operator-views.js";
+import { moveFundingMarks } from "../services/funding-marks.js";
 import { startLoop } from "./loop.js";
 import type { FaultPoint } from "../domain/payouts.js";
 import { PayoutWorker } from "./payout-worker.js";
@@ -53,7 +54,7 @@ export function startWorkers(db: Database, config: Config, log: Logger, settleme
   };
 }
 
-/** The loops that keep derived ledger data behind the writers: the journal's seals, the events, the operators' earnings folded. */
+/** The loops that keep derived ledger data behind the writers: the journal's seals, the events, the operators' earnings folded, the funding marks. */
 function ledgerLoops(db: Database, config: Config, log: Logger) {
   return [
     startLoop(
@@ -75,6 +76,16 @@ function ledgerLoops(db: Database, config: Config, log: Logger) {
         // The parts of operators' earnings added since the last tick, folded into one per key.
         const removed = await foldOperatorEarned(db);
         if (removed > 0) log.debug({ worker: "earnings-folder", removed }, "folded operator earnings");
+      },
+      log,
+    ),
+    startLoop(
+      "funding-marker",
+      config.JOURNAL_SEAL_INTERVAL_MS,
+      async () => {
+        // Marketplaces short of money: their funding judgments walk only the usage after the mark.
+        const moved = await moveFundingMarks(db, db.clock.now());
+        if (moved > 0) log.debug({ worker: "funding-marker", moved }, "moved funding marks");
       },
       log,
     ),

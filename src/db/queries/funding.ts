@@ -70,39 +70,150 @@ export async function customersDebitsBound(db: Queryable, marketplaceId: string,
 export type UnfundedRow = { operator_id: string; gross: string; net: string; disputed_net: string };
 
 /**
+ * Where a walk over a marketplace's usage in an asset may start ($1 marketplace, $2 asset, $3 what
+ * its pool holds, $4 records to leave out or null; docs/ledger.md "The funding mark").
+ *
+ * `pre`: for each customer, the gross of its records up to the marketplace's funding mark that
+ * still count (the mark's sum, less those reversed or left out). Its own money funds them first,
+ * oldest first, so what they take from the pool is `greatest(0, g − money)`; all of the mark's
+ * records are funded exactly when the sum of that over the customers (`used`) is at most what the
+ * pool holds. Then the walk after the mark, with each customer's money less `pre.g` and the pool
+ * less `used`, is the walk over all the records cut where the mark is: the same records, the same
+ * amounts. Otherwise (money went down since the mark was made) `start` is 0: every record.
+ */
+const MARK_START = `
+  cash as (${"${CUSTOMER_CASH}"}),
+  mark as (select funding_seq as w from usage_funding_marks where marketplace_id = $1 and asset_id = $2),
+  pre as (
+    select customer_id, sum(g) as g from (
+      select customer_id, gross as g from usage_funding_mark_customers where marketplace_id = $1 and asset_id = $2
+      union all
+      -- Reversals, found from the reversing transfers (few), never from the marketplace's records (many).
+      select u.customer_id, -u.gross
+        from transfers t cross join lateral (
+          select u.customer_id, u.gross from usage_records u
+           where u.transfer_id = t.reverses_id and u.marketplace_id = $1 and u.asset_id = $2 and u.funding_seq <= (select w from mark)) u
+       where t.reverses_id is not null
+      union all
+      select u.customer_id, -u.gross from usage_records u
+       where $4::uuid[] is not null and u.id = any($4::uuid[]) and u.marketplace_id = $1 and u.asset_id = $2
+         and u.funding_seq <= (select w from mark) and not exists (select 1 from transfers t where t.reverses_id = u.transfer_id)) x
+    group by customer_id),
+  start as (
+    select coalesce(max(m.w), 0) as w, coalesce(max(q.rest), 0) as used
+      from mark m cross join (select coalesce(sum(greatest(0, p.g - greatest(0, coalesce(c.amt, 0)))), 0) as rest
+                                from pre p left join cash c on c.customer_id = p.customer_id) q
+     where q.rest <= $3::numeric)`.replace("${CUSTOMER_CASH}", CUSTOMER_CASH);
+
+/**
+ * The walk over the marketplace's usage after `$5` (a start from MARK_START, or 0), in funding
+ * order, with `$6` of the pool already used before it; ending in the CTE `unfunded` (each record's
+ * unfunded gross, with its operator, net and whether it is disputed). The start is a value, not a
+ * subquery, so that the plan finds the records after it by funding_seq (its BRIN index) instead
+ * of reading all of the marketplace's records.
+ */
+const FUNDING_WALK = `
+  with ${"${MARK_START}"},
+  -- Each customer's money left at the start, as one object looked up by key for each record: a
+  -- join here could be planned as a loop over every customer for every record.
+  base as (
+    select coalesce(jsonb_object_agg(customer_id, left0), '{}') as j
+      from (select coalesce(c.customer_id, p.customer_id) as customer_id,
+                   coalesce(c.amt, 0) - coalesce(p.g, 0) as left0
+              from cash c full join (select customer_id, g from pre where $5::bigint > 0) p on p.customer_id = c.customer_id) x),
+  r as (
+    select u.funding_seq, u.operator_id, u.gross, u.net,
+           exists (select 1 from dispute_items di where di.usage_id = u.id and di.open) as disputed,
+           coalesce(((select j from base) ->> u.customer_id)::numeric, 0)
+             - (sum(u.gross) over (partition by u.customer_id order by u.funding_seq) - u.gross) as cash_left
+      from usage_records u
+     where u.marketplace_id = $1 and u.asset_id = $2 and u.funding_seq > $5::bigint
+       and not exists (select 1 from transfers t where t.reverses_id = u.transfer_id) and ($4::uuid[] is null or u.id <> all($4::uuid[]))),
+  rest as (select funding_seq, operator_id, gross, net, disputed, gross - greatest(0, least(gross, cash_left)) as rest from r),
+  pooled as (
+    select funding_seq, operator_id, gross, net, disputed, rest,
+           $3::numeric - $6::numeric - (sum(rest) over (order by funding_seq) - rest) as pool_left
+      from rest where rest > 0),
+  unfunded as (select funding_seq, operator_id, gross, net, disputed, rest - greatest(0, least(rest, pool_left)) as unfunded from pooled)`.replace(
+  "${MARK_START}",
+  MARK_START,
+);
+
+type WalkStart = { w: string; used: string };
+type Params = [string, string, string, string | null];
+
+/** Where the walk starts (MARK_START): after the mark when the money funds every record up to it, else at the first record. */
+async function walkStart(db: Queryable, params: Params): Promise<WalkStart> {
+  const [row] = await db.query<WalkStart>(`with ${MARK_START} select w::text as w, used::text as used from start`, params, { unnamed: true });
+  return row ?? { w: "0", used: "0" };
+}
+
+/**
+ * Runs a walk (`select`: the statement after FUNDING_WALK's CTEs, one row) from the start read
+ * first. The walk's statement reads the start again in its own snapshot: when money or reversals
+ * changed in between, it runs again from the new start (from the first record after three tries,
+ * which needs no start).
+ */
+async function walkFromStart<T>(db: Queryable, params: Params, select: string, extra: unknown[]): Promise<{ row: T; w: bigint }> {
+  let start = await walkStart(db, params);
+  for (let attempt = 0; ; attempt++) {
+    const [row] = await db.query<T & { start_w: string; start_used: string }>(
+      `${FUNDING_WALK}, walk as (${select})
+       select walk.*, coalesce((select w from start), 0)::text as start_w, coalesce((select used from start), 0)::text as start_used from walk`,
+      [...params, start.w, start.used, ...extra],
+      // A walk over the marketplace's usage, whose best plan depends on the marketplace and the
+      // start: planned at each run with its values, also on the read pool (generic plans there).
+      { unnamed: true },
+    );
+    const seen = { w: row!.start_w, used: row!.start_used };
+    if (start.w === "0" || (seen.w === start.w && seen.used === start.used)) return { row: row!, w: BigInt(start.w) };
+    start = attempt < 2 ? seen : { w: "0", used: "0" };
+  }
+}
+
+/**
  * Per operator (all, or only `operatorId`), the gross and the operator's net of the marketplace's
  * usage (not reversed, without `withoutUsageIds`) that its customers' money and then `available` of
  * the pool leave unfunded, first come first funded; and of that net, the part of records in an open
- * dispute (`disputed_net`), which the dispute holds as well.
+ * dispute (`disputed_net`), which the dispute holds as well. Walks the records after the funding
+ * mark when the money funds every record up to it (MARK_START).
  */
 export async function unfundedUsageByOperator(
   db: Queryable,
   q: { marketplaceId: string; assetId: string; available: bigint; operatorId: string | null; withoutUsageIds: string[] | null },
 ): Promise<UnfundedRow[]> {
-  return db.query<UnfundedRow>(
-    `with cash as (${CUSTOMER_CASH}),
-     r as (
-       select u.funding_seq, u.operator_id, u.gross, u.net,
-              exists (select 1 from dispute_items di where di.usage_id = u.id and di.open) as disputed,
-              coalesce(c.amt, 0) - (sum(u.gross) over (partition by u.customer_id order by u.funding_seq) - u.gross) as cash_left
-         from usage_records u left join cash c on c.customer_id = u.customer_id
-        where u.marketplace_id = $1 and u.asset_id = $2
-          and not exists (select 1 from transfers t where t.reverses_id = u.transfer_id) and ($5::uuid[] is null or u.id <> all($5::uuid[]))),
-     rest as (select funding_seq, operator_id, gross, net, disputed, gross - greatest(0, least(gross, cash_left)) as rest from r),
-     pooled as (
-       select operator_id, gross, net, disputed, rest, $3::numeric - (sum(rest) over (order by funding_seq) - rest) as pool_left
-         from rest where rest > 0),
-     unfunded as (select operator_id, gross, net, disputed, rest - greatest(0, least(rest, pool_left)) as unfunded from pooled),
-     per_record as (select operator_id, unfunded, disputed, net - div(net * (gross - unfunded), gross) as net_unfunded from unfunded where unfunded > 0)
-     select operator_id, sum(unfunded)::text as gross, sum(net_unfunded)::text as net,
-            sum(case when disputed then net_unfunded else 0 end)::text as disputed_net
-       from per_record where ($4::text is null or operator_id = $4)
-      group by operator_id order by operator_id`,
-    [q.marketplaceId, q.assetId, q.available.toString(), q.operatorId, q.withoutUsageIds === null ? null : pgArray(q.withoutUsageIds)],
-    // A walk over the marketplace's usage, whose best plan depends on the marketplace: planned at
-    // each run with its values, also where a shown balance reads it (the read pool's generic plans).
-    { unnamed: true },
+  const params: Params = [q.marketplaceId, q.assetId, q.available.toString(), q.withoutUsageIds === null ? null : pgArray(q.withoutUsageIds)];
+  const { row } = await walkFromStart<{ rows: UnfundedRow[] }>(
+    db,
+    params,
+    `select coalesce(json_agg(o order by o.operator_id), '[]') as rows from (
+       select operator_id, sum(unfunded)::text as gross, sum(net_unfunded)::text as net,
+              sum(case when disputed then net_unfunded else 0 end)::text as disputed_net
+         from (select operator_id, unfunded, disputed, net - div(net * (gross - unfunded), gross) as net_unfunded from unfunded where unfunded > 0) per_record
+        where ($7::text is null or operator_id = $7)
+        group by operator_id) o`,
+    [q.operatorId],
   );
+  return row.rows;
+}
+
+/**
+ * The first record (its funding_seq) that the money leaves unfunded, or null when all are funded;
+ * and the mark the walk started after (0: every record was walked). For the mark step.
+ */
+export async function firstUnfundedRecord(
+  db: Queryable,
+  marketplaceId: string,
+  assetId: string,
+  available: bigint,
+): Promise<{ first: bigint | null; walkedAfter: bigint }> {
+  const { row, w } = await walkFromStart<{ first: string | null }>(
+    db,
+    [marketplaceId, assetId, available.toString(), null],
+    "select min(funding_seq)::text as first from unfunded where unfunded > 0",
+    [],
+  );
+  return { first: row.first === null ? null : BigInt(row.first), walkedAfter: w };
 }
 
 export type MarketplaceFundingTotalsRow = { received: string; usage: string; clearing: string };

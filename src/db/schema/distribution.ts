@@ -64,6 +64,9 @@ export const tablePlacement: Readonly<Record<string, TablePlacement>> = {
   chain_deposits: byMarketplace,
   // Kept by a trigger in the transaction that changes a customer's balance (on its shard).
   customer_debit_totals: byMarketplace,
+  // Moved by the workers from the marketplace's usage records (on its shard).
+  usage_funding_marks: byMarketplace,
+  usage_funding_mark_customers: byMarketplace,
   disputes: byMarketplace,
   dispute_items: byMarketplace,
   dispute_events: byMarketplace,

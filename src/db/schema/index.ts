@@ -10,7 +10,7 @@ export { httpIdempotency } from "./http-idempotency.js";
 export { marketplaces, operators, marketplaceOperators, operatorInvitations } from "./marketplaces.js";
 export { customers } from "./customers.js";
 export { feeSchedules } from "./fee-schedules.js";
-export { usageRecords, operatorEarned } from "./usage-records.js";
+export { usageRecords, operatorEarned, usageFundingMarks, usageFundingMarkCustomers } from "./usage-records.js";
 export { holds } from "./holds.js";
 export { payoutPolicies, operatorPayoutLimits } from "./payout-policies.js";
 export { payoutAddressChallenges, payoutAddresses, payoutAddressEvents } from "./payout-addresses.js";

@@ -1,5 +1,20 @@
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, boolean, check, index, integer, jsonb, numeric, pgTable, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  bigserial,
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
 
 /**
  * A rated usage record and the ledger transfer that posted it. Append-only. Unique per marketplace
@@ -47,6 +62,8 @@ export const usageRecords = pgTable(
     index("usage_records_operator_idx").on(t.operatorId, t.effectiveAt),
     index("usage_records_marketplace_idx").on(t.marketplaceId, t.effectiveAt),
     index("usage_records_txid_idx").using("brin", t.txid),
+    // The records after a funding mark (src/services/funding-marks.ts): funding_seq grows with the table, so BRIN ranges are tight and nearly free to keep.
+    index("usage_records_funding_seq_idx").using("brin", t.fundingSeq),
     // Capacity checks (docs/usage.md, "Capacity"): an operator's usage of a resource overlapping a period.
     index("usage_records_capacity_idx").on(t.operatorId, t.resource, t.periodEnd),
     // A reversal's record, found by its transfer (the trigger that keeps operator_earned).
@@ -82,4 +99,35 @@ export const operatorEarned = pgTable(
       .on(t.marketplaceId, t.operatorId, t.assetId)
       .where(sql`not ${t.folded}`),
   ],
+);
+
+/**
+ * A funding mark of a marketplace in an asset (docs/ledger.md, "The funding mark"): every usage
+ * record of it with a `funding_seq` up to `funding_seq` here is counted, reversed or not, in the
+ * gross per customer kept in usage_funding_mark_customers. When the money a judgment sees funds
+ * every record up to the mark, the judgment walks only the records after it. Written by the
+ * workers only (src/services/funding-marks.ts); a judgment checks the mark against the money each
+ * time, and `npm run verify` checks it against the records.
+ */
+export const usageFundingMarks = pgTable(
+  "usage_funding_marks",
+  {
+    marketplaceId: text("marketplace_id").notNull(),
+    assetId: uuid("asset_id").notNull(),
+    fundingSeq: bigint("funding_seq", { mode: "bigint" }).notNull(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.marketplaceId, t.assetId] })],
+);
+
+/** Per customer, the gross of the marketplace's usage records (reversed included) up to its funding mark. */
+export const usageFundingMarkCustomers = pgTable(
+  "usage_funding_mark_customers",
+  {
+    marketplaceId: text("marketplace_id").notNull(),
+    assetId: uuid("asset_id").notNull(),
+    customerId: text("customer_id").notNull(),
+    gross: numeric("gross", { precision: 78, scale: 0 }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.marketplaceId, t.assetId, t.customerId] })],
 );

@@ -1,0 +1,110 @@
+import type { Queryable } from "../client.js";
+
+/**
+ * Funding marks (usage_funding_marks, usage_funding_mark_customers; docs/ledger.md "The funding
+ * mark"): per marketplace and asset, the gross per customer of its usage records up to a
+ * funding_seq, so that a funding judgment walks only the records after it.
+ */
+
+/** The marketplaces and assets whose customers have usage, with what their pool holds (settlements and credit limit). */
+export async function markCandidates(db: Queryable): Promise<Array<{ marketplace_id: string; asset_id: string; available: string; debits: string }>> {
+  return db.query(
+    `select t.marketplace_id, t.asset_id, t.debits_posted::text as debits,
+            ((select coalesce(sum(amount), 0) from funds_receipts f where f.marketplace_id = t.marketplace_id and f.asset_id = t.asset_id and f.customer_id is null)
+             + coalesce((select credit_limit from marketplace_credit_limits l where l.marketplace_id = t.marketplace_id and l.asset_id = t.asset_id), 0))::text as available
+       from customer_debit_totals t where t.debits_posted > 0 order by t.marketplace_id, t.asset_id`,
+  );
+}
+
+/**
+ * Takes the marketplace's funding lock in exclusive mode if nobody holds it now (usage being
+ * written holds it shared): true when taken. Once taken, no usage of the marketplace is being
+ * written, so every record with a funding_seq at most the highest one read after it (in a later
+ * statement: a later snapshot) is committed and visible.
+ */
+export async function tryLockMarketplaceFunding(tx: Queryable, marketplaceId: string): Promise<boolean> {
+  const [row] = await tx.query<{ got: boolean }>("select pg_try_advisory_xact_lock(hashtextextended($1, 0)) as got", [`usage-funding:${marketplaceId}`]);
+  return row!.got;
+}
+
+/** The highest funding_seq of the marketplace's usage in the asset (0 without any). */
+export async function topFundingSeq(tx: Queryable, marketplaceId: string, assetId: string): Promise<bigint> {
+  const [row] = await tx.query<{ top: string }>(
+    "select coalesce(max(funding_seq), 0)::text as top from usage_records where marketplace_id = $1 and asset_id = $2",
+    [marketplaceId, assetId],
+  );
+  return BigInt(row!.top);
+}
+
+/** The mark's funding_seq, locked for the step that moves it (0 when there is none). */
+export async function lockFundingMark(tx: Queryable, marketplaceId: string, assetId: string): Promise<bigint> {
+  await tx.query("select set_config('ledger.marking_usage_funding', 'on', true)");
+  const [row] = await tx.query<{ w: string }>("select funding_seq::text as w from usage_funding_marks where marketplace_id = $1 and asset_id = $2 for update", [
+    marketplaceId,
+    assetId,
+  ]);
+  return row ? BigInt(row.w) : 0n;
+}
+
+/** The mark's funding_seq without a lock (0 when there is none). */
+export async function fundingMarkOf(db: Queryable, marketplaceId: string, assetId: string): Promise<bigint> {
+  const [row] = await db.query<{ w: string }>("select funding_seq::text as w from usage_funding_marks where marketplace_id = $1 and asset_id = $2", [
+    marketplaceId,
+    assetId,
+  ]);
+  return row ? BigInt(row.w) : 0n;
+}
+
+/**
+ * Moves the mark (locked with lockFundingMark) from `from` to `to`: forward, it adds the gross of
+ * the records in (from, to] to each customer's part; back (the money no longer funds every record
+ * up to the mark), it counts the parts again up to `to`; to 0, it removes the mark.
+ */
+export async function moveFundingMark(tx: Queryable, m: { marketplaceId: string; assetId: string; from: bigint; to: bigint; at: Date }): Promise<void> {
+  const key = [m.marketplaceId, m.assetId];
+  if (m.to < m.from) await tx.query("delete from usage_funding_mark_customers where marketplace_id = $1 and asset_id = $2", key);
+  if (m.to === 0n) {
+    await tx.query("delete from usage_funding_marks where marketplace_id = $1 and asset_id = $2", key);
+    return;
+  }
+  const after = m.to < m.from ? 0n : m.from;
+  await tx.query(
+    `insert into usage_funding_mark_customers (marketplace_id, asset_id, customer_id, gross)
+     select $1, $2, customer_id, sum(gross) from usage_records
+      where marketplace_id = $1 and asset_id = $2 and funding_seq > $3 and funding_seq <= $4
+      group by customer_id
+     on conflict (marketplace_id, asset_id, customer_id) do update set gross = usage_funding_mark_customers.gross + excluded.gross`,
+    [...key, after.toString(), m.to.toString()],
+  );
+  await tx.query(
+    `insert into usage_funding_marks (marketplace_id, asset_id, funding_seq, updated_at) values ($1, $2, $3, $4)
+     on conflict (marketplace_id, asset_id) do update set funding_seq = excluded.funding_seq, updated_at = excluded.updated_at`,
+    [...key, m.to.toString(), m.at.toISOString()],
+  );
+}
+
+/** Brings the BRIN index on usage_records.funding_seq up to date, so that the records after a mark are found by their pages. */
+export async function summarizeFundingSeqRanges(db: Queryable): Promise<void> {
+  await db.query("select brin_summarize_new_values('usage_records_funding_seq_idx'::regclass)");
+}
+
+/**
+ * Marks whose parts differ from the gross per customer of the records up to them, or that name a
+ * funding_seq beyond the marketplace's records: a judgment would walk from a wrong start.
+ */
+export async function findFundingMarkMismatches(db: Queryable) {
+  return db.query<{ marketplace_id: string; asset_id: string; customer_id: string; stored: string; actual: string }>(`
+    with s as (
+      select u.marketplace_id, u.asset_id, u.customer_id, sum(u.gross) as gross
+        from usage_funding_marks m join usage_records u on u.marketplace_id = m.marketplace_id and u.asset_id = m.asset_id and u.funding_seq <= m.funding_seq
+       group by u.marketplace_id, u.asset_id, u.customer_id)
+    select coalesce(s.marketplace_id, k.marketplace_id) as marketplace_id, coalesce(s.asset_id, k.asset_id)::text as asset_id,
+           coalesce(s.customer_id, k.customer_id) as customer_id, coalesce(k.gross, 0)::text as stored, coalesce(s.gross, 0)::text as actual
+      from s full join usage_funding_mark_customers k on k.marketplace_id = s.marketplace_id and k.asset_id = s.asset_id and k.customer_id = s.customer_id
+     where coalesce(k.gross, 0) <> coalesce(s.gross, 0)
+        or not exists (select 1 from usage_funding_marks m where m.marketplace_id = coalesce(s.marketplace_id, k.marketplace_id) and m.asset_id = coalesce(s.asset_id, k.asset_id))
+    union all
+    select m.marketplace_id, m.asset_id::text, '' as customer_id, m.funding_seq::text, coalesce(max(u.funding_seq), 0)::text
+      from usage_funding_marks m left join usage_records u on u.marketplace_id = m.marketplace_id and u.asset_id = m.asset_id
+     group by m.marketplace_id, m.asset_id, m.funding_seq having m.funding_seq > coalesce(max(u.funding_seq), 0)`);
+}

@@ -1,0 +1,221 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { Queryable } from "../../src/db/client.js";
+import { fundingMarkOf } from "../../src/db/queries/funding-marks.js";
+import { firstUnfundedRecord } from "../../src/db/queries/funding.js";
+import { moveFundingMarks } from "../../src/services/funding-marks.js";
+import { marketplacePool, unfundedUsage, type Without } from "../../src/services/funding.js";
+import { verifyLedger } from "../../src/services/verify-ledger.js";
+import { fundingWorld, USD, type FundingWorld } from "../support/funding-world.js";
+import { expectStatus } from "../support/http.js";
+import { TOKEN } from "../support/payout-world.js";
+
+let world: FundingWorld | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+class Rollback extends Error {}
+
+/**
+ * Funding marks (docs/ledger.md, "The funding mark"): a judgment that starts after the mark must
+ * give what the walk over every record gives, whatever happened since the mark was made.
+ */
+describe("funding marks", () => {
+  it("a judgment from the mark equals the walk over every record: records added, money up and down, reversals, records left out", async () => {
+    const s = (world = await fundingWorld());
+    const db = s.w.db;
+    const [{ id: asset }] = (await db.query<{ id: string }>("select id from assets where code = $1", [TOKEN])) as [{ id: string }];
+    const seqOf = async (usageId: string) =>
+      BigInt((await db.query<{ s: string }>("select funding_seq::text as s from usage_records where id = $1", [usageId]))[0]!.s);
+    const grant = async (amount: bigint) => {
+      const p = expectStatus(
+        await s.api.call("POST", "/v1/marketplaces/m/credit-limits", { key: s.keys.admin2, body: { asset: TOKEN, credit_limit: amount.toString() } }),
+        201,
+      ).body;
+      expectStatus(await s.approve(p.id, s.keys.finance), 200);
+    };
+    const available = async () => {
+      const p = await marketplacePool(db, "m", asset);
+      return p.settled + p.creditLimit;
+    };
+    /** The judgment as the service makes it (from the mark when it holds), and the walk over every record (the mark removed, then put back). */
+    const both = async (options: Without = {}) => {
+      const marked = await unfundedUsage(db, "m", asset, null, options);
+      let full: Awaited<ReturnType<typeof unfundedUsage>> = [];
+      await db
+        .transaction(async (tx: Queryable) => {
+          await tx.query("select set_config('ledger.marking_usage_funding', 'on', true)");
+          await tx.query("delete from usage_funding_marks where marketplace_id = 'm'");
+          full = await unfundedUsage(tx, "m", asset, null, options);
+          throw new Rollback();
+        })
+        .catch((e: unknown) => {
+          if (!(e instanceof Rollback)) throw e;
+        });
+      return { marked, full };
+    };
+    const expectSame = async (options: Without = {}) => {
+      const { marked, full } = await both(options);
+      expect(marked).toEqual(full);
+      return marked;
+    };
+    const move = () => moveFundingMarks(db, db.clock.now());
+    const walkedAfter = async () => (await firstUnfundedRecord(db, "m", asset, await available())).walkedAfter;
+
+    await s.deposit("c", 10_000n * USD); // claimed, not received: a balance to spend, not money that funds
+    await s.settle(50n * USD, "c wire 1", "c"); // c's own money
+    await grant(300n * USD); // the pool
+    const r1 = await s.usage("o", "c", 40n * USD); // c's money
+    const r2 = await s.usage("o", "p", 200n * USD); // pool 200
+    const r3 = await s.usage("honest", "p", 80n * USD); // pool 280
+    const r4 = await s.usage("o2", "c", 30n * USD); // c's last 10, pool 300
+    const r5 = await s.usage("honest", "p", 100n * USD); // unfunded: the first one
+    await s.usage("o", "c", 20n * USD); // unfunded
+    expect(await fundingMarkOf(db, "m", asset)).toBe(0n);
+    expect(await walkedAfter()).toBe(0n);
+    const before = await expectSame();
+    expect(before.map((u) => [u.operatorId, u.gross])).toEqual([
+      ["honest", 100n * USD],
+      ["o", 20n * USD],
+    ]);
+
+    // The mark goes to the record before the first one the money leaves unfunded.
+    expect(await move()).toBe(1);
+    expect(await fundingMarkOf(db, "m", asset)).toBe((await seqOf(r5.id)) - 1n);
+    expect(await fundingMarkOf(db, "m", asset)).toBeGreaterThanOrEqual(await seqOf(r4.id));
+    expect(await walkedAfter()).toBe(await fundingMarkOf(db, "m", asset));
+    expect(await expectSame()).toEqual(before);
+    expect(await move()).toBe(0); // nothing new: it stays
+
+    // More usage, then money: the mark follows the first record still unfunded.
+    await s.usage("o", "p", 10n * USD);
+    await expectSame();
+    await s.settle(150n * USD, "m settles 1");
+    expect(await expectSame()).toEqual([]);
+    expect(await move()).toBe(1);
+    const top = BigInt((await db.query<{ s: string }>("select max(funding_seq)::text as s from usage_records where marketplace_id = 'm'"))[0]!.s);
+    expect(await fundingMarkOf(db, "m", asset)).toBe(top);
+    const r8 = await s.usage("honest", "p", 100n * USD); // 20 of it funded
+    expect((await expectSame()).map((u) => [u.operatorId, u.gross])).toEqual([["honest", 80n * USD]]);
+    expect(await walkedAfter()).toBe(top);
+
+    // A record before the mark reversed: its money funds later records; the mark still holds.
+    expectStatus(await s.api.call("POST", `/v1/usage/${r1.id}/reverse`, { key: s.keys.market, body: { reason: "meter fault" } }), 201);
+    expect(await walkedAfter()).toBe(top);
+    expect((await expectSame()).map((u) => [u.operatorId, u.gross])).toEqual([["honest", 40n * USD]]);
+    // A record after the mark reversed: it is not taken off the customer's gross before the mark.
+    const r9 = await s.usage("o2", "p", 5n * USD);
+    await expectSame();
+    expectStatus(await s.api.call("POST", `/v1/usage/${r9.id}/reverse`, { key: s.keys.market, body: { reason: "meter fault" } }), 201);
+    expect(await walkedAfter()).toBe(top);
+    expect((await expectSame()).map((u) => [u.operatorId, u.gross])).toEqual([["honest", 40n * USD]]);
+    // Records left out, before and after the mark (a reversal being judged).
+    await expectSame({ withoutUsageIds: [r2.id] });
+    await expectSame({ withoutUsageIds: [r3.id, r8.id] });
+    await expectSame({ withoutUsageId: r4.id });
+
+    // Money goes down (the credit limit lowered): the mark no longer holds and is not used.
+    await grant(100n * USD);
+    expect(await walkedAfter()).toBe(0n);
+    const lowered = await expectSame();
+    expect(lowered.length).toBeGreaterThan(0);
+    // The workers move it back to where the money now reaches.
+    expect(await move()).toBe(1);
+    const back = await fundingMarkOf(db, "m", asset);
+    expect(back).toBe((await seqOf(r3.id)) - 1n);
+    expect(await walkedAfter()).toBe(back);
+    expect(await expectSame()).toEqual(lowered);
+    await expectSame({ withoutUsageIds: [r2.id, r8.id] });
+    // Money back up: the same mark holds again, and moves on.
+    await grant(300n * USD);
+    expect(await walkedAfter()).toBe(back);
+    await expectSame();
+    expect(await move()).toBe(1);
+    expect(await fundingMarkOf(db, "m", asset)).toBeGreaterThan(back);
+    await expectSame();
+    expect((await verifyLedger(db)).violations).toEqual([]);
+  });
+
+  it("a mark is written only by the mark step, and npm run verify names one that does not match the records", async () => {
+    const s = (world = await fundingWorld());
+    const db = s.w.db;
+    await s.usage("o", "p", 100n * USD);
+    await s.usage("honest", "p", 100n * USD);
+    await s.settle(150n * USD, "m settles 1");
+    expect(await moveFundingMarks(db, db.clock.now())).toBe(1);
+    expect((await verifyLedger(db)).violations).toEqual([]);
+
+    for (const sql of [
+      "update usage_funding_mark_customers set gross = gross - 1",
+      "delete from usage_funding_mark_customers",
+      "insert into usage_funding_mark_customers (marketplace_id, asset_id, customer_id, gross) select marketplace_id, asset_id, 'd', 1 from usage_funding_marks",
+      "update usage_funding_marks set funding_seq = funding_seq + 1000",
+      "truncate usage_funding_marks",
+    ])
+      await expect(db.query(sql), sql).rejects.toMatchObject({ code: "42501" });
+
+    // Past the guard (a session that sets the step's flag), verify names the customer's wrong part.
+    await db.transaction(async (tx: Queryable) => {
+      await tx.query("select set_config('ledger.marking_usage_funding', 'on', true)");
+      await tx.query("update usage_funding_mark_customers set gross = gross - 1");
+    });
+    const report = await verifyLedger(db);
+    expect(report.ok).toBe(false);
+    expect(report.violations).toEqual([
+      expect.objectContaining({
+        check: "funding_marks",
+        detail: expect.stringMatching(/marketplace m, asset .*, customer p: gross 99999999 kept at the funding mark, 100000000 in its usage records/),
+      }),
+    ]);
+    await db.transaction(async (tx: Queryable) => {
+      await tx.query("select set_config('ledger.marking_usage_funding', 'on', true)");
+      await tx.query("update usage_funding_mark_customers set gross = gross + 1");
+      await tx.query("update usage_funding_marks set funding_seq = funding_seq + 1000");
+    });
+    // A mark moved past the records: its parts no longer match what is up to it either.
+    expect((await verifyLedger(db)).violations).toEqual([
+      expect.objectContaining({ check: "funding_marks", detail: expect.stringContaining("customer p: gross 100000000 kept at the funding mark, 200000000") }),
+      expect.objectContaining({ check: "funding_marks", detail: expect.stringContaining("beyond its last usage record") }),
+    ]);
+  });
+
+  it("marks moved while usage is written never count a record twice or leave one out", async () => {
+    const s = (world = await fundingWorld());
+    const db = s.w.db;
+    const [{ id: asset }] = (await db.query<{ id: string }>("select id from assets where code = $1", [TOKEN])) as [{ id: string }];
+    await s.settle(1_000n * USD, "m settles 1");
+    let writing = true;
+    const writers = Promise.all(
+      [0, 1, 2, 3].map(async (k) => {
+        for (let i = 0; i < 15; i++) await s.usage(k % 2 ? "o" : "honest", "p", BigInt(20 + k + i) * USD);
+      }),
+    ).finally(() => (writing = false));
+    let moves = 0;
+    while (writing) {
+      moves += await moveFundingMarks(db, db.clock.now());
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await writers;
+    moves += await moveFundingMarks(db, db.clock.now());
+    expect(moves).toBeGreaterThan(0);
+    // Every part matches the records up to the mark, and the judgment from it equals the walk over every record.
+    expect((await verifyLedger(db)).violations).toEqual([]);
+    const mark = await fundingMarkOf(db, "m", asset);
+    expect(mark).toBeGreaterThan(0n);
+    const marked = await unfundedUsage(db, "m", asset);
+    let full: Awaited<ReturnType<typeof unfundedUsage>> = [];
+    await db
+      .transaction(async (tx: Queryable) => {
+        await tx.query("select set_config('ledger.marking_usage_funding', 'on', true)");
+        await tx.query("delete from usage_funding_marks");
+        full = await unfundedUsage(tx, "m", asset);
+        throw new Rollback();
+      })
+      .catch((e: unknown) => {
+        if (!(e instanceof Rollback)) throw e;
+      });
+    expect(marked).toEqual(full);
+    expect(full.length).toBeGreaterThan(0);
+  });
+});
