@@ -22,13 +22,12 @@ import { inTransaction } from "./transaction.js";
  * stale view of the money is only less useful, never wrong.
  */
 export async function moveFundingMarks(db: Database, now: Date): Promise<number> {
+  // Where the customers' debits alone are covered, no judgment walks the usage (the shortcut in unfundedUsage).
+  const short = (await markCandidates(db)).filter((c) => BigInt(c.debits) > BigInt(c.available));
+  if (short.length === 0) return 0;
   await summarizeFundingSeqRanges(db);
   let moved = 0;
-  for (const c of await markCandidates(db)) {
-    // Its customers' debits alone are covered: no judgment walks its usage (the shortcut in unfundedUsage).
-    if (BigInt(c.debits) <= BigInt(c.available)) continue;
-    if (await moveFundingMark1(db, c.marketplace_id, c.asset_id, BigInt(c.available), now)) moved++;
-  }
+  for (const c of short) if (await moveFundingMark1(db, c.marketplace_id, c.asset_id, BigInt(c.available), now)) moved++;
   return moved;
 }
 
