@@ -2,10 +2,10 @@ import type { Database } from "../db/client.js";
 import { firstUnfundedRecord } from "../db/queries/funding.js";
 import {
   lockFundingMark,
+  lastFundingSeq,
   markCandidates,
   moveFundingMark,
   summarizeFundingSeqRanges,
-  topFundingSeq,
   tryLockMarketplaceFunding,
 } from "../db/queries/funding-marks.js";
 import { inTransaction } from "./transaction.js";
@@ -33,9 +33,10 @@ export async function moveFundingMarks(db: Database, now: Date): Promise<number>
 
 /** Moves one mark; false when the marketplace is writing usage right now (next time) or the mark stays. */
 export async function moveFundingMark1(db: Database, marketplaceId: string, assetId: string, available: bigint, now: Date): Promise<boolean> {
-  // The highest funding_seq, read once no usage of the marketplace is being written: every record
-  // up to it is committed. Usage waits only for this one read (a try, never a wait in line).
-  const top = await inTransaction(db, async (tx) => ((await tryLockMarketplaceFunding(tx, marketplaceId)) ? topFundingSeq(tx, marketplaceId, assetId) : null));
+  // The last funding_seq drawn, read once no usage of the marketplace is being written: every
+  // record of it up to there is committed. Usage waits only for this one read of the sequence (a
+  // try, never a wait in line).
+  const top = await inTransaction(db, async (tx) => ((await tryLockMarketplaceFunding(tx, marketplaceId)) ? lastFundingSeq(tx) : null));
   if (top === null) return false;
   const { first } = await firstUnfundedRecord(db, marketplaceId, assetId, available);
   const to = first === null || first > top ? top : first - 1n;

@@ -85,7 +85,7 @@ export async function unfundedUsage(
   if (bound !== null && bound <= available) return [];
   if ((await needUpperBound(db, marketplaceId, assetId)) <= available) return [];
   const without = options.withoutUsageIds ?? (options.withoutUsageId === undefined ? null : [options.withoutUsageId]);
-  const rows = await unfundedUsageByOperator(db, { marketplaceId, assetId, available, operatorId, withoutUsageIds: without });
+  const rows = await unfundedUsageByOperator(db, { marketplaceId, assetId, available, operatorId, withoutUsageIds: without, useMark: options.shown === true });
   return rows.map((r) => ({ operatorId: r.operator_id, net: BigInt(r.net), gross: BigInt(r.gross), disputedNet: BigInt(r.disputed_net) }));
 }
 
@@ -96,8 +96,8 @@ export interface Without {
   /**
    * The judgment is shown (a balance, a marketplace's funding), not acted on: it may trust the
    * customers' debit totals kept by a trigger (customersDebitsBound) to find every record funded
-   * without summing every customer. Payouts, reversals and recoveries leave it unset: money moves
-   * only on what the rows themselves say.
+   * without summing every customer, and the funding mark (walking only the usage after it).
+   * Payouts, reversals and recoveries leave it unset: money moves only on what the rows themselves say.
    */
   shown?: boolean;
 }

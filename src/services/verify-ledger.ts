@@ -118,7 +118,7 @@ async function checkKeptTotals(db: Database, add: (check: string, rows: Record<s
 
   add("funding_marks", await findFundingMarkMismatches(db), (r) =>
     r.customer_id === ""
-      ? `marketplace ${r.marketplace_id}, asset ${r.asset_id}: funding mark at ${r.stored}, beyond its last usage record (${r.actual})`
+      ? `marketplace ${r.marketplace_id}, asset ${r.asset_id}: funding mark at ${r.stored}, beyond the last funding_seq drawn (${r.actual})`
       : `marketplace ${r.marketplace_id}, asset ${r.asset_id}, customer ${r.customer_id}: gross ${r.stored} kept at the funding mark, ${r.actual} in its usage records up to it`,
   );
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { Queryable } from "../../src/db/client.js";
-import { fundingMarkOf } from "../../src/db/queries/funding-marks.js";
+import { fundingMarkOf, lockFundingMark, moveFundingMark } from "../../src/db/queries/funding-marks.js";
 import { firstUnfundedRecord } from "../../src/db/queries/funding.js";
 import { moveFundingMarks } from "../../src/services/funding-marks.js";
 import { marketplacePool, unfundedUsage, type Without } from "../../src/services/funding.js";
@@ -41,13 +41,13 @@ describe("funding marks", () => {
     };
     /** The judgment as the service makes it (from the mark when it holds), and the walk over every record (the mark removed, then put back). */
     const both = async (options: Without = {}) => {
-      const marked = await unfundedUsage(db, "m", asset, null, options);
+      const marked = await unfundedUsage(db, "m", asset, null, { ...options, shown: true });
       let full: Awaited<ReturnType<typeof unfundedUsage>> = [];
       await db
         .transaction(async (tx: Queryable) => {
           await tx.query("select set_config('ledger.marking_usage_funding', 'on', true)");
           await tx.query("delete from usage_funding_marks where marketplace_id = 'm'");
-          full = await unfundedUsage(tx, "m", asset, null, options);
+          full = await unfundedUsage(tx, "m", asset, null, { ...options, shown: true });
           throw new Rollback();
         })
         .catch((e: unknown) => {
@@ -94,8 +94,11 @@ describe("funding marks", () => {
     await s.settle(150n * USD, "m settles 1");
     expect(await expectSame()).toEqual([]);
     expect(await move()).toBe(1);
-    const top = BigInt((await db.query<{ s: string }>("select max(funding_seq)::text as s from usage_records where marketplace_id = 'm'"))[0]!.s);
-    expect(await fundingMarkOf(db, "m", asset)).toBe(top);
+    // Every record funded: the mark goes to the last funding_seq drawn (at or past the marketplace's last record).
+    const top = await fundingMarkOf(db, "m", asset);
+    expect(top).toBeGreaterThanOrEqual(
+      BigInt((await db.query<{ s: string }>("select max(funding_seq)::text as s from usage_records where marketplace_id = 'm'"))[0]!.s),
+    );
     const r8 = await s.usage("honest", "p", 100n * USD); // 20 of it funded
     expect((await expectSame()).map((u) => [u.operatorId, u.gross])).toEqual([["honest", 80n * USD]]);
     expect(await walkedAfter()).toBe(top);
@@ -171,12 +174,12 @@ describe("funding marks", () => {
     await db.transaction(async (tx: Queryable) => {
       await tx.query("select set_config('ledger.marking_usage_funding', 'on', true)");
       await tx.query("update usage_funding_mark_customers set gross = gross + 1");
-      await tx.query("update usage_funding_marks set funding_seq = funding_seq + 1000");
+      await tx.query("update usage_funding_marks set funding_seq = funding_seq + 1000000000");
     });
-    // A mark moved past the records: its parts no longer match what is up to it either.
+    // A mark moved past every funding_seq drawn: its parts no longer match what is up to it either.
     expect((await verifyLedger(db)).violations).toEqual([
       expect.objectContaining({ check: "funding_marks", detail: expect.stringContaining("customer p: gross 100000000 kept at the funding mark, 200000000") }),
-      expect.objectContaining({ check: "funding_marks", detail: expect.stringContaining("beyond its last usage record") }),
+      expect.objectContaining({ check: "funding_marks", detail: expect.stringContaining("beyond the last funding_seq drawn") }),
     ]);
   });
 
@@ -203,13 +206,13 @@ describe("funding marks", () => {
     expect((await verifyLedger(db)).violations).toEqual([]);
     const mark = await fundingMarkOf(db, "m", asset);
     expect(mark).toBeGreaterThan(0n);
-    const marked = await unfundedUsage(db, "m", asset);
+    const marked = await unfundedUsage(db, "m", asset, null, { shown: true });
     let full: Awaited<ReturnType<typeof unfundedUsage>> = [];
     await db
       .transaction(async (tx: Queryable) => {
         await tx.query("select set_config('ledger.marking_usage_funding', 'on', true)");
         await tx.query("delete from usage_funding_marks");
-        full = await unfundedUsage(tx, "m", asset);
+        full = await unfundedUsage(tx, "m", asset, null, { shown: true });
         throw new Rollback();
       })
       .catch((e: unknown) => {
@@ -218,4 +221,64 @@ describe("funding marks", () => {
     expect(marked).toEqual(full);
     expect(full.length).toBeGreaterThan(0);
   });
+
+  it("a payout is judged on the records, not on the mark: a mark made to say the usage is funded shows a balance, pays nothing", async () => {
+    const s = (world = await fundingWorld());
+    const db = s.w.db;
+    await s.settle(100n * USD, "m settles 1");
+    await s.usage("o", "p", 100n * USD); // funded by the settlement
+    await s.usage("o", "p", 100n * USD); // awaits money
+    expect(await moveFundingMarks(db, db.clock.now())).toBe(1);
+    const net = 89n * USD;
+    expect(await s.balance("o")).toMatchObject({ payable_now: net.toString(), awaiting_funds: net.toString() });
+    // Past the guard: the mark's part of customer p lowered to 0, as if its first record took nothing from the pool.
+    await db.transaction(async (tx: Queryable) => {
+      await tx.query("select set_config('ledger.marking_usage_funding', 'on', true)");
+      await tx.query("update usage_funding_mark_customers set gross = 0");
+    });
+    // The balance shown trusts the mark (verify names it) ...
+    expect((await s.balance("o")).awaiting_funds).toBe("0");
+    expect((await verifyLedger(db)).violations).toEqual([expect.objectContaining({ check: "funding_marks" })]);
+    // ... a payout does not: only the funded earnings go out.
+    const refused = await s.payout("o", 2n * net);
+    expectStatus(refused, 422);
+    expect(refused.body.code).toBe("payout_unfunded");
+    expect(await s.payoutRows()).toBe("0");
+    expectStatus(await s.payout("o", net), 201);
+  });
+
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    "two mark steps at once (two worker processes): the second waits for the first and starts where it ended",
+    async () => {
+      const s = (world = await fundingWorld());
+      const db = s.w.db;
+      const [{ id: asset }] = (await db.query<{ id: string }>("select id from assets where code = $1", [TOKEN])) as [{ id: string }];
+      await s.settle(100n * USD, "c wire", "c");
+      await s.settle(150n * USD, "m settles");
+      await s.usage("o", "c", 40n * USD);
+      await s.usage("o", "c", 30n * USD);
+      await s.usage("honest", "p", 200n * USD); // the first record the money leaves unfunded
+      await s.usage("o2", "c", 20n * USD);
+      const { first } = await firstUnfundedRecord(db, "m", asset, 150n * USD);
+      const to = first! - 1n;
+      let aLocked!: () => void;
+      const aIn = new Promise<void>((r) => (aLocked = r));
+      let bFrom: bigint | undefined;
+      const a = db.transaction(async (tx: Queryable) => {
+        expect(await lockFundingMark(tx, "m", asset)).toBe(0n); // no mark yet
+        aLocked();
+        await new Promise((r) => setTimeout(r, 300));
+        expect(bFrom).toBeUndefined(); // the other step is still waiting
+        await moveFundingMark(tx, { marketplaceId: "m", assetId: asset, from: 0n, to, at: db.clock.now() });
+      });
+      await aIn;
+      const b = db.transaction(async (tx: Queryable) => {
+        bFrom = await lockFundingMark(tx, "m", asset);
+        if (bFrom !== to) await moveFundingMark(tx, { marketplaceId: "m", assetId: asset, from: bFrom, to, at: db.clock.now() });
+      });
+      await Promise.all([a, b]);
+      expect(bFrom).toBe(to);
+      expect((await verifyLedger(db)).violations).toEqual([]);
+    },
+  );
 });

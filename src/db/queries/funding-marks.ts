@@ -27,18 +27,27 @@ export async function tryLockMarketplaceFunding(tx: Queryable, marketplaceId: st
   return row!.got;
 }
 
-/** The highest funding_seq of the marketplace's usage in the asset (0 without any). */
-export async function topFundingSeq(tx: Queryable, marketplaceId: string, assetId: string): Promise<bigint> {
+/**
+ * The last funding_seq drawn so far, by any marketplace (0 before the first): read in constant time
+ * from the sequence. Read after tryLockMarketplaceFunding took the marketplace's lock, every record
+ * of that marketplace up to it is committed, and every record it writes later draws more.
+ */
+export async function lastFundingSeq(tx: Queryable): Promise<bigint> {
   const [row] = await tx.query<{ top: string }>(
-    "select coalesce(max(funding_seq), 0)::text as top from usage_records where marketplace_id = $1 and asset_id = $2",
-    [marketplaceId, assetId],
+    "select coalesce(pg_sequence_last_value(pg_get_serial_sequence('usage_records', 'funding_seq')::regclass), 0)::text as top",
   );
   return BigInt(row!.top);
 }
 
-/** The mark's funding_seq, locked for the step that moves it (0 when there is none). */
+/**
+ * The mark's funding_seq, for the step that moves it (0 when there is none), under a lock of the
+ * marketplace's mark in the asset held to the commit: two steps at once (two worker processes)
+ * would otherwise both read the same start, a missing mark's included, and add the same records twice.
+ */
 export async function lockFundingMark(tx: Queryable, marketplaceId: string, assetId: string): Promise<bigint> {
-  await tx.query("select set_config('ledger.marking_usage_funding', 'on', true)");
+  await tx.query("select set_config('ledger.marking_usage_funding', 'on', true), pg_advisory_xact_lock(hashtextextended($1, 0))", [
+    `usage-funding-mark:${marketplaceId}:${assetId}`,
+  ]);
   const [row] = await tx.query<{ w: string }>("select funding_seq::text as w from usage_funding_marks where marketplace_id = $1 and asset_id = $2 for update", [
     marketplaceId,
     assetId,
@@ -90,7 +99,7 @@ export async function summarizeFundingSeqRanges(db: Queryable): Promise<void> {
 
 /**
  * Marks whose parts differ from the gross per customer of the records up to them, or that name a
- * funding_seq beyond the marketplace's records: a judgment would walk from a wrong start.
+ * funding_seq never drawn: a judgment would walk from a wrong start.
  */
 export async function findFundingMarkMismatches(db: Queryable) {
   return db.query<{ marketplace_id: string; asset_id: string; customer_id: string; stored: string; actual: string }>(`
@@ -104,7 +113,8 @@ export async function findFundingMarkMismatches(db: Queryable) {
      where coalesce(k.gross, 0) <> coalesce(s.gross, 0)
         or not exists (select 1 from usage_funding_marks m where m.marketplace_id = coalesce(s.marketplace_id, k.marketplace_id) and m.asset_id = coalesce(s.asset_id, k.asset_id))
     union all
-    select m.marketplace_id, m.asset_id::text, '' as customer_id, m.funding_seq::text, coalesce(max(u.funding_seq), 0)::text
-      from usage_funding_marks m left join usage_records u on u.marketplace_id = m.marketplace_id and u.asset_id = m.asset_id
-     group by m.marketplace_id, m.asset_id, m.funding_seq having m.funding_seq > coalesce(max(u.funding_seq), 0)`);
+    select m.marketplace_id, m.asset_id::text, '' as customer_id, m.funding_seq::text,
+           coalesce(pg_sequence_last_value(pg_get_serial_sequence('usage_records', 'funding_seq')::regclass), 0)::text
+      from usage_funding_marks m
+     where m.funding_seq > coalesce(pg_sequence_last_value(pg_get_serial_sequence('usage_records', 'funding_seq')::regclass), 0)`);
 }

@@ -154,12 +154,16 @@ async function walkStart(db: Queryable, params: Params): Promise<WalkStart> {
  * changed in between, it runs again from the new start (from the first record after three tries,
  * which needs no start).
  */
-async function walkFromStart<T>(db: Queryable, params: Params, select: string, extra: unknown[]): Promise<{ row: T; w: bigint }> {
-  let start = await walkStart(db, params);
+async function walkFromStart<T>(db: Queryable, params: Params, select: string, extra: unknown[], useMark: boolean): Promise<{ row: T; w: bigint }> {
+  let start = useMark ? await walkStart(db, params) : { w: "0", used: "0" };
   for (let attempt = 0; ; attempt++) {
+    const seenStart =
+      start.w === "0"
+        ? "'0' as start_w, '0' as start_used"
+        : "coalesce((select w from start), 0)::text as start_w, coalesce((select used from start), 0)::text as start_used";
     const [row] = await db.query<T & { start_w: string; start_used: string }>(
       `${FUNDING_WALK}, walk as (${select})
-       select walk.*, coalesce((select w from start), 0)::text as start_w, coalesce((select used from start), 0)::text as start_used from walk`,
+       select walk.*, ${seenStart} from walk`,
       [...params, start.w, start.used, ...extra],
       // A walk over the marketplace's usage, whose best plan depends on the marketplace and the
       // start: planned at each run with its values, also on the read pool (generic plans there).
@@ -175,12 +179,13 @@ async function walkFromStart<T>(db: Queryable, params: Params, select: string, e
  * Per operator (all, or only `operatorId`), the gross and the operator's net of the marketplace's
  * usage (not reversed, without `withoutUsageIds`) that its customers' money and then `available` of
  * the pool leave unfunded, first come first funded; and of that net, the part of records in an open
- * dispute (`disputed_net`), which the dispute holds as well. Walks the records after the funding
- * mark when the money funds every record up to it (MARK_START).
+ * dispute (`disputed_net`), which the dispute holds as well. With `useMark` (a judgment shown,
+ * not acted on), walks the records after the funding mark when the money funds every record up to
+ * it (MARK_START); money moved is judged on every record, whatever the mark's rows say.
  */
 export async function unfundedUsageByOperator(
   db: Queryable,
-  q: { marketplaceId: string; assetId: string; available: bigint; operatorId: string | null; withoutUsageIds: string[] | null },
+  q: { marketplaceId: string; assetId: string; available: bigint; operatorId: string | null; withoutUsageIds: string[] | null; useMark: boolean },
 ): Promise<UnfundedRow[]> {
   const params: Params = [q.marketplaceId, q.assetId, q.available.toString(), q.withoutUsageIds === null ? null : pgArray(q.withoutUsageIds)];
   const { row } = await walkFromStart<{ rows: UnfundedRow[] }>(
@@ -193,6 +198,7 @@ export async function unfundedUsageByOperator(
         where ($7::text is null or operator_id = $7)
         group by operator_id) o`,
     [q.operatorId],
+    q.useMark,
   );
   return row.rows;
 }
@@ -212,6 +218,7 @@ export async function firstUnfundedRecord(
     [marketplaceId, assetId, available.toString(), null],
     "select min(funding_seq)::text as first from unfunded where unfunded > 0",
     [],
+    true,
   );
   return { first: row.first === null ? null : BigInt(row.first), walkedAfter: w };
 }
