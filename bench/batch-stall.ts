@@ -15,47 +15,14 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Settlements } from "../src/chain/settlement.js";
-import { openDatabase } from "../src/db/client.js";
-import { runMigrations } from "../src/db/migrate.js";
-import { createApp } from "../src/http/app.js";
-import { createMetrics } from "../src/http/metrics.js";
+import { inProcessApp } from "./in-process.js";
 import { batchTuning } from "../src/give-way.js";
-import { createLogger } from "../src/log.js";
-import { closeLedgerContext, createLedgerContext } from "../src/services/context.js";
-import { freshBenchDatabase } from "./database.js";
 
 const RECORDS = 10_000;
 const root = join(import.meta.dirname, "..");
 const log = (s: string) => process.stdout.write(`${s}\n`);
-const { url: dbUrl } = await freshBenchDatabase("ledger_bench_stall");
 
-const db = await openDatabase({ url: dbUrl, maxConnections: 10 });
-await runMigrations(db);
-const ledger = createLedgerContext(db);
-const ADMIN = `stall-admin-${"x".repeat(24)}`;
-const app = createApp({
-  ledger,
-  settlements: new Settlements([]),
-  log: createLogger("silent"),
-  metrics: createMetrics(db),
-  config: { ADMIN_API_KEY: ADMIN, MAX_BODY_BYTES: 1_048_576, MAX_BATCH_BODY_BYTES: 16_777_216 },
-});
-let seq = 0;
-const call = async (method: string, path: string, key: string, body?: unknown) => {
-  const res = await app.request(path, {
-    method,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": `stall-${++seq}` },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, text };
-};
-const ok = async (method: string, path: string, key: string, body?: unknown) => {
-  const r = await call(method, path, key, body);
-  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text.slice(0, 300)}`);
-  return JSON.parse(r.text);
-};
+const { admin: ADMIN, call, ok, close } = await inProcessApp("stall");
 
 // Two marketplaces; A has an operator and a prepaid customer with money.
 await ok("POST", "/v1/assets", ADMIN, { code: "USDC", scale: 6, settlement: { kind: "offchain" } });
@@ -143,7 +110,7 @@ for (const records of ["invalid", "valid"] as const) {
   }
 }
 batchTuning.yieldEvery = 250;
-await closeLedgerContext(ledger);
+await close();
 mkdirSync(join(root, "bench", "results"), { recursive: true });
 const report = {
   run: { at: new Date().toISOString(), records: RECORDS, database: "postgres" },

@@ -12,15 +12,8 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Settlements } from "../src/chain/settlement.js";
-import { openDatabase } from "../src/db/client.js";
-import { runMigrations } from "../src/db/migrate.js";
-import { createApp } from "../src/http/app.js";
-import { createMetrics } from "../src/http/metrics.js";
-import { createLogger } from "../src/log.js";
-import { closeLedgerContext, createLedgerContext } from "../src/services/context.js";
+import { inProcessApp } from "./in-process.js";
 import { moveFundingMarks } from "../src/services/funding-marks.js";
-import { freshBenchDatabase } from "./database.js";
 import { percentile } from "./load.js";
 
 const SIZES = (process.env.FUNDING_WALK_SIZES ?? "10000,40000").split(",").map(Number);
@@ -28,30 +21,8 @@ const READS = 200;
 const UNFUNDED_TAIL = 200;
 const root = join(import.meta.dirname, "..");
 const log = (s: string) => process.stdout.write(`${s}\n`);
-const { url: dbUrl, settings } = await freshBenchDatabase("ledger_bench_funding");
 
-const db = await openDatabase({ url: dbUrl, maxConnections: 10 });
-await runMigrations(db);
-const ledger = createLedgerContext(db);
-const ADMIN = `funding-admin-${"x".repeat(24)}`;
-const app = createApp({
-  ledger,
-  settlements: new Settlements([]),
-  log: createLogger("silent"),
-  metrics: createMetrics(db),
-  config: { ADMIN_API_KEY: ADMIN, MAX_BODY_BYTES: 1_048_576, MAX_BATCH_BODY_BYTES: 16_777_216 },
-});
-let seq = 0;
-const ok = async (method: string, path: string, key: string, body?: unknown) => {
-  const res = await app.request(path, {
-    method,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": `funding-${++seq}` },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
-  return JSON.parse(text);
-};
+const { db, settings, admin: ADMIN, ok, close } = await inProcessApp("funding");
 
 await ok("POST", "/v1/assets", ADMIN, { code: "USDC", scale: 6, settlement: { kind: "offchain" } });
 await ok("POST", "/v1/marketplaces", ADMIN, { id: "m", name: "m" });
@@ -151,5 +122,4 @@ writeFileSync(
   `${JSON.stringify({ at: new Date().toISOString(), postgres: settings.version, fsync: settings.fsync, synchronous_commit: settings.sync, reads: READS, rows }, null, 2)}\n`,
 );
 log("written to bench/results/funding-walk.json");
-await closeLedgerContext(ledger);
-await db.close();
+await close();

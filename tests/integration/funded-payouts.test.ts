@@ -174,13 +174,7 @@ describe("only money that came in goes out", () => {
 
   it("npm run verify names an operator paid beyond its funded earnings", async () => {
     const s = await setup();
-    const grant = async (amount: bigint) => {
-      const p = expectStatus(
-        await s.api.call("POST", "/v1/marketplaces/m/credit-limits", { key: s.keys.admin2, body: { asset: TOKEN, credit_limit: amount.toString() } }),
-        201,
-      ).body;
-      expectStatus(await s.approve(p.id, s.keys.finance), 200);
-    };
+    const grant = s.grant;
     await grant(500n * USD);
     await s.usage("o", "p", 1_000n * USD);
     expectStatus(await s.payout("o", 445n * USD), 201);

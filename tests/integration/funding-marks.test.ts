@@ -28,13 +28,7 @@ describe("funding marks", () => {
     const [{ id: asset }] = (await db.query<{ id: string }>("select id from assets where code = $1", [TOKEN])) as [{ id: string }];
     const seqOf = async (usageId: string) =>
       BigInt((await db.query<{ s: string }>("select funding_seq::text as s from usage_records where id = $1", [usageId]))[0]!.s);
-    const grant = async (amount: bigint) => {
-      const p = expectStatus(
-        await s.api.call("POST", "/v1/marketplaces/m/credit-limits", { key: s.keys.admin2, body: { asset: TOKEN, credit_limit: amount.toString() } }),
-        201,
-      ).body;
-      expectStatus(await s.approve(p.id, s.keys.finance), 200);
-    };
+    const grant = s.grant;
     const available = async () => {
       const p = await marketplacePool(db, "m", asset);
       return p.settled + p.creditLimit;

@@ -100,9 +100,18 @@ export async function fundingWorld(options: { clock?: Clock } = {}) {
     const r = expectStatus(await receipt(amount, reference, customer_id, keys.finance, m), 201).body;
     expectStatus(await approve(r.id, keys.finance2!), 200);
   };
+  /** The platform's credit limit for marketplace m in TUSD: proposed by an admin, approved by finance. */
+  const grant = async (amount: bigint) => {
+    const p = expectStatus(
+      await a.call("POST", "/v1/marketplaces/m/credit-limits", { key: keys.admin2, body: { asset: TOKEN, credit_limit: amount.toString() } }),
+      201,
+    ).body;
+    expectStatus(await approve(p.id, keys.finance), 200);
+  };
   return {
     w,
     api: a,
+    grant,
     key,
     keys,
     wallets,
