@@ -56,6 +56,8 @@ export function startWorkers(db: Database, config: Config, log: Logger, settleme
 
 /** The loops that keep derived ledger data behind the writers: the journal's seals, the events, the operators' earnings folded, the funding marks. */
 function ledgerLoops(db: Database, config: Config, log: Logger) {
+  // Per marketplace and asset, how many mark steps in a row found it writing usage.
+  const fundingMarkMisses = new Map<string, number>();
   return [
     startLoop(
       "journal-sealer",
@@ -84,7 +86,7 @@ function ledgerLoops(db: Database, config: Config, log: Logger) {
       config.JOURNAL_SEAL_INTERVAL_MS,
       async () => {
         // Marketplaces short of money: their funding judgments walk only the usage after the mark.
-        const moved = await moveFundingMarks(db, db.clock.now());
+        const moved = await moveFundingMarks(db, db.clock.now(), fundingMarkMisses);
         if (moved > 0) log.debug({ worker: "funding-marker", moved }, "moved funding marks");
       },
       log,

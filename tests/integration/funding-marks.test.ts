@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Queryable } from "../../src/db/client.js";
 import { fundingMarkOf, lockFundingMark, moveFundingMark } from "../../src/db/queries/funding-marks.js";
 import { firstUnfundedRecord } from "../../src/db/queries/funding.js";
-import { moveFundingMarks } from "../../src/services/funding-marks.js";
+import { MARK_WAIT_AFTER_MISSES, MARK_WAIT_MS, moveFundingMarks } from "../../src/services/funding-marks.js";
 import { marketplacePool, unfundedUsage, type Without } from "../../src/services/funding.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { fundingWorld, USD, type FundingWorld } from "../support/funding-world.js";
@@ -272,6 +272,62 @@ describe("funding marks", () => {
       });
       await Promise.all([a, b]);
       expect(bFrom).toBe(to);
+      expect((await verifyLedger(db)).violations).toEqual([]);
+    },
+  );
+
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    "a marketplace that never stops writing usage: after MARK_WAIT_AFTER_MISSES busy steps the next one waits in line, for MARK_WAIT_MS at most",
+    async () => {
+      const s = (world = await fundingWorld());
+      const db = s.w.db;
+      const [{ id: asset }] = (await db.query<{ id: string }>("select id from assets where code = $1", [TOKEN])) as [{ id: string }];
+      await s.settle(100n * USD, "m settles");
+      await s.usage("o", "p", 100n * USD);
+      await s.usage("honest", "p", 100n * USD); // awaits money
+      /** Usage being written: the marketplace's funding lock held shared by another connection until `release`. */
+      const writing = async () => {
+        let release!: () => void;
+        const released = new Promise<void>((r) => (release = r));
+        let held!: () => void;
+        const isHeld = new Promise<void>((r) => (held = r));
+        const tx = db.transaction(async (t: Queryable) => {
+          await t.query("select pg_advisory_xact_lock_shared(hashtextextended('usage-funding:m', 0))");
+          held();
+          await released;
+        });
+        await isHeld;
+        return async () => {
+          release();
+          await tx;
+        };
+      };
+      const misses = new Map<string, number>();
+      let stop = await writing();
+      for (let i = 0; i < MARK_WAIT_AFTER_MISSES; i++) expect(await moveFundingMarks(db, db.clock.now(), misses)).toBe(0); // a try each, no wait
+      expect(misses.get(`m|${asset}`)).toBe(MARK_WAIT_AFTER_MISSES);
+      expect(await fundingMarkOf(db, "m", asset)).toBe(0n);
+      // The next step waits: the usage being written ends within the wait, and the mark moves.
+      const t0 = Date.now();
+      const step = moveFundingMarks(db, db.clock.now(), misses);
+      await new Promise((r) => setTimeout(r, 300));
+      await stop();
+      expect(await step).toBe(1);
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(300);
+      expect(misses.has(`m|${asset}`)).toBe(false);
+      expect(await fundingMarkOf(db, "m", asset)).toBeGreaterThan(0n);
+      // A writer that holds on past the wait: the step gives up after MARK_WAIT_MS and tries again later.
+      await s.settle(100n * USD, "m settles 2"); // both records funded
+      await s.usage("o", "p", 100n * USD); // the next one awaits money
+      stop = await writing();
+      misses.set(`m|${asset}`, MARK_WAIT_AFTER_MISSES);
+      const t1 = Date.now();
+      expect(await moveFundingMarks(db, db.clock.now(), misses)).toBe(0);
+      expect(Date.now() - t1).toBeGreaterThanOrEqual(MARK_WAIT_MS - 100);
+      expect(Date.now() - t1).toBeLessThan(MARK_WAIT_MS + 5_000);
+      expect(misses.get(`m|${asset}`)).toBe(MARK_WAIT_AFTER_MISSES + 1);
+      await stop();
+      expect(await moveFundingMarks(db, db.clock.now(), misses)).toBe(1);
       expect((await verifyLedger(db)).violations).toEqual([]);
     },
   );

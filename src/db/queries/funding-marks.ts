@@ -28,6 +28,16 @@ export async function tryLockMarketplaceFunding(tx: Queryable, marketplaceId: st
 }
 
 /**
+ * Takes the marketplace's funding lock in exclusive mode, waiting in line behind the usage being
+ * written (and making new usage of the marketplace wait behind it) for at most `timeoutMs`; past
+ * that the statement fails with 55P03 (lock_not_available) and the transaction with it.
+ */
+export async function lockMarketplaceFundingWaiting(tx: Queryable, marketplaceId: string, timeoutMs: number): Promise<void> {
+  await tx.query("select set_config('lock_timeout', $1, true)", [`${Math.max(1, Math.floor(timeoutMs))}ms`]);
+  await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`usage-funding:${marketplaceId}`]);
+}
+
+/**
  * The last funding_seq drawn so far, by any marketplace (0 before the first): read in constant time
  * from the sequence. Read after tryLockMarketplaceFunding took the marketplace's lock, every record
  * of that marketplace up to it is committed, and every record it writes later draws more.
