@@ -126,6 +126,37 @@ describe("customer debit totals", () => {
     expect(await unfundedGross(false)).toBe(0n);
   });
 
+  it("with money converted out of the asset, the bound adds what was converted and still bounds the need", async () => {
+    const w = await usageWorld(ctx, 50_000_000n);
+    const other = await usageWorld(ctx, 50_000_000n);
+    expect((await ctx.usage.submit({ marketplaceId: w.m, input: w.record("x-1", { customerId: "postpaid" }) })).status).toBe("accepted");
+    expect((await ctx.usage.submit({ marketplaceId: w.m, input: w.record("x-2") })).status).toBe("accepted");
+    const gross = 2n * 2_498_400n;
+    expect(await customersDebitsBound(db, w.m, w.asset.id)).toBe(gross);
+    class Rollback extends Error {}
+    // Conversions out of the asset (as the worker records them when a customer's money moves to the
+    // pricing currency), in a transaction rolled back: the need grows by what each customer converted.
+    await db
+      .transaction(async (tx) => {
+        const convert = (customer: string, used: bigint) =>
+          tx.query(
+            `insert into conversions (id, transfer_id, kind, marketplace_id, customer_id, from_asset_id, to_asset_id, bps, part, used, remainder, to_amount, rate_num, rate_den, converted_at)
+             values ($1, $2, 'deposit', $3, $4, $5, $6, 10000, $7, $7, 0, $7, 1, 1, now())`,
+            [uuidv7(), uuidv7(), w.m, customer, w.asset.id, other.asset.id, used.toString()],
+          );
+        await convert("postpaid", 700n);
+        await convert("prepaid", 300n);
+        const need = await customersNeedBeyondCash(tx, w.m, w.asset.id);
+        expect(need).toBe(gross + 1_000n);
+        expect(await customersDebitsBound(tx, w.m, w.asset.id)).toBe(gross + 1_000n);
+        throw new Rollback();
+      })
+      .catch((e: unknown) => {
+        if (!(e instanceof Rollback)) throw e;
+      });
+    expect(await customersDebitsBound(db, w.m, w.asset.id)).toBe(gross);
+  });
+
   it("are written only by their trigger; a total changed behind its back misleads no payout and is named by verify", async () => {
     const w = await usageWorld(ctx, 50_000_000n);
     expect((await ctx.usage.submit({ marketplaceId: w.m, input: w.record("v-1", { customerId: "postpaid" }) })).status).toBe("accepted");

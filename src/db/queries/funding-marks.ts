@@ -6,10 +6,16 @@ import type { Queryable } from "../client.js";
  * funding_seq, so that a funding judgment walks only the records after it.
  */
 
-/** The marketplaces and assets whose customers have usage, with what their pool holds (settlements and credit limit). */
+/**
+ * The marketplaces and assets whose customers have debits, with what their pool holds (settlements
+ * and credit limit) and `debits`: the one-row bound of what their usage could need beyond their
+ * customers' money (customersDebitsBound: the debits plus what was converted out of the asset).
+ */
 export async function markCandidates(db: Queryable): Promise<Array<{ marketplace_id: string; asset_id: string; available: string; debits: string }>> {
   return db.query(
-    `select t.marketplace_id, t.asset_id, t.debits_posted::text as debits,
+    `select t.marketplace_id, t.asset_id,
+            (t.debits_posted + (select coalesce(sum(used), 0) from conversions v
+                                 where v.kind = 'deposit' and v.marketplace_id = t.marketplace_id and v.from_asset_id = t.asset_id))::text as debits,
             ((select coalesce(sum(amount), 0) from funds_receipts f where f.marketplace_id = t.marketplace_id and f.asset_id = t.asset_id and f.customer_id is null)
              + coalesce((select credit_limit from marketplace_credit_limits l where l.marketplace_id = t.marketplace_id and l.asset_id = t.asset_id), 0))::text as available
        from customer_debit_totals t where t.debits_posted > 0 order by t.marketplace_id, t.asset_id`,

@@ -48,23 +48,25 @@ export async function customersNeedBeyondCash(db: Queryable, marketplaceId: stri
 }
 
 /**
- * An upper bound of customersNeedBeyondCash read from one row: the sum of the debits posted to the
- * marketplace's customer accounts (customer_debit_totals, kept by a trigger on account_balances).
- * Each customer's money received is a sum of amounts that are never negative (deposits, receipts,
- * conversions into the asset), so `debits − received` is at most `debits` for every account, as
- * long as no money was converted out of this asset (a conversion's `used` lowers the customer's
- * money received here). null when some was, and when the row is missing or negative (its
- * customers have no debits yet, or it is not what the trigger keeps): then only the full sum bounds it.
+ * An upper bound of customersNeedBeyondCash read from one row and the marketplace's conversions out
+ * of the asset: the sum of the debits posted to the marketplace's customer accounts
+ * (customer_debit_totals, kept by a trigger on account_balances) plus what was converted out of
+ * the asset. A customer has one account per asset (its billing is fixed), and its money received
+ * is what came in (deposits, receipts, conversions into the asset: amounts that are never
+ * negative) less what was converted out (`used`, never negative), so `debits − received` is at
+ * most `debits + converted out` for every account, and the sum at most the sum of both. null when
+ * the row is missing or negative (its customers have no debits yet, or it is not what the trigger
+ * keeps): then only the full sum bounds it.
  */
 export async function customersDebitsBound(db: Queryable, marketplaceId: string, assetId: string): Promise<bigint | null> {
-  const [row] = await db.query<{ debits: string | null; converted_out: boolean }>(
+  const [row] = await db.query<{ debits: string | null; converted_out: string }>(
     `select (select debits_posted from customer_debit_totals where marketplace_id = $1 and asset_id = $2)::text as debits,
-            exists (select 1 from conversions where kind = 'deposit' and marketplace_id = $1 and from_asset_id = $2 and used > 0) as converted_out`,
+            (select coalesce(sum(used), 0) from conversions where kind = 'deposit' and marketplace_id = $1 and from_asset_id = $2)::text as converted_out`,
     [marketplaceId, assetId],
   );
-  if (row!.converted_out || row!.debits === null) return null;
+  if (row!.debits === null) return null;
   const debits = BigInt(row!.debits);
-  return debits < 0n ? null : debits;
+  return debits < 0n ? null : debits + BigInt(row!.converted_out);
 }
 
 export type UnfundedRow = { operator_id: string; gross: string; net: string; disputed_net: string };
