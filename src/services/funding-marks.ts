@@ -1,5 +1,5 @@
 import type { Database } from "../db/client.js";
-import { firstUnfundedRecord } from "../db/queries/funding.js";
+import { firstUnfundedRecord, tryLockMarketplaceFundingExclusive } from "../db/queries/funding.js";
 import {
   lockFundingMark,
   lockMarketplaceFundingWaiting,
@@ -7,7 +7,6 @@ import {
   markCandidates,
   moveFundingMark,
   summarizeFundingSeqRanges,
-  tryLockMarketplaceFunding,
 } from "../db/queries/funding-marks.js";
 import { inTransaction } from "./transaction.js";
 
@@ -64,7 +63,7 @@ export async function moveFundingMark1(
   // record of it up to there is committed. Usage waits only for this one read of the sequence.
   const top = await inTransaction(db, async (tx) => {
     if (wait) await lockMarketplaceFundingWaiting(tx, marketplaceId, MARK_WAIT_MS);
-    else if (!(await tryLockMarketplaceFunding(tx, marketplaceId))) return null;
+    else if (!(await tryLockMarketplaceFundingExclusive(tx, marketplaceId))) return null;
     return lastFundingSeq(tx);
   }).catch((err: unknown) => {
     if ((err as { code?: string }).code === "55P03") return null; // the wait ran out

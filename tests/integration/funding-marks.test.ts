@@ -17,6 +17,41 @@ afterEach(async () => {
 
 class Rollback extends Error {}
 
+type World = FundingWorld["w"];
+
+/** The test token's asset id. */
+async function tokenId(db: World["db"]): Promise<string> {
+  return (await db.query<{ id: string }>("select id from assets where code = $1", [TOKEN]))[0]!.id;
+}
+
+/** Writes to the mark tables as the mark step does (its flag set), in a transaction of their own. */
+async function asMarkStep(db: World["db"], ...statements: string[]): Promise<void> {
+  await db.transaction(async (tx: Queryable) => {
+    await tx.query("select set_config('ledger.marking_usage_funding', 'on', true)");
+    for (const sql of statements) await tx.query(sql);
+  });
+}
+
+/**
+ * The shown judgment of marketplace m as the service makes it (from the mark when it holds), and
+ * the walk over every record (the mark removed in a transaction rolled back).
+ */
+async function markedAndFull(db: World["db"], asset: string, options: Without = {}) {
+  const marked = await unfundedUsage(db, "m", asset, null, { ...options, shown: true });
+  let full: Awaited<ReturnType<typeof unfundedUsage>> = [];
+  await db
+    .transaction(async (tx: Queryable) => {
+      await tx.query("select set_config('ledger.marking_usage_funding', 'on', true)");
+      await tx.query("delete from usage_funding_marks where marketplace_id = 'm'");
+      full = await unfundedUsage(tx, "m", asset, null, { ...options, shown: true });
+      throw new Rollback();
+    })
+    .catch((e: unknown) => {
+      if (!(e instanceof Rollback)) throw e;
+    });
+  return { marked, full };
+}
+
 /**
  * Funding marks (docs/ledger.md, "The funding mark"): a judgment that starts after the mark must
  * give what the walk over every record gives, whatever happened since the mark was made.
@@ -25,7 +60,7 @@ describe("funding marks", () => {
   it("a judgment from the mark equals the walk over every record: records added, money up and down, reversals, records left out", async () => {
     const s = (world = await fundingWorld());
     const db = s.w.db;
-    const [{ id: asset }] = (await db.query<{ id: string }>("select id from assets where code = $1", [TOKEN])) as [{ id: string }];
+    const asset = await tokenId(db);
     const seqOf = async (usageId: string) =>
       BigInt((await db.query<{ s: string }>("select funding_seq::text as s from usage_records where id = $1", [usageId]))[0]!.s);
     const grant = s.grant;
@@ -33,24 +68,8 @@ describe("funding marks", () => {
       const p = await marketplacePool(db, "m", asset);
       return p.settled + p.creditLimit;
     };
-    /** The judgment as the service makes it (from the mark when it holds), and the walk over every record (the mark removed, then put back). */
-    const both = async (options: Without = {}) => {
-      const marked = await unfundedUsage(db, "m", asset, null, { ...options, shown: true });
-      let full: Awaited<ReturnType<typeof unfundedUsage>> = [];
-      await db
-        .transaction(async (tx: Queryable) => {
-          await tx.query("select set_config('ledger.marking_usage_funding', 'on', true)");
-          await tx.query("delete from usage_funding_marks where marketplace_id = 'm'");
-          full = await unfundedUsage(tx, "m", asset, null, { ...options, shown: true });
-          throw new Rollback();
-        })
-        .catch((e: unknown) => {
-          if (!(e instanceof Rollback)) throw e;
-        });
-      return { marked, full };
-    };
     const expectSame = async (options: Without = {}) => {
-      const { marked, full } = await both(options);
+      const { marked, full } = await markedAndFull(db, asset, options);
       expect(marked).toEqual(full);
       return marked;
     };
@@ -153,10 +172,7 @@ describe("funding marks", () => {
       await expect(db.query(sql), sql).rejects.toMatchObject({ code: "42501" });
 
     // Past the guard (a session that sets the step's flag), verify names the customer's wrong part.
-    await db.transaction(async (tx: Queryable) => {
-      await tx.query("select set_config('ledger.marking_usage_funding', 'on', true)");
-      await tx.query("update usage_funding_mark_customers set gross = gross - 1");
-    });
+    await asMarkStep(db, "update usage_funding_mark_customers set gross = gross - 1");
     const report = await verifyLedger(db);
     expect(report.ok).toBe(false);
     expect(report.violations).toEqual([
@@ -165,11 +181,7 @@ describe("funding marks", () => {
         detail: expect.stringMatching(/marketplace m, asset .*, customer p: gross 99999999 kept at the funding mark, 100000000 in its usage records/),
       }),
     ]);
-    await db.transaction(async (tx: Queryable) => {
-      await tx.query("select set_config('ledger.marking_usage_funding', 'on', true)");
-      await tx.query("update usage_funding_mark_customers set gross = gross + 1");
-      await tx.query("update usage_funding_marks set funding_seq = funding_seq + 1000000000");
-    });
+    await asMarkStep(db, "update usage_funding_mark_customers set gross = gross + 1", "update usage_funding_marks set funding_seq = funding_seq + 1000000000");
     // A mark moved past every funding_seq drawn: its parts no longer match what is up to it either.
     expect((await verifyLedger(db)).violations).toEqual([
       expect.objectContaining({ check: "funding_marks", detail: expect.stringContaining("customer p: gross 100000000 kept at the funding mark, 200000000") }),
@@ -180,7 +192,7 @@ describe("funding marks", () => {
   it("marks moved while usage is written never count a record twice or leave one out", async () => {
     const s = (world = await fundingWorld());
     const db = s.w.db;
-    const [{ id: asset }] = (await db.query<{ id: string }>("select id from assets where code = $1", [TOKEN])) as [{ id: string }];
+    const asset = await tokenId(db);
     await s.settle(1_000n * USD, "m settles 1");
     let writing = true;
     const writers = Promise.all(
@@ -200,18 +212,7 @@ describe("funding marks", () => {
     expect((await verifyLedger(db)).violations).toEqual([]);
     const mark = await fundingMarkOf(db, "m", asset);
     expect(mark).toBeGreaterThan(0n);
-    const marked = await unfundedUsage(db, "m", asset, null, { shown: true });
-    let full: Awaited<ReturnType<typeof unfundedUsage>> = [];
-    await db
-      .transaction(async (tx: Queryable) => {
-        await tx.query("select set_config('ledger.marking_usage_funding', 'on', true)");
-        await tx.query("delete from usage_funding_marks");
-        full = await unfundedUsage(tx, "m", asset, null, { shown: true });
-        throw new Rollback();
-      })
-      .catch((e: unknown) => {
-        if (!(e instanceof Rollback)) throw e;
-      });
+    const { marked, full } = await markedAndFull(db, asset);
     expect(marked).toEqual(full);
     expect(full.length).toBeGreaterThan(0);
   });
@@ -226,10 +227,7 @@ describe("funding marks", () => {
     const net = 89n * USD;
     expect(await s.balance("o")).toMatchObject({ payable_now: net.toString(), awaiting_funds: net.toString() });
     // Past the guard: the mark's part of customer p lowered to 0, as if its first record took nothing from the pool.
-    await db.transaction(async (tx: Queryable) => {
-      await tx.query("select set_config('ledger.marking_usage_funding', 'on', true)");
-      await tx.query("update usage_funding_mark_customers set gross = 0");
-    });
+    await asMarkStep(db, "update usage_funding_mark_customers set gross = 0");
     // The balance shown trusts the mark (verify names it) ...
     expect((await s.balance("o")).awaiting_funds).toBe("0");
     expect((await verifyLedger(db)).violations).toEqual([expect.objectContaining({ check: "funding_marks" })]);
@@ -246,7 +244,7 @@ describe("funding marks", () => {
     async () => {
       const s = (world = await fundingWorld());
       const db = s.w.db;
-      const [{ id: asset }] = (await db.query<{ id: string }>("select id from assets where code = $1", [TOKEN])) as [{ id: string }];
+      const asset = await tokenId(db);
       await s.settle(100n * USD, "c wire", "c");
       await s.settle(150n * USD, "m settles");
       await s.usage("o", "c", 40n * USD);
@@ -281,7 +279,7 @@ describe("funding marks", () => {
     async () => {
       const s = (world = await fundingWorld());
       const db = s.w.db;
-      const [{ id: asset }] = (await db.query<{ id: string }>("select id from assets where code = $1", [TOKEN])) as [{ id: string }];
+      const asset = await tokenId(db);
       await s.settle(100n * USD, "m settles");
       await s.usage("o", "p", 100n * USD);
       await s.usage("honest", "p", 100n * USD); // awaits money

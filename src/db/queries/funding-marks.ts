@@ -1,4 +1,5 @@
 import type { Queryable } from "../client.js";
+import { lockMarketplaceFundingExclusive, poolSql } from "./funding.js";
 
 /**
  * Funding marks (usage_funding_marks, usage_funding_mark_customers; docs/ledger.md "The funding
@@ -14,23 +15,10 @@ import type { Queryable } from "../client.js";
 export async function markCandidates(db: Queryable): Promise<Array<{ marketplace_id: string; asset_id: string; available: string; debits: string }>> {
   return db.query(
     `select t.marketplace_id, t.asset_id,
-            (t.debits_posted + (select coalesce(sum(used), 0) from conversions v
-                                 where v.kind = 'deposit' and v.marketplace_id = t.marketplace_id and v.from_asset_id = t.asset_id))::text as debits,
-            ((select coalesce(sum(amount), 0) from funds_receipts f where f.marketplace_id = t.marketplace_id and f.asset_id = t.asset_id and f.customer_id is null)
-             + coalesce((select credit_limit from marketplace_credit_limits l where l.marketplace_id = t.marketplace_id and l.asset_id = t.asset_id), 0))::text as available
+            (t.debits_posted + ${poolSql.convertedOut("t.marketplace_id", "t.asset_id")})::text as debits,
+            (${poolSql.settled("t.marketplace_id", "t.asset_id")} + ${poolSql.creditLimit("t.marketplace_id", "t.asset_id")})::text as available
        from customer_debit_totals t where t.debits_posted > 0 order by t.marketplace_id, t.asset_id`,
   );
-}
-
-/**
- * Takes the marketplace's funding lock in exclusive mode if nobody holds it now (usage being
- * written holds it shared): true when taken. Once taken, no usage of the marketplace is being
- * written, so every record with a funding_seq at most the highest one read after it (in a later
- * statement: a later snapshot) is committed and visible.
- */
-export async function tryLockMarketplaceFunding(tx: Queryable, marketplaceId: string): Promise<boolean> {
-  const [row] = await tx.query<{ got: boolean }>("select pg_try_advisory_xact_lock(hashtextextended($1, 0)) as got", [`usage-funding:${marketplaceId}`]);
-  return row!.got;
 }
 
 /**
@@ -40,12 +28,12 @@ export async function tryLockMarketplaceFunding(tx: Queryable, marketplaceId: st
  */
 export async function lockMarketplaceFundingWaiting(tx: Queryable, marketplaceId: string, timeoutMs: number): Promise<void> {
   await tx.query("select set_config('lock_timeout', $1, true)", [`${Math.max(1, Math.floor(timeoutMs))}ms`]);
-  await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`usage-funding:${marketplaceId}`]);
+  await lockMarketplaceFundingExclusive(tx, marketplaceId);
 }
 
 /**
  * The last funding_seq drawn so far, by any marketplace (0 before the first): read in constant time
- * from the sequence. Read after tryLockMarketplaceFunding took the marketplace's lock, every record
+ * from the sequence. Read after the marketplace's funding lock was taken in exclusive mode, every record
  * of that marketplace up to it is committed, and every record it writes later draws more.
  */
 export async function lastFundingSeq(tx: Queryable): Promise<bigint> {

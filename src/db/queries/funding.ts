@@ -7,11 +7,23 @@ import { pgArray } from "../sql-arrays.js";
  * and the advisory locks that funding is judged under.
  */
 
+/**
+ * SQL for a marketplace's money in an asset, given the SQL of the marketplace id and the asset id
+ * (parameters, or columns of a query over many marketplaces): what it settled (receipts without a
+ * customer), the credit limit the platform grants it, and what its customers converted out of the asset.
+ */
+export const poolSql = {
+  settled: (m: string, a: string) =>
+    `(select coalesce(sum(amount), 0) from funds_receipts where marketplace_id = ${m} and asset_id = ${a} and customer_id is null)`,
+  creditLimit: (m: string, a: string) => `coalesce((select credit_limit from marketplace_credit_limits where marketplace_id = ${m} and asset_id = ${a}), 0)`,
+  convertedOut: (m: string, a: string) =>
+    `(select coalesce(sum(used), 0) from conversions where kind = 'deposit' and marketplace_id = ${m} and from_asset_id = ${a})`,
+};
+
 /** What a marketplace settled (receipts without a customer) and the credit limit the platform grants it, in an asset. */
 export async function marketplacePoolTotals(db: Queryable, marketplaceId: string, assetId: string): Promise<{ settled: bigint; creditLimit: bigint }> {
   const [row] = await db.query<{ settled: string; credit_limit: string }>(
-    `select (select coalesce(sum(amount), 0) from funds_receipts where marketplace_id = $1 and asset_id = $2 and customer_id is null)::text as settled,
-            coalesce((select credit_limit from marketplace_credit_limits where marketplace_id = $1 and asset_id = $2), 0)::text as credit_limit`,
+    `select ${poolSql.settled("$1", "$2")}::text as settled, ${poolSql.creditLimit("$1", "$2")}::text as credit_limit`,
     [marketplaceId, assetId],
   );
   return { settled: BigInt(row!.settled), creditLimit: BigInt(row!.credit_limit) };
@@ -61,7 +73,7 @@ export async function customersNeedBeyondCash(db: Queryable, marketplaceId: stri
 export async function customersDebitsBound(db: Queryable, marketplaceId: string, assetId: string): Promise<bigint | null> {
   const [row] = await db.query<{ debits: string | null; converted_out: string }>(
     `select (select debits_posted from customer_debit_totals where marketplace_id = $1 and asset_id = $2)::text as debits,
-            (select coalesce(sum(used), 0) from conversions where kind = 'deposit' and marketplace_id = $1 and from_asset_id = $2)::text as converted_out`,
+            ${poolSql.convertedOut("$1", "$2")}::text as converted_out`,
     [marketplaceId, assetId],
   );
   if (row!.debits === null) return null;
@@ -335,5 +347,13 @@ export async function lockMarketplacesFundingShared(tx: Queryable, marketplaceId
 
 /** A marketplace's funding lock in exclusive mode: no usage written, no payout judged meanwhile. */
 export async function lockMarketplaceFundingExclusive(tx: Queryable, marketplaceId: string): Promise<void> {
-  await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`usage-funding:${marketplaceId}`]);
+  await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [fundingLockKey(marketplaceId)]);
 }
+
+/** The same, only if nobody holds it now (usage being written holds it shared): true when taken. */
+export async function tryLockMarketplaceFundingExclusive(tx: Queryable, marketplaceId: string): Promise<boolean> {
+  const [row] = await tx.query<{ got: boolean }>("select pg_try_advisory_xact_lock(hashtextextended($1, 0)) as got", [fundingLockKey(marketplaceId)]);
+  return row!.got;
+}
+
+const fundingLockKey = (marketplaceId: string) => `usage-funding:${marketplaceId}`;
