@@ -2,6 +2,7 @@ import type { Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
 import { ensureAccounts } from "../db/ensure-accounts.js";
 import { getAsset } from "../db/queries/assets.js";
+import { lockMarketplaceFundingExclusive } from "../db/queries/funding.js";
 import { convertedOutOf, convertibleDeposits, lockDepositConversions, type ConvertibleDepositRow } from "../db/queries/conversion-reports.js";
 import { insertConversions, lockConversionPair, postedNets } from "../db/queries/conversions.js";
 import { writeTransfers } from "../db/transfer-writer.js";
@@ -22,7 +23,7 @@ const PAGE = 200;
  * into it when it has arrived (docs/settlement.md, "Customer funds"), at the rate of the moment,
  * by the same rules as payouts: rounded down for the customer, the remainder left in its balance
  * in the asset paid, the platform's position marked to the rate. Only money received is converted
- * (never a deposit a marketplace merely claimed), each amount once whatever the number of workers
+ * (never a deposit a marketplace merely claimed, nor money that paid the customer's usage), each amount once whatever the number of workers
  * (the amount is judged again under a lock per account, and the conversion's key is what was
  * converted out of the account before it), and it counts as received in the pricing currency for
  * the operators it pays. Without a usable rate the money waits in the asset paid. One customer's
@@ -62,12 +63,20 @@ export async function convertDeposits(db: Database, settlements: Settlements, lo
   return converted;
 }
 
-/** Converts what one customer account holds of money received, judged under its lock; false when nothing was (left) to convert. */
+/**
+ * Converts what one customer account holds of money received and not used by its usage
+ * (convertibleDeposits), judged under the marketplace's funding lock and the account's; false
+ * when nothing was (left) to convert.
+ */
 export async function convertDeposit(db: Database, row: ConvertibleDepositRow, from: Asset, to: Asset, chosen: ChosenRate): Promise<boolean> {
   const plan = { amount: 0n, out: 0n, used: 0n, remainder: 0n, revaluation: 0n };
   const [result] = await writeTransfers(
     db,
     async (tx) => {
+      // The marketplace's funding lock first, as a payout's judgment takes it: usage being written
+      // (which holds it shared) and payouts being judged wait, so the amount judged below counts
+      // every record the customer's money has to fund, and no payout relies on the money converted.
+      await lockMarketplaceFundingExclusive(tx, row.marketplace_id);
       await lockDepositConversions(tx, row.account_id);
       const [now] = await convertibleDeposits(tx, { limit: 1, accountId: row.account_id });
       plan.amount = now ? BigInt(now.convertible) : 0n;

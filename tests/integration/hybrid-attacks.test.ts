@@ -1,3 +1,4 @@
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chainSettingsFor, deployPriceFeed, updatePriceFeed } from "../../scripts/anvil-chain.js";
 import { loadChains } from "../../src/chain/config.js";
@@ -60,6 +61,10 @@ async function customerBalance(market: string, id: string, asset: Asset) {
   );
   return { credits: BigInt(r?.c ?? 0), debits: BigInt(r?.d ?? 0) };
 }
+const accountOf = async (market: string, id: string, asset: Asset) =>
+  (
+    await s.w.db.query<{ id: string }>("select id from accounts where marketplace_id = $1 and ref = $2 and asset_id = $3", [market, `customer:${id}`, asset.id])
+  )[0]?.id;
 const usedFrom = async (customerId: string) =>
   BigInt(
     (
@@ -255,4 +260,99 @@ describe("hybrid settlement under attack", () => {
     expect((await convertibleDeposits(s.w.db, { limit: 1000 })).filter((r) => r.customer_id.startsWith("dust")).length).toBe(12);
     expect(await customerBalance("b", "late", usd)).toEqual({ credits: 50n * USD, debits: 0n });
   }, 120_000);
+  it("holds: money received after the pricing currency that already paid the customer's usage is not converted (a claimed balance left behind stays in its asset)", async () => {
+    // A marketplace of its own, so that it has no pricing currency yet.
+    expectStatus(await s.api.call("POST", "/v1/marketplaces", { body: { id: "z", name: "market z" } }), 201);
+    expectStatus(
+      await s.api.call("POST", "/v1/marketplaces/z/fee-schedules", {
+        body: {
+          effective_from: "2020-01-01T00:00:00Z",
+          rules: [
+            { party: "marketplace", bps: 1000 },
+            { party: "protocol", bps: 100 },
+          ],
+        },
+      }),
+      201,
+    );
+    const zk = await s.key("marketplace", "z");
+    expectStatus(await s.api.call("POST", "/v1/operators", { key: zk, body: { id: "oz", name: "oz" } }), 201);
+    const ok = await s.key("operator", "oz");
+    const wallet = privateKeyToAccount(generatePrivateKey());
+    const ch = expectStatus(
+      await s.api.call("POST", "/v1/operators/oz/payout-address-challenges", { key: ok, body: { chain_id: 31337, address: wallet.address } }),
+      201,
+    ).body;
+    const signature = await wallet.signMessage({ message: ch.message });
+    expectStatus(
+      await s.api.call("PUT", "/v1/operators/oz/payout-address", {
+        key: ok,
+        body: { chain_id: 31337, address: wallet.address, challenge_id: ch.id, signature },
+      }),
+      200,
+    );
+    expectStatus(await s.api.call("POST", "/v1/customers", { key: zk, body: { id: "zc", billing: "prepaid" } }), 201);
+    await s.deposit("zc", 100n * USD, zk); // claimed by the marketplace: its debt, not money received
+    await s.usage("oz", "zc", 100n * USD, { key: zk }); // oz earns 89 TUSD, unfunded
+    await setMarketplacePricing(s.w.db, "z", usd.id, s.w.db.clock.now());
+    await s.settle(100n * USD, "wire for zc", "zc", "z"); // the only money received: it funds zc's usage
+    const payout = await s.api.call("POST", "/v1/payouts", { key: ok, body: { asset: "TUSD", amount: (89n * USD).toString() } });
+    expectStatus(payout, 201); // oz is paid out of it
+    // zc's balance in TUSD is 100 (the claim), and 100 was received since the pricing currency: but
+    // that money paid the usage, so none of it is the customer's to convert.
+    expect(await customerBalance("z", "zc", tusd)).toEqual({ credits: 200n * USD, debits: 100n * USD });
+    expect((await convertibleDeposits(s.w.db, { limit: 1000 })).filter((r) => r.customer_id === "zc")).toEqual([]);
+    await convertDeposits(s.w.db, s.w.settlements, log);
+    expect(await usedFrom("zc")).toBe(0n);
+    expect(await customerBalance("z", "zc", usd)).toEqual({ credits: 0n, debits: 0n });
+    // A row read before (a worker's stale page) converts nothing either: the amount is judged again inside.
+    const stale = {
+      account_id: (await accountOf("z", "zc", tusd))!,
+      marketplace_id: "z",
+      customer_id: "zc",
+      billing: "prepaid" as const,
+      asset_id: tusd.id,
+      pricing_asset_id: usd.id,
+      convertible: (100n * USD).toString(),
+    };
+    expect(await convertDeposit(s.w.db, stale, tusd, usd, await manualRate(tusd, usd, 1n, 1n))).toBe(false);
+    expect(await usedFrom("zc")).toBe(0n);
+    expect(await paidBeyondFunds(s.w.db)).toEqual([]);
+    // Money received beyond what the usage used is the customer's: it is converted, and only it.
+    await s.settle(30n * USD, "second wire for zc", "zc", "z");
+    await convertDeposits(s.w.db, s.w.settlements, log);
+    expect(await usedFrom("zc")).toBe(30n * USD);
+    expect(await customerBalance("z", "zc", usd)).toEqual({ credits: 30n * USD, debits: 0n });
+    expect(await paidBeyondFunds(s.w.db)).toEqual([]);
+    expect((await verifyLedger(s.w.db)).violations.filter((v) => v.check === "funded_payouts")).toEqual([]);
+  });
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    "holds: a deposit conversion waits for the marketplace's usage being written, as a payout's judgment does",
+    async () => {
+      const zk = await s.key("marketplace", "z");
+      expectStatus(await s.api.call("POST", "/v1/customers", { key: zk, body: { id: "zd", billing: "prepaid" } }), 201);
+      await s.settle(50n * USD, "wire for zd", "zd", "z");
+      const [row] = (await convertibleDeposits(s.w.db, { limit: 1000 })).filter((r) => r.customer_id === "zd");
+      expect(row?.convertible).toBe((50n * USD).toString());
+      // Usage of z being written: its funding lock held shared by another connection.
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      let held!: () => void;
+      const isHeld = new Promise<void>((r) => (held = r));
+      const writing = s.w.db.transaction(async (t) => {
+        await t.query("select pg_advisory_xact_lock_shared(hashtextextended('usage-funding:z', 0))");
+        held();
+        await released;
+      });
+      await isHeld;
+      let done = false;
+      const conversion = convertDeposit(s.w.db, row!, tusd, usd, await manualRate(tusd, usd, 1n, 1n)).finally(() => (done = true));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(done, "converted while usage of the marketplace was being written").toBe(false);
+      release();
+      await writing;
+      expect(await conversion).toBe(true);
+      expect(await usedFrom("zd")).toBe(50n * USD);
+    },
+  );
 });
