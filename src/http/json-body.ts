@@ -11,7 +11,10 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  * content encoding (415), bytes that are not UTF-8, nesting deeper than 32 levels (which would
  * exhaust the stack of recursive code further on), strings that are not well-formed Unicode (lone
  * surrogates, which PostgreSQL cannot store), NUL characters (which it cannot store either: a 400
- * naming the field), and `__proto__` keys (which JavaScript objects drop silently). A request without a body passes: operations whose body is optional treat it as {}.
+ * naming the field), `__proto__` keys (which JavaScript objects drop silently), and numbers that
+ * would not keep their value through parsing (beyond ±1.8e308, whole numbers beyond ±(2^53 − 1),
+ * non-zero numbers below the smallest double, which read as 0): stored as parsed, they would not
+ * be what was sent. A request without a body passes: operations whose body is optional treat it as {}.
  */
 export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
   const type = c.req.header("content-type");
@@ -49,6 +52,12 @@ export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
   // One walk over the parsed body (cheaper than a JSON.parse reviver, which V8 runs slowly).
   const found = checkStrings(parsed, text.includes("\\u0000"));
   if (found.problem !== undefined) throw found.problem;
+  if (found.inexact) throw inexactNumber(parsed);
+  // A literal below the smallest double reads as 0: only a long exponent or fraction can be one.
+  if (/[eE]-\d{3}|\.\d{300}/.test(text)) {
+    const zero = underflowingLiteral(text);
+    if (zero !== undefined) throw numberProblem("body", `the number ${zero.literal} at line ${zero.line}, column ${zero.column} reads as 0`);
+  }
   // PostgreSQL stores no NUL character in text or jsonb: refused here, naming where it is.
   if (found.nulAt !== undefined) {
     const path = found.nulAt === "" ? "body" : found.nulAt;
@@ -66,8 +75,8 @@ export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
  * well-formed Unicode is a problem (the first found); with `nul`, also the path of the first
  * string or field name holding a NUL character.
  */
-function checkStrings(value: unknown, nul: boolean): { problem?: ApiError; nulAt?: string } {
-  const out: { problem?: ApiError; nulAt?: string } = {};
+function checkStrings(value: unknown, nul: boolean): { problem?: ApiError; nulAt?: string; inexact?: boolean } {
+  const out: { problem?: ApiError; nulAt?: string; inexact?: boolean } = {};
   // Paths are only spelt out while a NUL is still being looked for (a large body has many).
   const seeking = () => nul && out.nulAt === undefined;
   const join = (at: string, k: string) => (!seeking() ? "" : at === "" ? k : `${at}.${k}`);
@@ -76,6 +85,10 @@ function checkStrings(value: unknown, nul: boolean): { problem?: ApiError; nulAt
     if (typeof v === "string") {
       if (!v.isWellFormed()) out.problem = notWellFormed();
       else if (seeking() && v.includes("\u0000")) out.nulAt = at;
+      return;
+    }
+    if (typeof v === "number") {
+      if (!exact(v)) out.inexact = true;
       return;
     }
     if (v === null || typeof v !== "object") return;
@@ -99,6 +112,58 @@ function checkStrings(value: unknown, nul: boolean): { problem?: ApiError; nulAt
   };
   visit(value, "");
   return out;
+}
+
+/**
+ * A JSON number keeps its value through parsing: finite (not beyond ±1.8e308) and, when whole,
+ * within ±(2^53 − 1), where every integer is exact. Numbers of the API's own fields are checked
+ * by their schemas; this is for free-form ones (metadata), which are stored as parsed.
+ */
+const exact = (v: number) => Number.isFinite(v) && (!Number.isInteger(v) || Number.isSafeInteger(v));
+
+const numberProblem = (path: string, what: string) =>
+  new ApiError("invalid_request", `${path}: ${what}; send a number that large or that precise as a string`, [
+    { path, message: `${what}; send it as a string` },
+  ]);
+
+/** The problem naming the first number of the body that does not keep its value (a second walk, with paths: rare). */
+function inexactNumber(body: unknown): ApiError {
+  const find = (v: unknown, at: string): string | undefined => {
+    if (typeof v === "number") return exact(v) ? undefined : at;
+    if (v === null || typeof v !== "object") return undefined;
+    for (const [k, x] of Array.isArray(v) ? v.entries() : Object.entries(v)) {
+      const hit = find(x, at === "" ? String(k) : `${at}.${k}`);
+      if (hit !== undefined) return hit;
+    }
+    return undefined;
+  };
+  const path = find(body, "") || "body";
+  return numberProblem(path, "is a number that does not keep its value (beyond ±1.8e308, or a whole number beyond ±9007199254740991)");
+}
+
+/** The first number literal of JSON text (outside strings) with a non-zero digit that reads as 0, with where it is. */
+function underflowingLiteral(text: string): { literal: string; line: number; column: number } | undefined {
+  const literal = /-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?/y;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 92 /* \ */) i++;
+      else if (ch === 34 /* " */) inString = false;
+    } else if (ch === 34) inString = true;
+    else if (ch === 45 /* - */ || (ch >= 48 && ch <= 57)) {
+      literal.lastIndex = i;
+      const m = literal.exec(text);
+      if (m === null) continue;
+      const digits = m[0].replace(/[eE].*$/, "");
+      if (Number(m[0]) === 0 && /[1-9]/.test(digits)) {
+        const before = text.slice(0, i);
+        return { literal: m[0].length > 40 ? `${m[0].slice(0, 37)}...` : m[0], line: before.split("\n").length, column: i - before.lastIndexOf("\n") };
+      }
+      i += m[0].length - 1;
+    }
+  }
+  return undefined;
 }
 
 const notWellFormed = () =>

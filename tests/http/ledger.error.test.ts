@@ -225,6 +225,23 @@ describe("bodies that are not what they seem", () => {
       "invalid_request",
     ));
   it("5,000 nested objects", () => refused(raw(body().replace('"__X__"', '{"a":'.repeat(5000) + "1" + "}".repeat(5000))), 400, "invalid_request"));
+  it("a number beyond the largest double (it would read as Infinity, stored as null)", () =>
+    refused(raw(body().replace('"__X__"', '{"x":[1,1e400]}')), 400, "invalid_request", "metadata.note.x.1"));
+  it("a whole number beyond 2^53 - 1 (it would lose digits)", () =>
+    refused(raw(body().replace('"__X__"', "12345678901234567890")), 400, "invalid_request", "metadata.note"));
+  it("a whole number written with an exponent beyond 2^53 - 1 (1e300 is not exactly 10^300 as a double)", () =>
+    refused(raw(body().replace('"__X__"', "1e300")), 400, "invalid_request", "metadata.note"));
+  it("a non-zero number below the smallest double (it would read as 0): the answer says where", async () => {
+    const r = await refused(raw(body().replace('"__X__"', "-1e-400")), 400, "invalid_request", "body");
+    expect(r.body.detail).toMatch(/-1e-400 at line 1, column \d+ reads as 0/);
+    await refused(raw(body().replace('"__X__"', `0.${"0".repeat(330)}1`)), 400, "invalid_request", "body");
+  });
+  it("numbers that keep their value are stored as sent, a string that looks like a tiny number too", async () => {
+    const note = { big: 9007199254740991, small: -9007199254740991, tiny: 5e-324, fraction: 0.1, zero: 0, negzero: -0.0, exp: 1.5e-300, text: "1e-400" };
+    const text = body().replace('"__X__"', JSON.stringify(note).replace('"negzero":0', '"negzero":-0.0').replace('"zero":0', '"zero":0e-999'));
+    const r = expectStatus(await raw(text)(), 201);
+    expect(r.body.metadata.note).toEqual({ ...note, negzero: 0 });
+  });
   it("a __proto__ key", () => refused(raw(body().replace('"note"', '"__proto__"').replace('"__X__"', '{"x":1}')), 400, "invalid_request", "__proto__"));
   it("bytes that are not UTF-8", async () => {
     const before = await writeCounts(api.db);
