@@ -53,8 +53,10 @@ export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
   const found = checkStrings(parsed, text.includes("\\u0000"));
   if (found.problem !== undefined) throw found.problem;
   if (found.inexact) throw inexactNumber(parsed);
-  // A literal below the smallest double reads as 0: only a long exponent or fraction can be one.
-  if (/[eE]-\d{3}|\.\d{300}/.test(text)) {
+  // A literal below the smallest double (5e-324) reads as 0: it needs a negative exponent of three
+  // digits or more, or 200 zeros or more after the point (with an exponent of two digits at most,
+  // anything else is at least 1e-300).
+  if (/[eE]-\d{3}|\.0{200}/.test(text)) {
     const zero = underflowingLiteral(text);
     if (zero !== undefined) throw numberProblem("body", `the number ${zero.literal} at line ${zero.line}, column ${zero.column} reads as 0`);
   }

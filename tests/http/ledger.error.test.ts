@@ -235,6 +235,8 @@ describe("bodies that are not what they seem", () => {
     const r = await refused(raw(body().replace('"__X__"', "-1e-400")), 400, "invalid_request", "body");
     expect(r.body.detail).toMatch(/-1e-400 at line 1, column \d+ reads as 0/);
     await refused(raw(body().replace('"__X__"', `0.${"0".repeat(330)}1`)), 400, "invalid_request", "body");
+    await refused(raw(body().replace('"__X__"', `0.${"0".repeat(250)}1e-80`)), 400, "invalid_request", "body"); // neither part alone would be
+    await refused(raw(body().replace('"__X__"', "1E-0000400")), 400, "invalid_request", "body");
   });
   it("numbers that keep their value are stored as sent, a string that looks like a tiny number too", async () => {
     const note = { big: 9007199254740991, small: -9007199254740991, tiny: 5e-324, fraction: 0.1, zero: 0, negzero: -0.0, exp: 1.5e-300, text: "1e-400" };
