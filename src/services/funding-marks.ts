@@ -1,8 +1,9 @@
 import type { Database } from "../db/client.js";
 import { firstUnfundedRecord, tryLockMarketplaceFundingExclusive } from "../db/queries/funding.js";
 import {
+  fundingTopWhileWriting,
+  fundingWritersRunning,
   lockFundingMark,
-  lockMarketplaceFundingWaiting,
   lastFundingSeq,
   markCandidates,
   moveFundingMark,
@@ -21,35 +22,33 @@ import { inTransaction } from "./transaction.js";
  * money of the moment, so a mark made when money was higher is not used, and one made from a
  * stale view of the money is only less useful, never wrong.
  */
-export async function moveFundingMarks(db: Database, now: Date, misses: Map<string, number> = new Map()): Promise<number> {
+export async function moveFundingMarks(db: Database, now: Date, writing: WritingTops = new Map()): Promise<number> {
   // Where the customers' debits alone are covered, no judgment walks the usage (the shortcut in unfundedUsage).
   const short = (await markCandidates(db)).filter((c) => BigInt(c.debits) > BigInt(c.available));
   if (short.length === 0) return 0;
   await summarizeFundingSeqRanges(db);
   let moved = 0;
-  for (const c of short) {
-    const key = `${c.marketplace_id}|${c.asset_id}`;
-    const missed = misses.get(key) ?? 0;
-    const result = await moveFundingMark1(db, c.marketplace_id, c.asset_id, BigInt(c.available), now, missed >= MARK_WAIT_AFTER_MISSES);
-    if (result === "busy") misses.set(key, missed + 1);
-    else misses.delete(key);
-    if (result === "moved") moved++;
-  }
+  for (const c of short) if ((await moveFundingMark1(db, c.marketplace_id, c.asset_id, BigInt(c.available), now, writing)) === "moved") moved++;
   return moved;
 }
 
 /**
- * After this many steps in a row that found the marketplace writing usage (one step per
- * `JOURNAL_SEAL_INTERVAL_MS`: a minute at the default), the next one waits in line for the
- * marketplace's funding lock, at most MARK_WAIT_MS: a marketplace that never pauses between
- * batches has its usage wait that long, once, instead of keeping an old mark.
+ * Per marketplace and asset, what a step found while the marketplace was writing usage: the last
+ * funding_seq drawn and the transactions writing it then (fundingTopWhileWriting). Kept by the
+ * caller from one step to the next (the workers keep one for their life).
  */
-export const MARK_WAIT_AFTER_MISSES = 12;
-export const MARK_WAIT_MS = 2_000;
+export type WritingTops = Map<string, { top: bigint; writers: string[] }>;
 
 /**
- * Moves one mark: "busy" when the marketplace was writing usage (and `wait` was not asked, or the
- * wait ran out), "moved", or "kept" (already where the money reaches).
+ * Moves one mark: "moved", "kept" (already where the money reaches), or "busy" (the marketplace
+ * is writing usage, and nothing is known yet below which every record is committed).
+ *
+ * The mark's top is a funding_seq below which every record of the marketplace is committed. When
+ * no usage of it is being written (its funding lock is free), that is the last funding_seq drawn,
+ * read under the lock, which usage then waits for during that one read. When usage is being
+ * written, the step never waits: it notes the last funding_seq drawn and who is writing, and a
+ * later step uses that top once all of those have ended, whoever writes then. So a marketplace
+ * that never pauses between batches has its mark moved too, one step behind.
  */
 export async function moveFundingMark1(
   db: Database,
@@ -57,19 +56,16 @@ export async function moveFundingMark1(
   assetId: string,
   available: bigint,
   now: Date,
-  wait = false,
+  writing: WritingTops = new Map(),
 ): Promise<"moved" | "kept" | "busy"> {
-  // The last funding_seq drawn, read once no usage of the marketplace is being written: every
-  // record of it up to there is committed. Usage waits only for this one read of the sequence.
-  const top = await inTransaction(db, async (tx) => {
-    if (wait) await lockMarketplaceFundingWaiting(tx, marketplaceId, MARK_WAIT_MS);
-    else if (!(await tryLockMarketplaceFundingExclusive(tx, marketplaceId))) return null;
-    return lastFundingSeq(tx);
-  }).catch((err: unknown) => {
-    if ((err as { code?: string }).code === "55P03") return null; // the wait ran out
-    throw err;
-  });
-  if (top === null) return "busy";
+  const key = `${marketplaceId}|${assetId}`;
+  let top = await inTransaction(db, async (tx) => ((await tryLockMarketplaceFundingExclusive(tx, marketplaceId)) ? lastFundingSeq(tx) : null));
+  if (top === null) {
+    const noted = writing.get(key);
+    if (noted !== undefined && !(await fundingWritersRunning(db, noted.writers))) top = noted.top;
+    writing.set(key, await fundingTopWhileWriting(db, marketplaceId));
+    if (top === null) return "busy";
+  } else writing.delete(key);
   const { first } = await firstUnfundedRecord(db, marketplaceId, assetId, available);
   const to = first === null || first > top ? top : first - 1n;
   return inTransaction(db, async (tx) => {

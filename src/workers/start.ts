@@ -7,7 +7,7 @@ import { expireHolds } from "./hold-expirer.js";
 import { sealJournal } from "../db/journal-seals.js";
 import { relayEvents } from "../db/event-relay.js";
 import { foldOperatorEarned } from "../db/queries/operator-views.js";
-import { moveFundingMarks } from "../services/funding-marks.js";
+import { moveFundingMarks, type WritingTops } from "../services/funding-marks.js";
 import { startLoop } from "./loop.js";
 import type { FaultPoint } from "../domain/payouts.js";
 import { PayoutWorker } from "./payout-worker.js";
@@ -57,7 +57,7 @@ export function startWorkers(db: Database, config: Config, log: Logger, settleme
 /** The loops that keep derived ledger data behind the writers: the journal's seals, the events, the operators' earnings folded, the funding marks. */
 function ledgerLoops(db: Database, config: Config, log: Logger) {
   // Per marketplace and asset, how many mark steps in a row found it writing usage.
-  const fundingMarkMisses = new Map<string, number>();
+  const fundingMarkTops: WritingTops = new Map();
   return [
     startLoop(
       "journal-sealer",
@@ -86,7 +86,7 @@ function ledgerLoops(db: Database, config: Config, log: Logger) {
       config.JOURNAL_SEAL_INTERVAL_MS,
       async () => {
         // Marketplaces short of money: their funding judgments walk only the usage after the mark.
-        const moved = await moveFundingMarks(db, db.clock.now(), fundingMarkMisses);
+        const moved = await moveFundingMarks(db, db.clock.now(), fundingMarkTops);
         if (moved > 0) log.debug({ worker: "funding-marker", moved }, "moved funding marks");
       },
       log,

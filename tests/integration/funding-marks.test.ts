@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Queryable } from "../../src/db/client.js";
 import { fundingMarkOf, lockFundingMark, moveFundingMark } from "../../src/db/queries/funding-marks.js";
 import { firstUnfundedRecord } from "../../src/db/queries/funding.js";
-import { MARK_WAIT_AFTER_MISSES, MARK_WAIT_MS, moveFundingMarks } from "../../src/services/funding-marks.js";
+import { moveFundingMarks, type WritingTops } from "../../src/services/funding-marks.js";
 import { marketplacePool, unfundedUsage, type Without } from "../../src/services/funding.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { fundingWorld, USD, type FundingWorld } from "../support/funding-world.js";
@@ -275,7 +275,7 @@ describe("funding marks", () => {
   );
 
   it.skipIf(!process.env.TEST_DATABASE_URL)(
-    "a marketplace that never stops writing usage: after MARK_WAIT_AFTER_MISSES busy steps the next one waits in line, for MARK_WAIT_MS at most",
+    "a marketplace that never stops writing usage: the step never waits, and moves the mark one step behind, below what was being written",
     async () => {
       const s = (world = await fundingWorld());
       const db = s.w.db;
@@ -283,49 +283,58 @@ describe("funding marks", () => {
       await s.settle(100n * USD, "m settles");
       await s.usage("o", "p", 100n * USD);
       await s.usage("honest", "p", 100n * USD); // awaits money
-      /** Usage being written: the marketplace's funding lock held shared by another connection until `release`. */
-      const writing = async () => {
-        let release!: () => void;
-        const released = new Promise<void>((r) => (release = r));
-        let held!: () => void;
-        const isHeld = new Promise<void>((r) => (held = r));
+      /**
+       * Usage being written: the marketplace's funding lock held shared by another connection, a
+       * funding_seq drawn as a record being inserted draws it, until `end`.
+       */
+      const writer = async () => {
+        let end!: () => void;
+        const ended = new Promise<void>((r) => (end = r));
+        let held!: (seq: bigint) => void;
+        const drawn = new Promise<bigint>((r) => (held = r));
         const tx = db.transaction(async (t: Queryable) => {
           await t.query("select pg_advisory_xact_lock_shared(hashtextextended('usage-funding:m', 0))");
-          held();
-          await released;
+          const [row] = await t.query<{ seq: string }>("select nextval(pg_get_serial_sequence('usage_records', 'funding_seq'))::text as seq");
+          held(BigInt(row!.seq));
+          await ended;
         });
-        await isHeld;
-        return async () => {
-          release();
-          await tx;
+        const seq = await drawn;
+        return {
+          seq,
+          stop: async () => {
+            end();
+            await tx;
+          },
         };
       };
-      const misses = new Map<string, number>();
-      let stop = await writing();
-      for (let i = 0; i < MARK_WAIT_AFTER_MISSES; i++) expect(await moveFundingMarks(db, db.clock.now(), misses)).toBe(0); // a try each, no wait
-      expect(misses.get(`m|${asset}`)).toBe(MARK_WAIT_AFTER_MISSES);
-      expect(await fundingMarkOf(db, "m", asset)).toBe(0n);
-      // The next step waits: the usage being written ends within the wait, and the mark moves.
+      const writing: WritingTops = new Map();
+      const w1 = await writer();
       const t0 = Date.now();
-      const step = moveFundingMarks(db, db.clock.now(), misses);
-      await new Promise((r) => setTimeout(r, 300));
-      await stop();
-      expect(await step).toBe(1);
-      expect(Date.now() - t0).toBeGreaterThanOrEqual(300);
-      expect(misses.has(`m|${asset}`)).toBe(false);
-      expect(await fundingMarkOf(db, "m", asset)).toBeGreaterThan(0n);
-      // A writer that holds on past the wait: the step gives up after MARK_WAIT_MS and tries again later.
-      await s.settle(100n * USD, "m settles 2"); // both records funded
+      expect(await moveFundingMarks(db, db.clock.now(), writing)).toBe(0); // busy: notes the top and who writes
+      const noted = writing.get(`m|${asset}`)!;
+      expect(noted.top).toBeGreaterThanOrEqual(w1.seq);
+      expect(noted.writers).toHaveLength(1);
+      expect(await moveFundingMarks(db, db.clock.now(), writing)).toBe(0); // w1 still writes: its seq may yet be a record
+      expect(await fundingMarkOf(db, "m", asset)).toBe(0n);
+      // w1 ends and w2 starts at once: the marketplace is never free, yet the mark moves, to below the first record awaiting money.
+      const w2 = await writer();
+      await w1.stop();
+      expect(await moveFundingMarks(db, db.clock.now(), writing)).toBe(1);
+      expect(Date.now() - t0).toBeLessThan(2_000); // no step waited for the lock
+      const mark = await fundingMarkOf(db, "m", asset);
+      expect(mark).toBeGreaterThan(0n);
+      expect(mark).toBeLessThan(w2.seq);
+      expect(writing.get(`m|${asset}`)!.writers).toHaveLength(1); // w2, noted for the next step
+      await w2.stop();
+      expect((await verifyLedger(db)).violations).toEqual([]);
+      const { marked, full } = await markedAndFull(db, asset);
+      expect(marked).toEqual(full);
+      // Money settled for the second record, a third awaits it: with the marketplace free again, the step reads the top under the lock.
+      await s.settle(100n * USD, "m settles 2");
       await s.usage("o", "p", 100n * USD); // the next one awaits money
-      stop = await writing();
-      misses.set(`m|${asset}`, MARK_WAIT_AFTER_MISSES);
-      const t1 = Date.now();
-      expect(await moveFundingMarks(db, db.clock.now(), misses)).toBe(0);
-      expect(Date.now() - t1).toBeGreaterThanOrEqual(MARK_WAIT_MS - 100);
-      expect(Date.now() - t1).toBeLessThan(MARK_WAIT_MS + 5_000);
-      expect(misses.get(`m|${asset}`)).toBe(MARK_WAIT_AFTER_MISSES + 1);
-      await stop();
-      expect(await moveFundingMarks(db, db.clock.now(), misses)).toBe(1);
+      expect(await moveFundingMarks(db, db.clock.now(), writing)).toBe(1);
+      expect(writing.has(`m|${asset}`)).toBe(false);
+      expect(await fundingMarkOf(db, "m", asset)).toBeGreaterThan(mark);
       expect((await verifyLedger(db)).violations).toEqual([]);
     },
   );

@@ -1,5 +1,6 @@
 import type { Queryable } from "../client.js";
-import { lockMarketplaceFundingExclusive, poolSql } from "./funding.js";
+import { pgArray } from "../sql-arrays.js";
+import { fundingLockKey, poolSql } from "./funding.js";
 
 /**
  * Funding marks (usage_funding_marks, usage_funding_mark_customers; docs/ledger.md "The funding
@@ -22,13 +23,33 @@ export async function markCandidates(db: Queryable): Promise<Array<{ marketplace
 }
 
 /**
- * Takes the marketplace's funding lock in exclusive mode, waiting in line behind the usage being
- * written (and making new usage of the marketplace wait behind it) for at most `timeoutMs`; past
- * that the statement fails with 55P03 (lock_not_available) and the transaction with it.
+ * While the marketplace is writing usage: the last funding_seq drawn so far, then the transactions
+ * (virtual transaction ids) holding its funding lock. Usage takes that lock before it draws
+ * funding_seq and keeps it to its end, so every record of the marketplace up to `top` is either
+ * committed or being written by one of `writers`: once none of them runs any more
+ * (fundingWritersRunning), every record up to `top` is committed or gone, and every later one
+ * draws more. Read in this order (the sequence first); constant time.
  */
-export async function lockMarketplaceFundingWaiting(tx: Queryable, marketplaceId: string, timeoutMs: number): Promise<void> {
-  await tx.query("select set_config('lock_timeout', $1, true)", [`${Math.max(1, Math.floor(timeoutMs))}ms`]);
-  await lockMarketplaceFundingExclusive(tx, marketplaceId);
+export async function fundingTopWhileWriting(db: Queryable, marketplaceId: string): Promise<{ top: bigint; writers: string[] }> {
+  const top = await lastFundingSeq(db);
+  const [row] = await db.query<{ writers: string[] }>(
+    `select coalesce(array_agg(l.virtualtransaction::text), '{}') as writers
+       from pg_locks l, (select hashtextextended($1, 0) as k) key
+      where l.locktype = 'advisory' and l.granted and l.database = (select oid from pg_database where datname = current_database())
+        and l.classid::bigint = (key.k >> 32) & 4294967295 and l.objid::bigint = key.k & 4294967295 and l.objsubid = 1`,
+    [fundingLockKey(marketplaceId)],
+  );
+  return { top, writers: row!.writers };
+}
+
+/** Whether any of these transactions (virtual transaction ids) still runs: each holds the lock of its own id to its end. */
+export async function fundingWritersRunning(db: Queryable, writers: string[]): Promise<boolean> {
+  if (writers.length === 0) return false;
+  const [row] = await db.query<{ running: boolean }>(
+    "select exists (select 1 from pg_locks where locktype = 'virtualxid' and virtualxid = any($1::text[])) as running",
+    [pgArray(writers)],
+  );
+  return row!.running;
 }
 
 /**

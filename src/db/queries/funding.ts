@@ -356,4 +356,5 @@ export async function tryLockMarketplaceFundingExclusive(tx: Queryable, marketpl
   return row!.got;
 }
 
-const fundingLockKey = (marketplaceId: string) => `usage-funding:${marketplaceId}`;
+/** The key (hashed) of a marketplace's funding lock. */
+export const fundingLockKey = (marketplaceId: string) => `usage-funding:${marketplaceId}`;
