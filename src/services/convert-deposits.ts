@@ -3,7 +3,13 @@ import type { Database, Queryable } from "../db/client.js";
 import { ensureAccounts } from "../db/ensure-accounts.js";
 import { getAsset } from "../db/queries/assets.js";
 import { lockMarketplaceFundingExclusive } from "../db/queries/funding.js";
-import { convertedOutOf, convertibleDeposits, lockDepositConversions, type ConvertibleDepositRow } from "../db/queries/conversion-reports.js";
+import {
+  convertedOutOf,
+  convertibleDeposits,
+  customerMoneyLeft,
+  lockDepositConversions,
+  type ConvertibleDepositRow,
+} from "../db/queries/conversion-reports.js";
 import { insertConversions, lockConversionPair, postedNets } from "../db/queries/conversions.js";
 import { writeTransfers } from "../db/transfer-writer.js";
 import type { Asset } from "../domain/assets.js";
@@ -17,6 +23,9 @@ import { chooseRate, type ChosenRate, type RateChoice } from "./rates.js";
 /** Customer accounts read per page. */
 const PAGE = 200;
 
+/** Per customer account, the state (ConvertibleDepositRow.state and the rate) in which it was last found with nothing to convert. */
+export type JudgedDeposits = Map<string, string>;
+
 /**
  * Money a customer paid in another asset than its marketplace's pricing currency (an on-chain
  * deposit of a stablecoin, a receipt finance recorded) after that currency was set is converted
@@ -29,7 +38,13 @@ const PAGE = 200;
  * the operators it pays. Without a usable rate the money waits in the asset paid. One customer's
  * failure does not stop the others'.
  */
-export async function convertDeposits(db: Database, settlements: Settlements, log: Logger, pageSize = PAGE): Promise<number> {
+export async function convertDeposits(
+  db: Database,
+  settlements: Settlements,
+  log: Logger,
+  pageSize = PAGE,
+  judged: JudgedDeposits = new Map(),
+): Promise<number> {
   let converted = 0;
   const now = db.clock.now();
   const rates = new Map<string, RateChoice>();
@@ -49,7 +64,16 @@ export async function convertDeposits(db: Database, settlements: Settlements, lo
             { worker: "payouts", marketplace: row.marketplace_id, customer: row.customer_id, reason: choice.reason },
             "customer funds wait to be converted",
           );
-        } else if (await convertDeposit(db, row, from, to, choice.chosen)) converted++;
+        } else {
+          // An account found with nothing to convert is judged again only once its balance, the money
+          // it received or the rate changed (the judgment reads the marketplace's usage).
+          const state = `${row.state}|${choice.chosen.rateId}`;
+          if (judged.get(row.account_id) === state) continue;
+          if (await convertDeposit(db, row, from, to, choice.chosen)) {
+            converted++;
+            judged.delete(row.account_id);
+          } else judged.set(row.account_id, state);
+        }
       } catch (err) {
         log.warn(
           { worker: "payouts", marketplace: row.marketplace_id, customer: row.customer_id, err: err instanceof Error ? err.message : String(err) },
@@ -64,9 +88,9 @@ export async function convertDeposits(db: Database, settlements: Settlements, lo
 }
 
 /**
- * Converts what one customer account holds of money received and not used by its usage
- * (convertibleDeposits), judged under the marketplace's funding lock and the account's; false
- * when nothing was (left) to convert.
+ * Converts what one customer account holds of money received (convertibleDeposits) and not used
+ * by its usage (customerMoneyLeft), judged under the marketplace's funding lock and the account's;
+ * false when nothing was (left) to convert.
  */
 export async function convertDeposit(db: Database, row: ConvertibleDepositRow, from: Asset, to: Asset, chosen: ChosenRate): Promise<boolean> {
   const plan = { amount: 0n, out: 0n, used: 0n, remainder: 0n, revaluation: 0n };
@@ -78,8 +102,10 @@ export async function convertDeposit(db: Database, row: ConvertibleDepositRow, f
       // every record the customer's money has to fund, and no payout relies on the money converted.
       await lockMarketplaceFundingExclusive(tx, row.marketplace_id);
       await lockDepositConversions(tx, row.account_id);
-      const [now] = await convertibleDeposits(tx, { limit: 1, accountId: row.account_id });
-      plan.amount = now ? BigInt(now.convertible) : 0n;
+      const account = { id: row.account_id, marketplaceId: row.marketplace_id, customerId: row.customer_id, assetId: row.asset_id };
+      const [now] = await convertibleDeposits(tx, { limit: 1, account });
+      const left = now ? await customerMoneyLeft(tx, row.marketplace_id, row.customer_id, row.asset_id) : 0n;
+      plan.amount = now && left > 0n ? min(BigInt(now.convertible), left) : 0n;
       const { to: out, used, remainder } = convertAmount(plan.amount, from.scale, to.scale, chosen.rate);
       Object.assign(plan, { out, used, remainder });
       if (out === 0n) return [];
@@ -178,3 +204,5 @@ async function recordConversion(
     },
   ]);
 }
+
+const min = (a: bigint, b: bigint) => (a < b ? a : b);

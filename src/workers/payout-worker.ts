@@ -11,7 +11,7 @@ import { broadcastSigned } from "./payout/broadcast.js";
 import { errorSummary, type PayoutContext } from "./payout/context.js";
 import { schedule } from "./payout/schedule.js";
 import { convertPending } from "./payout/convert.js";
-import { convertDeposits } from "../services/convert-deposits.js";
+import { convertDeposits, type JudgedDeposits } from "../services/convert-deposits.js";
 import { lockEarnedRates } from "../services/lock-rates.js";
 import { recoverReceivables } from "../services/receivables.js";
 import { signBatched } from "./payout/sign.js";
@@ -42,6 +42,8 @@ export interface PayoutWorkerOptions {
  */
 export class PayoutWorker {
   private readonly ctx: PayoutContext;
+  /** Customer accounts found with nothing to convert, judged again only when they change. */
+  private readonly judgedDeposits: JudgedDeposits = new Map();
 
   constructor(
     private readonly db: Database,
@@ -105,7 +107,7 @@ export class PayoutWorker {
     }
     try {
       // Customers' money received in another asset than their marketplace's pricing currency.
-      await convertDeposits(this.db, this.settlements, this.log);
+      await convertDeposits(this.db, this.settlements, this.log, undefined, this.judgedDeposits);
     } catch (err) {
       errors.push(err);
       this.log.warn({ worker: "payouts", err: errorSummary(err) }, "converting customer funds failed; retrying next tick");

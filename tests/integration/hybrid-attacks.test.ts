@@ -10,7 +10,7 @@ import type { Asset } from "../../src/domain/assets.js";
 import { uuidv7 } from "../../src/domain/ids.js";
 import { createLogger } from "../../src/log.js";
 import { cancelPayout } from "../../src/services/cancel-payout.js";
-import { convertDeposit, convertDeposits } from "../../src/services/convert-deposits.js";
+import { convertDeposit, convertDeposits, type JudgedDeposits } from "../../src/services/convert-deposits.js";
 import { convertPayout } from "../../src/services/convert-payout.js";
 import { createAsset } from "../../src/services/create-asset.js";
 import { conversionReport } from "../../src/services/conversion-reports.js";
@@ -301,31 +301,71 @@ describe("hybrid settlement under attack", () => {
     // zc's balance in TUSD is 100 (the claim), and 100 was received since the pricing currency: but
     // that money paid the usage, so none of it is the customer's to convert.
     expect(await customerBalance("z", "zc", tusd)).toEqual({ credits: 200n * USD, debits: 100n * USD });
-    expect((await convertibleDeposits(s.w.db, { limit: 1000 })).filter((r) => r.customer_id === "zc")).toEqual([]);
-    await convertDeposits(s.w.db, s.w.settlements, log);
+    const judged: JudgedDeposits = new Map();
+    await convertDeposits(s.w.db, s.w.settlements, log, undefined, judged);
     expect(await usedFrom("zc")).toBe(0n);
     expect(await customerBalance("z", "zc", usd)).toEqual({ credits: 0n, debits: 0n });
+    const account = (await accountOf("z", "zc", tusd))!;
+    expect(judged.has(account)).toBe(true); // not judged again until something changes
     // A row read before (a worker's stale page) converts nothing either: the amount is judged again inside.
     const stale = {
-      account_id: (await accountOf("z", "zc", tusd))!,
+      account_id: account,
       marketplace_id: "z",
       customer_id: "zc",
       billing: "prepaid" as const,
       asset_id: tusd.id,
       pricing_asset_id: usd.id,
       convertible: (100n * USD).toString(),
+      state: "",
     };
     expect(await convertDeposit(s.w.db, stale, tusd, usd, await manualRate(tusd, usd, 1n, 1n))).toBe(false);
     expect(await usedFrom("zc")).toBe(0n);
     expect(await paidBeyondFunds(s.w.db)).toEqual([]);
     // Money received beyond what the usage used is the customer's: it is converted, and only it.
     await s.settle(30n * USD, "second wire for zc", "zc", "z");
-    await convertDeposits(s.w.db, s.w.settlements, log);
+    await convertDeposits(s.w.db, s.w.settlements, log, undefined, judged); // judged again: the balance changed
     expect(await usedFrom("zc")).toBe(30n * USD);
     expect(await customerBalance("z", "zc", usd)).toEqual({ credits: 30n * USD, debits: 0n });
     expect(await paidBeyondFunds(s.w.db)).toEqual([]);
     expect((await verifyLedger(s.w.db)).violations.filter((v) => v.check === "funded_payouts")).toEqual([]);
   });
+  it("holds: money a hold gave back is the customer's again: converted, and only what its usage did not use", async () => {
+    const zk = await s.key("marketplace", "z");
+    // Received after z priced in USD, then a hold of all of it opened and closed unused: all of it converts.
+    expectStatus(await s.api.call("POST", "/v1/customers", { key: zk, body: { id: "zh", billing: "prepaid" } }), 201);
+    await s.settle(100n * USD, "wire for zh", "zh", "z");
+    const unused = expectStatus(
+      await s.api.call("POST", "/v1/holds", { key: zk, body: { customer_id: "zh", asset: "TUSD", amount: (100n * USD).toString() } }),
+      201,
+    ).body.id as string;
+    expectStatus(await s.api.call("POST", `/v1/holds/${unused}/close`, { key: zk, body: {} }), 200);
+    await convertDeposits(s.w.db, s.w.settlements, log);
+    expect(await usedFrom("zh")).toBe(100n * USD);
+    // Before the pricing currency: a claimed 100, a hold of 100 of which usage takes 60, closed; then
+    // pricing, then 100 received. The usage used 60 of the customer's money: 40 of it converts.
+    expectStatus(await s.api.call("POST", "/v1/marketplaces", { body: { id: "y", name: "market y" } }), 201);
+    expectStatus(
+      await s.api.call("POST", "/v1/marketplaces/y/fee-schedules", {
+        body: { effective_from: "2020-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 1000 }] },
+      }),
+      201,
+    );
+    const yk = await s.key("marketplace", "y");
+    expectStatus(await s.api.call("POST", "/v1/operators", { key: yk, body: { id: "oy", name: "oy" } }), 201);
+    expectStatus(await s.api.call("POST", "/v1/customers", { key: yk, body: { id: "yh", billing: "prepaid" } }), 201);
+    await s.deposit("yh", 100n * USD, yk);
+    const h = expectStatus(await s.api.call("POST", "/v1/holds", { key: yk, body: { customer_id: "yh", asset: "TUSD", amount: (100n * USD).toString() } }), 201)
+      .body.id as string;
+    expectStatus(await s.api.call("POST", "/v1/usage", { key: yk, body: s.record("oy", "yh", 60n * USD, { hold_id: h }) }), 201);
+    expectStatus(await s.api.call("POST", `/v1/holds/${h}/close`, { key: yk, body: {} }), 200);
+    await setMarketplacePricing(s.w.db, "y", usd.id, s.w.db.clock.now());
+    await s.settle(100n * USD, "wire for yh", "yh", "y");
+    await convertDeposits(s.w.db, s.w.settlements, log);
+    expect(await usedFrom("yh")).toBe(40n * USD);
+    expect(await customerBalance("y", "yh", usd)).toEqual({ credits: 40n * USD, debits: 0n });
+    expect(await paidBeyondFunds(s.w.db)).toEqual([]);
+  });
+
   it.skipIf(!process.env.TEST_DATABASE_URL)(
     "holds: a deposit conversion waits for the marketplace's usage being written, as a payout's judgment does",
     async () => {

@@ -62,65 +62,82 @@ export interface ConvertibleDepositRow {
   asset_id: string;
   pricing_asset_id: string;
   convertible: string;
+  /** The account's balance and the money received that the amount was judged on: when neither changed, neither did the judgment. */
+  state: string;
 }
 
 /**
  * Customers' money received in another asset than their marketplace's pricing currency since that
- * currency was set, and not yet converted: per customer account, the lowest of
- *
- * - its available balance;
- * - that money (on-chain deposits and receipts from then on, less what was converted out of the
- *   asset);
- * - what is left of its own money after everything charged to the account: all it ever received
- *   in the asset (deposits, receipts, conversions into it) less its debits, posted and pending.
- *
- * The last bound keeps money that paid the customer's usage where it is: the funding judgment
- * (src/db/queries/funding.ts) spends a customer's own money on its usage first, so converting
- * money its usage used would leave those records, and earnings maybe already paid out, unfunded
- * in the asset (a balance left by a deposit the marketplace merely claimed is not the customer's
- * money). Debits are at least the usage charged (reversed usage and earlier conversions out
- * included), so the bound is never above the money its usage left. Balances from before the
- * pricing currency stay in their asset. Of one account when `accountId` is given (under its lock,
- * inside the conversion's transaction); else a page of accounts after `afterAccountId`.
+ * currency was set, and not yet converted: per customer account, the lower of its available
+ * balance and that money (on-chain deposits and receipts from then on, less what was converted
+ * out of the asset). Balances from before the pricing currency stay in their asset. A conversion
+ * also keeps what the customer's usage used of its money (customerMoneyLeft), judged per account.
+ * Of one account when `account` is given (under its lock, inside the conversion's transaction: only
+ * that customer's rows are read); else a page of accounts after `afterAccountId`.
  */
-export async function convertibleDeposits(db: Queryable, f: { limit: number; afterAccountId?: string; accountId?: string }): Promise<ConvertibleDepositRow[]> {
+export async function convertibleDeposits(
+  db: Queryable,
+  f: { limit: number; afterAccountId?: string; account?: { id: string; marketplaceId: string; customerId: string; assetId: string } },
+): Promise<ConvertibleDepositRow[]> {
+  const a = f.account;
   return db.query<ConvertibleDepositRow>(
-    `with priced as (select id, pricing_asset_id, pricing_set_at from marketplaces where pricing_asset_id is not null),
+    `with priced as (select id, pricing_asset_id, pricing_set_at from marketplaces where pricing_asset_id is not null and ($4::text is null or id = $4)),
      received as (
        select marketplace_id, customer_id, asset_id, sum(amount) as amt from (
          select d.marketplace_id, d.customer_id, d.asset_id, d.amount from chain_deposits d
-           join priced p on p.id = d.marketplace_id join transfers t on t.id = d.transfer_id where t.created_at >= p.pricing_set_at
+           join priced p on p.id = d.marketplace_id join transfers t on t.id = d.transfer_id
+          where t.created_at >= p.pricing_set_at and ($5::text is null or (d.customer_id = $5 and d.asset_id = $6))
          union all
          select r.marketplace_id, r.customer_id, r.asset_id, r.amount from funds_receipts r
-           join priced p on p.id = r.marketplace_id where r.customer_id is not null and r.received_at >= p.pricing_set_at
+           join priced p on p.id = r.marketplace_id
+          where r.customer_id is not null and r.received_at >= p.pricing_set_at and ($5::text is null or (r.customer_id = $5 and r.asset_id = $6))
          union all
          select c.marketplace_id, c.customer_id, c.from_asset_id, -c.used from conversions c
-           join priced p on p.id = c.marketplace_id where c.kind = 'deposit' and c.converted_at >= p.pricing_set_at) x
-       group by marketplace_id, customer_id, asset_id),
-     own_in as (
-       select marketplace_id, customer_id, asset_id, sum(amount) as amt from (
-         select d.marketplace_id, d.customer_id, d.asset_id, d.amount from chain_deposits d join priced p on p.id = d.marketplace_id
-         union all
-         select r.marketplace_id, r.customer_id, r.asset_id, r.amount from funds_receipts r
-           join priced p on p.id = r.marketplace_id where r.customer_id is not null
-         union all
-         select c.marketplace_id, c.customer_id, c.to_asset_id, c.to_amount from conversions c
-           join priced p on p.id = c.marketplace_id where c.kind = 'deposit') x
+           join priced p on p.id = c.marketplace_id
+          where c.kind = 'deposit' and c.converted_at >= p.pricing_set_at and ($5::text is null or (c.customer_id = $5 and c.from_asset_id = $6))) x
        group by marketplace_id, customer_id, asset_id)
      select a.id as account_id, a.marketplace_id, a.owner_id as customer_id, c.billing, a.asset_id, m.pricing_asset_id,
-            least(b.credits_posted - b.debits_posted - b.debits_pending, r.amt, o.amt - b.debits_posted - b.debits_pending)::text as convertible
+            least(b.credits_posted - b.debits_posted - b.debits_pending, r.amt)::text as convertible,
+            concat_ws(':', b.credits_posted, b.debits_posted, b.debits_pending, r.amt) as state
        from received r
-       join own_in o on o.marketplace_id = r.marketplace_id and o.customer_id = r.customer_id and o.asset_id = r.asset_id
        join priced m on m.id = r.marketplace_id and m.pricing_asset_id <> r.asset_id
        join customers c on c.marketplace_id = r.marketplace_id and c.id = r.customer_id
        join accounts a on a.marketplace_id = r.marketplace_id and a.asset_id = r.asset_id and a.owner_id = r.customer_id
                       and a.opened_by_service and a.code in ('customer_prepaid', 'customer_postpaid')
        join account_balances b on b.account_id = a.id
-      where r.amt > 0 and b.credits_posted - b.debits_posted - b.debits_pending > 0 and o.amt - b.debits_posted - b.debits_pending > 0
+      where r.amt > 0 and b.credits_posted - b.debits_posted - b.debits_pending > 0
         and ($2::uuid is null or a.id > $2) and ($3::uuid is null or a.id = $3)
       order by a.id limit $1`,
-    [f.limit, f.afterAccountId ?? null, f.accountId ?? null],
+    [f.limit, f.afterAccountId ?? null, a?.id ?? null, a?.marketplaceId ?? null, a?.customerId ?? null, a?.assetId ?? null],
   );
+}
+
+/**
+ * What is left of a customer's own money in an asset once its usage in that asset is paid: its
+ * money received (on-chain deposits, receipts for it, conversions into the asset, less
+ * conversions out of it: the funding judgment's, src/db/queries/funding.ts) less the gross of its
+ * usage records in the asset not reversed. The funding judgment spends a customer's own money on
+ * its usage first, so only this much can leave the asset without leaving some of that usage (and
+ * earnings maybe already paid out of it) unfunded. Negative when the usage needs more than it
+ * received. Reads the marketplace's usage records of the asset (no index by customer): for the
+ * worker, under the marketplace's funding lock, not for a request.
+ */
+export async function customerMoneyLeft(tx: Queryable, marketplaceId: string, customerId: string, assetId: string): Promise<bigint> {
+  const [row] = await tx.query<{ left: string }>(
+    `select ((select coalesce(sum(x.amount), 0) from (
+                select amount from chain_deposits where marketplace_id = $1 and customer_id = $2 and asset_id = $3
+                union all
+                select amount from funds_receipts where marketplace_id = $1 and customer_id = $2 and asset_id = $3
+                union all
+                select to_amount from conversions where kind = 'deposit' and marketplace_id = $1 and customer_id = $2 and to_asset_id = $3
+                union all
+                select -used from conversions where kind = 'deposit' and marketplace_id = $1 and customer_id = $2 and from_asset_id = $3) x)
+           - (select coalesce(sum(u.gross), 0) from usage_records u
+               where u.marketplace_id = $1 and u.customer_id = $2 and u.asset_id = $3
+                 and not exists (select 1 from transfers r where r.reverses_id = u.transfer_id)))::text as left`,
+    [marketplaceId, customerId, assetId],
+  );
+  return BigInt(row!.left);
 }
 
 /** Serialises conversions of one customer account's money. */

@@ -94,8 +94,13 @@ export const chainDeposits = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   // Never negative (a token transfer's value): a customer's money received is a sum of such amounts,
-  // which the funding judgment's bound relies on (src/services/funding.ts).
-  (t) => [primaryKey({ columns: [t.chainId, t.txHash, t.logIndex] }), check("chain_deposits_amount", sql`${t.amount} >= 0`)],
+  // which the funding judgment's bound relies on (src/services/funding.ts). Read by marketplace and
+  // asset (its customers' money, in funding judgments) and by customer (a deposit conversion's).
+  (t) => [
+    primaryKey({ columns: [t.chainId, t.txHash, t.logIndex] }),
+    check("chain_deposits_amount", sql`${t.amount} >= 0`),
+    index("chain_deposits_customer_idx").on(t.marketplaceId, t.assetId, t.customerId),
+  ],
 );
 
 /** Every mutating API call: who, what, when, with which outcome (append-only). */

@@ -1,0 +1,1 @@
+CREATE INDEX "chain_deposits_customer_idx" ON "chain_deposits" USING btree ("marketplace_id","asset_id","customer_id");
