@@ -110,7 +110,9 @@ async function build(tx: Queryable, payout: Payout, earnings: Asset, parts: Part
   state.tags = [];
   if (!state.converted) return [];
   const converting = parts.filter((p) => p.asset.id !== earnings.id);
-  for (const p of converting) await lockConversionPair(tx, earnings.id, p.asset.id);
+  // In one order (by asset id), whatever the order of the splits: two payouts whose splits name the
+  // same assets in another order never wait on each other's pair locks in a circle.
+  for (const id of [...new Set(converting.map((p) => p.asset.id))].sort()) await lockConversionPair(tx, earnings.id, id);
   for (const p of parts) p.slices = await sliceOf(tx, payout.operatorId, earnings, p.asset, p.part, { rate: p.rate, unavailable: p.unavailable });
   const specs: AccountSpec[] = [chart.operatorPayable(earnings.id, payout.operatorId), chart.fxGainsLosses(earnings.id)];
   for (const p of parts) specs.push(chart.operatorPayable(p.asset.id, payout.operatorId), chart.payoutsInTransit(p.asset.id, routeOf(p.destination)));

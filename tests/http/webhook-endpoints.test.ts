@@ -109,6 +109,18 @@ describe("server-side request forgery", () => {
         "http://[fe80::1]/hooks",
         "http://[fd00::1]/hooks",
         "http://[::ffff:127.0.0.1]/hooks",
+        // Other spellings of 127.0.0.1 in IPv6 (IPv4-compatible, IPv4-translated, 6to4), and reserved ranges.
+        "http://[::127.0.0.1]/hooks",
+        "http://[::7f00:1]/hooks",
+        "http://[::ffff:0:7f00:1]/hooks",
+        "http://[2002:7f00:1::]/hooks",
+        "http://[2001:0:7f00:1::]/hooks",
+        "http://[2001:db8::1]/hooks",
+        "http://[100::1]/hooks",
+        "http://[fec0::1]/hooks",
+        "http://[64:ff9b:1::7f00:1]/hooks",
+        "http://192.88.99.1/hooks",
+        "http://203.0.113.7/hooks",
         "http://0.0.0.0/hooks",
         "http://2130706433/hooks",
         "ftp://example.com/hooks",
@@ -119,6 +131,9 @@ describe("server-side request forgery", () => {
         expect(res.body.detail, url).toContain("url");
       }
       const ok = expectStatus(await api.call("POST", "/v1/webhook-endpoints", { key, body: { url: "https://93.184.216.34/hooks" } }), 201).body;
+      // Public IPv6, and a public IPv4 in the mapped and NAT64 forms: sent to.
+      for (const url of ["https://[2606:2800:220:1:248:1893:25c8:1946]/hooks", "https://[::ffff:93.184.216.34]/h", "https://[64:ff9b::5db8:d822]/h"])
+        expectStatus(await api.call("POST", "/v1/webhook-endpoints", { key, body: { url } }), 201);
       await expectRefused(
         api,
         () => api.call("PATCH", `/v1/webhook-endpoints/${ok.id}`, { key, body: { url: "http://10.0.0.1/" } }),
