@@ -76,19 +76,7 @@ export async function raw(sql: postgres.Sql, seconds: number, concurrency = 4, b
       meta.push(JSON.stringify({ usage: { external_id: ext } }));
       const c = Math.floor(Math.random() * CUSTOMERS),
         o = CUSTOMERS + Math.floor(Math.random() * OPERATORS);
-      const legs: Array<[number, string, string]> = [
-        [c, "debit", "2500000"],
-        [o, "credit", "2225000"],
-        [CUSTOMERS + OPERATORS, "credit", "250000"],
-        [CUSTOMERS + OPERATORS + 1, "credit", "25000"],
-      ];
-      legs.forEach(([a, side, amt], leg) => {
-        eT.push(id);
-        eLeg.push(leg);
-        eAcct.push(accounts[a]!);
-        eSide.push(side);
-        eAmt.push(amt);
-      });
+      pushEntries({ eT, eLeg, eAcct, eSide, eAmt }, id, [accounts[c]!, accounts[o]!, accounts[CUSTOMERS + OPERATORS]!, accounts[CUSTOMERS + OPERATORS + 1]!]);
       uExt.push(ext);
       uOp.push(`op-${o}`);
       uCust.push(`c-${c}`);
@@ -107,4 +95,28 @@ export async function raw(sql: postgres.Sql, seconds: number, concurrency = 4, b
   });
   await sql.unsafe("drop schema bench_raw cascade");
   return { recordsPerSecond: run.units / run.seconds, records: run.units };
+}
+
+/**
+ * The four entries of one raw usage record (2.5 of gross: the customer debited, the operator, the
+ * marketplace's fees and the protocol's credited), appended to the entry columns.
+ */
+export function pushEntries(
+  cols: { eT: string[]; eLeg: number[]; eAcct: string[]; eSide: string[]; eAmt: string[] },
+  transferId: string,
+  [customer, operator, fees, protocol]: [string, string, string, string],
+): void {
+  const legs: Array<[string, string, string]> = [
+    [customer, "debit", "2500000"],
+    [operator, "credit", "2225000"],
+    [fees, "credit", "250000"],
+    [protocol, "credit", "25000"],
+  ];
+  legs.forEach(([account, side, amount], leg) => {
+    cols.eT.push(transferId);
+    cols.eLeg.push(leg);
+    cols.eAcct.push(account);
+    cols.eSide.push(side);
+    cols.eAmt.push(amount);
+  });
 }

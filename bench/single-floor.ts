@@ -23,7 +23,7 @@ import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import { openDatabase } from "../src/db/client.js";
 import { runMigrations } from "../src/db/migrate.js";
-import { naive } from "./baselines.js";
+import { naive, pushEntries } from "./baselines.js";
 import { freshBenchDatabase } from "./database.js";
 import { client, percentile, timed } from "./load.js";
 
@@ -58,19 +58,7 @@ async function serve(url: string) {
       keys.push(`usage:m:${record.external_id}`);
       meta.push(JSON.stringify({ usage: { external_id: record.external_id } }));
       const c = Math.floor(Math.random() * (ACCOUNTS - 2));
-      const legs: Array<[number, string, string]> = [
-        [c, "debit", "2500000"],
-        [(c + 1) % (ACCOUNTS - 2), "credit", "2225000"],
-        [ACCOUNTS - 2, "credit", "250000"],
-        [ACCOUNTS - 1, "credit", "25000"],
-      ];
-      legs.forEach(([a, side, amt], leg) => {
-        eT.push(id);
-        eLeg.push(leg);
-        eAcct.push(accounts[a]!);
-        eSide.push(side);
-        eAmt.push(amt);
-      });
+      pushEntries({ eT, eLeg, eAcct, eSide, eAmt }, id, [accounts[c]!, accounts[(c + 1) % (ACCOUNTS - 2)]!, accounts[ACCOUNTS - 2]!, accounts[ACCOUNTS - 1]!]);
       uExt.push(record.external_id);
       uOp.push(record.operator_id);
       uCust.push(record.customer_id);

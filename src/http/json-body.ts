@@ -145,27 +145,19 @@ function inexactNumber(body: unknown): ApiError {
 
 /** The first number literal of JSON text (outside strings) with a non-zero digit that reads as 0, with where it is. */
 function underflowingLiteral(text: string): { literal: string; line: number; column: number } | undefined {
-  const literal = /-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?/y;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charCodeAt(i);
-    if (inString) {
-      if (ch === 92 /* \ */) i++;
-      else if (ch === 34 /* " */) inString = false;
-    } else if (ch === 34) inString = true;
-    else if (ch === 45 /* - */ || (ch >= 48 && ch <= 57)) {
-      literal.lastIndex = i;
-      const m = literal.exec(text);
-      if (m === null) continue;
-      const digits = m[0].replace(/[eE].*$/, "");
-      if (Number(m[0]) === 0 && /[1-9]/.test(digits)) {
-        const before = text.slice(0, i);
-        return { literal: m[0].length > 40 ? `${m[0].slice(0, 37)}...` : m[0], line: before.split("\n").length, column: i - before.lastIndexOf("\n") };
-      }
-      i += m[0].length - 1;
-    }
+  // Strings and numbers in order: a string is skipped whole, escapes included.
+  for (const m of text.matchAll(/"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?/g)) {
+    const literal = m[0];
+    if (literal.startsWith('"') || Number(literal) !== 0 || !/[1-9]/.test(literal.replace(/[eE].*$/, ""))) continue;
+    return { literal: literal.length > 40 ? `${literal.slice(0, 37)}...` : literal, ...lineColumn(text, m.index) };
   }
   return undefined;
+}
+
+/** Line and column (from 1) of a position in text. */
+function lineColumn(text: string, position: number): { line: number; column: number } {
+  const before = text.slice(0, position);
+  return { line: before.split("\n").length, column: position - before.lastIndexOf("\n") };
 }
 
 const notWellFormed = () =>
@@ -200,10 +192,7 @@ export function whereJsonBreaks(text: string, message: string): string {
     const token = /^Unexpected token '(.)'/.exec(message);
     return token ? `unexpected '${token[1]}' at line 1, column 1` : "it is not a JSON value";
   }
-  const position = Number(at[1]);
-  const before = text.slice(0, position);
-  const line = before.split("\n").length;
-  const column = position - before.lastIndexOf("\n");
+  const { line, column } = lineColumn(text, Number(at[1]));
   const what = message.replace(/ in JSON at position \d+.*$/s, "").replace(/^./, (ch) => ch.toLowerCase());
   return `${what} at line ${line}, column ${column}`;
 }

@@ -262,20 +262,7 @@ describe("hybrid settlement under attack", () => {
   }, 120_000);
   it("holds: money received after the pricing currency that already paid the customer's usage is not converted (a claimed balance left behind stays in its asset)", async () => {
     // A marketplace of its own, so that it has no pricing currency yet.
-    expectStatus(await s.api.call("POST", "/v1/marketplaces", { body: { id: "z", name: "market z" } }), 201);
-    expectStatus(
-      await s.api.call("POST", "/v1/marketplaces/z/fee-schedules", {
-        body: {
-          effective_from: "2020-01-01T00:00:00Z",
-          rules: [
-            { party: "marketplace", bps: 1000 },
-            { party: "protocol", bps: 100 },
-          ],
-        },
-      }),
-      201,
-    );
-    const zk = await s.key("marketplace", "z");
+    const zk = await s.ownMarketplace("z");
     expectStatus(await s.api.call("POST", "/v1/operators", { key: zk, body: { id: "oz", name: "oz" } }), 201);
     const ok = await s.key("operator", "oz");
     const wallet = privateKeyToAccount(generatePrivateKey());
@@ -343,14 +330,7 @@ describe("hybrid settlement under attack", () => {
     expect(await usedFrom("zh")).toBe(100n * USD);
     // Before the pricing currency: a claimed 100, a hold of 100 of which usage takes 60, closed; then
     // pricing, then 100 received. The usage used 60 of the customer's money: 40 of it converts.
-    expectStatus(await s.api.call("POST", "/v1/marketplaces", { body: { id: "y", name: "market y" } }), 201);
-    expectStatus(
-      await s.api.call("POST", "/v1/marketplaces/y/fee-schedules", {
-        body: { effective_from: "2020-01-01T00:00:00Z", rules: [{ party: "marketplace", bps: 1000 }] },
-      }),
-      201,
-    );
-    const yk = await s.key("marketplace", "y");
+    const yk = await s.ownMarketplace("y");
     expectStatus(await s.api.call("POST", "/v1/operators", { key: yk, body: { id: "oy", name: "oy" } }), 201);
     expectStatus(await s.api.call("POST", "/v1/customers", { key: yk, body: { id: "yh", billing: "prepaid" } }), 201);
     await s.deposit("yh", 100n * USD, yk);

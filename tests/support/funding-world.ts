@@ -17,7 +17,8 @@ export async function fundingWorld(options: { clock?: Clock } = {}) {
   const a = await testApi({ db: w.db, settlements: w.settlements });
   const key = async (role: string, scope_id?: string) =>
     expectStatus(await a.call("POST", "/v1/api-keys", { body: { name: `${role} ${scope_id ?? ""}`, role, scope_id } }), 201).body.secret as string;
-  for (const m of ["m", "b"]) {
+  /** A marketplace with the world's fees (10% marketplace, 1% protocol). */
+  const marketplace = async (m: string) => {
     expectStatus(await a.call("POST", "/v1/marketplaces", { body: { id: m, name: `market ${m}` } }), 201);
     expectStatus(
       await a.call("POST", `/v1/marketplaces/${m}/fee-schedules`, {
@@ -31,7 +32,8 @@ export async function fundingWorld(options: { clock?: Clock } = {}) {
       }),
       201,
     );
-  }
+  };
+  for (const m of ["m", "b"]) await marketplace(m);
   const keys = {
     market: await key("marketplace", "m"),
     b: await key("marketplace", "b"),
@@ -108,10 +110,16 @@ export async function fundingWorld(options: { clock?: Clock } = {}) {
     ).body;
     expectStatus(await approve(p.id, keys.finance), 200);
   };
+  /** A marketplace of a test's own (the world's fees): its marketplace key. */
+  const ownMarketplace = async (m: string) => {
+    await marketplace(m);
+    return key("marketplace", m);
+  };
   return {
     w,
     api: a,
     grant,
+    ownMarketplace,
     key,
     keys,
     wallets,
