@@ -13,7 +13,7 @@ import {
   type WebhookEventRow,
 } from "../db/queries/webhooks.js";
 import type { Queryable } from "./context.js";
-import { visibleWebhookEndpoint } from "./webhook-endpoints.js";
+import { managedWebhookEndpoint, visibleWebhookEndpoint } from "./webhook-endpoints.js";
 
 /** Whether an endpoint receives an event: its tenant's (a platform endpoint: every event) and of a type it subscribed to. */
 export function receives(
@@ -50,7 +50,7 @@ export async function redeliverWebhook(
   tx: Queryable,
   input: { principal: Principal; endpointId: string; target: string; now: Date },
 ): Promise<WebhookDeliveryRow> {
-  const endpoint = await visibleWebhookEndpoint(tx, input.principal, input.endpointId, true);
+  const endpoint = await managedWebhookEndpoint(tx, input.principal, input.endpointId);
   const missing = () => new LedgerError("webhook_delivery_not_found", `webhook endpoint ${endpoint.id} has no delivery or event ${input.target}`);
   let event: WebhookEventRow | undefined;
   if (isUuid(input.target)) {

@@ -40,6 +40,26 @@ export async function visibleWebhookEndpoint(db: Queryable, p: Principal, id: st
   return row;
 }
 
+/**
+ * The endpoint, if this key manages it (changes, deletes, rotates its secret, redelivers to it).
+ * Finance and admin keys see every tenant's endpoints but manage only the platform's: a tenant's
+ * secret is shown to that tenant alone, and its URL is its own (one platform key must not read
+ * a tenant's deliveries, redirect them or sign events in its name). Another tenant's answers as a
+ * missing one; a tenant's that a platform key can see is refused 403.
+ */
+export async function managedWebhookEndpoint(db: Queryable, p: Principal, id: string): Promise<WebhookEndpointRow> {
+  const row = await visibleWebhookEndpoint(db, p, id, true);
+  const owner = endpointOwner(p, "write") as Exclude<EndpointOwner, "any">;
+  if (row.marketplace_id !== owner.marketplaceId || row.operator_id !== owner.operatorId) {
+    const whose = row.marketplace_id !== null ? `marketplace ${row.marketplace_id}` : `operator ${row.operator_id}`;
+    throw new LedgerError(
+      "forbidden",
+      `webhook endpoint ${id} belongs to ${whose}: only its own keys manage it (finance and admin keys manage the platform's endpoints)`,
+    );
+  }
+  return row;
+}
+
 export interface EndpointInput {
   url: string;
   description?: string | null;
@@ -79,7 +99,7 @@ export async function updateWebhookEndpoint(
   settings: WebhookSettings,
   input: Partial<EndpointInput> & { principal: Principal; id: string; status?: "enabled" | "disabled"; now: Date },
 ): Promise<WebhookEndpointRow> {
-  const current = await visibleWebhookEndpoint(tx, input.principal, input.id, true);
+  const current = await managedWebhookEndpoint(tx, input.principal, input.id);
   const set: Parameters<typeof updateRow>[2] = {};
   if (input.url !== undefined) set.url = await checkWebhookUrl(input.url, settings.allowPrivate);
   if (input.description !== undefined) set.description = input.description;
@@ -93,7 +113,7 @@ export async function updateWebhookEndpoint(
 
 /** Deletes an endpoint: nothing more is sent to it, and it is no longer listed (its delivery log is kept). */
 export async function deleteWebhookEndpoint(tx: Queryable, input: { principal: Principal; id: string; now: Date }): Promise<WebhookEndpointRow> {
-  const current = await visibleWebhookEndpoint(tx, input.principal, input.id, true);
+  const current = await managedWebhookEndpoint(tx, input.principal, input.id);
   return updateRow(tx, current.id, { status: "deleted", disabled_reason: null, next_attempt_at: null }, input.now);
 }
 
@@ -106,7 +126,7 @@ export async function rotateWebhookSecret(
   settings: WebhookSettings,
   input: { principal: Principal; id: string; now: Date; overlapMs?: number },
 ): Promise<{ endpoint: WebhookEndpointRow; secret: string }> {
-  const current = await visibleWebhookEndpoint(tx, input.principal, input.id, true);
+  const current = await managedWebhookEndpoint(tx, input.principal, input.id);
   const secret = newWebhookSecret();
   const overlap = input.overlapMs ?? SECRET_OVERLAP_MS;
   const endpoint = await updateRow(

@@ -83,6 +83,38 @@ describe("webhook endpoints", () => {
     }
   });
 
+  it("a tenant's endpoint is managed by its own keys only: finance and admin keys read it, and are refused changing, deleting, rotating or redelivering it", async () => {
+    const mine = expectStatus(await create(t.w.keys.m1, { url: "http://127.0.0.1:9/m1-managed" }), 201).body;
+    const theirs = expectStatus(await create(t.w.keys.o2, { url: "http://127.0.0.1:9/o2-managed" }), 201).body;
+    for (const key of [t.w.keys.finance, undefined /* the bootstrap admin key */]) {
+      for (const e of [mine, theirs]) {
+        expectStatus(await t.api.call("GET", `/v1/webhook-endpoints/${e.id}`, { key }), 200);
+        expectStatus(await t.api.call("GET", `/v1/webhook-endpoints/${e.id}/deliveries`, { key }), 200);
+        for (const [method, path, body] of [
+          ["PATCH", `/v1/webhook-endpoints/${e.id}`, { url: "http://127.0.0.1:9/taken-over" }],
+          ["PATCH", `/v1/webhook-endpoints/${e.id}`, { status: "disabled" }],
+          ["DELETE", `/v1/webhook-endpoints/${e.id}`, undefined],
+          ["POST", `/v1/webhook-endpoints/${e.id}/rotate-secret`, { overlap_seconds: 0 }],
+          ["POST", `/v1/webhook-endpoints/${e.id}/deliveries/evt_x/redeliver`, undefined],
+        ] as const) {
+          const res = await expectRefused(t.api, () => t.api.call(method, path, { key, body }), 403, "forbidden");
+          expect(res.body.detail).toMatch(/only its own keys manage it/);
+          expect(JSON.stringify(res.body)).not.toMatch(/whsec_/);
+        }
+      }
+    }
+    // Unchanged, and still managed by its tenant.
+    expect(expectStatus(await t.api.call("GET", `/v1/webhook-endpoints/${mine.id}`, { key: t.w.keys.m1 }), 200).body).toMatchObject({
+      url: "http://127.0.0.1:9/m1-managed",
+      status: "enabled",
+    });
+    expectStatus(await t.api.call("POST", `/v1/webhook-endpoints/${mine.id}/rotate-secret`, { key: t.w.keys.m1, body: {} }), 200);
+    // The platform's own endpoints stay finance's and admin's to manage.
+    const platform = expectStatus(await create(t.w.keys.finance, { url: "http://127.0.0.1:9/platform-managed" }), 201).body;
+    expectStatus(await t.api.call("PATCH", `/v1/webhook-endpoints/${platform.id}`, { body: { status: "disabled" } }), 200);
+    expectStatus(await t.api.call("POST", `/v1/webhook-endpoints/${platform.id}/rotate-secret`, { key: t.w.keys.finance, body: {} }), 200);
+  });
+
   it("refuse bad input, naming the field, and write nothing", async () => {
     const key = t.w.keys.m1;
     await expectRefused(t.api, () => create(key, { url: "http://127.0.0.1:9/x", extra: 1 }), 400, "invalid_request");
