@@ -12,12 +12,14 @@ const plainText = (s: string): string => (/^[=+\-@|\t\r]/.test(s) && !/^-?\d+(\.
 
 /**
  * The one CSV writer of the API: RFC 4180 (CRLF line ends; fields with a comma, quote or line break
- * quoted), formula text made plain, booleans as true/false, null and absent as empty.
+ * quoted), formula text made plain, booleans as true/false, null and absent as empty. Fields with a
+ * semicolon or a tab are quoted too: spreadsheets in locales whose list separator is `;` split an
+ * unquoted field there, and the part after it (`x;=1+1`) would start a cell of its own, a formula.
  */
 export function toCsv(header: string[], rows: Cell[][]): string {
   return stringify([header, ...rows], {
     record_delimiter: "windows",
-    quoted_match: /[\r\n]/,
+    quoted_match: /[\r\n;\t]/,
     cast: { string: plainText, boolean: (v) => String(v), bigint: (v) => v.toString(), number: (v) => String(v) },
   });
 }

@@ -234,4 +234,11 @@ describe("edges found by hostile testing", () => {
     const csv = await api.call("GET", `/v1/operators/o1/statement?${wideRange()}&format=csv`, { key: w.keys.o1 });
     expect(csv.body).toContain(`"'=HYPERLINK(""http://x"")"`);
   });
+
+  it("statement CSV cells with a semicolon or a tab are quoted: a spreadsheet splitting on ';' finds no formula cell", async () => {
+    expectStatus(await api.call("POST", "/v1/usage", { key: w.keys.m1, body: w.usage("x;=1+1") }), 201);
+    const csv = await api.call("GET", `/v1/operators/o1/statement?${wideRange()}&format=csv`, { key: w.keys.o1 });
+    expect(csv.body).toContain(`"x;=1+1"`);
+    expect(csv.body).not.toMatch(/(^|,)x;=1\+1(,|\r)/m);
+  });
 });
