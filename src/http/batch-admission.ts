@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { recheckApiKey } from "./auth.js";
 import type { AppDeps, AppEnv } from "./request-context.js";
 
 /**
@@ -47,7 +48,8 @@ export class ByteAdmission {
 
 /**
  * `POST /v1/usage/batch` holds its body's bytes (Content-Length; a body without one counts as
- * `MAX_BATCH_BODY_BYTES`) in the process's budget from after the key check to its answer.
+ * `MAX_BATCH_BODY_BYTES`) in the process's budget from after the key check to its answer; once
+ * admitted, the key is checked again.
  */
 export function batchAdmission(config: AppDeps["config"]): MiddlewareHandler<AppEnv> {
   const admission = new ByteAdmission(Math.max(config.BATCH_BODIES_IN_FLIGHT_BYTES ?? config.MAX_BATCH_BODY_BYTES, 1));
@@ -57,6 +59,8 @@ export function batchAdmission(config: AppDeps["config"]): MiddlewareHandler<App
     const bytes = Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, config.MAX_BATCH_BODY_BYTES) : config.MAX_BATCH_BODY_BYTES;
     const release = await admission.acquire(bytes);
     try {
+      // The wait can be long (other batches' bytes): a key revoked meanwhile writes nothing.
+      await recheckApiKey(c);
       await next();
     } finally {
       release();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { expectRefused, expectStatus, worldPerFile } from "../support/http.js";
+import type { Queryable } from "../../src/db/client.js";
+import { expectRefused, expectStatus, testApi, worldPerFile } from "../support/http.js";
 
 /**
  * The usage batch log (docs/usage.md, "Batch log"): every 2xx batch answer leaves one log with its
@@ -105,5 +106,41 @@ describe("the usage batch log", () => {
     expect(next.map((b: { id: string }) => b.id)).not.toContain(m2.batch_id);
     expect(next.length).toBeGreaterThan(2);
     await expectRefused(t.api, () => t.api.call("GET", "/v1/usage-batches?cursor=nope", { key: t.w.keys.finance }), 400, "invalid_request", "cursor");
+  });
+});
+
+describe("a batch waiting for admission", () => {
+  it.skipIf(!process.env.TEST_DATABASE_URL)("writes nothing when its key is revoked while it waits: 401, as for a request after the revocation", async () => {
+    // One batch's bytes at a time: the second waits for the first.
+    const api = await testApi({ db: t.api.db, config: { BATCH_BODIES_IN_FLIGHT_BYTES: 1 } });
+    try {
+      const created = expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: "soon revoked", role: "marketplace", scope_id: "m1" } }), 201).body;
+      // The first batch is held inside its transaction: m1's funding lock is taken exclusively by another connection.
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      let held!: () => void;
+      const isHeld = new Promise<void>((r) => (held = r));
+      const holder = api.db.transaction(async (tx: Queryable) => {
+        await tx.query("select pg_advisory_xact_lock(hashtextextended('usage-funding:m1', 0))");
+        held();
+        await released;
+      });
+      await isHeld;
+      const first = api.call("POST", "/v1/usage/batch", { key: t.w.keys.m1, body: { records: [t.w.usage("admission-first")] } });
+      await new Promise((r) => setTimeout(r, 200));
+      const second = api.call("POST", "/v1/usage/batch", { key: created.secret, body: { records: [t.w.usage("admission-revoked")] } });
+      await new Promise((r) => setTimeout(r, 200));
+      expectStatus(await api.call("POST", `/v1/api-keys/${created.id}/revoke`), 200);
+      release();
+      await holder;
+      expectStatus(await first, 200);
+      const refused = await second;
+      expect(refused.status).toBe(401);
+      expect(refused.body.detail).toMatch(/revoked while the request waited/);
+      expect(await api.db.query("select 1 from usage_records where external_id = 'admission-revoked'")).toEqual([]);
+      expect(await api.db.query("select 1 from usage_records where external_id = 'admission-first'")).toHaveLength(1);
+    } finally {
+      await api.close();
+    }
   });
 });
