@@ -2,7 +2,9 @@ import { writeReceipts, type WriteReceipt } from "../db/queries/write-receipts.j
 import type { Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
 import { type Asset } from "../domain/assets.js";
+import { findOpenAdjustmentProposalId } from "../db/queries/proposals.js";
 import {
+  adjustedElsewhere,
   getAdjustmentAccounts,
   getItemResolution,
   getItemToAdjust,
@@ -208,12 +210,19 @@ export async function resolveItem(
   if (!item) throw new LedgerError("reconciliation_item_not_found", `item ${itemId} of reconciliation ${runId} does not exist`);
   if (item.resolved_at !== null) throw new LedgerError("item_already_resolved", `item ${itemId} was resolved already`);
   const a = input.adjustment;
-  if (a) await checkAdjustment(db, runId, itemId, a);
+  const key = a ? await checkAdjustment(db, runId, itemId, a) : undefined;
+  if (!a && input.approvedBy === undefined) {
+    // A note does not settle an item whose adjustment waits for a second key: that proposal decides it.
+    const open = await findOpenAdjustmentProposalId(db, itemId);
+    if (open !== undefined)
+      throw new LedgerError("item_already_resolved", `item ${itemId} has an adjustment waiting for approval (proposal ${open}): approve or reject it`);
+  }
   const inputs = a
     ? [
         {
           kind: "standard" as const,
-          idempotencyKey: `reconciliation-item:${itemId}:adjustment`,
+          // One adjustment per discrepancy, whichever run's item names it (runs over overlapping ranges show the same one).
+          idempotencyKey: key!,
           metadata: {
             reconciliation: {
               id: runId,
@@ -255,12 +264,17 @@ export async function getItem(db: Queryable, itemId: bigint): Promise<ItemRow | 
   return getReconciliationItem(db, itemId);
 }
 
+/**
+ * Checks an adjustment of an item (see resolveItem) and that no item of any run showing the same
+ * discrepancy was adjusted already; returns the adjustment's idempotency key, the discrepancy's:
+ * the chain, asset and on-chain transfer (or, for a payment that never happened, the payout).
+ */
 export async function checkAdjustment(
   db: Queryable,
   runId: string,
   itemId: bigint,
   a: { debitAccountId: string; creditAccountId: string; amount: bigint },
-): Promise<void> {
+): Promise<string> {
   const item = await getItemToAdjust(db, runId, itemId);
   const refuse = (message: string, path: string) => {
     throw new LedgerError("invalid_request", message, [{ path: `adjustment.${path}`, message }]);
@@ -307,4 +321,15 @@ export async function checkAdjustment(
       other,
     );
   }
+  const sameDiscrepancy = { chainId: item!.chain_id, assetId: item!.asset_id, txHash: item!.tx_hash, logIndex: item!.log_index, payoutId: item!.payout_id };
+  const done = await adjustedElsewhere(db, sameDiscrepancy);
+  if (done) {
+    const what = item!.tx_hash !== null ? `transfer ${item!.tx_hash} (log ${item!.log_index})` : `payout ${item!.payout_id}`;
+    throw new LedgerError(
+      "item_already_resolved",
+      `the discrepancy of item ${itemId} (${what}) was adjusted already, by item ${done.id} of reconciliation ${done.reconciliation_id} (transfer ${done.adjustment_transfer_id}): resolve this item with a note`,
+    );
+  }
+  const identity = item!.tx_hash !== null ? `tx:${item!.tx_hash}:${item!.log_index}` : `payout:${item!.payout_id}`;
+  return `reconciliation-adjustment:${item!.chain_id}:${item!.asset_id}:${identity}`;
 }

@@ -288,6 +288,9 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
       body: { note: "again", adjustment: { debit_account_id: treasury.account_id, credit_account_id: equity.id, amount: "1" } },
     });
     expect(second.status).toBe(409);
+    // Nor does a note settle it behind the proposal's back (the proposal would stay open forever).
+    const noted = await api.call("POST", `/v1/reconciliations/${run.id}/items/${unexpected[0].id}/resolve`, { key: finance, body: { note: "just a note" } });
+    expect(noted.body).toMatchObject({ status: 409, code: "item_already_resolved", detail: expect.stringMatching(/waiting for approval/) });
     const self = await api.call("POST", `/v1/proposals/${proposed.proposal_id}/approve`, { key: finance, body: {} });
     expect(self.body).toMatchObject({ status: 403, code: "four_eyes" });
     expect(expectStatus(await api.call("GET", "/v1/treasury?chain_id=31337&asset=TUSD", { key: finance }), 200).body.ledger).toBe(String(-400_000));

@@ -221,6 +221,26 @@ describe("reconciling ledger payouts with the chain", () => {
     check = await treasuryCheck(w.db, w.settlements, 31337n, TOKEN);
     expect(check.unexplained).toBe(0n);
     expect((await verifyLedger(w.db)).ok).toBe(true);
+
+    // A second run over the same range shows the same inflow as an item of its own: adjusting it
+    // again would book the treasury's funding twice. Refused, naming the first adjustment; a note settles it.
+    const { run: again, items: againItems } = await run(w, 0n);
+    const same = againItems.find((i) => i.direction === "in" && i.status === "unexpected_on_chain")!;
+    expect(same.tx_hash).toBe(funding.tx_hash);
+    const twice = resolveItem(w.db, {
+      runId: again.id,
+      itemId: BigInt(same.id),
+      note: "initial treasury funding, again",
+      resolvedBy: "finance-key",
+      adjustment: { debitAccountId: acc.get(specKey(treasury))!, creditAccountId: equity.id, amount: 1_000_000_000_000n },
+    });
+    await expect(twice).rejects.toMatchObject({
+      code: "item_already_resolved",
+      message: expect.stringMatching(new RegExp(`adjusted already, by item ${funding.id} `)),
+    });
+    expect((await treasuryCheck(w.db, w.settlements, 31337n, TOKEN)).unexplained).toBe(0n);
+    await resolveItem(w.db, { runId: again.id, itemId: BigInt(same.id), note: "adjusted in the first run", resolvedBy: "finance-key" });
+    expect((await verifyLedger(w.db)).ok).toBe(true);
   });
 
   it("the treasury check explains payouts in flight", async () => {

@@ -199,12 +199,16 @@ export type ItemToAdjustRow = {
   chain_amount: string | null;
   chain_id: string;
   asset_id: string;
+  payout_id: string | null;
+  tx_hash: string | null;
+  log_index: number | null;
 };
 
 /** What an adjustment of an item is judged by: the item's kind and amounts, and its run's chain and asset. */
 export async function getItemToAdjust(db: Queryable, runId: string, itemId: bigint): Promise<ItemToAdjustRow | undefined> {
   const [item] = await db.query<ItemToAdjustRow>(
-    `select i.status, i.direction, i.ledger_amount::text as ledger_amount, i.chain_amount::text as chain_amount, r.chain_id::text as chain_id, r.asset_id
+    `select i.status, i.direction, i.ledger_amount::text as ledger_amount, i.chain_amount::text as chain_amount, r.chain_id::text as chain_id, r.asset_id,
+            i.payout_id, i.tx_hash, i.log_index
        from reconciliation_items i join reconciliations r on r.id = i.reconciliation_id where i.id = $1 and i.reconciliation_id = $2`,
     [itemId.toString(), runId],
   );
@@ -262,4 +266,23 @@ export async function batchedPayoutTotal(db: Queryable, chainId: string, assetId
     [chainId, assetId],
   );
   return batched;
+}
+
+/**
+ * An item of any run that shows the same discrepancy (the same chain, asset and on-chain transfer,
+ * or for a payment that never happened the same payout) and was adjusted: its id, run and transfer.
+ */
+export async function adjustedElsewhere(
+  db: Queryable,
+  d: { chainId: string; assetId: string; txHash: string | null; logIndex: number | null; payoutId: string | null },
+): Promise<{ id: string; reconciliation_id: string; adjustment_transfer_id: string } | undefined> {
+  const [row] = await db.query<{ id: string; reconciliation_id: string; adjustment_transfer_id: string }>(
+    `select i.id::text as id, i.reconciliation_id, i.adjustment_transfer_id
+       from reconciliation_items i join reconciliations r on r.id = i.reconciliation_id
+      where r.chain_id = $1 and r.asset_id = $2 and i.adjustment_transfer_id is not null
+        and (case when $3::text is not null then i.tx_hash = $3 and i.log_index = $4 else i.tx_hash is null and i.payout_id = $5 end)
+      order by i.id limit 1`,
+    [d.chainId, d.assetId, d.txHash, d.logIndex, d.payoutId],
+  );
+  return row;
 }

@@ -121,10 +121,16 @@ export const payoutProblems = {
     example: "item 1042 of reconciliation 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e does not exist",
   },
   item_already_resolved: {
-    means: "The reconciliation item was resolved already, or an adjustment for it waits for approval.",
-    causes: ["two people resolving the same item", "a second adjustment proposed for an item"],
+    means:
+      "The reconciliation item was resolved already, or an adjustment for it waits for approval, or the discrepancy it shows was adjusted already through an item of another run.",
+    causes: [
+      "two people resolving the same item",
+      "a second adjustment proposed for an item",
+      "a note sent for an item whose adjustment waits for a second key",
+      "runs over overlapping block ranges, each listing the same on-chain transfer (or the same payout never sent): one adjustment per discrepancy",
+    ],
     action: "stop",
-    todo: "Do not resolve it again: read the item (and its open proposal, if the detail names one) to see how it was resolved.",
+    todo: "Do not adjust it again: read the item (and its open proposal, or the item of the other run, if the detail names one). Approve or reject a waiting proposal; settle an item whose discrepancy was adjusted through another run with a note.",
     example: "item 1042 has an adjustment waiting for approval already (proposal 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e)",
   },
   proposal_not_found: {
