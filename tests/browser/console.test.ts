@@ -41,6 +41,10 @@ describe("the console in Chromium", () => {
     await page.waitForURL(`${origin}/console/sign-in`);
     await page.goto(`${origin}/console/trial-balance`);
     expect(page.url()).toBe(`${origin}/console/sign-in`);
+    // A copy of the cookie taken before signing out opens nothing either.
+    const copied = await fetch(`${origin}/console/trial-balance`, { headers: { cookie: `${cookie!.name}=${cookie!.value}` }, redirect: "manual" });
+    expect([302, 303]).toContain(copied.status);
+    expect(copied.headers.get("location")).toMatch(/\/console\/sign-in/);
     await screenshots(page, "sign-in");
     await context.close();
   });

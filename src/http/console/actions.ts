@@ -108,7 +108,7 @@ export function registerActions(app: OpenAPIHono<AppEnv>, k: ConsoleKit): void {
   app.post("/console/sign-out", async (c) => {
     const r = await checked(c, k);
     if (r instanceof Response) return r;
-    k.sessions.clear(c);
+    k.sessions.end(c);
     return c.redirect("/console/sign-in", 303);
   });
   for (const verb of ["approve", "reject"] as const) {

@@ -7,7 +7,8 @@ import type { AppEnv } from "../request-context.js";
  * The console's session: the API key the person signed in with, sealed (AES-256-GCM) in an
  * HttpOnly, SameSite=Strict cookie (Secure over TLS) with a CSRF token and an expiry. The sealing
  * key is made when the app is made and lives only in memory: a restart signs everyone out, and
- * nothing on disk or in the browser can open a cookie. The key itself is never logged nor shown.
+ * nothing on disk or in the browser can open a cookie. Signing out ends the session in the process
+ * too (a copy of the cookie opens nothing after it). The key itself is never logged nor shown.
  */
 
 export interface Session {
@@ -21,11 +22,14 @@ export interface Session {
 
 /** How long a session lasts after signing in. */
 export const SESSION_HOURS = 8;
+/** Sessions signed out and not yet expired that a process remembers (a sign-in needs a valid key, and keys are rate-limited). */
+const MAX_ENDED_SESSIONS = 100_000;
 
 export interface SessionStore {
   read(c: Context<AppEnv>): Session | null;
   write(c: Context<AppEnv>, s: Session): void;
-  clear(c: Context<AppEnv>): void;
+  /** Signs the session out: its cookie is cleared, and a copy of it kept elsewhere opens nothing any more. */
+  end(c: Context<AppEnv>): void;
   /** A fresh random token (CSRF, sign-in nonce). */
   token(): string;
   /** The sign-in form's nonce cookie (double submit: the form's field must equal the cookie). */
@@ -73,19 +77,30 @@ export function sessionStore(surface: string, now: () => Date): SessionStore {
   const nonceName = `ledger_console_${surface}_signin`;
   const attributes = (c: Context<AppEnv>) => ({ path: "/console", httpOnly: true, secure: isHttps(c), sameSite: "Strict" as const });
   const token = () => randomBytes(24).toString("base64url");
+  // Sessions signed out before their expiry, by their CSRF token (each session's own), until they expire.
+  const ended = new Map<string, number>();
+  const read = (c: Context<AppEnv>): Session | null => {
+    const cookie = getCookie(c, name);
+    const s = cookie ? open(key, cookie) : null;
+    return s && s.expiresAt > now().getTime() && !ended.has(s.csrf) ? s : null;
+  };
   return {
     token,
-    read(c) {
-      const cookie = getCookie(c, name);
-      const s = cookie ? open(key, cookie) : null;
-      return s && s.expiresAt > now().getTime() ? s : null;
+    read,
+    end(c) {
+      const s = read(c);
+      if (s) {
+        const at = now().getTime();
+        for (const [csrf, expiresAt] of ended) if (expiresAt <= at) ended.delete(csrf);
+        // Bounded: past MAX_ENDED_SESSIONS the oldest is forgotten (it still expires with its cookie).
+        if (ended.size >= MAX_ENDED_SESSIONS) ended.delete(ended.keys().next().value!);
+        ended.set(s.csrf, s.expiresAt);
+      }
+      deleteCookie(c, name, attributes(c));
     },
     write(c, s) {
       setCookie(c, name, seal(key, s), { ...attributes(c), maxAge: SESSION_HOURS * 3600 });
       deleteCookie(c, nonceName, attributes(c));
-    },
-    clear(c) {
-      deleteCookie(c, name, attributes(c));
     },
     signInNonce(c) {
       const existing = getCookie(c, nonceName);
