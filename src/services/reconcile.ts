@@ -217,25 +217,7 @@ export async function resolveItem(
     if (open !== undefined)
       throw new LedgerError("item_already_resolved", `item ${itemId} has an adjustment waiting for approval (proposal ${open}): approve or reject it`);
   }
-  const inputs = a
-    ? [
-        {
-          kind: "standard" as const,
-          // One adjustment per discrepancy, whichever run's item names it (runs over overlapping ranges show the same one).
-          idempotencyKey: key!,
-          metadata: {
-            reconciliation: {
-              id: runId,
-              item_id: itemId.toString(),
-              note: input.note,
-              resolved_by: input.resolvedBy,
-              ...(input.approvedBy ? { approved_by: input.approvedBy } : {}),
-            },
-          },
-          legs: [{ debitAccountId: a.debitAccountId, creditAccountId: a.creditAccountId, amount: a.amount }],
-        },
-      ]
-    : [];
+  const inputs = a ? [adjustmentTransfer(key!, a, input)] : [];
   let done = false;
   const [result] = await writeTransfers(db, inputs, {
     afterWrite: async (tx, outcomes, bookedAt) => {
@@ -258,6 +240,28 @@ export async function resolveItem(
   if (result && !result.ok) throw result.error;
   if (!done) throw new LedgerError("item_already_resolved", `item ${itemId} was resolved already`);
   return (await getItem(db, itemId))!;
+}
+
+/** The adjusting transfer of an item: one per discrepancy (its key, from checkAdjustment), whichever run's item names it. */
+function adjustmentTransfer(
+  key: string,
+  a: { debitAccountId: string; creditAccountId: string; amount: bigint },
+  input: { runId: string; itemId: bigint; note: string; resolvedBy: string; approvedBy?: string },
+) {
+  return {
+    kind: "standard" as const,
+    idempotencyKey: key,
+    metadata: {
+      reconciliation: {
+        id: input.runId,
+        item_id: input.itemId.toString(),
+        note: input.note,
+        resolved_by: input.resolvedBy,
+        ...(input.approvedBy ? { approved_by: input.approvedBy } : {}),
+      },
+    },
+    legs: [{ debitAccountId: a.debitAccountId, creditAccountId: a.creditAccountId, amount: a.amount }],
+  };
 }
 
 export async function getItem(db: Queryable, itemId: bigint): Promise<ItemRow | undefined> {
