@@ -10,7 +10,7 @@ const t = worldPerFile();
 let origin: string;
 let stop: () => Promise<void>;
 beforeAll(async () => {
-  const served = await serveOnLoopback(t.api);
+  const served = await serveOnLoopback(t.api, { keepGlobals: true });
   origin = served.origin;
   stop = served.close;
 });
