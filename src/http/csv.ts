@@ -5,16 +5,20 @@ type Cell = string | number | bigint | boolean | null | undefined;
 
 /**
  * Text a spreadsheet would run as a formula (=, +, -, @, |, tab or CR at the start) gets a leading
- * apostrophe, unless it is a number (a negative amount stays a number). Callers choose much of the
- * text in these files (external ids, descriptions, notes).
+ * apostrophe, unless it is a number (a negative amount stays a number). So does such a character
+ * after a semicolon or a tab inside the text: a spreadsheet that splits lines on `;` (the list
+ * separator of many locales) or on tabs ignores the CSV's quotes there and would start a cell
+ * with it. Callers choose much of the text in these files (external ids, descriptions, notes).
  */
-const plainText = (s: string): string => (/^[=+\-@|\t\r]/.test(s) && !/^-?\d+(\.\d+)?$/.test(s) ? `'${s}` : s);
+const plainText = (s: string): string => {
+  const inner = s.replace(/([;\t])([=+\-@|\t\r])/g, "$1'$2");
+  return /^[=+\-@|\t\r]/.test(inner) && !/^-?\d+(\.\d+)?$/.test(inner) ? `'${inner}` : inner;
+};
 
 /**
  * The one CSV writer of the API: RFC 4180 (CRLF line ends; fields with a comma, quote or line break
- * quoted), formula text made plain, booleans as true/false, null and absent as empty. Fields with a
- * semicolon or a tab are quoted too: spreadsheets in locales whose list separator is `;` split an
- * unquoted field there, and the part after it (`x;=1+1`) would start a cell of its own, a formula.
+ * quoted; with a semicolon or a tab too), formula text made plain (also after a `;` or a tab inside
+ * a field), booleans as true/false, null and absent as empty.
  */
 export function toCsv(header: string[], rows: Cell[][]): string {
   return stringify([header, ...rows], {
