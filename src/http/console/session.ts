@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes, timingSafeEqual } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { AppEnv } from "../request-context.js";
@@ -22,8 +22,8 @@ export interface Session {
 
 /** How long a session lasts after signing in. */
 export const SESSION_HOURS = 8;
-/** Sessions signed out and not yet expired that a process remembers (a sign-in needs a valid key, and keys are rate-limited). */
-const MAX_ENDED_SESSIONS = 100_000;
+/** Sessions of one API key signed out and not yet expired that a process remembers. */
+const MAX_ENDED_SESSIONS_PER_KEY = 1_000;
 
 export interface SessionStore {
   read(c: Context<AppEnv>): Session | null;
@@ -77,12 +77,15 @@ export function sessionStore(surface: string, now: () => Date): SessionStore {
   const nonceName = `ledger_console_${surface}_signin`;
   const attributes = (c: Context<AppEnv>) => ({ path: "/console", httpOnly: true, secure: isHttps(c), sameSite: "Strict" as const });
   const token = () => randomBytes(24).toString("base64url");
-  // Sessions signed out before their expiry, by their CSRF token (each session's own), until they expire.
-  const ended = new Map<string, number>();
+  // Sessions signed out before their expiry, until they expire: per API key (a digest of it), by
+  // the session's CSRF token (its own, random). Kept per key, so that signing in and out again and
+  // again with one key forgets only that key's oldest ended sessions, never another person's.
+  const ended = new Map<string, Map<string, number>>();
+  const keyOf = (apiKey: string) => createHash("sha256").update(apiKey).digest("base64url");
   const read = (c: Context<AppEnv>): Session | null => {
     const cookie = getCookie(c, name);
     const s = cookie ? open(key, cookie) : null;
-    return s && s.expiresAt > now().getTime() && !ended.has(s.csrf) ? s : null;
+    return s && s.expiresAt > now().getTime() && !ended.get(keyOf(s.apiKey))?.has(s.csrf) ? s : null;
   };
   return {
     token,
@@ -90,11 +93,14 @@ export function sessionStore(surface: string, now: () => Date): SessionStore {
     end(c) {
       const s = read(c);
       if (s) {
+        const k = keyOf(s.apiKey);
+        const mine = ended.get(k) ?? new Map<string, number>();
         const at = now().getTime();
-        for (const [csrf, expiresAt] of ended) if (expiresAt <= at) ended.delete(csrf);
-        // Bounded: past MAX_ENDED_SESSIONS the oldest is forgotten (it still expires with its cookie).
-        if (ended.size >= MAX_ENDED_SESSIONS) ended.delete(ended.keys().next().value!);
-        ended.set(s.csrf, s.expiresAt);
+        for (const [csrf, expiresAt] of mine) if (expiresAt <= at) mine.delete(csrf);
+        // Bounded per key: past MAX_ENDED_SESSIONS_PER_KEY its oldest is forgotten (it still expires with its cookie).
+        if (mine.size >= MAX_ENDED_SESSIONS_PER_KEY) mine.delete(mine.keys().next().value!);
+        mine.set(s.csrf, s.expiresAt);
+        ended.set(k, mine);
       }
       deleteCookie(c, name, attributes(c));
     },
