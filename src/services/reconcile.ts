@@ -6,6 +6,8 @@ import { findOpenAdjustmentProposalId } from "../db/queries/proposals.js";
 import {
   adjustedElsewhere,
   getAdjustmentAccounts,
+  type Discrepancy,
+  type ItemToAdjustRow,
   getItemResolution,
   getItemToAdjust,
   getReconciliationItem,
@@ -210,7 +212,7 @@ export async function resolveItem(
   if (!item) throw new LedgerError("reconciliation_item_not_found", `item ${itemId} of reconciliation ${runId} does not exist`);
   if (item.resolved_at !== null) throw new LedgerError("item_already_resolved", `item ${itemId} was resolved already`);
   const a = input.adjustment;
-  const key = a ? await checkAdjustment(db, runId, itemId, a) : undefined;
+  const key = a ? (await checkAdjustment(db, runId, itemId, a)).key : undefined;
   if (!a && input.approvedBy === undefined) {
     // A note does not settle an item whose adjustment waits for a second key: that proposal decides it.
     const open = await findOpenAdjustmentProposalId(db, itemId);
@@ -278,7 +280,7 @@ export async function checkAdjustment(
   runId: string,
   itemId: bigint,
   a: { debitAccountId: string; creditAccountId: string; amount: bigint },
-): Promise<string> {
+): Promise<{ key: string; discrepancy: Discrepancy }> {
   const item = await getItemToAdjust(db, runId, itemId);
   const refuse = (message: string, path: string) => {
     throw new LedgerError("invalid_request", message, [{ path: `adjustment.${path}`, message }]);
@@ -289,9 +291,8 @@ export async function checkAdjustment(
     refuse(`item ${itemId} is a payment to another recipient: the treasury is right, so there is nothing to adjust here; resolve it with a note`, "amount");
   const ledger = BigInt(item!.ledger_amount ?? "0");
   const chain = BigInt(item!.chain_amount ?? "0");
-  const discrepancy =
-    item!.status === "amount_mismatch" ? (chain > ledger ? chain - ledger : ledger - chain) : item!.status === "unexpected_on_chain" ? chain : ledger;
-  if (a.amount > discrepancy) refuse(`the adjustment of ${a.amount} exceeds the item's discrepancy of ${discrepancy}`, "amount");
+  const gap = item!.status === "amount_mismatch" ? (chain > ledger ? chain - ledger : ledger - chain) : item!.status === "unexpected_on_chain" ? chain : ledger;
+  if (a.amount > gap) refuse(`the adjustment of ${a.amount} exceeds the item's discrepancy of ${gap}`, "amount");
   const accounts = await getAdjustmentAccounts(db, [a.debitAccountId, a.creditAccountId]);
   const byId = new Map(accounts.map((x) => [x.id, x]));
   const isTreasury = (id: string) => {
@@ -325,15 +326,26 @@ export async function checkAdjustment(
       other,
     );
   }
-  const sameDiscrepancy = { chainId: item!.chain_id, assetId: item!.asset_id, txHash: item!.tx_hash, logIndex: item!.log_index, payoutId: item!.payout_id };
-  const done = await adjustedElsewhere(db, sameDiscrepancy);
+  return notAdjustedElsewhere(db, itemId, item!);
+}
+
+/** The item's discrepancy and the key of its adjustment, once no item of any run showing it was adjusted already. */
+async function notAdjustedElsewhere(db: Queryable, itemId: bigint, item: ItemToAdjustRow): Promise<{ key: string; discrepancy: Discrepancy }> {
+  const discrepancy: Discrepancy = {
+    chainId: item.chain_id,
+    assetId: item.asset_id,
+    txHash: item.tx_hash,
+    logIndex: item.log_index,
+    payoutId: item.payout_id,
+  };
+  const done = await adjustedElsewhere(db, discrepancy);
   if (done) {
-    const what = item!.tx_hash !== null ? `transfer ${item!.tx_hash} (log ${item!.log_index})` : `payout ${item!.payout_id}`;
+    const what = item.tx_hash !== null ? `transfer ${item.tx_hash} (log ${item.log_index})` : `payout ${item.payout_id}`;
     throw new LedgerError(
       "item_already_resolved",
-      `the discrepancy of item ${itemId} (${what}) was adjusted already, by item ${done.id} of reconciliation ${done.reconciliation_id} (transfer ${done.adjustment_transfer_id}): resolve this item with a note`,
+      `the discrepancy of item ${itemId} (${what}) was adjusted already, by item ${done.id} of reconciliation ${done.reconciliation_id} (transfer ${done.adjustment_transfer_id}): resolve this item with a note (reject its adjustment proposal first, if one waits)`,
     );
   }
-  const identity = item!.tx_hash !== null ? `tx:${item!.tx_hash}:${item!.log_index}` : `payout:${item!.payout_id}`;
-  return `reconciliation-adjustment:${item!.chain_id}:${item!.asset_id}:${identity}`;
+  const identity = item.tx_hash !== null ? `tx:${item.tx_hash}:${item.log_index}` : `payout:${item.payout_id}`;
+  return { key: `reconciliation-adjustment:${item.chain_id}:${item.asset_id}:${identity}`, discrepancy };
 }

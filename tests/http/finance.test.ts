@@ -288,6 +288,18 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
       body: { note: "again", adjustment: { debit_account_id: treasury.account_id, credit_account_id: equity.id, amount: "1" } },
     });
     expect(second.status).toBe(409);
+    // A second run over the same blocks shows the same inflow as an item of its own: no second proposal for it either.
+    const rerun = expectStatus(
+      await api.call("POST", "/v1/reconciliations", { key: finance, body: { chain_id: 31337, asset: TOKEN, from_block: 0, to_block: head } }),
+      201,
+    ).body;
+    const same = expectStatus(await api.call("GET", `/v1/reconciliations/${rerun.id}?status=unexpected_on_chain`, { key: finance }), 200).body.items[0];
+    expect(same.tx_hash).toBe(unexpected[0].tx_hash);
+    const parallel = await api.call("POST", `/v1/reconciliations/${rerun.id}/items/${same.id}/resolve`, {
+      key: finance,
+      body: { note: "the same funding", adjustment: { debit_account_id: treasury.account_id, credit_account_id: equity.id, amount: "1000000000000" } },
+    });
+    expect(parallel.body).toMatchObject({ status: 409, code: "item_already_resolved", detail: expect.stringMatching(/shows the same discrepancy/) });
     // Nor does a note settle it behind the proposal's back (the proposal would stay open forever).
     const noted = await api.call("POST", `/v1/reconciliations/${run.id}/items/${unexpected[0].id}/resolve`, { key: finance, body: { note: "just a note" } });
     expect(noted.body).toMatchObject({ status: 409, code: "item_already_resolved", detail: expect.stringMatching(/waiting for approval/) });

@@ -107,17 +107,22 @@ export async function hasReceiptProposalForReferenceKeys(tx: Queryable, referenc
 }
 
 /** Serializes the proposals of an adjustment of one reconciliation item, until the transaction ends. */
-export async function lockItemAdjustment(tx: Queryable, itemId: bigint): Promise<void> {
-  await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`adjustment:${itemId}`]);
+export async function lockItemAdjustment(tx: Queryable, discrepancyKey: string): Promise<void> {
+  await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`adjustment:${discrepancyKey}`]);
 }
 
 /** The id of the open adjustment proposal of a reconciliation item, if there is one. */
 export async function findOpenAdjustmentProposalId(db: Queryable, itemId: bigint): Promise<string | undefined> {
-  const open = await db.query<{ id: string }>(
-    "select id from proposals where kind = 'reconciliation_adjustment' and status = 'proposed' and payload->>'item_id' = $1",
-    [itemId.toString()],
+  return (await findOpenAdjustmentProposal(db, [itemId.toString()]))?.id;
+}
+
+/** The open adjustment proposal of one of these reconciliation items, if there is one, with its item. */
+export async function findOpenAdjustmentProposal(db: Queryable, itemIds: string[]): Promise<{ id: string; item_id: string } | undefined> {
+  const [open] = await db.query<{ id: string; item_id: string }>(
+    "select id, payload->>'item_id' as item_id from proposals where kind = 'reconciliation_adjustment' and status = 'proposed' and payload->>'item_id' = any($1::text[]) limit 1",
+    [pgArray(itemIds)],
   );
-  return open[0]?.id;
+  return open;
 }
 
 /** Decides a proposal still open; undefined when it was decided already. */

@@ -268,21 +268,39 @@ export async function batchedPayoutTotal(db: Queryable, chainId: string, assetId
   return batched;
 }
 
-/**
- * An item of any run that shows the same discrepancy (the same chain, asset and on-chain transfer,
- * or for a payment that never happened the same payout) and was adjusted: its id, run and transfer.
- */
+/** What identifies a discrepancy across runs: the chain, the asset and the on-chain transfer, or for a payment that never happened the payout. */
+export interface Discrepancy {
+  chainId: string;
+  assetId: string;
+  txHash: string | null;
+  logIndex: number | null;
+  payoutId: string | null;
+}
+
+const SAME_DISCREPANCY = `r.chain_id = $1 and r.asset_id = $2
+        and (case when $3::text is not null then i.tx_hash = $3 and i.log_index = $4 else i.tx_hash is null and i.payout_id = $5 end)`;
+const discrepancyParams = (d: Discrepancy) => [d.chainId, d.assetId, d.txHash, d.logIndex, d.payoutId];
+
+/** An item of any run that shows the same discrepancy and was adjusted: its id, run and transfer. */
 export async function adjustedElsewhere(
   db: Queryable,
-  d: { chainId: string; assetId: string; txHash: string | null; logIndex: number | null; payoutId: string | null },
+  d: Discrepancy,
 ): Promise<{ id: string; reconciliation_id: string; adjustment_transfer_id: string } | undefined> {
   const [row] = await db.query<{ id: string; reconciliation_id: string; adjustment_transfer_id: string }>(
     `select i.id::text as id, i.reconciliation_id, i.adjustment_transfer_id
        from reconciliation_items i join reconciliations r on r.id = i.reconciliation_id
-      where r.chain_id = $1 and r.asset_id = $2 and i.adjustment_transfer_id is not null
-        and (case when $3::text is not null then i.tx_hash = $3 and i.log_index = $4 else i.tx_hash is null and i.payout_id = $5 end)
+      where i.adjustment_transfer_id is not null and ${SAME_DISCREPANCY}
       order by i.id limit 1`,
-    [d.chainId, d.assetId, d.txHash, d.logIndex, d.payoutId],
+    discrepancyParams(d),
   );
   return row;
+}
+
+/** The ids of every item, of any run, that shows this discrepancy. */
+export async function itemsOfDiscrepancy(db: Queryable, d: Discrepancy): Promise<string[]> {
+  const rows = await db.query<{ id: string }>(
+    `select i.id::text as id from reconciliation_items i join reconciliations r on r.id = i.reconciliation_id where ${SAME_DISCREPANCY} order by i.id`,
+    discrepancyParams(d),
+  );
+  return rows.map((r) => r.id);
 }
