@@ -1,4 +1,5 @@
 import type { Database, Queryable } from "../db/client.js";
+import { roleOfKey } from "../db/queries/api-keys.js";
 import { decideDisputeRow, disputeItemRows, getDisputeRow, insertDisputeEvent, type DisputeRow } from "../db/queries/disputes.js";
 import { getUsage } from "../db/queries/usage.js";
 import { writeReceipts, type WriteReceipt } from "../db/queries/write-receipts.js";
@@ -7,6 +8,7 @@ import type { Dispute } from "../domain/disputes.js";
 import { LedgerError } from "../domain/errors.js";
 import type { UsageRecord } from "../domain/usage.js";
 import { getDispute } from "./disputes.js";
+import { BOOTSTRAP_KEY, independentKeys } from "./proposals/decision.js";
 import { recoverFromEarnings } from "./receivables.js";
 import { reverseUsages } from "./reverse-usage.js";
 
@@ -33,6 +35,17 @@ function mayDecide(row: DisputeRow | undefined, id: string, by: Principal): Disp
   return row;
 }
 
+/**
+ * A dispute a platform key (admin, finance) opened moves money on the platform's side alone, so its
+ * decision is four eyes as a proposal's: by a key independent of the opener's (neither created the
+ * other, no creator in common but the bootstrap key). A marketplace's dispute is decided by the
+ * platform, another party: another key is enough (mayDecide).
+ */
+async function independentOfOpener(db: Queryable, row: DisputeRow, by: Principal): Promise<void> {
+  const role = row.opened_by === BOOTSTRAP_KEY ? "admin" : await roleOfKey(db, row.opened_by);
+  if (role === "admin" || role === "finance") await independentKeys(db, { what: `dispute ${row.id}`, first: row.opened_by, verb: "opened" }, by);
+}
+
 /** Records the decision in the caller's transaction: the dispute's row (if still open), its items closed, its event. */
 async function record(tx: Queryable, d: Decision, status: "upheld" | "rejected", at: Date, detail: Record<string, unknown>): Promise<void> {
   const row = await decideDisputeRow(tx, { id: d.id, status, by: d.by.keyId, at, note: d.note });
@@ -50,6 +63,7 @@ async function record(tx: Queryable, d: Decision, status: "upheld" | "rejected",
  */
 export async function upholdDispute(db: Database, d: Decision): Promise<Dispute> {
   const row = mayDecide(await getDisputeRow(db, d.id), d.id, d.by);
+  await independentOfOpener(db, row, d.by);
   const usages: UsageRecord[] = [];
   for (const i of await disputeItemRows(db, [d.id])) usages.push((await getUsage(db, i.usage_id))!);
   const key = `dispute-uphold:${d.id}`;
@@ -70,7 +84,7 @@ export async function upholdDispute(db: Database, d: Decision): Promise<Dispute>
 
 /** Rejects a dispute, in the caller's transaction: its earnings are released (payable again, after any receivable). */
 export async function rejectDispute(tx: Queryable, d: Decision & { now: Date }): Promise<Dispute> {
-  mayDecide(await getDisputeRow(tx, d.id, true), d.id, d.by);
+  await independentOfOpener(tx, mayDecide(await getDisputeRow(tx, d.id, true), d.id, d.by), d.by);
   await record(tx, { ...d, receipt: undefined }, "rejected", d.now, {});
   return (await getDispute(tx, d.id, d.by))!;
 }

@@ -100,6 +100,28 @@ describe("disputes hold earnings until finance decides", () => {
     expect(events.map((e) => e.status)).toEqual(["open", "rejected"]);
   });
 
+  it("a dispute a platform key opened is decided by an independent key: not one its opener created, nor one of the same creator", async () => {
+    s = await fundingWorld();
+    await s.settle(200n * USD, "c wire 1", "c");
+    const u1 = await s.usage("o", "c", 100n * USD);
+    // A person's admin key (made by the bootstrap key), and a finance key that person made: one person, two keys.
+    const admin = s.keys.admin2;
+    const own = expectStatus(await call("POST", "/v1/api-keys", admin, { name: "admin's own finance key", role: "finance" }), 201).body.secret as string;
+    const d = expectStatus(await open([u1.id], admin), 201).body;
+    const before = await writeCounts(s.w.db);
+    for (const decide of [uphold, reject]) {
+      const refused = expectStatus(await decide(d.id, own), 403).body;
+      expect(refused).toMatchObject({ code: "four_eyes", detail: expect.stringMatching(/independent of the one that opened it/) });
+    }
+    expect(await writeCounts(s.w.db)).toEqual(before);
+    // Another person's key decides it.
+    expectStatus(await uphold(d.id, s.keys.finance), 200);
+    // A marketplace's dispute is decided by the platform: another party, so another key is enough.
+    const u2 = await s.usage("o", "c", 50n * USD);
+    const m = expectStatus(await open([u2.id]), 201).body;
+    expectStatus(await reject(m.id, own), 200);
+  });
+
   it("upheld, its records are reversed: the customer refunded, the fees reversed, the operator's earnings taken back, exactly", async () => {
     s = await fundingWorld();
     await s.settle(200n * USD, "c wire 1", "c");

@@ -29,18 +29,26 @@ export const BOOTSTRAP_KEY = "bootstrap-admin";
  */
 export async function independent(db: Queryable, p: Proposal, by: Principal): Promise<void> {
   if (p.proposedBy === "scheduler") return;
-  if (by.keyId === BOOTSTRAP_KEY || p.proposedBy === BOOTSTRAP_KEY) {
+  await independentKeys(db, { what: `proposal ${p.id}`, first: p.proposedBy, verb: "proposed" }, by);
+}
+
+/**
+ * The rule of `independent` for any decision of two keys (a proposal and its approval, a dispute
+ * a platform key opened and its decision): `first` is the key that started it.
+ */
+export async function independentKeys(db: Queryable, subject: { what: string; first: string; verb: string }, by: Principal): Promise<void> {
+  if (by.keyId === BOOTSTRAP_KEY || subject.first === BOOTSTRAP_KEY) {
     throw new LedgerError(
       "four_eyes",
-      `the bootstrap admin key takes part in no four-eyes decision: every key was created through it; propose and approve with the keys of two people`,
+      `the bootstrap admin key takes part in no four-eyes decision: every key was created through it; use the keys of two people`,
     );
   }
-  const [mine, theirs] = await Promise.all([creatorsOfKey(db, by.keyId), creatorsOfKey(db, p.proposedBy)]);
-  const shared = mine.filter((k) => k !== BOOTSTRAP_KEY && (theirs.includes(k) || k === p.proposedBy));
+  const [mine, theirs] = await Promise.all([creatorsOfKey(db, by.keyId), creatorsOfKey(db, subject.first)]);
+  const shared = mine.filter((k) => k !== BOOTSTRAP_KEY && (theirs.includes(k) || k === subject.first));
   if (shared.length > 0 || theirs.includes(by.keyId)) {
     throw new LedgerError(
       "four_eyes",
-      `proposal ${p.id} must be decided by a key independent of the one that proposed it: one of the two keys was created by the other, or both by the same key`,
+      `${subject.what} must be decided by a key independent of the one that ${subject.verb} it: one of the two keys was created by the other, or both by the same key`,
     );
   }
 }
