@@ -2,14 +2,8 @@ import type { Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
 import { ensureAccounts } from "../db/ensure-accounts.js";
 import { getAsset } from "../db/queries/assets.js";
-import { lockMarketplaceFundingExclusive } from "../db/queries/funding.js";
-import {
-  convertedOutOf,
-  convertibleDeposits,
-  customerMoneyLeft,
-  lockDepositConversions,
-  type ConvertibleDepositRow,
-} from "../db/queries/conversion-reports.js";
+import { customerMoneyLeft, lockMarketplaceFundingExclusive } from "../db/queries/funding.js";
+import { convertedOutOf, convertibleDeposits, lockDepositConversions, type ConvertibleDepositRow } from "../db/queries/conversion-reports.js";
 import { insertConversions, lockConversionPair, postedNets } from "../db/queries/conversions.js";
 import { writeTransfers } from "../db/transfer-writer.js";
 import type { Asset } from "../domain/assets.js";

@@ -112,34 +112,6 @@ export async function convertibleDeposits(
   );
 }
 
-/**
- * What is left of a customer's own money in an asset once its usage in that asset is paid: its
- * money received (on-chain deposits, receipts for it, conversions into the asset, less
- * conversions out of it: the funding judgment's, src/db/queries/funding.ts) less the gross of its
- * usage records in the asset not reversed. The funding judgment spends a customer's own money on
- * its usage first, so only this much can leave the asset without leaving some of that usage (and
- * earnings maybe already paid out of it) unfunded. Negative when the usage needs more than it
- * received. Reads the marketplace's usage records of the asset (no index by customer): for the
- * worker, under the marketplace's funding lock, not for a request.
- */
-export async function customerMoneyLeft(tx: Queryable, marketplaceId: string, customerId: string, assetId: string): Promise<bigint> {
-  const [row] = await tx.query<{ left: string }>(
-    `select ((select coalesce(sum(x.amount), 0) from (
-                select amount from chain_deposits where marketplace_id = $1 and customer_id = $2 and asset_id = $3
-                union all
-                select amount from funds_receipts where marketplace_id = $1 and customer_id = $2 and asset_id = $3
-                union all
-                select to_amount from conversions where kind = 'deposit' and marketplace_id = $1 and customer_id = $2 and to_asset_id = $3
-                union all
-                select -used from conversions where kind = 'deposit' and marketplace_id = $1 and customer_id = $2 and from_asset_id = $3) x)
-           - (select coalesce(sum(u.gross), 0) from usage_records u
-               where u.marketplace_id = $1 and u.customer_id = $2 and u.asset_id = $3
-                 and not exists (select 1 from transfers r where r.reverses_id = u.transfer_id)))::text as left`,
-    [marketplaceId, customerId, assetId],
-  );
-  return BigInt(row!.left);
-}
-
 /** Serialises conversions of one customer account's money. */
 export async function lockDepositConversions(tx: Queryable, accountId: string): Promise<void> {
   await tx.query("select pg_advisory_xact_lock(hashtextextended('deposit-conversion:' || $1, 0))", [accountId]);

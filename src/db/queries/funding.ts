@@ -45,6 +45,27 @@ const CUSTOMER_CASH = `
   group by customer_id`;
 
 /**
+ * What is left of one customer's own money in an asset once its usage in that asset is paid: its
+ * money received (CUSTOMER_CASH) less the gross of its usage records in the asset not reversed.
+ * The funding judgment spends a customer's own money on its usage first, so only this much can
+ * leave the asset without leaving some of that usage (and earnings maybe already paid out of it)
+ * unfunded. Negative when the usage needs more than it received. Reads the marketplace's usage
+ * records of the asset (no index by customer): for the worker, under the marketplace's funding
+ * lock (deposit conversions), not for a request.
+ */
+export async function customerMoneyLeft(tx: Queryable, marketplaceId: string, customerId: string, assetId: string): Promise<bigint> {
+  const [row] = await tx.query<{ left: string }>(
+    `with cash as (${CUSTOMER_CASH})
+     select (coalesce((select amt from cash where customer_id = $3), 0)
+           - (select coalesce(sum(u.gross), 0) from usage_records u
+               where u.marketplace_id = $1 and u.asset_id = $2 and u.customer_id = $3
+                 and not exists (select 1 from transfers r where r.reverses_id = u.transfer_id)))::text as left`,
+    [marketplaceId, assetId, customerId],
+  );
+  return BigInt(row!.left);
+}
+
+/**
  * The sum over the marketplace's customer accounts of their debits (usage and holds, whatever was
  * reversed since) beyond their money received.
  */
