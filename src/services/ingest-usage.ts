@@ -1,5 +1,7 @@
 import type { Database } from "../db/client.js";
-import { findUsageByExternalIds, loadMarketplaceFacts, type MarketplaceFacts } from "../db/queries/usage.js";
+import { loadIngestFacts, type IngestFacts, type MarketplaceFacts } from "../db/queries/usage.js";
+import type { UsageRecord } from "../domain/usage.js";
+import { msPerUnit } from "../domain/capacity.js";
 import type { WriteReceipt } from "../db/queries/write-receipts.js";
 import { LedgerError } from "../domain/errors.js";
 import { maybeGiveWay } from "../give-way.js";
@@ -44,15 +46,11 @@ export async function ingestUsage(db: Database, items: UsageItem[], options: Ing
 async function ingestOnce(db: Database, items: UsageItem[], options: IngestOptions): Promise<UsageResult[]> {
   const results: OpenResults = new Array(items.length);
   const hashes = await hashAll(items);
-  const { fresh, firstInBatch } = await sortOutRepeats(db, items, hashes, results);
   const now = db.clock.now();
-  const facts = await loadFacts(
-    db,
-    fresh.map((i) => items[i]!),
-    now,
-  );
+  const { existing, facts, capacity } = await loadFacts(db, items, now);
+  const { fresh, firstInBatch } = sortOutRepeats(items, hashes, existing, results);
   // Beyond its operator's declared capacity: refused, or flagged (docs/usage.md, "Capacity").
-  const planned = await judgeCapacity(db, await planAll(items, fresh, hashes, facts, now, results), results);
+  const planned = await judgeCapacity(db, await planAll(items, fresh, hashes, facts, now, results), results, capacity);
   if (options.atomic && results.some((r) => r?.status === "rejected")) return abortAll(results);
   if (planned.length === 0) return finish(db, items, results, firstInBatch);
 
@@ -84,16 +82,12 @@ async function hashAll(items: UsageItem[]): Promise<string[]> {
  * the write, as a duplicate of the first). Returns the records to rate (by index) and, for each
  * record, the index of its first occurrence in the batch.
  */
-async function sortOutRepeats(
-  db: Database,
+function sortOutRepeats(
   items: UsageItem[],
   hashes: string[],
+  existing: Map<string, UsageRecord>,
   results: OpenResults,
-): Promise<{ fresh: number[]; firstInBatch: Map<string, number> }> {
-  const existing = await findUsageByExternalIds(
-    db,
-    items.map((i) => ({ marketplaceId: i.marketplaceId, externalId: i.input.externalId })),
-  );
+): { fresh: number[]; firstInBatch: Map<string, number> } {
   const firstInBatch = new Map<string, number>();
   const fresh: number[] = [];
   items.forEach((item, i) => {
@@ -112,16 +106,26 @@ async function sortOutRepeats(
   return { fresh, firstInBatch };
 }
 
-/** What rating the fresh records needs to know of their marketplaces: customers, operators, fee schedules, assets, holds, limits. */
-function loadFacts(db: Database, fresh: UsageItem[], now: Date): Promise<MarketplaceFacts> {
-  return loadMarketplaceFacts(
+/**
+ * What the batch is checked and rated against, in one statement: the records already stored under
+ * its external ids, and its customers, operators, fee schedules, assets, holds, limits and declared
+ * capacity. Read for every record of the batch (a repeat's are read needlessly, which costs less
+ * than a second round trip).
+ */
+function loadFacts(db: Database, items: UsageItem[], now: Date): Promise<IngestFacts> {
+  const unique = (pairs: [string, string][]) => [...new Map(pairs.map((p) => [`${p[0]}|${p[1]}`, p])).values()];
+  return loadIngestFacts(
     db,
     {
-      customers: fresh.map((item) => [item.marketplaceId, item.input.customerId]),
-      operators: fresh.map((item) => [item.marketplaceId, item.input.operatorId]),
-      marketplaces: [...new Set(fresh.map((item) => item.marketplaceId))],
-      assetCodes: [...new Set(fresh.map((item) => item.input.asset))],
-      holdIds: [...new Set(fresh.flatMap((item) => (item.input.holdId === undefined ? [] : [item.input.holdId])))],
+      usage: items.map((item) => [item.marketplaceId, item.input.externalId]),
+      customers: unique(items.map((item) => [item.marketplaceId, item.input.customerId])),
+      operators: unique(items.map((item) => [item.marketplaceId, item.input.operatorId])),
+      marketplaces: [...new Set(items.map((item) => item.marketplaceId))],
+      assetCodes: [...new Set(items.map((item) => item.input.asset))],
+      holdIds: [...new Set(items.flatMap((item) => (item.input.holdId === undefined ? [] : [item.input.holdId])))],
+      capacity: unique(
+        items.flatMap((item) => (msPerUnit(item.input.unit) === undefined ? [] : [[item.input.operatorId, item.input.resource] as [string, string]])),
+      ),
     },
     now,
   );

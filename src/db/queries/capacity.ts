@@ -40,16 +40,6 @@ export async function listCapacityRows(db: Queryable, operatorId: string, resour
   ]);
 }
 
-/** The capacity versions of these (operator, resource) pairs, in one statement: an ingest batch's. */
-export async function capacityOfPairs(db: Queryable, pairs: { operatorId: string; resource: string }[]): Promise<CapacityRow[]> {
-  if (pairs.length === 0) return [];
-  return db.query<CapacityRow>(
-    `select c.* from operator_capacity c join unnest($1::text[], $2::text[]) as p(operator_id, resource)
-         on c.operator_id = p.operator_id and c.resource = p.resource`,
-    [pgArray(pairs.map((p) => p.operatorId)), pgArray(pairs.map((p) => p.resource))],
-  );
-}
-
 /**
  * For each window (an operator, a resource, [start, end)), the unit-milliseconds of that
  * operator's stored usage of the resource in it, from every marketplace, not reversed, in time

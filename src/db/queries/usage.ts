@@ -2,6 +2,7 @@ import type { LockedPeriod } from "../../domain/period-rules.js";
 import type { UsageRecord } from "../../domain/usage.js";
 import type { ConfiguredRule } from "../../domain/rating.js";
 import type { Queryable } from "../client.js";
+import type { CapacityRow } from "./capacity.js";
 import { pgArray } from "../sql-arrays.js";
 
 const COLUMNS = `u.id, u.marketplace_id, u.external_id, u.request_hash, u.operator_id, u.customer_id, u.resource, u.unit,
@@ -147,48 +148,105 @@ interface LockedJson {
   status: "closing" | "closed";
 }
 
-export async function loadMarketplaceFacts(
+/** What a usage batch needs to know before it is rated, as `loadIngestFacts` answers it. */
+export interface IngestFacts {
+  /** Records already stored under the batch's (marketplace, external id), keyed `${marketplace}|${externalId}`. */
+  existing: Map<string, UsageRecord>;
+  facts: MarketplaceFacts;
+  /** The capacity operators declared for the (operator, resource) pairs asked for (src/services/ingest-usage/capacity.ts). */
+  capacity: CapacityRow[];
+}
+
+/**
+ * Everything a usage batch is checked and rated against, read with one statement (one round trip,
+ * one snapshot): the records already stored under its external ids, its customers, operators,
+ * marketplaces' fee schedules, pricing currencies and periods that are not open, assets, holds,
+ * usage limits and declared capacity. One statement instead of eight matters for single records,
+ * whose batches are small and many (docs/performance.md, "Fewer statements per single record").
+ */
+export async function loadIngestFacts(
   db: Queryable,
-  wanted: { customers: [string, string][]; operators: [string, string][]; marketplaces: string[]; assetCodes: string[]; holdIds: string[] },
+  wanted: {
+    usage: [string, string][];
+    customers: [string, string][];
+    operators: [string, string][];
+    marketplaces: string[];
+    assetCodes: string[];
+    holdIds: string[];
+    capacity: [string, string][];
+  },
   /** The service clock's instant that hold expiry is judged at. */
   now: Date,
-): Promise<MarketplaceFacts> {
-  const [customers, operators, schedules, assets, holds, limits] = await Promise.all([
-    customerFacts(db, wanted.customers),
-    db.query<{ m: string; o: string }>(
-      `select r.marketplace_id as m, r.operator_id as o from unnest($1::text[], $2::text[]) as w(m, o)
-         join marketplace_operators r on r.marketplace_id = w.m and r.operator_id = w.o`,
-      [pgArray(wanted.operators.map((x) => x[0])), pgArray(wanted.operators.map((x) => x[1]))],
-    ),
-    db.query<{ m: string; version: number; effective_from: Date | string; rules: ConfiguredRule[]; pricing: string | null; locked: LockedJson[] | null }>(
-      `select f.marketplace_id as m, f.version, f.effective_from, f.rules, (select a.code from marketplaces k join assets a on a.id = k.pricing_asset_id where k.id = f.marketplace_id) as pricing,
-              (select json_agg(json_build_object('period', p.period, 'starts_at', p.starts_at, 'ends_at', p.ends_at, 'status', p.status))
-                 from accounting_periods p where p.marketplace_id = f.marketplace_id and p.status <> 'open') as locked
-         from fee_schedules f where f.marketplace_id = any($1::text[]) order by f.marketplace_id, f.effective_from desc`,
-      [pgArray(wanted.marketplaces)],
-    ),
-    assetFacts(db, wanted.assetCodes),
-    wanted.holdIds.length === 0
-      ? Promise.resolve([])
-      : db.query<{ id: string; marketplace_id: string; customer_id: string; asset_id: string; escrow_account_id: string; status: string; expired: boolean }>(
-          `select id, marketplace_id, customer_id, asset_id, escrow_account_id, status, coalesce(expires_at <= $2::timestamptz, false) as expired
-         from holds where id = any($1::uuid[])`,
-          [pgArray(wanted.holdIds), now.toISOString()],
-        ),
-    loadUsageLimitRows(db, wanted.marketplaces),
-  ]);
+): Promise<IngestFacts> {
+  const pairs = (list: [string, string][]) => [pgArray(list.map((x) => x[0])), pgArray(list.map((x) => x[1]))];
+  const [row] = await db.query<FactsRow>(
+    `select
+       (select json_agg(x) from (select ${COLUMNS} from unnest($1::text[], $2::text[]) as k(m, e)
+          join usage_records u on u.marketplace_id = k.m and u.external_id = k.e) x) as existing,
+       (select json_agg(x) from (select c.marketplace_id as m, c.id as c, c.billing, c.retired_at from unnest($3::text[], $4::text[]) as w(m, c)
+          join customers c on c.marketplace_id = w.m and c.id = w.c) x) as customers,
+       (select json_agg(x) from (select r.marketplace_id as m, r.operator_id as o from unnest($5::text[], $6::text[]) as w(m, o)
+          join marketplace_operators r on r.marketplace_id = w.m and r.operator_id = w.o) x) as operators,
+       (select json_agg(x order by x.m, x.effective_from desc) from (
+          select f.marketplace_id as m, f.version, f.effective_from, f.rules,
+                 (select a.code from marketplaces k join assets a on a.id = k.pricing_asset_id where k.id = f.marketplace_id) as pricing,
+                 (select json_agg(json_build_object('period', p.period, 'starts_at', p.starts_at, 'ends_at', p.ends_at, 'status', p.status))
+                    from accounting_periods p where p.marketplace_id = f.marketplace_id and p.status <> 'open') as locked
+            from fee_schedules f where f.marketplace_id = any($7::text[])) x) as schedules,
+       (select json_agg(x) from (select id, code, scale, retired_at from assets where code = any($8::text[])) x) as assets,
+       (select json_agg(x) from (select id, marketplace_id, customer_id, asset_id, escrow_account_id, status,
+                                        coalesce(expires_at <= $10::timestamptz, false) as expired
+                                   from holds where id = any($9::uuid[])) x) as holds,
+       (select json_agg(x) from (select ${USAGE_LIMIT_COLUMNS} from usage_limits where marketplace_id = any($7::text[])) x) as limits,
+       (select json_agg(x) from (select c.* from operator_capacity c join unnest($11::text[], $12::text[]) as p(operator_id, resource)
+          on c.operator_id = p.operator_id and c.resource = p.resource) x) as capacity`,
+    [
+      ...pairs(wanted.usage),
+      ...pairs(wanted.customers),
+      ...pairs(wanted.operators),
+      pgArray(wanted.marketplaces),
+      pgArray(wanted.assetCodes),
+      pgArray(wanted.holdIds),
+      now.toISOString(),
+      ...pairs(wanted.capacity),
+    ],
+  );
+  return factsOf(row!);
+}
+
+/** The facts statement's row: each part as a JSON array, null when empty. */
+interface FactsRow {
+  existing: Row[] | null;
+  customers: { m: string; c: string; billing: "prepaid" | "postpaid"; retired_at: string | null }[] | null;
+  operators: { m: string; o: string }[] | null;
+  schedules: { m: string; version: number; effective_from: string; rules: ConfiguredRule[]; pricing: string | null; locked: LockedJson[] | null }[] | null;
+  assets: { id: string; code: string; scale: number; retired_at: string | null }[] | null;
+  holds: { id: string; marketplace_id: string; customer_id: string; asset_id: string; escrow_account_id: string; status: string; expired: boolean }[] | null;
+  limits: UsageLimitRow[] | null;
+  capacity: CapacityRow[] | null;
+}
+
+/** The facts statement's row as the batch's facts. */
+function factsOf(r: FactsRow): IngestFacts {
+  const existing = new Map<string, UsageRecord>();
+  for (const u of r.existing ?? []) existing.set(`${u.marketplace_id}|${u.external_id}`, toUsage(u));
   const facts: MarketplaceFacts = {
-    ...customers,
-    operators: new Set(),
+    customers: new Map(),
+    retiredCustomers: new Map(),
+    operators: new Set((r.operators ?? []).map((o) => `${o.m}|${o.o}`)),
     schedules: new Map(),
     pricing: new Map(),
     periods: new Map(),
-    assets,
+    assets: new Map((r.assets ?? []).map((a) => [a.code, { id: a.id, scale: a.scale, retiredAt: a.retired_at === null ? null : new Date(a.retired_at) }])),
     holds: new Map(),
     limits: new Map(),
   };
-  for (const l of limits) facts.limits.set(`${l.marketplace_id}|${l.asset_id}`, l);
-  for (const h of holds)
+  for (const c of r.customers ?? []) {
+    facts.customers.set(`${c.m}|${c.c}`, c.billing);
+    if (c.retired_at !== null) facts.retiredCustomers.set(`${c.m}|${c.c}`, new Date(c.retired_at));
+  }
+  for (const l of r.limits ?? []) facts.limits.set(`${l.marketplace_id}|${l.asset_id}`, l);
+  for (const h of r.holds ?? [])
     facts.holds.set(h.id, {
       marketplaceId: h.marketplace_id,
       customerId: h.customer_id,
@@ -197,9 +255,8 @@ export async function loadMarketplaceFacts(
       status: h.status,
       expired: h.expired,
     });
-  for (const o of operators) facts.operators.add(`${o.m}|${o.o}`);
-  addSchedules(facts, schedules);
-  return facts;
+  addSchedules(facts, r.schedules ?? []);
+  return { existing, facts, capacity: r.capacity ?? [] };
 }
 
 /** Each marketplace's fee schedules (newest first), pricing currency and periods that are not open, from the schedules query. */
@@ -218,28 +275,4 @@ function addSchedules(
     list.push({ version: s.version, effectiveFrom: new Date(s.effective_from), rules: s.rules });
     facts.schedules.set(s.m, list);
   }
-}
-
-/** These customers' billing, and when those retired were, by `${marketplace}|${customer}`. */
-async function customerFacts(db: Queryable, pairs: [string, string][]): Promise<Pick<MarketplaceFacts, "customers" | "retiredCustomers">> {
-  const rows = await db.query<{ m: string; c: string; billing: "prepaid" | "postpaid"; retired_at: Date | string | null }>(
-    `select c.marketplace_id as m, c.id as c, c.billing, c.retired_at from unnest($1::text[], $2::text[]) as w(m, c)
-       join customers c on c.marketplace_id = w.m and c.id = w.c`,
-    [pgArray(pairs.map((x) => x[0])), pgArray(pairs.map((x) => x[1]))],
-  );
-  const out: Pick<MarketplaceFacts, "customers" | "retiredCustomers"> = { customers: new Map(), retiredCustomers: new Map() };
-  for (const r of rows) {
-    out.customers.set(`${r.m}|${r.c}`, r.billing);
-    if (r.retired_at !== null) out.retiredCustomers.set(`${r.m}|${r.c}`, new Date(r.retired_at));
-  }
-  return out;
-}
-
-/** The assets of these codes, by code: what rating needs (scale) and refuses (retired). */
-async function assetFacts(db: Queryable, codes: string[]): Promise<MarketplaceFacts["assets"]> {
-  const rows = await db.query<{ id: string; code: string; scale: number; retired_at: Date | string | null }>(
-    "select id, code, scale, retired_at from assets where code = any($1::text[])",
-    [pgArray(codes)],
-  );
-  return new Map(rows.map((a) => [a.code, { id: a.id, scale: a.scale, retiredAt: a.retired_at === null ? null : new Date(a.retired_at) }]));
 }

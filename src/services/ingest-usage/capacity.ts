@@ -1,5 +1,5 @@
 import type { Queryable } from "../../db/client.js";
-import { capacityOfPairs, capacityPoliciesOf, lockCapacity, usedUnitMs, type CapacityRow } from "../../db/queries/capacity.js";
+import { capacityPoliciesOf, lockCapacity, usedUnitMs, type CapacityRow } from "../../db/queries/capacity.js";
 import { capacityExceeded, capacityUnitMs, claimedUnitMs, exceeds, msPerUnit, shareIn, type CapacityVersion } from "../../domain/capacity.js";
 import { parseDecimal } from "../../domain/rating.js";
 import type { OpenResults, Planned } from "./types.js";
@@ -28,18 +28,14 @@ interface Checked {
  * whose operator declared capacity of its resource before the record's period starts, may not
  * claim more unit-milliseconds than that capacity holds over the record's period, less what the
  * operator's stored usage (every marketplace) and the batch's records before it hold of that period.
- * Set-based: one statement reads the batch's capacity (nothing more when no operator declared
- * any), one the usage already stored over the windows to check. A record beyond it is refused
+ * Set-based: `rows` is the capacity of the batch's (operator, resource) pairs, read with the
+ * batch's other facts (src/db/queries/usage.ts, loadIngestFacts; nothing more is read when no
+ * operator declared any); one statement reads the usage already stored over the windows to check. A record beyond it is refused
  * (its result set here, left out of the batch) or, under its marketplace's `flag` policy for the
  * resource, kept with a flag. Returns the records to write.
  */
-export async function judgeCapacity(db: Queryable, planned: Planned[], results: OpenResults): Promise<Planned[]> {
+export async function judgeCapacity(db: Queryable, planned: Planned[], results: OpenResults, rows: CapacityRow[]): Promise<Planned[]> {
   const timed = planned.filter((p) => msPerUnit(p.item.input.unit) !== undefined);
-  const pairs = new Map(timed.map((p) => [pairKey(p.item.input.operatorId, p.item.input.resource), p.item.input]));
-  const rows = await capacityOfPairs(
-    db,
-    [...pairs.values()].map((i) => ({ operatorId: i.operatorId, resource: i.resource })),
-  );
   if (rows.length === 0) return planned;
   const versions = new Map<string, CapacityVersion[]>();
   for (const r of rows) versions.set(pairKey(r.operator_id, r.resource), [...(versions.get(pairKey(r.operator_id, r.resource)) ?? []), toVersion(r)]);
