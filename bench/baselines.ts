@@ -4,9 +4,13 @@
  * - naive: what a simple ledger does, one database transaction per usage record, inserting the
  *   transfer and its entries and UPDATEing each balance row (the marketplace's fee account is
  *   the same row for every record);
- * - raw: the same rows as the service writes per record (a transfer, four entries, a usage
- *   record) inserted with plain INSERT … SELECT unnest(…) in batches of 1,000, into copies of the
- *   service's tables with their indexes, and no ledger logic at all: the ceiling.
+ * - raw: the rows of a usage record (a transfer, four entries, a usage record) inserted with plain
+ *   INSERT … SELECT unnest(…) in batches of 1,000, into copies of the service's tables with their
+ *   indexes, and no ledger logic at all: the ceiling;
+ * - raw with the service's rows (`rows: "service"`): the rows the service writes for a usage
+ *   record instead: six entries (three legs, the customer debited on each), and the balance rows
+ *   of the accounts a batch touches locked in id order and updated once each, as the service's
+ *   writer does; still no ledger logic (no running balances, limits, idempotency or seal).
  */
 import { randomUUID } from "node:crypto";
 import type postgres from "postgres";
@@ -44,14 +48,16 @@ export async function naive(sql: postgres.Sql, seconds: number, concurrency = 4)
   return { recordsPerSecond: run.units / run.seconds, records: run.units };
 }
 
-export async function raw(sql: postgres.Sql, seconds: number, concurrency = 4, batch = 1000) {
+export async function raw(sql: postgres.Sql, seconds: number, concurrency = 4, batch = 1000, rows: "raw" | "service" = "raw") {
   await sql.unsafe(`
     drop schema if exists bench_raw cascade;
     create schema bench_raw;
     create table bench_raw.transfers (like public.transfers including defaults including identity including indexes including constraints);
     create table bench_raw.entries (like public.entries including defaults including identity including indexes including constraints);
-    create table bench_raw.usage_records (like public.usage_records including defaults including indexes including constraints);`);
+    create table bench_raw.usage_records (like public.usage_records including defaults including indexes including constraints);
+    create table bench_raw.account_balances (like public.account_balances including defaults including indexes including constraints);`);
   const accounts = Array.from({ length: OPERATORS + CUSTOMERS + 2 }, () => randomUUID());
+  if (rows === "service") await sql`insert into bench_raw.account_balances (account_id) select unnest(${accounts}::uuid[])`;
   const asset = randomUUID();
   let k = 0;
   const run = await timed(concurrency, seconds * 1000, async () => {
@@ -67,6 +73,7 @@ export async function raw(sql: postgres.Sql, seconds: number, concurrency = 4, b
     const uExt: string[] = [],
       uOp: string[] = [],
       uCust: string[] = [];
+    const moves = new Map<string, { debits: bigint; credits: bigint }>();
     for (let i = 0; i < batch; i++) {
       const id = randomUUID();
       const ext = `r-${process.pid}-${++k}`;
@@ -76,7 +83,9 @@ export async function raw(sql: postgres.Sql, seconds: number, concurrency = 4, b
       meta.push(JSON.stringify({ usage: { external_id: ext } }));
       const c = Math.floor(Math.random() * CUSTOMERS),
         o = CUSTOMERS + Math.floor(Math.random() * OPERATORS);
-      pushEntries({ eT, eLeg, eAcct, eSide, eAmt }, id, [accounts[c]!, accounts[o]!, accounts[CUSTOMERS + OPERATORS]!, accounts[CUSTOMERS + OPERATORS + 1]!]);
+      const parties: [string, string, string, string] = [accounts[c]!, accounts[o]!, accounts[CUSTOMERS + OPERATORS]!, accounts[CUSTOMERS + OPERATORS + 1]!];
+      if (rows === "service") pushLegs({ eT, eLeg, eAcct, eSide, eAmt }, id, parties, moves);
+      else pushEntries({ eT, eLeg, eAcct, eSide, eAmt }, id, parties);
       uExt.push(ext);
       uOp.push(`op-${o}`);
       uCust.push(`c-${c}`);
@@ -90,6 +99,14 @@ export async function raw(sql: postgres.Sql, seconds: number, concurrency = 4, b
                                                     gross, net, fees, fee_schedule_version, period_start, period_end, effective_at, transfer_id)
                select gen_random_uuid(), 'bench', e, '0', o, c, 'gpu:h100', 'gpu_hour', 1, 2.5, ${asset}, 2500000, 2225000, '[]', 1, now(), now(), now(), t
                  from unnest(${uExt}::text[], ${uOp}::text[], ${uCust}::text[], ${ids}::uuid[]) as u(e, o, c, t)`;
+      if (rows === "service") {
+        const touched = [...moves.keys()].sort();
+        await tx`select 1 from bench_raw.account_balances where account_id = any(${touched}::uuid[]) order by account_id for update`;
+        await tx`update bench_raw.account_balances b set debits_posted = b.debits_posted + d.dp, credits_posted = b.credits_posted + d.cp
+                   from unnest(${touched}::uuid[], ${touched.map((a) => moves.get(a)!.debits.toString())}::numeric[],
+                               ${touched.map((a) => moves.get(a)!.credits.toString())}::numeric[]) as d(id, dp, cp)
+                  where b.account_id = d.id`;
+      }
     });
     return batch;
   });
@@ -118,5 +135,42 @@ export function pushEntries(
     cols.eAcct.push(account);
     cols.eSide.push(side);
     cols.eAmt.push(amount);
+  });
+}
+
+/**
+ * The six entries of one usage record as the service writes it (three legs: the customer debited
+ * and the operator, the marketplace's fees and the protocol's credited), appended to the entry
+ * columns, with what each account moves added to `moves`.
+ */
+export function pushLegs(
+  cols: { eT: string[]; eLeg: number[]; eAcct: string[]; eSide: string[]; eAmt: string[] },
+  transferId: string,
+  [customer, operator, fees, protocol]: [string, string, string, string],
+  moves: Map<string, { debits: bigint; credits: bigint }>,
+): void {
+  const move = (account: string, side: "debits" | "credits", amount: bigint) => {
+    const m = moves.get(account) ?? { debits: 0n, credits: 0n };
+    m[side] += amount;
+    moves.set(account, m);
+  };
+  const legs: [string, bigint][] = [
+    [operator, 2225000n],
+    [fees, 250000n],
+    [protocol, 25000n],
+  ];
+  legs.forEach(([credited, amount], leg) => {
+    for (const [account, side] of [
+      [customer, "debit"],
+      [credited, "credit"],
+    ] as const) {
+      cols.eT.push(transferId);
+      cols.eLeg.push(leg);
+      cols.eAcct.push(account);
+      cols.eSide.push(side);
+      cols.eAmt.push(amount.toString());
+    }
+    move(customer, "debits", amount);
+    move(credited, "credits", amount);
   });
 }

@@ -17,7 +17,7 @@ import { apiProcess, must, newStats, root, seedMarket, usageRecord } from "../ch
 import { freePort } from "../scripts/anvil-chain.js";
 import { client } from "./load.js";
 
-const mode = process.argv[2] === "single" || process.argv[2] === "read" ? process.argv[2] : "batch";
+const mode = ["single", "read", "healthz", "asset"].includes(process.argv[2] ?? "") ? process.argv[2]! : "batch";
 /** `--socket`: the service reaches PostgreSQL over its Unix socket instead of TCP on 127.0.0.1. */
 const overSocket = process.argv.includes("--socket");
 const seconds = Number(process.argv[3]?.startsWith("--") ? 15 : (process.argv[3] ?? 15));
@@ -68,13 +68,16 @@ try {
   const t0 = performance.now();
   const until = t0 + seconds * 1000;
   await Promise.all(
-    Array.from({ length: mode === "single" ? 64 : 4 }, async () => {
+    Array.from({ length: mode === "single" || mode === "healthz" || mode === "asset" ? 64 : 4 }, async () => {
       while (performance.now() < until) {
         const n = ++seq;
         if (mode === "read") {
           const start = performance.now();
           const r = await http.call("GET", `/v1/operators/${m.operators[n % m.operators.length]}/balances`, undefined, KEY);
           latencies.push(performance.now() - start);
+          if (r.status === 200) records++;
+        } else if (mode === "healthz" || mode === "asset") {
+          const r = await http.call("GET", mode === "healthz" ? "/healthz" : "/v1/assets/USDC");
           if (r.status === 200) records++;
         } else if (mode === "batch") {
           const r = await post("/v1/usage/batch", { records: Array.from({ length: 1000 }, (_, i) => usageRecord(m, "USDC", `b${n}-${i}`)) });
@@ -109,7 +112,7 @@ try {
   const rows = await sql<{ ms: number; plan: number; calls: number; mean: string; q: string }[]>`
     select round(total_exec_time)::int as ms, round(total_plan_time)::int as plan, calls::int, round(mean_exec_time::numeric, 2)::text as mean,
            left(regexp_replace(query, '\\s+', ' ', 'g'), 110) as q
-      from pg_stat_statements where query not like '%pg_stat_statements%' order by total_exec_time desc limit ${mode === "read" ? 20 : 12}`;
+      from pg_stat_statements where query not like '%pg_stat_statements%' order by ${process.argv.includes("--by-calls") ? sql`calls` : sql`total_exec_time`} desc limit ${process.argv.includes("--by-calls") ? 40 : mode === "read" ? 20 : 12}`;
   const [planned] = await sql<{ exec: number; plan: number }[]>`
     select round(sum(total_exec_time))::int as exec, round(sum(total_plan_time))::int as plan
       from pg_stat_statements where query not like '%pg_stat_statements%'`;

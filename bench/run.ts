@@ -172,9 +172,10 @@ const single = await timed(64, SECONDS * 1000, async () => {
 log(`batch and single ingest at once: 2 clients × 1,000 records and 32 connections, ${SECONDS} s …`);
 const mixed = await mixedIngest(api, market, record, SECONDS);
 const sql = postgres(dbUrl, { max: 4, onnotice: () => {} });
-log(`yardsticks: naive writer and raw inserts, ${SECONDS} s each …`);
+log(`yardsticks: naive writer, raw inserts, raw inserts of the service's rows, ${SECONDS} s each …`);
 const naiveRun = await naive(sql, SECONDS);
 const rawRun = await raw(sql, SECONDS);
+const rawServiceRun = await raw(sql, SECONDS, 4, 1000, "service");
 log(`event relay: batch ingest with it held off, running with a GET /v1/events follower, off again, ${quick ? 5 : 15} s each …`);
 const events = await eventRelayComparison(sql, api, finance, () => batchIngest(quick ? 5 : 15));
 
@@ -290,6 +291,8 @@ const results = {
   baseline_naive_records_per_s: Math.round(naiveRun.recordsPerSecond),
   raw_insert_records_per_s: Math.round(rawRun.recordsPerSecond),
   batch_vs_raw: +(batch.units / batch.seconds / rawRun.recordsPerSecond).toFixed(2),
+  raw_service_rows_records_per_s: Math.round(rawServiceRun.recordsPerSecond),
+  batch_vs_raw_service_rows: +(batch.units / batch.seconds / rawServiceRun.recordsPerSecond).toFixed(2),
   ...events,
   ...mixed,
   ...(large
