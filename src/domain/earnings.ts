@@ -1,7 +1,11 @@
 import { unitsToDecimal } from "./money.js";
 
-/** Seconds in one unit, for units that measure time; other units have no paid hours. */
-export const SECONDS_PER_UNIT: Record<string, bigint> = {
+/**
+ * Seconds in one unit, for units that measure time; other units have no paid hours. Without a
+ * prototype, so that a unit named like an Object property ("constructor", a valid unit name) is
+ * not a time unit.
+ */
+export const SECONDS_PER_UNIT: Readonly<Record<string, bigint>> = Object.assign(Object.create(null) as Record<string, bigint>, {
   gpu_second: 1n,
   gpu_minute: 60n,
   gpu_hour: 3600n,
@@ -11,7 +15,7 @@ export const SECONDS_PER_UNIT: Record<string, bigint> = {
   second: 1n,
   minute: 60n,
   hour: 3600n,
-};
+});
 
 /** An exact non-negative decimal string as digits / 10^exp (any length). */
 function decimal(text: string): { digits: bigint; exp: number } {

@@ -117,7 +117,7 @@ function loadFacts(db: Database, items: UsageItem[], now: Date): Promise<IngestF
   return loadIngestFacts(
     db,
     {
-      usage: items.map((item) => [item.marketplaceId, item.input.externalId]),
+      usage: unique(items.map((item) => [item.marketplaceId, item.input.externalId])),
       customers: unique(items.map((item) => [item.marketplaceId, item.input.customerId])),
       operators: unique(items.map((item) => [item.marketplaceId, item.input.operatorId])),
       marketplaces: [...new Set(items.map((item) => item.marketplaceId))],
