@@ -100,6 +100,9 @@ export const ledgerErrorCodes = [
   "reconciliation_not_found",
   "reconciliation_item_not_found",
   "item_already_resolved",
+  // who is calling
+  /** The API key was revoked before the write committed (src/db/queries/key-guard.ts): nothing was written. */
+  "unauthorized",
   // four eyes
   /** The caller's role may not do this (e.g. decide a kind of proposal it may not approve). */
   "forbidden",

@@ -8,6 +8,7 @@ import { tenantOf } from "../domain/access.js";
 import { auditEntryOf } from "./audit-entry.js";
 import type { AppEnv } from "./request-context.js";
 import { ApiError } from "./problem.js";
+import { holdKeys } from "../services/response-store.js";
 
 /**
  * One protocol for every write (POST, PUT): the `Idempotency-Key` header names the request per
@@ -87,6 +88,8 @@ export async function idempotently(
       return await db.transaction(async (tx) => {
         const replay = await storedResponse(tx, req);
         if (replay) return replay;
+        // Held before the write, so that a key may revoke itself (src/db/queries/key-guard.ts).
+        await holdKeys(tx, [audit.keyId]);
         const out = await write(tx);
         if (!(await rememberWrite(tx, req, out.status, out.stored ?? out.body, { ...audit, status: out.status }, db.clock.now()))) throw new Raced();
         c.set("audited", true);
@@ -110,6 +113,7 @@ async function unkeyedPut(
   write: (tx: Queryable) => Promise<{ status: Success; body: unknown }>,
 ): Promise<Response> {
   return db.transaction(async (tx) => {
+    await holdKeys(tx, [audit.keyId]);
     const out = await write(tx);
     await recordAudit(tx, { ...audit, status: out.status }, db.clock.now());
     c.set("audited", true);

@@ -4,6 +4,7 @@ import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
 import type { Queryable } from "../db/client.js";
 import { findActiveKeyByPrefix, insertApiKey, markApiKeyRevoked } from "../db/queries/api-keys.js";
+import { lockKeyForRevocation } from "../db/queries/key-guard.js";
 import { type ApiKey, type Principal } from "../domain/access.js";
 import { getMarketplace, getOperator } from "./marketplaces.js";
 import { parseInput } from "./validation.js";
@@ -62,8 +63,10 @@ export async function createApiKey(
   return { ...key, secret };
 }
 
-/** Revokes a key at once (at the service clock's `at`); revoking it again changes nothing. */
+/** Revokes a key at once (at the service clock's `at`), in the caller's transaction; revoking it again changes nothing. */
 export async function revokeApiKey(db: Queryable, { id, at }: { id: string; at: Date }): Promise<ApiKey> {
+  // Waits for the writes under way with the key; none commits after this one (src/db/queries/key-guard.ts).
+  await lockKeyForRevocation(db, id);
   const key = await markApiKeyRevoked(db, id, at);
   if (!key) throw new LedgerError("invalid_request", `api key ${id} does not exist`, [{ path: "id", message: "does not exist" }]);
   return key;

@@ -5,6 +5,7 @@ import { insertAuditEntries, type AuditEntry } from "../db/queries/audit-log.js"
 import { encodeStoredResponse, storeEncodedResponses, storeResponse, type IdempotencyKeyRef, type StoredResponse } from "../db/queries/http-idempotency.js";
 
 export { findStoredResponse, type IdempotencyKeyRef, type StoredResponse } from "../db/queries/http-idempotency.js";
+export { holdKeys } from "../db/queries/key-guard.js";
 export type { WriteReceipt } from "../db/queries/write-receipts.js";
 
 /**

@@ -2,6 +2,7 @@ import type { Queryable } from "../client.js";
 import { inOrder } from "../in-order.js";
 import { insertAuditEntries, type AuditEntry } from "./audit-log.js";
 import { encodeStoredResponse, storeEncodedResponses, type IdempotencyKeyRef } from "./http-idempotency.js";
+import { holdKeys } from "./key-guard.js";
 
 /**
  * What a write request leaves beside its change, in the change's own database transaction: its
@@ -24,7 +25,10 @@ export interface Receipted<R> {
 
 /**
  * Writes the receipts of the changes a transaction made: one statement for the audit rows and one
- * for the answers (a key already stored keeps its first answer).
+ * for the answers (a key already stored keeps its first answer). The keys the changes were made
+ * with are held against revocation until the transaction ends, and a key revoked meanwhile refuses
+ * the whole transaction (src/db/queries/key-guard.ts; a group commit then runs its items again one
+ * by one, so only that key's are refused).
  */
 export async function writeReceipts<R>(tx: Queryable, done: readonly Receipted<R>[], at: Date): Promise<void> {
   if (done.length === 0) return;
@@ -35,6 +39,11 @@ export async function writeReceipts<R>(tx: Queryable, done: readonly Receipted<R
   );
   // Sent together (src/db/in-order.ts): neither needs the other.
   await inOrder(tx, [
+    () =>
+      holdKeys(
+        tx,
+        done.map((d) => d.receipt.audit.keyId),
+      ),
     () =>
       insertAuditEntries(
         tx,

@@ -50,7 +50,12 @@ export const requestProblems = {
   },
   unauthorized: {
     means: "The request carries no API key, or one the service does not know (never issued, mistyped, or revoked).",
-    causes: ["no `Authorization` header, or not in the form `Bearer <key>`", "a key that was revoked", "a key of another deployment"],
+    causes: [
+      "no `Authorization` header, or not in the form `Bearer <key>`",
+      "a key that was revoked",
+      "a key revoked while this write was under way (nothing was written)",
+      "a key of another deployment",
+    ],
     action: "fix_request",
     todo: "Send `Authorization: Bearer <key>` with a current key. If the key was revoked, ask an admin for a new one (POST /v1/api-keys).",
     example: "the API key is unknown or revoked",
