@@ -169,6 +169,15 @@ export async function changePeriod(
 async function setStatus(db: Queryable, p: Period, status: PeriodStatus, by: string, at: Date, proposalId: string | null): Promise<Period> {
   return inTransaction(db, async (tx) => {
     await lockMarketplaceFundingExclusive(tx, p.marketplaceId);
+    // The bounds were worked out in the time zone read before the lock; a change of time zone takes
+    // the same lock (setTimeZone), so the zone read now is the one the period is stored in.
+    const tz = await requireTimeZone(tx, p.marketplaceId);
+    if (tz !== p.timeZone) {
+      throw new LedgerError(
+        "period_transition",
+        `the time zone of marketplace ${p.marketplaceId} changed to ${tz} meanwhile: send the change of period ${p.period} again`,
+      );
+    }
     const row = await getPeriodRow(tx, p.marketplaceId, p.period, true);
     const was = row?.status ?? "open";
     if (was !== p.status) throw new LedgerError("proposal_outdated", `period ${p.period} of marketplace ${p.marketplaceId} is ${was} now, not ${p.status}`);
@@ -199,11 +208,16 @@ export async function setTimeZone(db: Queryable, { marketplaceId, timeZone }: { 
     ]);
   }
   await requireTimeZone(db, marketplaceId);
-  if (!(await setMarketplaceTimeZone(db, marketplaceId, timeZone))) {
-    throw new LedgerError(
-      "period_transition",
-      `marketplace ${marketplaceId} has periods that were closing or closed: their bounds cannot move to another time zone`,
-    );
-  }
-  return timeZone;
+  return inTransaction(db, async (tx) => {
+    // Under the lock a change of period status takes (setStatus): a month that starts closing
+    // meanwhile is either stored before (and the zone is refused) or finds this zone.
+    await lockMarketplaceFundingExclusive(tx, marketplaceId);
+    if (!(await setMarketplaceTimeZone(tx, marketplaceId, timeZone))) {
+      throw new LedgerError(
+        "period_transition",
+        `marketplace ${marketplaceId} has periods that were closing or closed: their bounds cannot move to another time zone`,
+      );
+    }
+    return timeZone;
+  });
 }
