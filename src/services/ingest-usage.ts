@@ -47,7 +47,7 @@ async function ingestOnce(db: Database, items: UsageItem[], options: IngestOptio
   const results: OpenResults = new Array(items.length);
   const hashes = await hashAll(items);
   const now = db.clock.now();
-  const { existing, facts, capacity } = await loadFacts(db, items, now);
+  const { existing, facts, capacity, owing } = await loadFacts(db, items, now);
   const { fresh, firstInBatch } = sortOutRepeats(items, hashes, existing, results);
   // Beyond its operator's declared capacity: refused, or flagged (docs/usage.md, "Capacity").
   const planned = await judgeCapacity(db, await planAll(items, fresh, hashes, facts, now, results), results, capacity);
@@ -59,10 +59,11 @@ async function ingestOnce(db: Database, items: UsageItem[], options: IngestOptio
   const refusals = await explainRefusals(db, planned, written.outcomes, written.accounts);
   settle(planned, written, refusals, results);
   if (written.kind === "atomic_abort") return abortAll(results);
-  // New earnings pay back what their operators owe first (docs/ledger.md, "Clawbacks").
+  // New earnings pay back what their operators owe first (docs/ledger.md, "Clawbacks"); which of
+  // them owe anything was read with the facts.
   await recoverFromEarnings(
     db,
-    results.flatMap((r) => (r?.status === "accepted" ? [r.record.operatorId] : [])),
+    results.flatMap((r) => (r?.status === "accepted" && owing.has(r.record.operatorId) ? [r.record.operatorId] : [])),
   );
   return finish(db, items, results, firstInBatch);
 }

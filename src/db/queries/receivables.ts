@@ -37,17 +37,21 @@ export async function receivableOf(db: Queryable, operatorId: string, assetId: s
   return row;
 }
 
-/** The (operator, asset) pairs with something owed: of these operators, or of all (null). */
-export async function operatorsOwing(db: Queryable, operatorIds: string[] | null): Promise<Array<{ operator_id: string; asset_id: string }>> {
-  return db.query<{ operator_id: string; asset_id: string }>(
-    `select a.owner_id as operator_id, a.asset_id
+/**
+ * The (operator, asset) pairs with something owed, of the operators in the text array parameter
+ * `$n` (all when it is null): a statement of its own (operatorsOwing), and a part of a usage
+ * batch's facts (src/db/queries/usage.ts).
+ */
+export const operatorsOwingSql = (n: number) => `select a.owner_id as operator_id, a.asset_id
        from accounts a join account_balances b on b.account_id = a.id
-      where a.owner_type = 'operator' and ($1::text[] is null or a.owner_id = any($1::text[]))
+      where a.owner_type = 'operator' and ($${n}::text[] is null or a.owner_id = any($${n}::text[]))
         and a.code = 'operator_receivable' and a.marketplace_id is null and a.opened_by_service
         and b.debits_posted > b.credits_posted
-      order by a.owner_id, a.asset_id`,
-    [operatorIds === null ? null : pgArray(operatorIds)],
-  );
+      order by a.owner_id, a.asset_id`;
+
+/** The (operator, asset) pairs with something owed: of these operators, or of all (null). */
+export async function operatorsOwing(db: Queryable, operatorIds: string[] | null): Promise<Array<{ operator_id: string; asset_id: string }>> {
+  return db.query<{ operator_id: string; asset_id: string }>(operatorsOwingSql(1), [operatorIds === null ? null : pgArray(operatorIds)]);
 }
 
 export interface ReceivableReportRow {

@@ -3,6 +3,7 @@ import type { UsageRecord } from "../../domain/usage.js";
 import type { ConfiguredRule } from "../../domain/rating.js";
 import type { Queryable } from "../client.js";
 import type { CapacityRow } from "./capacity.js";
+import { operatorsOwingSql } from "./receivables.js";
 import { pgArray } from "../sql-arrays.js";
 
 const COLUMNS = `u.id, u.marketplace_id, u.external_id, u.request_hash, u.operator_id, u.customer_id, u.resource, u.unit,
@@ -155,13 +156,19 @@ export interface IngestFacts {
   facts: MarketplaceFacts;
   /** The capacity operators declared for the (operator, resource) pairs asked for (src/services/ingest-usage/capacity.ts). */
   capacity: CapacityRow[];
+  /**
+   * The batch's operators that owe the platform something (a receivable, docs/ledger.md
+   * "Clawbacks"): their new earnings pay it back after the write. Usage never adds to a
+   * receivable, so this read before the write is as good as one after it.
+   */
+  owing: Set<string>;
 }
 
 /**
  * Everything a usage batch is checked and rated against, read with one statement (one round trip,
  * one snapshot): the records already stored under its external ids, its customers, operators,
  * marketplaces' fee schedules, pricing currencies and periods that are not open, assets, holds,
- * usage limits and declared capacity. One statement instead of eight matters for single records,
+ * usage limits, declared capacity and which of its operators owe the platform something. One statement instead of eight matters for single records,
  * whose batches are small and many (docs/performance.md, "Fewer statements per single record").
  */
 export async function loadIngestFacts(
@@ -199,7 +206,8 @@ export async function loadIngestFacts(
                                    from holds where id = any($9::uuid[])) x) as holds,
        (select json_agg(x) from (select ${USAGE_LIMIT_COLUMNS} from usage_limits where marketplace_id = any($7::text[])) x) as limits,
        (select json_agg(x) from (select c.* from operator_capacity c join unnest($11::text[], $12::text[]) as p(operator_id, resource)
-          on c.operator_id = p.operator_id and c.resource = p.resource) x) as capacity`,
+          on c.operator_id = p.operator_id and c.resource = p.resource) x) as capacity,
+       (select json_agg(x.operator_id) from (${operatorsOwingSql(13)}) x) as owing`,
     [
       ...pairs(wanted.usage),
       ...pairs(wanted.customers),
@@ -209,6 +217,7 @@ export async function loadIngestFacts(
       pgArray(wanted.holdIds),
       now.toISOString(),
       ...pairs(wanted.capacity),
+      pgArray([...new Set(wanted.operators.map((x) => x[1]))]),
     ],
   );
   return factsOf(row!);
@@ -224,6 +233,7 @@ interface FactsRow {
   holds: { id: string; marketplace_id: string; customer_id: string; asset_id: string; escrow_account_id: string; status: string; expired: boolean }[] | null;
   limits: UsageLimitRow[] | null;
   capacity: CapacityRow[] | null;
+  owing: string[] | null;
 }
 
 /** The facts statement's row as the batch's facts. */
@@ -256,7 +266,7 @@ function factsOf(r: FactsRow): IngestFacts {
       expired: h.expired,
     });
   addSchedules(facts, r.schedules ?? []);
-  return { existing, facts, capacity: r.capacity ?? [] };
+  return { existing, facts, capacity: r.capacity ?? [], owing: new Set(r.owing ?? []) };
 }
 
 /** Each marketplace's fee schedules (newest first), pricing currency and periods that are not open, from the schedules query. */
