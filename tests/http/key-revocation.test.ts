@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Queryable } from "../../src/db/client.js";
 import { expectStatus, worldPerFile } from "../support/http.js";
+import { holdLock } from "../support/locks.js";
 
 /**
  * Revocation and a key's writes exclude each other (src/db/queries/key-guard.ts, docs/api.md): a
@@ -13,19 +13,7 @@ const onPostgres = !process.env.TEST_DATABASE_URL;
 const newMarketplaceKey = async (name: string) =>
   expectStatus(await t.api.call("POST", "/v1/api-keys", { body: { name, role: "marketplace", scope_id: "m1" } }), 201).body as { id: string; secret: string };
 
-/** Holds a lock from another connection until `release` is called. */
-function hold(statement: string) {
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  let held!: () => void;
-  const isHeld = new Promise<void>((r) => (held = r));
-  const holder = t.api.db.transaction(async (tx: Queryable) => {
-    await tx.query(statement);
-    held();
-    await released;
-  });
-  return { isHeld, release: async () => (release(), await holder) };
-}
+const hold = (statement: string) => holdLock(t.api.db, statement);
 
 const settledWithin = async (p: Promise<unknown>, ms: number) =>
   Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);

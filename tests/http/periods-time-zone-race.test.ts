@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { Queryable } from "../../src/db/client.js";
 import { usageMonth } from "../support/clock.js";
 import { expectStatus, worldPerFile } from "../support/http.js";
+import { holdLock } from "../support/locks.js";
 
 /**
  * A month that starts closing and a change of the marketplace's time zone, at the same time: one of
@@ -11,39 +11,18 @@ import { expectStatus, worldPerFile } from "../support/http.js";
  */
 const t = worldPerFile();
 
-/** Holds a lock from another connection until `release` is called. */
-function hold(statement: string) {
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  let held!: () => void;
-  const isHeld = new Promise<void>((r) => (held = r));
-  const holder = t.api.db.transaction(async (tx: Queryable) => {
-    await tx.query(statement);
-    held();
-    await released;
-  });
-  return { isHeld, release: async () => (release(), await holder) };
-}
+const hold = (statement: string) => holdLock(t.api.db, statement);
 
 describe("closing a month while the time zone changes", () => {
   it.skipIf(!process.env.TEST_DATABASE_URL)("the month is stored in the zone the marketplace keeps", async () => {
     // The period change reads the time zone, then waits for m2's funding lock, held by another connection.
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    let held!: () => void;
-    const isHeld = new Promise<void>((r) => (held = r));
-    const holder = t.api.db.transaction(async (tx: Queryable) => {
-      await tx.query("select pg_advisory_xact_lock(hashtextextended('usage-funding:m2', 0))");
-      held();
-      await released;
-    });
-    await isHeld;
+    const lock = hold("select pg_advisory_xact_lock(hashtextextended('usage-funding:m2', 0))");
+    await lock.isHeld;
     const close = t.api.call("PUT", `/v1/marketplaces/m2/periods/${usageMonth.label}`, { key: t.w.keys.finance, body: { status: "closing" } });
     await new Promise((r) => setTimeout(r, 300));
     const zone = t.api.call("PUT", "/v1/marketplaces/m2/time-zone", { body: { time_zone: "Asia/Tokyo" } });
     await new Promise((r) => setTimeout(r, 300));
-    release();
-    await holder;
+    await lock.release();
     const [closed, zoned] = [await close, await zone];
     // The change of period asked first, so it wins; the zone is refused (a month was closing).
     expectStatus(closed, 200);
