@@ -72,12 +72,14 @@ type Success = 200 | 201 | 202;
  * Runs a write and, in its transaction, remembers its answer and writes its audit row. If a
  * concurrent request with the same key committed first, the write is rolled back and the stored
  * answer replayed. `stored` lets a response keep a secret out of the database (e.g. a new API
- * key's secret).
+ * key's secret). The caller's API key is held against revocation first, unless the write holds it
+ * itself (`keyHeldByWrite`: a revocation).
  */
 export async function idempotently(
   c: Context<AppEnv>,
   body: unknown,
   write: (tx: Queryable) => Promise<{ status: Success; body: unknown; stored?: unknown }>,
+  options: { keyHeldByWrite?: boolean } = {},
 ): Promise<Response> {
   const audit = await auditEntryOf(c, 0);
   const db: Database = c.get("deps").ledger.db;
@@ -88,8 +90,9 @@ export async function idempotently(
       return await db.transaction(async (tx) => {
         const replay = await storedResponse(tx, req);
         if (replay) return replay;
-        // Held before the write, so that a key may revoke itself (src/db/queries/key-guard.ts).
-        await holdKeys(tx, [audit.keyId]);
+        // Held before the write, so that a key may revoke itself (src/db/queries/key-guard.ts);
+        // a revocation holds it itself, with the revoked key's lock, in the order of their ids.
+        if (!options.keyHeldByWrite) await holdKeys(tx, [audit.keyId]);
         const out = await write(tx);
         if (!(await rememberWrite(tx, req, out.status, out.stored ?? out.body, { ...audit, status: out.status }, db.clock.now()))) throw new Raced();
         c.set("audited", true);

@@ -64,9 +64,9 @@ export async function createApiKey(
 }
 
 /** Revokes a key at once (at the service clock's `at`), in the caller's transaction; revoking it again changes nothing. */
-export async function revokeApiKey(db: Queryable, { id, at }: { id: string; at: Date }): Promise<ApiKey> {
+export async function revokeApiKey(db: Queryable, { id, at, by }: { id: string; at: Date; by: string }): Promise<ApiKey> {
   // Waits for the writes under way with the key; none commits after this one (src/db/queries/key-guard.ts).
-  await lockKeyForRevocation(db, id);
+  await lockKeyForRevocation(db, id, by);
   const key = await markApiKeyRevoked(db, id, at);
   if (!key) throw new LedgerError("invalid_request", `api key ${id} does not exist`, [{ path: "id", message: "does not exist" }]);
   return key;

@@ -148,8 +148,9 @@ export const payoutProblems = {
     example: "proposal 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e was already rejected by 0193a4f1-5c2e-7d8a-b6f0-2e4c9a1d7b35",
   },
   proposal_outdated: {
-    means: "What the proposal would change has changed since it was made, so approving it would apply a change to a state nobody reviewed.",
-    causes: ["two proposals for the same asset's settlement, one approved before the other"],
+    means:
+      "What the proposal would change has changed since it was made, so approving it would apply a change to a state nobody reviewed; or the key that proposed it has been revoked since.",
+    causes: ["two proposals for the same asset's settlement, one approved before the other", "the proposer's API key was revoked after it proposed"],
     action: "fix_request",
     todo: "Reject this proposal (POST /v1/proposals/{id}/reject) and propose the change again from the current state.",
     example:

@@ -1,6 +1,7 @@
 import type { Queryable } from "../../db/client.js";
 import { creatorsOfKey, recordDecision } from "../../db/queries/proposals.js";
 import { writeReceipts, type WriteReceipt } from "../../db/queries/write-receipts.js";
+import { holdKeysRevoked } from "../../db/queries/key-guard.js";
 import { withArticle, type Principal } from "../../domain/access.js";
 import { LedgerError } from "../../domain/errors.js";
 import { PROPOSAL_ROLES, toProposal, type Proposal } from "./proposal.js";
@@ -67,6 +68,15 @@ export async function decide(
 ): Promise<Proposal> {
   const row = await recordDecision(tx, { id, status, decidedBy: by.keyId, decidedAt: at, reason, result });
   if (!row) throw new LedgerError("proposal_decided", `proposal ${id} was decided by someone else meanwhile`);
+  // What a revoked key proposed is not carried out: approving holds the proposer's key, as a write
+  // made with it would (src/db/queries/key-guard.ts), so its revocation and the approval exclude
+  // each other. Rejecting stays possible.
+  if (status === "approved" && (await holdKeysRevoked(tx, [row.proposed_by])).size > 0) {
+    throw new LedgerError(
+      "proposal_outdated",
+      `proposal ${id} was made with an API key that has been revoked since: reject it, and propose again with a current key if the change is still wanted`,
+    );
+  }
   if (by.receipt) await writeReceipts(tx, [{ receipt: by.receipt, result: undefined }], at);
   return toProposal(row);
 }
