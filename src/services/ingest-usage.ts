@@ -109,8 +109,8 @@ function sortOutRepeats(
 
 /**
  * What the batch is checked and rated against, in one statement: the records already stored under
- * its external ids, and its customers, operators, fee schedules, assets, holds, limits and declared
- * capacity. Read for every record of the batch (a repeat's are read needlessly, which costs less
+ * its external ids, and its customers, operators, fee schedules, assets, holds, limits, declared
+ * capacity and the operators that owe a receivable. Read for every record of the batch (a repeat's are read needlessly, which costs less
  * than a second round trip).
  */
 function loadFacts(db: Database, items: UsageItem[], now: Date): Promise<IngestFacts> {

@@ -168,8 +168,9 @@ export interface IngestFacts {
  * Everything a usage batch is checked and rated against, read with one statement (one round trip,
  * one snapshot): the records already stored under its external ids, its customers, operators,
  * marketplaces' fee schedules, pricing currencies and periods that are not open, assets, holds,
- * usage limits, declared capacity and which of its operators owe the platform something. One statement instead of eight matters for single records,
- * whose batches are small and many (docs/performance.md, "Fewer statements per single record").
+ * usage limits, declared capacity and which of its operators owe the platform something. One
+ * statement instead of nine matters for single records, whose batches are small and many
+ * (docs/performance.md, "The floor with the service's own rows").
  */
 export async function loadIngestFacts(
   db: Queryable,

@@ -30,9 +30,9 @@ interface Checked {
  * operator's stored usage (every marketplace) and the batch's records before it hold of that period.
  * Set-based: `rows` is the capacity of the batch's (operator, resource) pairs, read with the
  * batch's other facts (src/db/queries/usage.ts, loadIngestFacts; nothing more is read when no
- * operator declared any); one statement reads the usage already stored over the windows to check. A record beyond it is refused
- * (its result set here, left out of the batch) or, under its marketplace's `flag` policy for the
- * resource, kept with a flag. Returns the records to write.
+ * operator declared any); one statement reads the usage already stored over the windows to
+ * check. A record beyond it is refused (its result set here, left out of the batch) or, under its
+ * marketplace's `flag` policy for the resource, kept with a flag. Returns the records to write.
  */
 export async function judgeCapacity(db: Queryable, planned: Planned[], results: OpenResults, rows: CapacityRow[]): Promise<Planned[]> {
   const timed = planned.filter((p) => msPerUnit(p.item.input.unit) !== undefined);
