@@ -4,7 +4,8 @@
  * Node's --cpu-prof, seeds a marketplace with 100 operators and 100 prepaid customers, drives
  * batch ingest (4 clients × 1,000 records) or single ingest (64 clients) for the given seconds
  * (default 15), or `read`: 20 batches first, then 4 clients reading random operators' balances
- * (`GET /v1/operators/{id}/balances`) with nothing else running; then prints the throughput, the statements by total execution time (time waiting
+ * (`GET /v1/operators/{id}/balances`) with nothing else running; then prints the throughput, the
+ * CPU and the bytes the service wrote and read per record, the statements by total execution time (time waiting
  * for row locks included), and the service's functions and packages by self time. The .cpuprofile
  * is kept in bench/results/profiles/ (open it in Chrome DevTools or speedscope).
  */
@@ -63,7 +64,18 @@ try {
     const t = procTimes(pid);
     return t.user + t.system;
   };
+  /** Bytes the service passed to write() and read() (its sockets: PostgreSQL's and HTTP's), from /proc/<pid>/io. */
+  const procIo = (pid: number) => {
+    const f = Object.fromEntries(
+      readFileSync(`/proc/${pid}/io`, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => l.split(": ") as [string, string]),
+    );
+    return { wrote: Number(f.wchar), read: Number(f.rchar) };
+  };
   const system0 = procTimes(api.child!.pid!).system;
+  const io0 = procIo(api.child!.pid!);
   const cpu0 = { client: process.cpuUsage(), service: procCpu(api.child!.pid!), postgres: cluster.cpuSeconds() };
   const t0 = performance.now();
   const until = t0 + seconds * 1000;
@@ -97,6 +109,7 @@ try {
     client: (clientCpu.user + clientCpu.system) / 1e6,
   };
   const serviceSystem = procTimes(api.child!.pid!).system - system0;
+  const io1 = procIo(api.child!.pid!);
   const over = `(PostgreSQL over ${overSocket ? "its Unix socket" : "TCP"})`;
   if (mode === "read") {
     latencies.sort((a, b) => a - b);
@@ -106,8 +119,10 @@ try {
   const perRecord = (s: number) => `${((s / Math.max(records, 1)) * 1e6).toFixed(0)} µs/${mode === "read" ? "read" : "record"}`;
   console.log(
     `CPU used: service ${used.service.toFixed(1)} s (${perRecord(used.service)}; ${Math.round((serviceSystem / Math.max(used.service, 0.01)) * 100)}% in the kernel), PostgreSQL ${used.postgres.toFixed(1)} s (${perRecord(used.postgres)}), load client ${used.client.toFixed(1)} s (${perRecord(used.client)}); ` +
-      `${((used.service + used.postgres + used.client) / elapsed).toFixed(2)} of ${cpus().length} cores busy\n`,
+      `${((used.service + used.postgres + used.client) / elapsed).toFixed(2)} of ${cpus().length} cores busy`,
   );
+  const perUnit = (bytes: number) => `${Math.round(bytes / Math.max(records, 1)).toLocaleString("en")} bytes/${mode === "read" ? "read" : "record"}`;
+  console.log(`the service wrote ${perUnit(io1.wrote - io0.wrote)} and read ${perUnit(io1.read - io0.read)} (its sockets: PostgreSQL and HTTP)\n`);
 
   const rows = await sql<{ ms: number; plan: number; calls: number; mean: string; q: string }[]>`
     select round(total_exec_time)::int as ms, round(total_plan_time)::int as plan, calls::int, round(mean_exec_time::numeric, 2)::text as mean,
