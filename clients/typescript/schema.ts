@@ -45,7 +45,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List API keys (admin); secrets are never shown */
+        /** List API keys (admin), with the key that created each; secrets are never shown */
         get: operations["listApiKeys"];
         put?: never;
         /** Create an API key (admin) */
@@ -1137,7 +1137,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List payouts, filtered (operator keys see their own) */
+        /** List payouts, filtered (also by the key that asked: requested_by); operator keys see their own */
         get: operations["listPayouts"];
         put?: never;
         /**
@@ -1961,6 +1961,8 @@ export interface components {
              * @example 2026-11-29T12:00:00Z
              */
             revoked_at: string | null;
+            /** @description the id of the key that created this one (`bootstrap-admin`: the key from ADMIN_API_KEY); null when not recorded. After revoking a key, `GET /v1/api-keys?created_by=` lists what it created */
+            created_by: string | null;
         };
         ApiKeyCreate: {
             /** @example marketplace m1 ingest */
@@ -4464,6 +4466,8 @@ export interface components {
             status: "pending" | "batched" | "signed" | "submitted" | "confirmed" | "failed" | "converted";
             /** @enum {string} */
             trigger: "request" | "schedule";
+            /** @description the id of the API key that asked for the payout (`bootstrap-admin`: the key from ADMIN_API_KEY; `scheduler`: the payout schedule) */
+            requested_by: string;
             /**
              * Format: uuid
              * @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e
@@ -6128,6 +6132,8 @@ export interface operations {
                 /** @description next_cursor of the previous page */
                 cursor?: string;
                 limit?: number;
+                /** @description only the keys this key created */
+                created_by?: string;
             };
             header?: never;
             path?: never;
@@ -16122,6 +16128,8 @@ export interface operations {
                 operator_id?: string;
                 asset?: string;
                 status?: "pending" | "batched" | "signed" | "submitted" | "confirmed" | "failed" | "converted";
+                /** @description only the payouts this key (or the schedule) asked for */
+                requested_by?: string;
                 chain_id?: string;
                 /** @description created at or after */
                 from?: string;

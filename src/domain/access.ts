@@ -72,6 +72,8 @@ export interface ApiKey {
   scopeId: string | null;
   createdAt: Date;
   revokedAt: Date | null;
+  /** The key that created this one ("bootstrap-admin" for the key from ADMIN_API_KEY); null if not recorded. */
+  createdBy: string | null;
 }
 
 /** "a" or "an" before a word, as it is spoken ("an admin key", "a marketplace key", "an operator key", "a usage limit"). */

@@ -114,4 +114,5 @@ export const apiKeyOut = (k: ApiKey) => ({
   scope_id: k.scopeId,
   created_at: k.createdAt.toISOString(),
   revoked_at: k.revokedAt?.toISOString() ?? null,
+  created_by: k.createdBy,
 });

@@ -14,9 +14,10 @@ interface ApiKeyRow {
   scope_id: string | null;
   created_at: Date | string;
   revoked_at: Date | string | null;
+  created_by: string | null;
 }
 
-export const API_KEY_COLUMNS = "id, prefix, name, role, scope_id, created_at, revoked_at";
+export const API_KEY_COLUMNS = "id, prefix, name, role, scope_id, created_at, revoked_at, created_by";
 
 /** The columns of API_KEY_COLUMNS, for the query builder. */
 const apiKeyFields = {
@@ -27,6 +28,7 @@ const apiKeyFields = {
   scope_id: apiKeys.scopeId,
   created_at: apiKeys.createdAt,
   revoked_at: apiKeys.revokedAt,
+  created_by: apiKeys.createdBy,
 };
 
 export function toApiKey(r: ApiKeyRow): ApiKey {
@@ -38,6 +40,7 @@ export function toApiKey(r: ApiKeyRow): ApiKey {
     scopeId: r.scope_id,
     createdAt: new Date(r.created_at),
     revokedAt: r.revoked_at === null ? null : new Date(r.revoked_at),
+    createdBy: r.created_by,
   };
 }
 
@@ -63,12 +66,18 @@ export function findActiveKeyByPrefix(db: Queryable, prefix: string): Promise<Ke
   }).get(prefix);
 }
 
-export async function listApiKeys(db: Queryable, options: { cursor?: string; limit: number }): Promise<ApiKey[]> {
+/** Keys in id order after `cursor`; with `createdBy`, only the keys that key created (the bootstrap admin's: "bootstrap-admin"). */
+export async function listApiKeys(db: Queryable, options: { cursor?: string; limit: number; createdBy?: string }): Promise<ApiKey[]> {
   const rows = await run(
     orm(db)
       .select(apiKeyFields)
       .from(apiKeys)
-      .where(options.cursor === undefined ? undefined : gt(apiKeys.id, options.cursor))
+      .where(
+        and(
+          options.cursor === undefined ? undefined : gt(apiKeys.id, options.cursor),
+          options.createdBy === undefined ? undefined : eq(apiKeys.createdBy, options.createdBy),
+        ),
+      )
       .orderBy(asc(apiKeys.id))
       .limit(options.limit),
   );

@@ -19,6 +19,8 @@ export interface PayoutFilter {
   to?: Date;
   after?: string;
   limit: number;
+  /** The key that asked for the payout ("bootstrap-admin", or "scheduler" for the schedule's). */
+  requestedBy?: string;
 }
 
 /** Payouts in creation order (ids are time-ordered), filtered. */
@@ -28,6 +30,7 @@ export async function listPayouts(db: Queryable, f: PayoutFilter): Promise<Payou
       where ($1::text is null or p.operator_id = $1) and ($2::uuid is null or p.asset_id = $2) and ($3::text is null or p.status = $3)
         and ($4::bigint is null or p.chain_id = $4) and ($5::timestamptz is null or p.created_at >= $5)
         and ($6::timestamptz is null or p.created_at < $6) and ($7::uuid is null or p.id > $7)
+        and ($9::text is null or p.requested_by = $9)
       order by p.id limit $8`,
     [
       f.operatorId ?? null,
@@ -38,6 +41,7 @@ export async function listPayouts(db: Queryable, f: PayoutFilter): Promise<Payou
       f.to?.toISOString() ?? null,
       f.after ?? null,
       f.limit,
+      f.requestedBy ?? null,
     ],
   );
   return rows.map(toPayout);

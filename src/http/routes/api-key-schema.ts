@@ -1,6 +1,21 @@
 import { z } from "@hono/zod-openapi";
 import { Timestamp, Uuid } from "../schemas.js";
 
+const KEY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Who did something, as the service records it: the id of an API key, `bootstrap-admin` for the
+ * key from ADMIN_API_KEY, or (with `scheduler`) the payout worker's schedule.
+ */
+export function actorRef(options: { scheduler?: boolean } = {}) {
+  const named = options.scheduler ? ["bootstrap-admin", "scheduler"] : ["bootstrap-admin"];
+  return z
+    .string()
+    .refine((v) => KEY_ID.test(v) || named.includes(v), { error: `must be an API key's id or one of: ${named.join(", ")}` })
+    .transform((v) => (KEY_ID.test(v) ? v.toLowerCase() : v))
+    .openapi({ example: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e" });
+}
+
 export const ApiKey = z
   .object({
     id: Uuid,
@@ -10,5 +25,9 @@ export const ApiKey = z
     scope_id: z.string().nullable(),
     created_at: Timestamp,
     revoked_at: Timestamp.nullable(),
+    created_by: z.string().nullable().openapi({
+      description:
+        "the id of the key that created this one (`bootstrap-admin`: the key from ADMIN_API_KEY); null when not recorded. After revoking a key, `GET /v1/api-keys?created_by=` lists what it created",
+    }),
   })
   .openapi("ApiKey");

@@ -6,7 +6,7 @@ import type { AppEnv } from "../request-context.js";
 import { ApiError } from "../problem.js";
 import { CursorQuery, page, pageOf } from "../schemas.js";
 import { apiKeyOut } from "../serialize.js";
-import { ApiKey } from "./api-key-schema.js";
+import { actorRef, ApiKey } from "./api-key-schema.js";
 import { errorResponses, json, security } from "./common.js";
 
 const route = createRoute({
@@ -14,19 +14,19 @@ const route = createRoute({
   path: "/v1/api-keys",
   operationId: "listApiKeys",
   tags: ["api keys"],
-  summary: "List API keys (admin); secrets are never shown",
+  summary: "List API keys (admin), with the key that created each; secrets are never shown",
   security,
   middleware: [requireRole("admin")] as const,
-  request: { query: CursorQuery },
+  request: { query: CursorQuery.extend({ created_by: actorRef().optional().openapi({ description: "only the keys this key created" }) }) },
   responses: { 200: json(page(ApiKey, "ApiKeyPage"), "a page of keys"), ...errorResponses },
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {
   app.openapi(route, async (c) => {
-    const { cursor, limit } = c.req.valid("query");
+    const { cursor, limit, created_by: createdBy } = c.req.valid("query");
     if (cursor !== undefined && !isUuid(cursor))
       throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
-    const keys = await listApiKeys(c.get("deps").ledger.db, { cursor, limit: limit + 1 });
+    const keys = await listApiKeys(c.get("deps").ledger.db, { cursor, limit: limit + 1, createdBy });
     return c.json(
       pageOf(keys, limit, apiKeyOut, (r) => r.id),
       200,

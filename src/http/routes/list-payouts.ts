@@ -7,6 +7,7 @@ import { periodQuery } from "../period.js";
 import { CursorQuery, page, pageOf } from "../schemas.js";
 import { AssetCode } from "../money-schemas.js";
 import { assetFilter, errorResponses, json, listWindow, security } from "./common.js";
+import { actorRef } from "./api-key-schema.js";
 import { OperatorId } from "./party-schemas.js";
 import { PayoutOut, payoutOut } from "./payout-schemas.js";
 
@@ -14,6 +15,7 @@ const Query = CursorQuery.extend({
   operator_id: OperatorId.optional(),
   asset: AssetCode.optional(),
   status: z.enum(payoutStatuses).optional(),
+  requested_by: actorRef({ scheduler: true }).optional().openapi({ description: "only the payouts this key (or the schedule) asked for" }),
   chain_id: z
     .string()
     .regex(/^[1-9][0-9]{0,15}$/, "must be a chain id")
@@ -27,7 +29,7 @@ const route = createRoute({
   path: "/v1/payouts",
   operationId: "listPayouts",
   tags: ["payouts"],
-  summary: "List payouts, filtered (operator keys see their own)",
+  summary: "List payouts, filtered (also by the key that asked: requested_by); operator keys see their own",
   security,
   middleware: [requireRole("admin", "finance", "operator")] as const,
   request: { query: Query },
@@ -48,6 +50,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
           operatorId: p.role === "operator" ? p.scopeId! : q.operator_id,
           assetId,
           status: q.status,
+          requestedBy: q.requested_by,
           chainId: q.chain_id === undefined ? undefined : BigInt(q.chain_id),
           from,
           to,

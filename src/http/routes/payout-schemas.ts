@@ -27,6 +27,9 @@ export const PayoutOut = z
     to_address: z.string().nullable(),
     status: z.enum(payoutStatuses),
     trigger: z.enum(["request", "schedule"]),
+    requested_by: z.string().openapi({
+      description: "the id of the API key that asked for the payout (`bootstrap-admin`: the key from ADMIN_API_KEY; `scheduler`: the payout schedule)",
+    }),
     hold_transfer_id: Uuid,
     settle_transfer_id: Uuid.nullable(),
     chain_tx_id: Uuid.nullable(),
@@ -64,6 +67,7 @@ export const payoutOut = (p: Payout) => ({
   to_address: p.toAddress,
   status: p.status,
   trigger: p.trigger,
+  requested_by: p.requestedBy,
   hold_transfer_id: p.holdTransferId,
   settle_transfer_id: p.settleTransferId,
   chain_tx_id: p.chainTxId,
