@@ -12,7 +12,7 @@ import {
   unfundedUsageByOperator,
 } from "../db/queries/funding.js";
 import { marketplaceIdsOfOperator } from "../db/queries/parties.js";
-import { disputedNet, receivableOf } from "../db/queries/receivables.js";
+import { disputedNet, owedByOperator, receivableOf } from "../db/queries/receivables.js";
 import { LedgerError } from "../domain/errors.js";
 import { unitsToDecimal } from "../domain/money.js";
 
@@ -179,7 +179,12 @@ export function describeAwaiting(a: AwaitingFunds, asset: { code: string; scale:
  *   2. funded earnings of usage records in open disputes (`held`: their net, less the part already
  *      counted in 1), until the disputes are decided;
  *   3. what the operator owes the platform (`receivable`): recovered from its earnings before
- *      anything else is paid.
+ *      anything else is paid;
+ *   4. everything, while it owes the platform in another asset (`owedElsewhere`): a receivable is
+ *      recovered from earnings in its own asset only, and earnings converted out of that asset (a
+ *      converted payout's part cancelled or failed) would otherwise be paid while the debt stands.
+ *      Whatever creates a receivable (a clawback, an upheld dispute) holds the funding locks of the
+ *      operator's marketplaces, which a payout's judgment takes too: the two are judged in turn.
  */
 export interface Withheld {
   awaiting: AwaitingFunds;
@@ -188,6 +193,8 @@ export interface Withheld {
   /** The part of `disputed` not already in `awaiting`. */
   held: bigint;
   receivable: bigint;
+  /** What the operator owes the platform in its other assets. */
+  owedElsewhere: Array<{ assetCode: string; scale: number; owed: bigint }>;
 }
 
 /** The marketplaces the operator sells through (marketplaceIdsOfOperator), when the caller read them already. */
@@ -203,17 +210,20 @@ export async function withheldEarnings(
   assetId: string,
   options: Pick<Without, "shown"> & KnownMarkets = {},
 ): Promise<Withheld> {
-  const [awaiting, disputed, receivable] = await Promise.all([
+  const [awaiting, disputed, receivable, owing] = await Promise.all([
     awaitingFunds(db, operatorId, assetId, options),
     disputedNet(db, operatorId, assetId),
     receivableOf(db, operatorId, assetId),
+    owedByOperator(db, operatorId),
   ]);
   const owed = BigInt(receivable?.owed ?? 0n);
-  return { awaiting, disputed, held: disputed - awaiting.disputed, receivable: owed > 0n ? owed : 0n };
+  const owedElsewhere = owing.filter((r) => r.asset_id !== assetId).map((r) => ({ assetCode: r.code, scale: r.scale, owed: BigInt(r.owed) }));
+  return { awaiting, disputed, held: disputed - awaiting.disputed, receivable: owed > 0n ? owed : 0n, owedElsewhere };
 }
 
 /** What of an operator's available balance may be paid now: what is left once everything withheld is kept back. */
 export function payableNow(available: bigint, w: Withheld): bigint {
+  if (w.owedElsewhere.length > 0) return 0n;
   const p = available - w.awaiting.total - w.held - w.receivable;
   return p > 0n ? p : 0n;
 }
@@ -230,6 +240,10 @@ export function payoutRefusal(operatorId: string, asset: { code: string; scale: 
   const parts = [
     ...(w.held > 0n ? [`${d(w.held)} ${asset.code} of its earnings are held by open disputes`] : []),
     ...(w.receivable > 0n ? [`it owes ${d(w.receivable)} ${asset.code} to the platform (its receivable, recovered from its earnings first)`] : []),
+    ...w.owedElsewhere.map(
+      (o) =>
+        `it owes ${unitsToDecimal(o.owed, o.scale)} ${o.assetCode} to the platform (its ${o.assetCode} receivable, recovered from its ${o.assetCode} earnings): nothing is paid in any asset while it owes`,
+    ),
   ];
   const message = head + parts.join(", and ");
   return new LedgerError("payout_withheld", message, [{ path: "amount", message }]);

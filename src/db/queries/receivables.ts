@@ -26,6 +26,18 @@ export interface ReceivableRow {
   credits_posted: string;
 }
 
+/** What the operator owes the platform in each asset it owes something in, by asset code. */
+export async function owedByOperator(db: Queryable, operatorId: string): Promise<Array<{ asset_id: string; code: string; scale: number; owed: string }>> {
+  return db.query(
+    `select a.asset_id, s.code, s.scale, (b.debits_posted - b.credits_posted)::text as owed
+       from accounts a join account_balances b on b.account_id = a.id join assets s on s.id = a.asset_id
+      where a.owner_type = 'operator' and a.owner_id = $1 and a.code = 'operator_receivable' and a.marketplace_id is null
+        and a.opened_by_service and b.debits_posted > b.credits_posted
+      order by s.code`,
+    [operatorId],
+  );
+}
+
 /** The operator's receivable account in an asset (the service's own), if it was ever opened. */
 export async function receivableOf(db: Queryable, operatorId: string, assetId: string): Promise<ReceivableRow | undefined> {
   const [row] = await db.query<ReceivableRow>(
