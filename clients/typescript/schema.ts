@@ -1988,6 +1988,8 @@ export interface components {
              */
             limit: number;
         };
+        /** @description this route takes no fields: send no body, or {} */
+        NoBody: Record<string, never>;
         Asset: {
             /**
              * Format: uuid
@@ -6389,7 +6391,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoBody"];
+            };
+        };
         responses: {
             /** @description revoked */
             200: {
@@ -7136,7 +7142,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoBody"];
+            };
+        };
         responses: {
             /** @description the asset, retired */
             200: {
@@ -11432,7 +11442,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoBody"];
+            };
+        };
         responses: {
             /** @description the customer, retired */
             200: {
@@ -13953,7 +13967,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoBody"];
+            };
+        };
         responses: {
             /** @description closed */
             200: {
@@ -15633,7 +15651,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoBody"];
+            };
+        };
         responses: {
             /** @description accepted */
             200: {
@@ -16511,7 +16533,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoBody"];
+            };
+        };
         responses: {
             /** @description cancelled (status failed) */
             200: {
@@ -21796,7 +21822,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoBody"];
+            };
+        };
         responses: {
             /** @description the monitor, deleted */
             200: {
@@ -22287,7 +22317,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoBody"];
+            };
+        };
         responses: {
             /** @description the endpoint, deleted */
             200: {
@@ -22793,7 +22827,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoBody"];
+            };
+        };
         responses: {
             /** @description queued */
             202: {

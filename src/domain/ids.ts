@@ -45,3 +45,11 @@ export function uuidFromKey(key: string): string {
   const hex = bytes.toString("hex");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
+
+/** The largest value of a PostgreSQL bigint (an entry's id, a transfer's seq): a cursor naming more is not one this API returned. */
+export const MAX_BIGINT = 2n ** 63n - 1n;
+
+/** `digits` (1 to 19 of them) when they fit a PostgreSQL bigint, else undefined. */
+export function bigintDigits(digits: string): string | undefined {
+  return /^[0-9]{1,19}$/.test(digits) && BigInt(digits) <= MAX_BIGINT ? digits : undefined;
+}

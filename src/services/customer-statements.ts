@@ -1,4 +1,5 @@
 import type { Database, Queryable } from "../db/client.js";
+import { bigintDigits } from "../domain/ids.js";
 import {
   customerBalances as customerBalanceRows,
   customerStatementLines as customerStatementRows,
@@ -112,7 +113,7 @@ export const encodeCustomerStatementCursor = (line: Pick<CustomerStatementLine, 
 
 export function decodeCustomerStatementCursor(cursor: string): { seq: string; assetId: string } | undefined {
   const m = /^c:([0-9]{1,19}):([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/.exec(Buffer.from(cursor, "base64url").toString());
-  return m ? { seq: m[1]!, assetId: m[2]! } : undefined;
+  return m && bigintDigits(m[1]!) !== undefined ? { seq: m[1]!, assetId: m[2]! } : undefined;
 }
 
 /** Whether the cursor names a line of this customer's statement (a transfer that moved its money in that asset). */

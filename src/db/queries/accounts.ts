@@ -1,4 +1,5 @@
 import { availableBalance, postedBalance, type Account, type AccountBalance, type Balances, type Entry, type Page, type Side } from "../../domain/accounts.js";
+import { bigintDigits } from "../../domain/ids.js";
 import { and, asc, eq, gt, sql, type Column, type SQL } from "drizzle-orm";
 import type { AccountScope } from "../../domain/access.js";
 import type { Queryable } from "../client.js";
@@ -164,7 +165,7 @@ const encodeCursor = (id: string) => Buffer.from(`e:${id}`).toString("base64url"
 
 export function decodeCursor(cursor: string): string | undefined {
   const text = Buffer.from(cursor, "base64url").toString();
-  return /^e:[0-9]{1,19}$/.test(text) ? text.slice(2) : undefined;
+  return text.startsWith("e:") ? bigintDigits(text.slice(2)) : undefined;
 }
 
 /**

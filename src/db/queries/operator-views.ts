@@ -1,4 +1,5 @@
 import type { Queryable } from "../client.js";
+import { bigintDigits } from "../../domain/ids.js";
 
 /**
  * Per asset: the operator's payable account (the global account of the chart, ref
@@ -62,7 +63,7 @@ export const encodeStatementCursor = (entryId: string) => Buffer.from(`s:${entry
 
 export function decodeStatementCursor(cursor: string): string | undefined {
   const text = Buffer.from(cursor, "base64url").toString();
-  return /^s:[0-9]{1,19}$/.test(text) ? text.slice(2) : undefined;
+  return text.startsWith("s:") ? bigintDigits(text.slice(2)) : undefined;
 }
 
 /** Whether the entry is on one of the operator's payable accounts (of the asset, when given): a cursor of this statement. */

@@ -8,6 +8,7 @@ import type { Queryable } from "../client.js";
 import { orm, run } from "../orm.js";
 import { accounts, entries, transfers } from "../schema/index.js";
 import { pgArray } from "../sql-arrays.js";
+import { MAX_BIGINT } from "../../domain/ids.js";
 
 interface TransferRow {
   id: string;
@@ -87,7 +88,6 @@ function toTransfer(row: TransferRow): Transfer {
   };
 }
 
-const MAX_SEQ = 2n ** 63n - 1n;
 const encodeTransferCursor = (seq: string) => Buffer.from(`t:${seq}`).toString("base64url");
 
 /** The recording position a transfer list's cursor stands for; undefined when it is not a cursor listTransfers made. */
@@ -95,7 +95,7 @@ export function decodeTransferCursor(cursor: string): bigint | undefined {
   const text = Buffer.from(cursor, "base64url").toString();
   if (!/^t:[0-9]{1,19}$/.test(text)) return undefined;
   const seq = BigInt(text.slice(2));
-  return seq <= MAX_SEQ ? seq : undefined;
+  return seq <= MAX_BIGINT ? seq : undefined;
 }
 
 export interface TransferFilter {

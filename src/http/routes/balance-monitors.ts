@@ -7,7 +7,7 @@ import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
 import type { AppEnv } from "../request-context.js";
 import { CursorQuery, IdParam, page, pageOf, Uuid } from "../schemas.js";
-import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
+import { errorResponses, IdempotencyHeader, json, jsonBody, NoBody, security } from "./common.js";
 import { BalanceMonitor, BalanceMonitorCreate, balanceMonitorOut } from "./event-schemas.js";
 
 const roles = ["admin", "finance", "marketplace", "operator"] as const;
@@ -52,8 +52,8 @@ const del = createRoute({
   path: "/v1/balance-monitors/{id}",
   operationId: "deleteBalanceMonitor",
   summary: "Stop watching: the monitor is deleted and fires no more",
-  middleware: [requireRole(...roles)] as const,
-  request: { params: IdParam },
+  middleware: [requireRole(...roles), jsonBodyGuard] as const,
+  request: { params: IdParam, body: NoBody },
   responses: { 200: json(BalanceMonitor, "the monitor, deleted"), ...errorResponses },
 });
 

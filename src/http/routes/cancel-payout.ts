@@ -6,7 +6,7 @@ import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { IdParam } from "../schemas.js";
-import { errorResponses, IdempotencyHeader, json, security } from "./common.js";
+import { errorResponses, IdempotencyHeader, json, NoBody, security } from "./common.js";
 import { visiblePayout } from "./payout-access.js";
 import { PayoutOut, payoutOut } from "./payout-schemas.js";
 
@@ -18,7 +18,7 @@ const route = createRoute({
   summary: "Cancel a payout no chain transaction has taken yet: its hold is voided (admin, finance, its operator)",
   security,
   middleware: [requireRole("admin", "finance", "operator"), jsonBodyGuard] as const,
-  request: { params: IdParam, headers: IdempotencyHeader },
+  request: { params: IdParam, headers: IdempotencyHeader, body: NoBody },
   responses: { 200: json(PayoutOut, "cancelled (status failed)"), ...errorResponses },
 });
 

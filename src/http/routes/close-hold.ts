@@ -7,7 +7,7 @@ import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
 import { IdParam } from "../schemas.js";
 import { canReadMarketplace } from "../tenancy.js";
-import { errorResponses, IdempotencyHeader, json, security } from "./common.js";
+import { errorResponses, IdempotencyHeader, json, NoBody, security } from "./common.js";
 import { HoldOut, holdOut } from "./hold-schemas.js";
 
 const route = createRoute({
@@ -18,7 +18,7 @@ const route = createRoute({
   summary: "Close a hold: what is left goes back to the customer (admin, its marketplace)",
   security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
-  request: { params: IdParam, headers: IdempotencyHeader },
+  request: { params: IdParam, headers: IdempotencyHeader, body: NoBody },
   responses: { 200: json(HoldOut, "closed"), ...errorResponses },
 });
 

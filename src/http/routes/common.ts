@@ -40,6 +40,12 @@ export const jsonBody = <T extends z.ZodType>(schema: T, required = true) => ({
   required,
 });
 
+/**
+ * The body of a route that takes none: no body, or `{}`; anything else is refused 400 (an unknown
+ * field is named), so that a body meant for another route does not act as if it were read.
+ */
+export const NoBody = jsonBody(z.strictObject({}).openapi("NoBody", { description: "this route takes no fields: send no body, or {}" }), false);
+
 export const json = <T extends z.ZodType>(schema: T, description: string) => ({
   description,
   content: { "application/json": { schema } },

@@ -1,5 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { unitHours } from "../../domain/capacity.js";
+import { isUuid } from "../../domain/ids.js";
 import { listCapacityFlags } from "../../services/capacity.js";
 import { getMarketplace } from "../../services/marketplaces.js";
 import { requireRole } from "../auth.js";
@@ -31,7 +32,10 @@ const cursorOf = (r: { created_at: Date | string; usage_id: string }) =>
 function decodeCursor(cursor: string | undefined): { at: string; id: string } | undefined {
   if (cursor === undefined) return undefined;
   const m = /^f:(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\|([0-9a-f-]{36})$/.exec(Buffer.from(cursor, "base64url").toString());
-  if (!m) throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
+  // A date that reads back as itself (no month 13), in the years the API accepts, and a uuid.
+  const at = m ? new Date(m[1]!) : undefined;
+  const real = at !== undefined && !Number.isNaN(at.getTime()) && at.toISOString() === m![1] && at.getUTCFullYear() >= 1970 && at.getUTCFullYear() <= 9999;
+  if (!m || !real || !isUuid(m[2]!)) throw new ApiError("invalid_request", "cursor is not one this API returned", [{ path: "cursor", message: "invalid" }]);
   return { at: m[1]!, id: m[2]! };
 }
 

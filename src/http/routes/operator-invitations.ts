@@ -5,7 +5,7 @@ import type { AppEnv } from "../request-context.js";
 import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
-import { errorResponses, IdempotencyHeader, json, security } from "./common.js";
+import { errorResponses, IdempotencyHeader, json, NoBody, security } from "./common.js";
 import { visibleOperator } from "./operator-access.js";
 import { InvitationOut, invitationOut, MarketplaceId, OperatorId } from "./party-schemas.js";
 
@@ -29,7 +29,7 @@ const accept = createRoute({
   summary: "Accept a marketplace's invitation: it may post the operator's usage from now on (the operator, admin)",
   security,
   middleware: [requireRole("admin", "operator"), jsonBodyGuard] as const,
-  request: { params: z.object({ id: OperatorId, marketplace_id: MarketplaceId }), headers: IdempotencyHeader },
+  request: { params: z.object({ id: OperatorId, marketplace_id: MarketplaceId }), headers: IdempotencyHeader, body: NoBody },
   responses: { 200: json(InvitationOut, "accepted"), ...errorResponses },
 });
 

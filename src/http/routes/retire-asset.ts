@@ -7,7 +7,7 @@ import { AssetCode } from "../money-schemas.js";
 import type { AppEnv } from "../request-context.js";
 import { Asset } from "../schemas.js";
 import { assetOut } from "../serialize.js";
-import { errorResponses, IdempotencyHeader, json, security } from "./common.js";
+import { errorResponses, IdempotencyHeader, json, NoBody, security } from "./common.js";
 
 const route = createRoute({
   method: "post",
@@ -19,7 +19,7 @@ const route = createRoute({
     "Final. Afterwards those requests are 409 asset_retired; what is in the asset stays readable, operators' payables are paid out, receipts are recorded, holds posted or voided, transfers reversed. Retiring it again answers it as retired.",
   security,
   middleware: [requireRole("admin"), jsonBodyGuard] as const,
-  request: { params: z.object({ code: AssetCode }), headers: IdempotencyHeader },
+  request: { params: z.object({ code: AssetCode }), headers: IdempotencyHeader, body: NoBody },
   responses: { 200: json(Asset, "the asset, retired"), ...errorResponses },
 });
 

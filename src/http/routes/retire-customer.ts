@@ -5,7 +5,7 @@ import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
 import type { AppEnv } from "../request-context.js";
-import { errorResponses, IdempotencyHeader, json, security } from "./common.js";
+import { errorResponses, IdempotencyHeader, json, NoBody, security } from "./common.js";
 import { customerMarketplace } from "./party-access.js";
 import { Customer, CustomerId, customerOut, MarketplaceId } from "./party-schemas.js";
 
@@ -23,7 +23,7 @@ const route = createRoute({
   description: "Final. Afterwards those requests are 409 customer_retired. Retiring it again answers it as retired.",
   security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
-  request: { params: z.object({ id: CustomerId }), query: Query, headers: IdempotencyHeader },
+  request: { params: z.object({ id: CustomerId }), query: Query, headers: IdempotencyHeader, body: NoBody },
   responses: { 200: json(Customer, "the customer, retired"), ...errorResponses },
 });
 

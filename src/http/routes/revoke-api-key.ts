@@ -9,7 +9,7 @@ import { LedgerError } from "../../domain/errors.js";
 import { IdParam } from "../schemas.js";
 import { apiKeyOut } from "../serialize.js";
 import { ApiKey } from "./api-key-schema.js";
-import { errorResponses, IdempotencyHeader, json, security } from "./common.js";
+import { errorResponses, IdempotencyHeader, json, NoBody, security } from "./common.js";
 
 const route = createRoute({
   method: "post",
@@ -19,7 +19,7 @@ const route = createRoute({
   summary: "Revoke an API key at once (admin)",
   security,
   middleware: [requireRole("admin"), jsonBodyGuard] as const,
-  request: { params: IdParam, headers: IdempotencyHeader },
+  request: { params: IdParam, headers: IdempotencyHeader, body: NoBody },
   responses: { 200: json(ApiKey, "revoked"), ...errorResponses },
 });
 

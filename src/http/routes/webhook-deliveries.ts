@@ -5,7 +5,7 @@ import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import type { AppEnv } from "../request-context.js";
 import { CursorQuery, page, pageOf, Uuid } from "../schemas.js";
-import { errorResponses, IdempotencyHeader, json, security } from "./common.js";
+import { errorResponses, IdempotencyHeader, json, NoBody, security } from "./common.js";
 import { WebhookDelivery, webhookDeliveryOut } from "./webhook-schemas.js";
 
 const roles = ["admin", "finance", "marketplace", "operator"] as const;
@@ -36,7 +36,7 @@ const redeliver = createRoute({
   description: "Queued for the worker, which sends it once (out of the endpoint's order: a repeat) and logs the outcome on the returned delivery.",
   security,
   middleware: [requireRole(...roles), jsonBodyGuard] as const,
-  request: { params: z.object({ id: Uuid.openapi({ param: { name: "id", in: "path" } }), target: Target }), headers: IdempotencyHeader },
+  request: { params: z.object({ id: Uuid.openapi({ param: { name: "id", in: "path" } }), target: Target }), headers: IdempotencyHeader, body: NoBody },
   responses: { 202: json(WebhookDelivery, "queued"), ...errorResponses },
 });
 

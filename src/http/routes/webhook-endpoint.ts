@@ -4,7 +4,7 @@ import { requireRole } from "../auth.js";
 import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import type { AppEnv } from "../request-context.js";
-import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
+import { errorResponses, IdempotencyHeader, json, jsonBody, NoBody, security } from "./common.js";
 import { EndpointId, EventType, WebhookEndpoint, WebhookEndpointWithSecret, webhookEndpointOut, webhookSettings, WebhookUrl } from "./webhook-schemas.js";
 
 const roles = ["admin", "finance", "marketplace", "operator"] as const;
@@ -59,7 +59,8 @@ const del = createRoute({
   path: "/v1/webhook-endpoints/{id}",
   operationId: "deleteWebhookEndpoint",
   summary: "Delete a webhook endpoint: nothing more is sent to it",
-  middleware: [requireRole(...roles)] as const,
+  middleware: [requireRole(...roles), jsonBodyGuard] as const,
+  request: { params: EndpointId, body: NoBody },
   responses: { 200: json(WebhookEndpoint, "the endpoint, deleted"), ...errorResponses },
 });
 
