@@ -6134,7 +6134,7 @@ export interface operations {
                 /** @description next_cursor of the previous page */
                 cursor?: string;
                 limit?: number;
-                /** @description only the keys this key created */
+                /** @description only the keys this key created: a key's id, or `bootstrap-admin` (the key from ADMIN_API_KEY) */
                 created_by?: string;
             };
             header?: never;
@@ -16150,7 +16150,7 @@ export interface operations {
                 operator_id?: string;
                 asset?: string;
                 status?: "pending" | "batched" | "signed" | "submitted" | "confirmed" | "failed" | "converted";
-                /** @description only the payouts this key (or the schedule) asked for */
+                /** @description only the payouts this key asked for: a key's id, `bootstrap-admin` (the key from ADMIN_API_KEY), or `scheduler` (the payout schedule) */
                 requested_by?: string;
                 chain_id?: string;
                 /** @description created at or after */

@@ -13,7 +13,10 @@ export function actorRef(options: { scheduler?: boolean } = {}) {
     .string()
     .refine((v) => KEY_ID.test(v) || named.includes(v), { error: `must be an API key's id or one of: ${named.join(", ")}` })
     .transform((v) => (KEY_ID.test(v) ? v.toLowerCase() : v))
-    .openapi({ example: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e" });
+    .openapi({
+      example: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e",
+      pattern: `^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|${named.join("|")})$`,
+    });
 }
 
 export const ApiKey = z

@@ -17,7 +17,13 @@ const route = createRoute({
   summary: "List API keys (admin), with the key that created each; secrets are never shown",
   security,
   middleware: [requireRole("admin")] as const,
-  request: { query: CursorQuery.extend({ created_by: actorRef().optional().openapi({ description: "only the keys this key created" }) }) },
+  request: {
+    query: CursorQuery.extend({
+      created_by: actorRef()
+        .optional()
+        .openapi({ description: "only the keys this key created: a key's id, or `bootstrap-admin` (the key from ADMIN_API_KEY)" }),
+    }),
+  },
   responses: { 200: json(page(ApiKey, "ApiKeyPage"), "a page of keys"), ...errorResponses },
 });
 

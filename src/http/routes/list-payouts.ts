@@ -15,7 +15,9 @@ const Query = CursorQuery.extend({
   operator_id: OperatorId.optional(),
   asset: AssetCode.optional(),
   status: z.enum(payoutStatuses).optional(),
-  requested_by: actorRef({ scheduler: true }).optional().openapi({ description: "only the payouts this key (or the schedule) asked for" }),
+  requested_by: actorRef({ scheduler: true }).optional().openapi({
+    description: "only the payouts this key asked for: a key's id, `bootstrap-admin` (the key from ADMIN_API_KEY), or `scheduler` (the payout schedule)",
+  }),
   chain_id: z
     .string()
     .regex(/^[1-9][0-9]{0,15}$/, "must be a chain id")
