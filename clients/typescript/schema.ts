@@ -5031,6 +5031,16 @@ export interface components {
              */
             consumed_display: string;
             /**
+             * @description what reversals of its records gave back (each its share): no longer usable; what is left is amount − consumed − released
+             * @example 0
+             */
+            released: string;
+            /**
+             * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+             * @example 1.5
+             */
+            released_display: string;
+            /**
              * @description whole `to_asset` per whole `from_asset`, as a decimal (rounded half-up at 18 decimals)
              * @example 0.4
              */

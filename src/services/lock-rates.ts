@@ -66,7 +66,8 @@ async function lockGroup(
   now: Date,
 ): Promise<number> {
   return inTransaction(db, async (tx) => {
-    const taken = await takeQueued(tx, g, RECORDS);
+    const passId = uuidv7(now.getTime());
+    const taken = await takeQueued(tx, g, RECORDS, passId);
     if (!taken || splits.length === 0) return 0;
     const amounts = splitByBps(
       taken.total,
@@ -88,6 +89,8 @@ async function lockGroup(
         records: taken.records,
         earnedFrom: taken.since,
         lockedAt: now,
+        passId,
+        passTotal: taken.total,
       });
     });
     await insertRateLocks(tx, rows);

@@ -20,17 +20,25 @@ export async function queuedGroups(db: Queryable, limit: number): Promise<Queued
 
 /**
  * Takes (deletes) up to `limit` queued records of a group: what they earned and since when. Rows
- * another transaction is taking are skipped, so a record is locked once.
+ * another transaction is taking are skipped, so a record is locked once. Each record taken is kept
+ * with the pass that took it (`passId`, the locks' `pass_id`), so that its reversal gives its share
+ * of those locks back (migration 0044, rate_locks_follow_reversal).
  */
-export async function takeQueued(tx: Queryable, g: QueuedGroup, limit: number): Promise<{ total: bigint; records: number; since: Date } | undefined> {
+export async function takeQueued(
+  tx: Queryable,
+  g: QueuedGroup,
+  limit: number,
+  passId: string,
+): Promise<{ total: bigint; records: number; since: Date } | undefined> {
   const [row] = await tx.query<{ total: string | null; records: string; since: Date | string | null }>(
     `with taken as (
        delete from rate_lock_queue where marketplace_id = $1 and usage_id in (
          select usage_id from rate_lock_queue where marketplace_id = $1 and operator_id = $2 and asset_id = $3
           order by queued_at, usage_id limit $4 for update skip locked)
-       returning net, queued_at)
+       returning usage_id, net, queued_at),
+     linked as (insert into rate_lock_records (usage_id, pass_id, net) select usage_id, $5::uuid, net from taken)
      select sum(net)::text as total, count(*)::text as records, min(queued_at) as since from taken`,
-    [g.marketplace_id, g.operator_id, g.asset_id, limit],
+    [g.marketplace_id, g.operator_id, g.asset_id, limit, passId],
   );
   if (!row || row.total === null) return undefined;
   return { total: BigInt(row.total), records: Number(row.records), since: new Date(row.since!) };
@@ -49,15 +57,19 @@ export interface NewRateLock {
   records: number;
   earnedFrom: Date;
   lockedAt: Date;
+  /** The pass that took its records from the queue, and their total net. */
+  passId: string;
+  passTotal: bigint;
 }
 
 export async function insertRateLocks(tx: Queryable, rows: NewRateLock[]): Promise<void> {
   if (rows.length === 0) return;
   const col = (f: (r: NewRateLock) => string) => pgArray(rows.map(f));
   await tx.query(
-    `insert into rate_locks (id, marketplace_id, operator_id, from_asset_id, to_asset_id, amount, rate_num, rate_den, rate_id, records, earned_from, locked_at)
+    `insert into rate_locks (id, marketplace_id, operator_id, from_asset_id, to_asset_id, amount, rate_num, rate_den, rate_id, records, earned_from, locked_at,
+                             pass_id, pass_total)
      select * from unnest($1::uuid[], $2::text[], $3::text[], $4::uuid[], $5::uuid[], $6::numeric[], $7::numeric[], $8::numeric[], $9::uuid[],
-                          $10::numeric[], $11::timestamptz[], $12::timestamptz[])`,
+                          $10::numeric[], $11::timestamptz[], $12::timestamptz[], $13::uuid[], $14::numeric[])`,
     [
       col((r) => r.id),
       col((r) => r.marketplaceId),
@@ -71,6 +83,8 @@ export async function insertRateLocks(tx: Queryable, rows: NewRateLock[]): Promi
       col((r) => String(r.records)),
       col((r) => r.earnedFrom.toISOString()),
       col((r) => r.lockedAt.toISOString()),
+      col((r) => r.passId),
+      col((r) => r.passTotal.toString()),
     ],
   );
 }
@@ -92,18 +106,24 @@ export interface OpenLockRow {
  */
 export async function openRateLocks(tx: Queryable, operatorId: string, fromAssetId: string, toAssetId: string): Promise<OpenLockRow[]> {
   return tx.query<OpenLockRow>(
-    `select l.id, (l.amount - l.consumed)::text as remaining, l.rate_num::text as rate_num, l.rate_den::text as rate_den, l.rate_id, r.source,
+    `select l.id, (l.amount - l.consumed - l.released)::text as remaining, l.rate_num::text as rate_num, l.rate_den::text as rate_den, l.rate_id, r.source,
             r.observed_at, l.locked_at
        from rate_locks l join rates r on r.id = l.rate_id
-      where l.operator_id = $1 and l.from_asset_id = $2 and l.to_asset_id = $3 and l.consumed < l.amount
+      where l.operator_id = $1 and l.from_asset_id = $2 and l.to_asset_id = $3 and l.consumed + l.released < l.amount
       order by l.locked_at, l.id`,
     [operatorId, fromAssetId, toAssetId],
   );
 }
 
-/** Uses `amount` of a lock; throws when it has less left (a lock is never used beyond its amount). */
+/**
+ * Uses `amount` of a lock; throws when it has less left (a lock is never used beyond its amount;
+ * a reversal that gave some back after it was read makes the conversion run again later).
+ */
 export async function consumeRateLock(tx: Queryable, id: string, amount: bigint): Promise<void> {
-  const rows = await tx.query("update rate_locks set consumed = consumed + $2 where id = $1 and consumed + $2 <= amount returning id", [id, amount.toString()]);
+  const rows = await tx.query("update rate_locks set consumed = consumed + $2 where id = $1 and consumed + released + $2 <= amount returning id", [
+    id,
+    amount.toString(),
+  ]);
   if (rows.length !== 1) throw new Error(`rate lock ${id} has less than ${amount} left`);
 }
 
@@ -116,6 +136,7 @@ export interface RateLockRow {
   to_asset: string;
   amount: string;
   consumed: string;
+  released: string;
   rate_num: string;
   rate_den: string;
   rate_id: string;
@@ -130,7 +151,7 @@ export interface RateLockRow {
 export async function listRateLocks(db: Queryable, f: { operatorId?: string; after?: { at: Date; id: string }; limit: number }): Promise<RateLockRow[]> {
   return db.query<RateLockRow>(
     `select l.id, l.marketplace_id, l.operator_id, fa.code as from_asset, fa.scale as from_scale, ta.code as to_asset, l.amount::text as amount,
-            l.consumed::text as consumed, l.rate_num::text as rate_num, l.rate_den::text as rate_den, l.rate_id, r.source, r.observed_at,
+            l.consumed::text as consumed, l.released::text as released, l.rate_num::text as rate_num, l.rate_den::text as rate_den, l.rate_id, r.source, r.observed_at,
             l.records::text as records, l.earned_from, l.locked_at
        from rate_locks l join assets fa on fa.id = l.from_asset_id join assets ta on ta.id = l.to_asset_id join rates r on r.id = l.rate_id
       where ($1::text is null or l.operator_id = $1) and ($2::timestamptz is null or (l.locked_at, l.id) > ($2::timestamptz, $3::uuid))

@@ -1,0 +1,43 @@
+-- A rate lock gives back the share of a usage record that is reversed (docs/settlement.md, "Rate
+-- policy"): otherwise a record posted, locked and reversed left a lock at its rate for the
+-- operator's next earnings, a free option on the token's price. The records each lock was made
+-- from are kept (rate_lock_records, by the pass that took them from the queue), and `released`
+-- rises, as `consumed` does, never by hand.
+ALTER TABLE "rate_locks" ADD COLUMN "released" numeric(78, 0) DEFAULT '0' NOT NULL;--> statement-breakpoint
+ALTER TABLE "rate_locks" ADD COLUMN "pass_id" uuid;--> statement-breakpoint
+ALTER TABLE "rate_locks" ADD COLUMN "pass_total" numeric(78, 0);--> statement-breakpoint
+ALTER TABLE "rate_locks" DROP CONSTRAINT "rate_locks_amounts";--> statement-breakpoint
+ALTER TABLE "rate_locks" ADD CONSTRAINT "rate_locks_amounts" CHECK ("rate_locks"."amount" > 0 and "rate_locks"."consumed" >= 0 and "rate_locks"."released" >= 0 and "rate_locks"."consumed" + "rate_locks"."released" <= "rate_locks"."amount");--> statement-breakpoint
+DROP INDEX "rate_locks_open_idx";--> statement-breakpoint
+CREATE INDEX "rate_locks_open_idx" ON "rate_locks" USING btree ("operator_id","from_asset_id","to_asset_id","locked_at","id") WHERE "rate_locks"."consumed" + "rate_locks"."released" < "rate_locks"."amount";--> statement-breakpoint
+CREATE INDEX "rate_locks_pass_idx" ON "rate_locks" USING btree ("pass_id") WHERE "rate_locks"."pass_id" is not null;--> statement-breakpoint
+CREATE TABLE "rate_lock_records" (
+	"usage_id" uuid PRIMARY KEY NOT NULL,
+	"pass_id" uuid NOT NULL,
+	"net" numeric(78, 0) NOT NULL
+);--> statement-breakpoint
+-- Only `consumed` (conversions) and `released` (reversals) change, and only upwards.
+CREATE OR REPLACE FUNCTION rate_locks_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' OR (to_jsonb(NEW) - 'consumed' - 'released') <> (to_jsonb(OLD) - 'consumed' - 'released')
+     OR NEW.consumed < OLD.consumed OR NEW.released < OLD.released THEN
+    RAISE EXCEPTION 'rate_locks: % may only raise consumed or released', TG_OP
+      USING ERRCODE = 'insufficient_privilege', HINT = 'a rate lock is used up by conversions and given back by reversals, never edited';
+  END IF;
+  RETURN NEW;
+END;
+$$;--> statement-breakpoint
+-- A reversal of a usage record: not locked yet, it leaves the queue; locked, each lock made with it
+-- gives back its share (the lock's amount × the record's net ÷ the pass's total, rounded down) of
+-- what is left of the lock. What conversions used of it stays used.
+CREATE FUNCTION rate_locks_follow_reversal() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM rate_lock_queue q USING usage_records u WHERE u.transfer_id = NEW.reverses_id AND q.usage_id = u.id AND q.marketplace_id = u.marketplace_id;
+  UPDATE rate_locks l
+     SET released = l.released + least(l.amount - l.consumed - l.released, div(l.amount * r.net, l.pass_total))
+    FROM rate_lock_records r JOIN usage_records u ON u.id = r.usage_id
+   WHERE u.transfer_id = NEW.reverses_id AND l.pass_id = r.pass_id AND l.pass_total > 0;
+  RETURN NULL;
+END $$;--> statement-breakpoint
+CREATE TRIGGER transfers_rate_locks AFTER INSERT ON transfers
+  FOR EACH ROW WHEN (NEW.reverses_id IS NOT NULL) EXECUTE FUNCTION rate_locks_follow_reversal();

@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getAssetByCode } from "../../src/db/queries/assets.js";
+import { insertRate } from "../../src/db/queries/conversions.js";
+import type { Asset } from "../../src/domain/assets.js";
+import { uuidv7 } from "../../src/domain/ids.js";
+import { createLogger } from "../../src/log.js";
+import { createAsset } from "../../src/services/create-asset.js";
+import { lockEarnedRates } from "../../src/services/lock-rates.js";
+import { getPayout } from "../../src/services/payouts.js";
+import { verifyLedger } from "../../src/services/verify-ledger.js";
+import { PayoutWorker } from "../../src/workers/payout-worker.js";
+import { ago } from "../support/clock.js";
+import { fundingWorld, USD, type FundingWorld } from "../support/funding-world.js";
+import { expectStatus } from "../support/http.js";
+
+/**
+ * A rate lock gives back the share of a usage record that is reversed (docs/settlement.md, "Rate
+ * policy"). Before, a marketplace could claim a deposit (no money in), post a large record for its
+ * operator, let the worker lock ETH at today's rate and reverse the record (nothing was paid, so it
+ * may): the lock stayed, and when ETH rose the operator's next small, real earnings were converted
+ * at the stale rate, paid in ETH worth twice what it earned.
+ */
+let s: FundingWorld;
+let usd: Asset;
+let eth: Asset;
+let tusd: Asset;
+const log = createLogger("silent");
+const now = () => s.w.db.clock.now();
+const ETH = 10n ** 18n;
+async function rate(base: Asset, quote: Asset, num: bigint, den: bigint, observedAt = now()): Promise<void> {
+  const id = uuidv7();
+  await insertRate(s.w.db, { id, baseAssetId: base.id, quoteAssetId: quote.id, num, den, observedAt, source: "manual", sourceRef: id, recordedAt: now() });
+}
+const locks = async () => expectStatus(await s.api.call("GET", "/v1/rate-locks", { key: s.keys.finance }), 200).body.data as Array<Record<string, string>>;
+const reverse = async (id: string) =>
+  expectStatus(await s.api.call("POST", `/v1/usage/${id}/reverse`, { key: s.keys.market, body: { reason: "test job" } }), 201);
+
+beforeAll(async () => {
+  s = await fundingWorld();
+  await createAsset(s.w.db, { code: "USD", scale: 6, settlement: { kind: "offchain" } });
+  [tusd, usd, eth] = [(await getAssetByCode(s.w.db, "TUSD"))!, (await getAssetByCode(s.w.db, "USD"))!, (await getAssetByCode(s.w.db, "ETH"))!];
+  await rate(tusd, usd, 1n, 1n, ago(60_000));
+  await rate(eth, usd, 3000n, 1n, ago(60_000));
+  expectStatus(await s.api.call("PUT", "/v1/marketplaces/m/pricing-currency", { body: { asset: "USD", rate_policy: "at_earning" } }), 200);
+  expectStatus(await s.api.call("PUT", "/v1/operators/o/payout-preferences/USD", { key: s.keys.o, body: { splits: [{ asset: "ETH", bps: 10_000 }] } }), 200);
+}, 120_000);
+afterAll(async () => s?.close());
+
+describe("a usage record reversed after its rate was locked", () => {
+  it("gives its lock back: the operator's next earnings are locked and paid at their own rate", async () => {
+    // No money in: the marketplace claims a deposit for c and posts 10,000 USD of usage for o; the worker locks 8,900 USD at 3000 USD/ETH.
+    expectStatus(await s.api.call("POST", "/v1/customers/c/deposits", { key: s.keys.market, body: { asset: "USD", amount: (10_000n * USD).toString() } }), 201);
+    const big = await s.usage("o", "c", 10_000n * USD, { extra: { asset: "USD" } });
+    expect(await lockEarnedRates(s.w.db, s.w.settlements, log)).toBe(1);
+    const [made] = await locks();
+    expect(made).toMatchObject({ amount: (8_900n * USD).toString(), consumed: "0", released: "0", records: "1" });
+    // The marketplace reverses it: the whole lock is given back.
+    await reverse(big.id);
+    expect((await locks()).map((l) => [l.id, l.released])).toEqual([[made!.id, (8_900n * USD).toString()]]);
+    // A released lock cannot be used, nor edited back.
+    await expect(s.w.db.query("update rate_locks set released = 0 where id = $1", [made!.id])).rejects.toThrow(/may only raise consumed or released/);
+    await expect(s.w.db.query("update rate_locks set released = released + 1 where id = $1", [made!.id])).rejects.toThrow(/rate_locks_amounts/);
+
+    // ETH doubles. Real money comes in (100 USD for c) and funds real usage: o earns 89 USD, locked at 6000.
+    await rate(eth, usd, 6000n, 1n);
+    const r = expectStatus(
+      await s.api.call("POST", "/v1/marketplaces/m/receipts", {
+        key: s.keys.finance,
+        body: { asset: "USD", amount: (100n * USD).toString(), reference: "wire 100", customer_id: "c" },
+      }),
+      201,
+    ).body;
+    expectStatus(await s.approve(r.id, s.keys.finance2), 200);
+    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
+    expect(await lockEarnedRates(s.w.db, s.w.settlements, log)).toBe(1);
+    const payout = expectStatus(await s.api.call("POST", "/v1/payouts", { key: s.keys.o, body: { asset: "USD", amount: (89n * USD).toString() } }), 201).body;
+    await new PayoutWorker(s.w.db, s.w.settlements, { log }).convert();
+    expect((await getPayout(s.w.db, payout.id))!.status).toBe("converted");
+    const [child] = await s.w.db.query<{ amount: string }>("select amount::text from payouts where parent_payout_id = $1", [payout.id]);
+    // 89 USD at 6000 USD/ETH, not at the reversed record's 3000.
+    const worthUsd = (BigInt(child!.amount) * 6000n * USD) / ETH;
+    expect(worthUsd).toBeLessThanOrEqual(89n * USD);
+    expect(worthUsd).toBeGreaterThan(89n * USD - 1000n);
+    const conversions = await s.w.db.query<{ rate_lock_id: string | null }>("select rate_lock_id from conversions where payout_id = $1", [payout.id]);
+    expect(conversions.map((c) => c.rate_lock_id)).not.toContain(made!.id);
+    expect((await verifyLedger(s.w.db)).violations).toEqual([]);
+  });
+
+  it("reversed before the worker locks it, a record is never locked", async () => {
+    const before = (await locks()).length;
+    const rec = await s.usage("o", "c", 5n * USD, { extra: { asset: "USD" } });
+    expect(await s.w.db.query("select 1 from rate_lock_queue where usage_id = $1", [rec.id])).toHaveLength(1);
+    await reverse(rec.id);
+    expect(await s.w.db.query("select 1 from rate_lock_queue where usage_id = $1", [rec.id])).toEqual([]);
+    expect(await lockEarnedRates(s.w.db, s.w.settlements, log)).toBe(0);
+    expect(await locks()).toHaveLength(before);
+  });
+
+  it("of records locked together, a reversed one gives back its share only", async () => {
+    const a = await s.usage("o", "c", 3n * USD, { extra: { asset: "USD" } });
+    await s.usage("o", "c", 1n * USD, { extra: { asset: "USD" } });
+    expect(await lockEarnedRates(s.w.db, s.w.settlements, log)).toBe(1);
+    const lock = (await locks()).at(-1)!;
+    expect(lock).toMatchObject({ records: "2", released: "0" });
+    await reverse(a.id);
+    const after = (await locks()).find((l) => l.id === lock.id)!;
+    // 3 of 4 USD of gross: the lock (89% of 4 USD) gives back 3/4 of itself, rounded down.
+    expect(BigInt(after.released)).toBe((BigInt(lock.amount) * 3n) / 4n);
+    expect((await verifyLedger(s.w.db)).violations).toEqual([]);
+  });
+});
