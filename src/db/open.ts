@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { configuredClock, type Config } from "../config.js";
 import { openDatabase, type Database } from "./client.js";
 import { runMigrations } from "./migrate.js";
+import { deploymentId } from "./queries/deployment.js";
 import { claimDataDir } from "./pglite-lock.js";
 
 /** Opens the configured database (PostgreSQL or embedded PGlite) and applies pending migrations. */
@@ -25,6 +26,9 @@ export async function openConfiguredDatabase(config: Config): Promise<Database> 
     clock: configuredClock(config),
   });
   await runMigrations(db);
+  // The deployment id (payout ids derive from it) made now, not by the first payout request: a
+  // request refused before it writes leaves no row behind.
+  await deploymentId(db);
   const close = db.close.bind(db);
   return Object.assign(db, {
     async close() {

@@ -719,13 +719,18 @@ function stringPaths(value: unknown, path = ""): string[] {
 }
 
 describe("a NUL character in any string of any body", () => {
-  it("the table above covers every POST, PUT and PATCH route of the OpenAPI document that takes a JSON body", async () => {
+  // Routes that take no fields (NoBody, src/http/routes/common.ts) have no string to put a NUL in:
+  // tests/http/no-body-routes.test.ts refuses every body they do not take.
+  it("the table above covers every POST, PUT and PATCH route of the OpenAPI document that takes a JSON body with fields", async () => {
     const doc = (await api.call("GET", "/openapi.json", { key: null })).body as {
-      paths: Record<string, Record<string, { requestBody?: { content?: Record<string, unknown> } }>>;
+      paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: { $ref?: string } }> } }>>;
     };
     const withBody = Object.entries(doc.paths).flatMap(([path, ops]) =>
       Object.entries(ops)
-        .filter(([method, op]) => ["post", "put", "patch"].includes(method) && op.requestBody?.content?.["application/json"] !== undefined)
+        .filter(([method, op]) => {
+          const json = op.requestBody?.content?.["application/json"];
+          return ["post", "put", "patch"].includes(method) && json !== undefined && json.schema?.$ref !== "#/components/schemas/NoBody";
+        })
         .map(([method]) => `${method.toUpperCase()} ${path}`),
     );
     const covered = new Set(routes.map((r) => r.name.replace(/ \(.*\)$/, "")));

@@ -1,7 +1,7 @@
 import { expect, it } from "vitest";
 import { worldPerFile, writeJournal } from "../support/http.js";
 
-/** A refused request writes nothing: the first payout request of a database, refused 422, made the deployment row before (it is now made with the schema). */
+/** A refused request writes nothing: the first payout request of a database, refused 422, made the deployment row before (it is now made when the service starts). */
 const t = worldPerFile();
 it("a payout refused for insufficient funds writes no row", async () => {
   const j = await writeJournal(t.api.db, ["audit_log INSERT"]);

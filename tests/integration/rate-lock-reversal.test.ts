@@ -105,7 +105,7 @@ describe("a usage record reversed after its rate was locked", () => {
     await reverse(a.id);
     const after = (await locks()).find((l) => l.id === lock.id)!;
     // 3 of 4 USD of gross: the lock (89% of 4 USD) gives back 3/4 of itself, rounded down.
-    expect(BigInt(after.released)).toBe((BigInt(lock.amount) * 3n) / 4n);
+    expect(BigInt(after.released!)).toBe((BigInt(lock.amount!) * 3n) / 4n);
     expect((await verifyLedger(s.w.db)).violations).toEqual([]);
   });
 });

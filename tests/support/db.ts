@@ -4,6 +4,7 @@ import { inject } from "vitest";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
+import { deploymentId } from "../../src/db/queries/deployment.js";
 import { openDatabase, type Database, type Pooler } from "../../src/db/client.js";
 import type { Clock } from "../../src/domain/clock.js";
 import { testClock } from "./clock.js";
@@ -43,6 +44,8 @@ export async function freshDatabase(options: { maxConnections?: number; onDisk?:
     // 16MB of shared buffers (not 128MB): the suite starts hundreds of these small databases, each
     // in about two thirds of the CPU time that way.
     const db = await openDatabase({ dataDir: dir, loadDataDir: template, clock, pgliteSharedBuffers: "16MB" });
+    // As the service does at start (src/db/open.ts): each database its own deployment id.
+    await deploymentId(db);
     return Object.assign(withEnv(db, { PGLITE_DATA_DIR: dir }), {
       async destroy() {
         await db.close().catch(() => {});
@@ -62,6 +65,7 @@ export async function freshDatabase(options: { maxConnections?: number; onDisk?:
   // the service's own processes beside them.
   // Two more for balance reads (the service opens DB_READ_POOL_SIZE, 4), so the suite reads as the service does.
   const db = await openDatabase({ url, maxConnections: options.maxConnections ?? 8, readConnections: 2, clock, pooler: testPooler });
+  await deploymentId(db);
   return Object.assign(withEnv(db, { DATABASE_URL: url, DATABASE_POOLER: testPooler }), {
     async destroy() {
       await db.close();

@@ -22,7 +22,7 @@ export async function queuedGroups(db: Queryable, limit: number): Promise<Queued
  * Takes (deletes) up to `limit` queued records of a group: what they earned and since when. Rows
  * another transaction is taking are skipped, so a record is locked once. Each record taken is kept
  * with the pass that took it (`passId`, the locks' `pass_id`), so that its reversal gives its share
- * of those locks back (migration 0044, rate_locks_follow_reversal).
+ * of those locks back (migration 0043, rate_locks_follow_reversal).
  */
 export async function takeQueued(
   tx: Queryable,

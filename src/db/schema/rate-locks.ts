@@ -28,7 +28,7 @@ export const rateLockQueue = pgTable(
  * paid in `to`: convert payouts consume an operator's locks of a pair oldest first, each slice at the
  * lock's rate. Only `consumed` changes, upwards, as conversions use it (each such conversion names
  * the lock; `verify` checks it equals what they used), and `released`, upwards, as reversals of its
- * records give their share back (migration 0044).
+ * records give their share back (migration 0043).
  */
 export const rateLocks = pgTable(
   "rate_locks",
@@ -45,9 +45,9 @@ export const rateLocks = pgTable(
     /** The earnings locked, in `from`. */
     amount: numeric("amount", { precision: 78, scale: 0 }).notNull(),
     consumed: numeric("consumed", { precision: 78, scale: 0 }).notNull().default("0"),
-    /** Given back by reversals of its records (migration 0044): never usable again. */
+    /** Given back by reversals of its records (migration 0043): never usable again. */
     released: numeric("released", { precision: 78, scale: 0 }).notNull().default("0"),
-    /** The pass that took its records from the queue (rate_lock_records) and their total net; null on locks made before 0044. */
+    /** The pass that took its records from the queue (rate_lock_records) and their total net; null on locks made before 0043. */
     passId: uuid("pass_id"),
     passTotal: numeric("pass_total", { precision: 78, scale: 0 }),
     /** The rate, oriented from → to, and the stored rate it is. */
