@@ -40,4 +40,9 @@ BEGIN
   RETURN NULL;
 END $$;--> statement-breakpoint
 CREATE TRIGGER transfers_rate_locks AFTER INSERT ON transfers
-  FOR EACH ROW WHEN (NEW.reverses_id IS NOT NULL) EXECUTE FUNCTION rate_locks_follow_reversal();
+  FOR EACH ROW WHEN (NEW.reverses_id IS NOT NULL) EXECUTE FUNCTION rate_locks_follow_reversal();--> statement-breakpoint
+-- Records reversed before this migration and still queued: never to be locked (creating the trigger
+-- above took the lock that keeps new transfers waiting until this commits, so none is missed).
+DELETE FROM rate_lock_queue q USING usage_records u
+ WHERE q.usage_id = u.id AND q.marketplace_id = u.marketplace_id
+   AND EXISTS (SELECT 1 FROM transfers t WHERE t.reverses_id = u.transfer_id);

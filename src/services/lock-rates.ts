@@ -8,10 +8,12 @@ import { uuidv7 } from "../domain/ids.js";
 import type { Logger } from "../log.js";
 import { converts, currentPreference } from "./payout-preferences.js";
 import { chooseRate, type RateChoice } from "./rates.js";
+import { awaitingFunds } from "./funding.js";
 import { inTransaction } from "./transaction.js";
 
-/** Groups (marketplace, operator, asset) and records per group taken per pass. */
+/** Groups (marketplace, operator, asset) and records per group taken per pass; pages of groups looked at per pass. */
 const GROUPS = 100;
+const PAGES = 4;
 const RECORDS = 5_000;
 
 /**
@@ -22,6 +24,10 @@ const RECORDS = 5_000;
  * earnings, converted later at this moment's rate. The rate is chosen as a payout's is (fresh, the
  * sources agreeing): without a usable rate the earnings stay queued, and are locked at the first
  * usable rate. An operator without a preference that converts needs no lock; its queue is emptied.
+ * Only funded earnings are locked: while the operator has earnings from the marketplace awaiting
+ * funds (docs/ledger.md, "Funded earnings"), the group stays queued and is locked once the money is
+ * in, at that moment's rate. A lock is used by any of the operator's payouts of the pair, so a lock
+ * of usage whose money never comes would set the rate of earnings that are paid.
  * A record is taken by one transaction only (rows are deleted as they are locked), whatever the
  * number of workers.
  */
@@ -30,7 +36,8 @@ export async function lockEarnedRates(db: Database, settlements: Settlements, lo
   const choices = new Map<string, RateChoice>();
   const waiting = new Set<string>();
   let locked = 0;
-  for (const g of await queuedGroups(db, GROUPS)) {
+  for (const g of await waitingGroups(db)) {
+    if ((await awaitingFunds(db, g.operator_id, g.asset_id, { markets: [g.marketplace_id] })).total > 0n) continue;
     const from = (await getAsset(db, g.asset_id))!;
     const preference = await currentPreference(db, g.operator_id, g.asset_id);
     const splits = converts(preference) ? preference.splits : [];
@@ -55,6 +62,17 @@ export async function lockEarnedRates(db: Database, settlements: Settlements, lo
     locked += await lockGroup(db, g, splits, targets, now);
   }
   return locked;
+}
+
+/** The groups to look at in a pass: up to PAGES pages, so that groups waiting for funds do not hold the others back. */
+async function waitingGroups(db: Database): Promise<QueuedGroup[]> {
+  const out: QueuedGroup[] = [];
+  for (let page = 0; page < PAGES; page++) {
+    const groups = await queuedGroups(db, GROUPS, page * GROUPS);
+    out.push(...groups);
+    if (groups.length < GROUPS) break;
+  }
+  return out;
 }
 
 /** In one transaction: the group's queued records taken and their locks recorded. */

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getAssetByCode } from "../../src/db/queries/assets.js";
-import { insertRate } from "../../src/db/queries/conversions.js";
 import type { Asset } from "../../src/domain/assets.js";
-import { uuidv7 } from "../../src/domain/ids.js";
 import { createLogger } from "../../src/log.js";
 import { createAsset } from "../../src/services/create-asset.js";
 import { lockEarnedRates } from "../../src/services/lock-rates.js";
@@ -10,15 +8,16 @@ import { getPayout } from "../../src/services/payouts.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { PayoutWorker } from "../../src/workers/payout-worker.js";
 import { ago } from "../support/clock.js";
-import { fundingWorld, USD, type FundingWorld } from "../support/funding-world.js";
+import { fundingWorld, manualRate, USD, type FundingWorld } from "../support/funding-world.js";
 import { expectStatus } from "../support/http.js";
 
 /**
- * A rate lock gives back the share of a usage record that is reversed (docs/settlement.md, "Rate
- * policy"). Before, a marketplace could claim a deposit (no money in), post a large record for its
- * operator, let the worker lock ETH at today's rate and reverse the record (nothing was paid, so it
- * may): the lock stayed, and when ETH rose the operator's next small, real earnings were converted
- * at the stale rate, paid in ETH worth twice what it earned.
+ * A rate lock gives back the share of a usage record that is reversed, and only funded earnings
+ * are locked (docs/settlement.md, "Rate policy"). Before, a marketplace could post a large record
+ * for its operator (on a claimed deposit, or on money it would get back), let the worker lock ETH at
+ * today's rate and reverse the record (nothing was paid, so it may): the lock stayed, and when ETH
+ * rose the operator's next small, real earnings were converted at the stale rate, paid in ETH worth
+ * twice what it earned.
  */
 let s: FundingWorld;
 let usd: Asset;
@@ -27,11 +26,19 @@ let tusd: Asset;
 const log = createLogger("silent");
 const now = () => s.w.db.clock.now();
 const ETH = 10n ** 18n;
-async function rate(base: Asset, quote: Asset, num: bigint, den: bigint, observedAt = now()): Promise<void> {
-  const id = uuidv7();
-  await insertRate(s.w.db, { id, baseAssetId: base.id, quoteAssetId: quote.id, num, den, observedAt, source: "manual", sourceRef: id, recordedAt: now() });
-}
+const rate = (base: Asset, quote: Asset, num: bigint, den: bigint, observedAt = now()) => manualRate(s.w.db, base, quote, num, den, observedAt);
 const locks = async () => expectStatus(await s.api.call("GET", "/v1/rate-locks", { key: s.keys.finance }), 200).body.data as Array<Record<string, string>>;
+/** Money received for a customer: finance records it, a second key approves. */
+async function receive(customer: string, amount: bigint, reference: string): Promise<void> {
+  const r = expectStatus(
+    await s.api.call("POST", "/v1/marketplaces/m/receipts", {
+      key: s.keys.finance,
+      body: { asset: "USD", amount: amount.toString(), reference, customer_id: customer },
+    }),
+    201,
+  ).body;
+  expectStatus(await s.approve(r.id, s.keys.finance2), 200);
+}
 const reverse = async (id: string) =>
   expectStatus(await s.api.call("POST", `/v1/usage/${id}/reverse`, { key: s.keys.market, body: { reason: "test job" } }), 201);
 
@@ -48,8 +55,8 @@ afterAll(async () => s?.close());
 
 describe("a usage record reversed after its rate was locked", () => {
   it("gives its lock back: the operator's next earnings are locked and paid at their own rate", async () => {
-    // No money in: the marketplace claims a deposit for c and posts 10,000 USD of usage for o; the worker locks 8,900 USD at 3000 USD/ETH.
-    expectStatus(await s.api.call("POST", "/v1/customers/c/deposits", { key: s.keys.market, body: { asset: "USD", amount: (10_000n * USD).toString() } }), 201);
+    // 10,000 USD received for c (money the reversal will give back), 10,000 USD of usage for o; the worker locks 8,900 USD at 3000 USD/ETH.
+    await receive("c", 10_000n * USD, "wire 10000");
     const big = await s.usage("o", "c", 10_000n * USD, { extra: { asset: "USD" } });
     expect(await lockEarnedRates(s.w.db, s.w.settlements, log)).toBe(1);
     const [made] = await locks();
@@ -63,14 +70,7 @@ describe("a usage record reversed after its rate was locked", () => {
 
     // ETH doubles. Real money comes in (100 USD for c) and funds real usage: o earns 89 USD, locked at 6000.
     await rate(eth, usd, 6000n, 1n);
-    const r = expectStatus(
-      await s.api.call("POST", "/v1/marketplaces/m/receipts", {
-        key: s.keys.finance,
-        body: { asset: "USD", amount: (100n * USD).toString(), reference: "wire 100", customer_id: "c" },
-      }),
-      201,
-    ).body;
-    expectStatus(await s.approve(r.id, s.keys.finance2), 200);
+    await receive("c", 100n * USD, "wire 100");
     await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
     expect(await lockEarnedRates(s.w.db, s.w.settlements, log)).toBe(1);
     const payout = expectStatus(await s.api.call("POST", "/v1/payouts", { key: s.keys.o, body: { asset: "USD", amount: (89n * USD).toString() } }), 201).body;
@@ -106,6 +106,27 @@ describe("a usage record reversed after its rate was locked", () => {
     const after = (await locks()).find((l) => l.id === lock.id)!;
     // 3 of 4 USD of gross: the lock (89% of 4 USD) gives back 3/4 of itself, rounded down.
     expect(BigInt(after.released!)).toBe((BigInt(lock.amount!) * 3n) / 4n);
+    expect((await verifyLedger(s.w.db)).violations).toEqual([]);
+  });
+
+  it("earnings whose money has not come in are not locked until it does, then at that moment's rate", async () => {
+    expectStatus(
+      await s.api.call("PUT", "/v1/operators/o2/payout-preferences/USD", { key: s.keys.o2, body: { splits: [{ asset: "ETH", bps: 10_000 }] } }),
+      200,
+    );
+    const mine = async () => (await locks()).filter((l) => l.operator_id === "o2");
+    // The marketplace claims a deposit for d (no money in) and posts 1,000 USD of usage for o2.
+    expectStatus(await s.api.call("POST", "/v1/customers/d/deposits", { key: s.keys.market, body: { asset: "USD", amount: (1_000n * USD).toString() } }), 201);
+    await s.usage("o2", "d", 1_000n * USD, { extra: { asset: "USD" } });
+    await lockEarnedRates(s.w.db, s.w.settlements, log);
+    expect(await mine()).toEqual([]);
+    expect(await s.w.db.query("select 1 from rate_lock_queue where operator_id = 'o2'")).toHaveLength(1);
+    // ETH moves; then the money arrives, and the earnings are locked at the rate of that moment.
+    await rate(eth, usd, 4000n, 1n);
+    await receive("d", 1_000n * USD, "wire d");
+    await lockEarnedRates(s.w.db, s.w.settlements, log);
+    expect((await mine()).map((l) => [l.amount, l.rate])).toEqual([[(890n * USD).toString(), "0.00025"]]);
+    expect(await s.w.db.query("select 1 from rate_lock_queue where operator_id = 'o2'")).toEqual([]);
     expect((await verifyLedger(s.w.db)).violations).toEqual([]);
   });
 });

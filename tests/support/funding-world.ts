@@ -1,5 +1,8 @@
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { Clock } from "../../src/domain/clock.js";
+import type { Database } from "../../src/db/client.js";
+import { insertRate } from "../../src/db/queries/conversions.js";
+import { uuidv7 } from "../../src/domain/ids.js";
 import { usageMonth } from "./clock.js";
 import { expectStatus, testApi } from "./http.js";
 import { payoutWorld, TOKEN } from "./payout-world.js";
@@ -141,3 +144,16 @@ export async function fundingWorld(options: { clock?: Clock } = {}) {
 }
 
 export type FundingWorld = Awaited<ReturnType<typeof fundingWorld>>;
+
+/** A rate entered by finance (manual), `num/den` quote per base, observed at `observedAt` (default: the clock's now). */
+export async function manualRate(
+  db: Database,
+  base: { id: string },
+  quote: { id: string },
+  num: bigint,
+  den: bigint,
+  observedAt = db.clock.now(),
+): Promise<void> {
+  const id = uuidv7();
+  await insertRate(db, { id, baseAssetId: base.id, quoteAssetId: quote.id, num, den, observedAt, source: "manual", sourceRef: id, recordedAt: db.clock.now() });
+}

@@ -9,12 +9,12 @@ export interface QueuedGroup {
   asset_id: string;
 }
 
-/** Operators' earnings waiting for a lock, one row per marketplace, operator and asset. */
-export async function queuedGroups(db: Queryable, limit: number): Promise<QueuedGroup[]> {
+/** Operators' earnings waiting for a lock, one row per marketplace, operator and asset, oldest first (a page of them from `offset`). */
+export async function queuedGroups(db: Queryable, limit: number, offset = 0): Promise<QueuedGroup[]> {
   return db.query<QueuedGroup>(
     `select marketplace_id, operator_id, asset_id::text as asset_id from rate_lock_queue
-      group by marketplace_id, operator_id, asset_id order by min(queued_at) limit $1`,
-    [limit],
+      group by marketplace_id, operator_id, asset_id order by min(queued_at), marketplace_id, operator_id, asset_id limit $1 offset $2`,
+    [limit, offset],
   );
 }
 

@@ -97,6 +97,8 @@ export const tablePlacement: Readonly<Record<string, TablePlacement>> = {
   chain_cursors: global,
   conversions: global,
   rate_locks: global,
+  // Which records each lock was made from (the lock worker writes it; a reversal of usage, off the ingest path, reads it).
+  rate_lock_records: global,
   reconciliations: global,
   reconciliation_items: global,
   proposals: global,
