@@ -29,14 +29,43 @@ END;
 $$;--> statement-breakpoint
 -- A reversal of a usage record: not locked yet, it leaves the queue; locked, each lock made with it
 -- gives back its share (the lock's amount × the record's net ÷ the pass's total, rounded down) of
--- what is left of the lock. What conversions used of it stays used.
+-- what is left of the lock. What a payout already used of that lock (oldest first, for whatever
+-- earnings it paid) is given back from the operator's other open locks of the pair, newest first:
+-- the open locks shrink by the record's whole share, so none is left without earnings behind it.
+-- Rows are locked as they are read; what conversions already used stays used.
 CREATE FUNCTION rate_locks_follow_reversal() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  s record;
+  o record;
+  open_amount numeric;
+  part numeric;
+  short numeric;
 BEGIN
   DELETE FROM rate_lock_queue q USING usage_records u WHERE u.transfer_id = NEW.reverses_id AND q.usage_id = u.id AND q.marketplace_id = u.marketplace_id;
-  UPDATE rate_locks l
-     SET released = l.released + least(l.amount - l.consumed - l.released, div(l.amount * r.net, l.pass_total))
-    FROM rate_lock_records r JOIN usage_records u ON u.id = r.usage_id
-   WHERE u.transfer_id = NEW.reverses_id AND l.pass_id = r.pass_id AND l.pass_total > 0;
+  FOR s IN SELECT l.id, l.operator_id, l.from_asset_id, l.to_asset_id, div(l.amount * r.net, l.pass_total) AS share
+             FROM rate_lock_records r JOIN usage_records u ON u.id = r.usage_id JOIN rate_locks l ON l.pass_id = r.pass_id
+            WHERE u.transfer_id = NEW.reverses_id AND l.pass_total > 0
+            ORDER BY l.id
+  LOOP
+    SELECT l.amount - l.consumed - l.released INTO open_amount FROM rate_locks l WHERE l.id = s.id FOR UPDATE;
+    part := least(open_amount, s.share);
+    IF part > 0 THEN
+      UPDATE rate_locks SET released = released + part WHERE id = s.id;
+    END IF;
+    short := s.share - part;
+    FOR o IN SELECT l.id, l.amount - l.consumed - l.released AS open_amount
+               FROM rate_locks l
+              WHERE l.operator_id = s.operator_id AND l.from_asset_id = s.from_asset_id AND l.to_asset_id = s.to_asset_id
+                AND l.consumed + l.released < l.amount AND l.id <> s.id
+              ORDER BY l.locked_at DESC, l.id DESC
+                FOR UPDATE
+    LOOP
+      EXIT WHEN short <= 0;
+      part := least(o.open_amount, short);
+      UPDATE rate_locks SET released = released + part WHERE id = o.id;
+      short := short - part;
+    END LOOP;
+  END LOOP;
   RETURN NULL;
 END $$;--> statement-breakpoint
 CREATE TRIGGER transfers_rate_locks AFTER INSERT ON transfers

@@ -129,4 +129,50 @@ describe("a usage record reversed after its rate was locked", () => {
     expect(await s.w.db.query("select 1 from rate_lock_queue where operator_id = 'o2'")).toEqual([]);
     expect((await verifyLedger(s.w.db)).violations).toEqual([]);
   });
+
+  it("after a payout used its lock for other earnings, a reversal gives the rest back from the operator's newer locks", async () => {
+    await rate(eth, usd, 3000n, 1n);
+    // Real money, given back by the reversal: 10,000 USD of usage locked at 3000.
+    await receive("c", 10_000n * USD, "wire big 2");
+    const big = await s.usage("o", "c", 10_000n * USD, { extra: { asset: "USD" } });
+    expect(await lockEarnedRates(s.w.db, s.w.settlements, log)).toBe(1);
+    // ETH doubles; real usage (89 USD of earnings) is locked at 6000.
+    await rate(eth, usd, 6000n, 1n);
+    await receive("c", 100n * USD, "wire 100 2");
+    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
+    expect(await lockEarnedRates(s.w.db, s.w.settlements, log)).toBe(1);
+    // o is paid 89 USD: oldest first, the payout uses the 3000 lock (o's older open locks first, then it).
+    const open = (rows: Array<Record<string, string>>) => rows.reduce((t, l) => t + BigInt(l.amount!) - BigInt(l.consumed!) - BigInt(l.released!), 0n);
+    const mineBefore = (await locks()).filter((l) => l.operator_id === "o");
+    const payout = expectStatus(await s.api.call("POST", "/v1/payouts", { key: s.keys.o, body: { asset: "USD", amount: (89n * USD).toString() } }), 201).body;
+    await new PayoutWorker(s.w.db, s.w.settlements, { log }).convert();
+    expect((await getPayout(s.w.db, payout.id))!.status).toBe("converted");
+    const mineAfterPayout = (await locks()).filter((l) => l.operator_id === "o");
+    expect(open(mineBefore) - open(mineAfterPayout)).toBe(89n * USD);
+    // The marketplace reverses the big record: o's open locks shrink by its whole share (8,900 USD),
+    // whichever of them the payout used.
+    await reverse(big.id);
+    const mineAfter = (await locks()).filter((l) => l.operator_id === "o");
+    expect(open(mineAfterPayout) - open(mineAfter)).toBe(8_900n * USD);
+    // Nothing was used by the reversal: only released moved.
+    const consumed = (rows: Array<Record<string, string>>) => rows.reduce((t, l) => t + BigInt(l.consumed!), 0n);
+    expect(consumed(mineAfter)).toBe(consumed(mineAfterPayout));
+    expect((await verifyLedger(s.w.db)).violations).toEqual([]);
+  });
+
+  it("a record whose queue row outlived its reversal is dropped, not locked", async () => {
+    const before = (await locks()).length;
+    const rec = await s.usage("o", "c", 50n * USD, { extra: { asset: "USD" } });
+    // A reversal made before the queue followed reversals: the trigger off for it.
+    await s.w.db.query("alter table transfers disable trigger transfers_rate_locks");
+    try {
+      await reverse(rec.id);
+    } finally {
+      await s.w.db.query("alter table transfers enable trigger transfers_rate_locks");
+    }
+    expect(await s.w.db.query("select 1 from rate_lock_queue where usage_id = $1", [rec.id])).toHaveLength(1);
+    expect(await lockEarnedRates(s.w.db, s.w.settlements, log)).toBe(0);
+    expect(await locks()).toHaveLength(before);
+    expect(await s.w.db.query("select 1 from rate_lock_queue where usage_id = $1", [rec.id])).toEqual([]);
+  });
 });

@@ -36,8 +36,12 @@ export async function takeQueued(
          select usage_id from rate_lock_queue where marketplace_id = $1 and operator_id = $2 and asset_id = $3
           order by queued_at, usage_id limit $4 for update skip locked)
        returning usage_id, net, queued_at),
-     linked as (insert into rate_lock_records (usage_id, pass_id, net) select usage_id, $5::uuid, net from taken)
-     select sum(net)::text as total, count(*)::text as records, min(queued_at) as since from taken`,
+     -- A record reversed while queued left the queue with its reversal; one that did not (a reversal
+     -- older than that rule) is taken and dropped here, never locked.
+     live as (select * from taken t where not exists (
+       select 1 from usage_records u join transfers r on r.reverses_id = u.transfer_id where u.marketplace_id = $1 and u.id = t.usage_id)),
+     linked as (insert into rate_lock_records (usage_id, pass_id, net) select usage_id, $5::uuid, net from live)
+     select sum(net)::text as total, count(*)::text as records, min(queued_at) as since from live`,
     [g.marketplace_id, g.operator_id, g.asset_id, limit, passId],
   );
   if (!row || row.total === null) return undefined;
