@@ -1,7 +1,7 @@
 import type { Settlements } from "../chain/settlement.js";
 import type { Database } from "../db/client.js";
 import { getAsset } from "../db/queries/assets.js";
-import { insertRateLocks, queuedGroups, takeQueued, type NewRateLock, type QueuedGroup } from "../db/queries/rate-locks.js";
+import { insertRateLocks, queuedGroups, settleDeficits, takeQueued, type NewRateLock, type QueuedGroup } from "../db/queries/rate-locks.js";
 import type { Asset } from "../domain/assets.js";
 import { splitByBps } from "../domain/conversion.js";
 import { uuidv7 } from "../domain/ids.js";
@@ -27,7 +27,10 @@ const RECORDS = 5_000;
  * Only funded earnings are locked: while the operator has earnings from the marketplace awaiting
  * funds (docs/ledger.md, "Funded earnings"), the group stays queued and is locked once the money is
  * in, at that moment's rate. A lock is used by any of the operator's payouts of the pair, so a lock
- * of usage whose money never comes would set the rate of earnings that are paid.
+ * of usage whose money never comes would set the rate of earnings that are paid. The funding is
+ * judged in the transaction that takes the records, after taking them: every record taken was
+ * committed before the judgment read. What reversals could not give back (the pair's deficit,
+ * migration 0043) is given back from the new locks as they are made.
  * A record is taken by one transaction only (rows are deleted as they are locked), whatever the
  * number of workers.
  */
@@ -37,7 +40,6 @@ export async function lockEarnedRates(db: Database, settlements: Settlements, lo
   const waiting = new Set<string>();
   let locked = 0;
   for (const g of await waitingGroups(db)) {
-    if ((await awaitingFunds(db, g.operator_id, g.asset_id, { markets: [g.marketplace_id] })).total > 0n) continue;
     const from = (await getAsset(db, g.asset_id))!;
     const preference = await currentPreference(db, g.operator_id, g.asset_id);
     const splits = converts(preference) ? preference.splits : [];
@@ -64,16 +66,27 @@ export async function lockEarnedRates(db: Database, settlements: Settlements, lo
   return locked;
 }
 
-/** The groups to look at in a pass: up to PAGES pages, so that groups waiting for funds do not hold the others back. */
+/** Where the next pass starts, per database: past the groups a full pass found, so that groups waiting for funds do not hold the others back. */
+const nextStart = new WeakMap<Database, number>();
+
+/** The groups to look at in a pass: up to PAGES pages, from where the last full pass stopped (back to the oldest after a pass that saw them all). */
 async function waitingGroups(db: Database): Promise<QueuedGroup[]> {
+  const start = nextStart.get(db) ?? 0;
   const out: QueuedGroup[] = [];
   for (let page = 0; page < PAGES; page++) {
-    const groups = await queuedGroups(db, GROUPS, page * GROUPS);
+    const groups = await queuedGroups(db, GROUPS, start + page * GROUPS);
     out.push(...groups);
-    if (groups.length < GROUPS) break;
+    if (groups.length < GROUPS) {
+      nextStart.set(db, 0);
+      return start > 0 && out.length === 0 ? waitingGroups(db) : out;
+    }
   }
+  nextStart.set(db, start + PAGES * GROUPS);
   return out;
 }
+
+/** Thrown inside a group's transaction when the operator has earnings there awaiting funds: nothing is taken. */
+class AwaitingFunds extends Error {}
 
 /** In one transaction: the group's queued records taken and their locks recorded. */
 async function lockGroup(
@@ -87,6 +100,7 @@ async function lockGroup(
     const passId = uuidv7(now.getTime());
     const taken = await takeQueued(tx, g, RECORDS, passId);
     if (!taken || splits.length === 0) return 0;
+    if ((await awaitingFunds(tx, g.operator_id, g.asset_id, { markets: [g.marketplace_id] })).total > 0n) throw new AwaitingFunds();
     const amounts = splitByBps(
       taken.total,
       splits.map((s) => s.bps),
@@ -112,6 +126,10 @@ async function lockGroup(
       });
     });
     await insertRateLocks(tx, rows);
+    await settleDeficits(tx, rows);
     return rows.length;
+  }).catch((err: unknown) => {
+    if (err instanceof AwaitingFunds) return 0;
+    throw err;
   });
 }

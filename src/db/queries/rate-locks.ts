@@ -93,6 +93,25 @@ export async function insertRateLocks(tx: Queryable, rows: NewRateLock[]): Promi
   );
 }
 
+/**
+ * What reversals could not give back of an operator's locks of a pair (their records' share was
+ * already used and no other lock of the pair was open: `rate_lock_deficits`, kept by the reversal
+ * trigger) is given back from the locks just made, as they are made: no lock stays open for
+ * earnings that are gone.
+ */
+export async function settleDeficits(tx: Queryable, made: NewRateLock[]): Promise<void> {
+  for (const l of made) {
+    await tx.query(
+      `with d as (select amount from rate_lock_deficits where operator_id = $2 and from_asset_id = $3 and to_asset_id = $4 and amount > 0 for update),
+            given as (update rate_locks set released = released + least(amount - consumed - released, (select amount from d))
+                       where id = $1 and exists (select 1 from d) returning least(amount, (select amount from d)) as part)
+       update rate_lock_deficits set amount = amount - (select part from given)
+        where operator_id = $2 and from_asset_id = $3 and to_asset_id = $4 and exists (select 1 from given)`,
+      [l.id, l.operatorId, l.fromAssetId, l.toAssetId],
+    );
+  }
+}
+
 export interface OpenLockRow {
   id: string;
   remaining: string;
