@@ -11,16 +11,6 @@ ALTER TABLE "rate_locks" ADD CONSTRAINT "rate_locks_amounts" CHECK ("rate_locks"
 DROP INDEX "rate_locks_open_idx";--> statement-breakpoint
 CREATE INDEX "rate_locks_open_idx" ON "rate_locks" USING btree ("operator_id","from_asset_id","to_asset_id","locked_at","id") WHERE "rate_locks"."consumed" + "rate_locks"."released" < "rate_locks"."amount";--> statement-breakpoint
 CREATE INDEX "rate_locks_pass_idx" ON "rate_locks" USING btree ("pass_id") WHERE "rate_locks"."pass_id" is not null;--> statement-breakpoint
--- What reversals could not give back of an operator's locks of a pair (the share was used and no
--- other lock of the pair was open): given back from the next locks of the pair as they are made.
-CREATE TABLE "rate_lock_deficits" (
-	"operator_id" text NOT NULL,
-	"from_asset_id" uuid NOT NULL,
-	"to_asset_id" uuid NOT NULL,
-	"amount" numeric(78, 0) NOT NULL,
-	CONSTRAINT "rate_lock_deficits_pk" PRIMARY KEY ("operator_id", "from_asset_id", "to_asset_id"),
-	CONSTRAINT "rate_lock_deficits_amount" CHECK ("rate_lock_deficits"."amount" >= 0)
-);--> statement-breakpoint
 CREATE TABLE "rate_lock_records" (
 	"usage_id" uuid PRIMARY KEY NOT NULL,
 	"pass_id" uuid NOT NULL,
@@ -41,8 +31,9 @@ $$;--> statement-breakpoint
 -- gives back its share (the lock's amount × the record's net ÷ the pass's total, rounded down) of
 -- what is left of the lock. What a payout already used of that lock (oldest first, for whatever
 -- earnings it paid) is given back from the operator's other open locks of the pair, newest first:
--- the open locks shrink by the record's whole share, so none is left without earnings behind it;
--- what no open lock can give back is the pair's deficit, taken from the next locks made.
+-- the open locks shrink by the record's whole share, so none is left without earnings behind it.
+-- What no open lock can give back (its share was used and nothing of the pair is open) is taken
+-- care of when the next locks of the pair are made (src/db/queries/rate-locks.ts, sweepLocks).
 -- Rows are locked as they are read; what conversions already used stays used.
 CREATE FUNCTION rate_locks_follow_reversal() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
@@ -76,11 +67,6 @@ BEGIN
       UPDATE rate_locks SET released = released + part WHERE id = o.id;
       short := short - part;
     END LOOP;
-    IF short > 0 THEN
-      INSERT INTO rate_lock_deficits (operator_id, from_asset_id, to_asset_id, amount)
-      VALUES (s.operator_id, s.from_asset_id, s.to_asset_id, short)
-      ON CONFLICT (operator_id, from_asset_id, to_asset_id) DO UPDATE SET amount = rate_lock_deficits.amount + EXCLUDED.amount;
-    END IF;
   END LOOP;
   RETURN NULL;
 END $$;--> statement-breakpoint

@@ -1,7 +1,7 @@
 import type { Settlements } from "../chain/settlement.js";
 import type { Database } from "../db/client.js";
 import { getAsset } from "../db/queries/assets.js";
-import { insertRateLocks, queuedGroups, settleDeficits, takeQueued, type NewRateLock, type QueuedGroup } from "../db/queries/rate-locks.js";
+import { insertRateLocks, queuedGroups, sweepLocks, takeQueued, type NewRateLock, type QueuedGroup } from "../db/queries/rate-locks.js";
 import type { Asset } from "../domain/assets.js";
 import { splitByBps } from "../domain/conversion.js";
 import { uuidv7 } from "../domain/ids.js";
@@ -29,8 +29,8 @@ const RECORDS = 5_000;
  * in, at that moment's rate. A lock is used by any of the operator's payouts of the pair, so a lock
  * of usage whose money never comes would set the rate of earnings that are paid. The funding is
  * judged in the transaction that takes the records, after taking them: every record taken was
- * committed before the judgment read. What reversals could not give back (the pair's deficit,
- * migration 0043) is given back from the new locks as they are made.
+ * committed before the judgment read. Then the operator's open locks of each pair are kept within
+ * the earnings they can be used for (sweepLocks).
  * A record is taken by one transaction only (rows are deleted as they are locked), whatever the
  * number of workers.
  */
@@ -126,7 +126,8 @@ async function lockGroup(
       });
     });
     await insertRateLocks(tx, rows);
-    await settleDeficits(tx, rows);
+    for (const [i, t] of targets.entries())
+      if (rows.some((r) => r.toAssetId === t.asset.id)) await sweepLocks(tx, g.operator_id, g.asset_id, t.asset.id, splits[i]!.bps);
     return rows.length;
   }).catch((err: unknown) => {
     if (err instanceof AwaitingFunds) return 0;

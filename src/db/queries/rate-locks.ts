@@ -94,21 +94,32 @@ export async function insertRateLocks(tx: Queryable, rows: NewRateLock[]): Promi
 }
 
 /**
- * What reversals could not give back of an operator's locks of a pair (their records' share was
- * already used and no other lock of the pair was open: `rate_lock_deficits`, kept by the reversal
- * trigger) is given back from the locks just made, as they are made: no lock stays open for
- * earnings that are gone.
+ * After locks are made: an operator's open locks of a pair never exceed the earnings they can be
+ * used for, its payable's posted balance in `from` (payouts not yet converted included) times the
+ * pair's share of its preference (`bps`). Earnings leave the payable without a conversion (a
+ * receivable repaid, a reversal whose share was already used, a payout in `from` itself), and a
+ * lock left open for them would set the rate of later earnings; the excess is released from the
+ * oldest open locks first, as payouts and recoveries take earnings oldest first.
  */
-export async function settleDeficits(tx: Queryable, made: NewRateLock[]): Promise<void> {
-  for (const l of made) {
-    await tx.query(
-      `with d as (select amount from rate_lock_deficits where operator_id = $2 and from_asset_id = $3 and to_asset_id = $4 and amount > 0 for update),
-            given as (update rate_locks set released = released + least(amount - consumed - released, (select amount from d))
-                       where id = $1 and exists (select 1 from d) returning least(amount, (select amount from d)) as part)
-       update rate_lock_deficits set amount = amount - (select part from given)
-        where operator_id = $2 and from_asset_id = $3 and to_asset_id = $4 and exists (select 1 from given)`,
-      [l.id, l.operatorId, l.fromAssetId, l.toAssetId],
-    );
+export async function sweepLocks(tx: Queryable, operatorId: string, fromAssetId: string, toAssetId: string, bps: number): Promise<void> {
+  const [cap] = await tx.query<{ cap: string }>(
+    `select coalesce((select div(greatest(b.credits_posted - b.debits_posted, 0) * $3, 10000)
+                        from accounts a join account_balances b on b.account_id = a.id
+                       where a.asset_id = $2 and a.marketplace_id is null and a.opened_by_service and a.ref = 'operator:' || $1 || ':payable'), 0)::text as cap`,
+    [operatorId, fromAssetId, bps],
+  );
+  const open = await tx.query<{ id: string; open: string }>(
+    `select id, (amount - consumed - released)::text as open from rate_locks
+      where operator_id = $1 and from_asset_id = $2 and to_asset_id = $3 and consumed + released < amount
+      order by locked_at, id for update`,
+    [operatorId, fromAssetId, toAssetId],
+  );
+  let excess = open.reduce((t, l) => t + BigInt(l.open), 0n) - BigInt(cap!.cap);
+  for (const l of open) {
+    if (excess <= 0n) break;
+    const part = BigInt(l.open) < excess ? BigInt(l.open) : excess;
+    await tx.query("update rate_locks set released = released + $2 where id = $1", [l.id, part.toString()]);
+    excess -= part;
   }
 }
 

@@ -99,7 +99,6 @@ export const tablePlacement: Readonly<Record<string, TablePlacement>> = {
   rate_locks: global,
   // Which records each lock was made from (the lock worker writes it; a reversal of usage, off the ingest path, reads it).
   rate_lock_records: global,
-  rate_lock_deficits: global,
   reconciliations: global,
   reconciliation_items: global,
   proposals: global,
