@@ -20,7 +20,6 @@ let eth: Asset;
 let tusd: Asset;
 const log = createLogger("silent");
 const now = () => s.w.db.clock.now();
-const ETH = 10n ** 18n;
 const rate = (base: Asset, quote: Asset, num: bigint, den: bigint, observedAt = now()) => manualRate(s.w.db, base, quote, num, den, observedAt);
 const locks = async () => expectStatus(await s.api.call("GET", "/v1/rate-locks", { key: s.keys.finance }), 200).body.data as Array<Record<string, string>>;
 const open = (rows: Array<Record<string, string>>) => rows.reduce((t, l) => t + BigInt(l.amount!) - BigInt(l.consumed!) - BigInt(l.released!), 0n);
