@@ -1,83 +1,74 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getAssetByCode } from "../../src/db/queries/assets.js";
-import type { Asset } from "../../src/domain/assets.js";
-import { createLogger } from "../../src/log.js";
-import { createAsset } from "../../src/services/create-asset.js";
+import { describe, expect, it } from "vitest";
 import { lockEarnedRates } from "../../src/services/lock-rates.js";
-import { getPayout } from "../../src/services/payouts.js";
-import { PayoutWorker } from "../../src/workers/payout-worker.js";
-import { ago } from "../support/clock.js";
-import { fundingWorld, manualRate, USD, type FundingWorld } from "../support/funding-world.js";
+import { USD } from "../support/funding-world.js";
 import { expectStatus } from "../support/http.js";
+import { rateLockWorld } from "../support/rate-lock-world.js";
 
 /**
- * A record paid out, then reversed with a clawback (an admin's, or an upheld dispute's): its lock was
- * used by the payout that paid it, and no other lock of the pair is open. The operator's next
- * earnings repay its receivable and are never paid out, so their lock must not stay open at its
- * rate for later earnings: when locks are made, an operator's open locks of a pair are kept within
- * its payable's share for the pair, the excess released oldest first (sweepLocks).
+ * Earnings that leave the operator's payable without a conversion leave no lock open behind them
+ * (docs/settlement.md, "Rate policy", sweepLocks): when locks are made and before a convert payout
+ * uses them, the operator's open locks of a pair are kept within its payable's share for the pair,
+ * the excess released oldest first. Each case: record R earned, locked in ETH at 3000 and paid out
+ * at its lock, then reversed with a clawback (an admin's; an upheld dispute's goes the same way),
+ * so that o owes 89 USD, repaid by its next earnings S.
  */
-let s: FundingWorld;
-let usd: Asset;
-let eth: Asset;
-let tusd: Asset;
-const log = createLogger("silent");
-const now = () => s.w.db.clock.now();
 const ETH = 10n ** 18n;
-const rate = (base: Asset, quote: Asset, num: bigint, den: bigint, observedAt = now()) => manualRate(s.w.db, base, quote, num, den, observedAt);
-const locks = async () => expectStatus(await s.api.call("GET", "/v1/rate-locks", { key: s.keys.finance }), 200).body.data as Array<Record<string, string>>;
-const open = (rows: Array<Record<string, string>>) => rows.reduce((t, l) => t + BigInt(l.amount!) - BigInt(l.consumed!) - BigInt(l.released!), 0n);
-async function receive(customer: string, amount: bigint, reference: string): Promise<void> {
-  const r = expectStatus(
-    await s.api.call("POST", "/v1/marketplaces/m/receipts", {
-      key: s.keys.finance,
-      body: { asset: "USD", amount: amount.toString(), reference, customer_id: customer },
-    }),
-    201,
-  ).body;
-  expectStatus(await s.approve(r.id, s.keys.finance2), 200);
-}
-async function payOut(amount: bigint) {
-  const payout = expectStatus(await s.api.call("POST", "/v1/payouts", { key: s.keys.o, body: { asset: "USD", amount: amount.toString() } }), 201).body;
-  await new PayoutWorker(s.w.db, s.w.settlements, { log }).convert();
-  expect((await getPayout(s.w.db, payout.id))!.status).toBe("converted");
-  const [child] = await s.w.db.query<{ amount: string }>("select amount::text from payouts where parent_payout_id = $1", [payout.id]);
-  return BigInt(child!.amount);
+
+async function paidThenClawedBack(t: ReturnType<typeof rateLockWorld>, paidIn?: string): Promise<void> {
+  const { s } = t;
+  await t.receive("c", 100n * USD, "w1");
+  const r = await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
+  expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(1);
+  await t.payOut(89n * USD);
+  if (paidIn) await t.preference(paidIn);
+  expectStatus(await s.api.call("POST", `/v1/usage/${r.id}/reverse`, { body: { reason: "fraud" } }), 201);
+  await t.receive("c", 100n * USD, "w2");
+  await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
 }
 
-beforeAll(async () => {
-  s = await fundingWorld();
-  await createAsset(s.w.db, { code: "USD", scale: 6, settlement: { kind: "offchain" } });
-  [tusd, usd, eth] = [(await getAssetByCode(s.w.db, "TUSD"))!, (await getAssetByCode(s.w.db, "USD"))!, (await getAssetByCode(s.w.db, "ETH"))!];
-  await rate(tusd, usd, 1n, 1n, ago(60_000));
-  await rate(eth, usd, 3000n, 1n, ago(60_000));
-  expectStatus(await s.api.call("PUT", "/v1/marketplaces/m/pricing-currency", { body: { asset: "USD", rate_policy: "at_earning" } }), 200);
-  expectStatus(await s.api.call("PUT", "/v1/operators/o/payout-preferences/USD", { key: s.keys.o, body: { splits: [{ asset: "ETH", bps: 10_000 }] } }), 200);
-}, 120_000);
-afterAll(async () => s?.close());
+const usdBalance = async (t: ReturnType<typeof rateLockWorld>) =>
+  (expectStatus(await t.s.api.call("GET", "/v1/operators/o/balances", { key: t.s.keys.o }), 200).body.data as Array<Record<string, string>>).find(
+    (b) => b.asset === "USD",
+  )!;
 
-describe("a record paid out and then reversed with a clawback", () => {
-  it("leaves no open lock without earnings behind it", async () => {
-    await receive("c", 100n * USD, "w1");
-    const r = await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, log)).toBe(1);
-    await payOut(89n * USD); // paid R itself, at 3000, using R's lock
-    // admin reverses R: the operator owes 89 USD back (receivable)
-    expectStatus(await s.api.call("POST", `/v1/usage/${r.id}/reverse`, { body: { reason: "fraud" } }), 201);
-    // ETH doubles; S is earned (real money): it repays the receivable, it is never paid out
-    await rate(eth, usd, 6000n, 1n);
-    await receive("c", 100n * USD, "w2");
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, log)).toBe(1);
-    // ETH doubles again; T is earned and paid: it should be paid at T's own rate (12000)
-    await rate(eth, usd, 12000n, 1n);
-    await receive("c", 100n * USD, "w3");
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, log)).toBe(1);
-    const paid = await payOut(89n * USD);
-    const worthUsd = (paid * 12000n * USD) / ETH;
-    expect(worthUsd).toBeLessThanOrEqual(89n * USD);
-    // and no lock stays open once every earning is paid or recovered
-    expect(open(await locks())).toBe(0n);
+describe("earnings that repay a clawback, locked in the same pair", () => {
+  const t = rateLockWorld();
+  it("leave no lock open at their rate: the operator's later earnings are paid at their own", async () => {
+    await t.rate(t.eth, t.usd, 6000n, 1n);
+    await paidThenClawedBack(t);
+    expect(await lockEarnedRates(t.s.w.db, t.s.w.settlements, t.log)).toBe(1); // S, locked at 6000
+    expect(await usdBalance(t)).toMatchObject({ receivable: "0", payable_now: "0" });
+    // ETH doubles again; T is earned and paid: at T's own rate (12000), not S's.
+    await t.rate(t.eth, t.usd, 12000n, 1n);
+    await t.receive("c", 100n * USD, "w3");
+    await t.s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
+    expect(await lockEarnedRates(t.s.w.db, t.s.w.settlements, t.log)).toBe(1);
+    const paid = await t.payOut(89n * USD);
+    expect((paid * 12000n * USD) / ETH).toBeLessThanOrEqual(89n * USD);
+    expect(t.open(await t.locks())).toBe(0n);
+  }, 120_000);
+});
+
+describe("earnings that repay a clawback while the operator is paid in the pricing currency", () => {
+  const t = rateLockWorld();
+  it("do not take the lock of the operator's later real earnings", async () => {
+    await paidThenClawedBack(t, "USD");
+    expect(await lockEarnedRates(t.s.w.db, t.s.w.settlements, t.log)).toBe(0); // S: paid in USD, no lock
+    expect(await usdBalance(t)).toMatchObject({ receivable: "0" });
+    await t.preference("ETH");
+    await t.receive("c", 100n * USD, "w3");
+    await t.s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } }); // T: real, funded, unpaid
+    expect(await lockEarnedRates(t.s.w.db, t.s.w.settlements, t.log)).toBe(1);
+    expect(t.open(await t.locks())).toBe(89n * USD);
+  }, 120_000);
+});
+
+describe("earnings that repay a clawback, locked in another pair", () => {
+  const t = rateLockWorld();
+  it("leave no lock of that pair open either", async () => {
+    await paidThenClawedBack(t, "TUSD");
+    expect(await lockEarnedRates(t.s.w.db, t.s.w.settlements, t.log)).toBe(1); // S, locked USD → TUSD
+    expect(await usdBalance(t)).toMatchObject({ payable_now: "0" });
+    expect(t.open(await t.locks())).toBe(0n);
   }, 120_000);
 });

@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getAssetByCode } from "../../src/db/queries/assets.js";
-import type { Asset } from "../../src/domain/assets.js";
-import { createLogger } from "../../src/log.js";
-import { createAsset } from "../../src/services/create-asset.js";
+import { describe, expect, it } from "vitest";
 import { lockEarnedRates } from "../../src/services/lock-rates.js";
 import { getPayout } from "../../src/services/payouts.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { PayoutWorker } from "../../src/workers/payout-worker.js";
-import { ago } from "../support/clock.js";
-import { fundingWorld, manualRate, USD, type FundingWorld } from "../support/funding-world.js";
+import { USD } from "../support/funding-world.js";
+import { rateLockWorld } from "../support/rate-lock-world.js";
 import { expectStatus } from "../support/http.js";
 
 /**
@@ -19,42 +15,13 @@ import { expectStatus } from "../support/http.js";
  * rose the operator's next small, real earnings were converted at the stale rate, paid in ETH worth
  * twice what it earned.
  */
-let s: FundingWorld;
-let usd: Asset;
-let eth: Asset;
-let tusd: Asset;
-const log = createLogger("silent");
-const now = () => s.w.db.clock.now();
+const t = rateLockWorld();
 const ETH = 10n ** 18n;
-const rate = (base: Asset, quote: Asset, num: bigint, den: bigint, observedAt = now()) => manualRate(s.w.db, base, quote, num, den, observedAt);
-const locks = async () => expectStatus(await s.api.call("GET", "/v1/rate-locks", { key: s.keys.finance }), 200).body.data as Array<Record<string, string>>;
-/** Money received for a customer: finance records it, a second key approves. */
-async function receive(customer: string, amount: bigint, reference: string): Promise<void> {
-  const r = expectStatus(
-    await s.api.call("POST", "/v1/marketplaces/m/receipts", {
-      key: s.keys.finance,
-      body: { asset: "USD", amount: amount.toString(), reference, customer_id: customer },
-    }),
-    201,
-  ).body;
-  expectStatus(await s.approve(r.id, s.keys.finance2), 200);
-}
-const reverse = async (id: string) =>
-  expectStatus(await s.api.call("POST", `/v1/usage/${id}/reverse`, { key: s.keys.market, body: { reason: "test job" } }), 201);
-
-beforeAll(async () => {
-  s = await fundingWorld();
-  await createAsset(s.w.db, { code: "USD", scale: 6, settlement: { kind: "offchain" } });
-  [tusd, usd, eth] = [(await getAssetByCode(s.w.db, "TUSD"))!, (await getAssetByCode(s.w.db, "USD"))!, (await getAssetByCode(s.w.db, "ETH"))!];
-  await rate(tusd, usd, 1n, 1n, ago(60_000));
-  await rate(eth, usd, 3000n, 1n, ago(60_000));
-  expectStatus(await s.api.call("PUT", "/v1/marketplaces/m/pricing-currency", { body: { asset: "USD", rate_policy: "at_earning" } }), 200);
-  expectStatus(await s.api.call("PUT", "/v1/operators/o/payout-preferences/USD", { key: s.keys.o, body: { splits: [{ asset: "ETH", bps: 10_000 }] } }), 200);
-}, 120_000);
-afterAll(async () => s?.close());
+const { rate, locks, receive, reverse, log } = t;
 
 describe("a usage record reversed after its rate was locked", () => {
   it("gives its lock back: the operator's next earnings are locked and paid at their own rate", async () => {
+    const { s, usd, eth } = t;
     // 10,000 USD received for c (money the reversal will give back), 10,000 USD of usage for o; the worker locks 8,900 USD at 3000 USD/ETH.
     await receive("c", 10_000n * USD, "wire 10000");
     const big = await s.usage("o", "c", 10_000n * USD, { extra: { asset: "USD" } });
@@ -87,6 +54,7 @@ describe("a usage record reversed after its rate was locked", () => {
   });
 
   it("reversed before the worker locks it, a record is never locked", async () => {
+    const { s } = t;
     const before = (await locks()).length;
     const rec = await s.usage("o", "c", 5n * USD, { extra: { asset: "USD" } });
     expect(await s.w.db.query("select 1 from rate_lock_queue where usage_id = $1", [rec.id])).toHaveLength(1);
@@ -97,6 +65,7 @@ describe("a usage record reversed after its rate was locked", () => {
   });
 
   it("of records locked together, a reversed one gives back its share only", async () => {
+    const { s } = t;
     const a = await s.usage("o", "c", 3n * USD, { extra: { asset: "USD" } });
     await s.usage("o", "c", 1n * USD, { extra: { asset: "USD" } });
     expect(await lockEarnedRates(s.w.db, s.w.settlements, log)).toBe(1);
@@ -110,6 +79,7 @@ describe("a usage record reversed after its rate was locked", () => {
   });
 
   it("earnings whose money has not come in are not locked until it does, then at that moment's rate", async () => {
+    const { s, usd, eth } = t;
     expectStatus(
       await s.api.call("PUT", "/v1/operators/o2/payout-preferences/USD", { key: s.keys.o2, body: { splits: [{ asset: "ETH", bps: 10_000 }] } }),
       200,
@@ -131,6 +101,7 @@ describe("a usage record reversed after its rate was locked", () => {
   });
 
   it("after a payout used its lock for other earnings, a reversal gives the rest back from the operator's newer locks", async () => {
+    const { s, usd, eth } = t;
     await rate(eth, usd, 3000n, 1n);
     // Real money, given back by the reversal: 10,000 USD of usage locked at 3000.
     await receive("c", 10_000n * USD, "wire big 2");
@@ -161,6 +132,7 @@ describe("a usage record reversed after its rate was locked", () => {
   });
 
   it("a record whose queue row outlived its reversal is dropped, not locked", async () => {
+    const { s } = t;
     const before = (await locks()).length;
     const rec = await s.usage("o", "c", 50n * USD, { extra: { asset: "USD" } });
     // A reversal made before the queue followed reversals: the trigger off for it.

@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, expect } from "vitest";
+import { getAssetByCode } from "../../src/db/queries/assets.js";
+import type { Asset } from "../../src/domain/assets.js";
+import { createLogger } from "../../src/log.js";
+import { createAsset } from "../../src/services/create-asset.js";
+import { getPayout } from "../../src/services/payouts.js";
+import { PayoutWorker } from "../../src/workers/payout-worker.js";
+import { ago } from "./clock.js";
+import { fundingWorld, manualRate, type FundingWorld } from "./funding-world.js";
+import { expectStatus } from "./http.js";
+
+type Row = Record<string, string>;
+
+/**
+ * A funding world whose marketplace m prices in USD and locks the rate at earning, operator o paid
+ * all in ETH, and rates of finance's (1 TUSD = 1 USD, 1 ETH = 3000 USD, a minute old), made before
+ * the file's tests (beforeAll) and closed after them. For the rate-lock tests (docs/settlement.md,
+ * "Rate policy").
+ */
+export function rateLockWorld() {
+  let s: FundingWorld | undefined;
+  const assets: { usd?: Asset; eth?: Asset; tusd?: Asset } = {};
+  const log = createLogger("silent");
+  beforeAll(async () => {
+    s = await fundingWorld();
+    await createAsset(s.w.db, { code: "USD", scale: 6, settlement: { kind: "offchain" } });
+    for (const code of ["USD", "ETH", "TUSD"] as const) assets[code.toLowerCase() as "usd" | "eth" | "tusd"] = (await getAssetByCode(s.w.db, code))!;
+    await manualRate(s.w.db, assets.tusd!, assets.usd!, 1n, 1n, ago(60_000));
+    await manualRate(s.w.db, assets.eth!, assets.usd!, 3000n, 1n, ago(60_000));
+    expectStatus(await s.api.call("PUT", "/v1/marketplaces/m/pricing-currency", { body: { asset: "USD", rate_policy: "at_earning" } }), 200);
+    expectStatus(await s.api.call("PUT", "/v1/operators/o/payout-preferences/USD", { key: s.keys.o, body: { splits: [{ asset: "ETH", bps: 10_000 }] } }), 200);
+  }, 120_000);
+  afterAll(async () => s?.close());
+  const world = () => s!;
+  return {
+    get s() {
+      return world();
+    },
+    get usd() {
+      return assets.usd!;
+    },
+    get eth() {
+      return assets.eth!;
+    },
+    get tusd() {
+      return assets.tusd!;
+    },
+    log,
+    /** A rate of finance's, observed now unless told. */
+    rate: (base: Asset, quote: Asset, num: bigint, den: bigint, observedAt?: Date) => manualRate(world().w.db, base, quote, num, den, observedAt),
+    /** Every rate lock, as finance sees them. */
+    locks: async () => expectStatus(await world().api.call("GET", "/v1/rate-locks", { key: world().keys.finance }), 200).body.data as Row[],
+    /** What is left open of these locks. */
+    open: (rows: Row[]) => rows.reduce((t, l) => t + BigInt(l.amount!) - BigInt(l.consumed!) - BigInt(l.released!), 0n),
+    /** Money received in USD for a customer of m: finance records it, a second key approves. */
+    async receive(customer: string, amount: bigint, reference: string): Promise<void> {
+      const r = expectStatus(
+        await world().api.call("POST", "/v1/marketplaces/m/receipts", {
+          key: world().keys.finance,
+          body: { asset: "USD", amount: amount.toString(), reference, customer_id: customer },
+        }),
+        201,
+      ).body;
+      expectStatus(await world().approve(r.id, world().keys.finance2), 200);
+    },
+    /** o's payout of `amount` USD, converted by the worker: what its part in ETH (or the other asset) is. */
+    async payOut(amount: bigint): Promise<bigint> {
+      const w = world();
+      const payout = expectStatus(await w.api.call("POST", "/v1/payouts", { key: w.keys.o, body: { asset: "USD", amount: amount.toString() } }), 201).body;
+      await new PayoutWorker(w.w.db, w.w.settlements, { log }).convert();
+      expect((await getPayout(w.w.db, payout.id))!.status).toBe("converted");
+      const [child] = await w.w.db.query<{ amount: string }>("select amount::text from payouts where parent_payout_id = $1", [payout.id]);
+      return BigInt(child!.amount);
+    },
+    /** m reverses one of its usage records. */
+    reverse: async (id: string) =>
+      expectStatus(await world().api.call("POST", `/v1/usage/${id}/reverse`, { key: world().keys.market, body: { reason: "test job" } }), 201),
+    /** o's payout preference for USD earnings: all in `asset`. */
+    preference: async (asset: string) =>
+      expectStatus(
+        await world().api.call("PUT", "/v1/operators/o/payout-preferences/USD", { key: world().keys.o, body: { splits: [{ asset, bps: 10_000 }] } }),
+        200,
+      ),
+  };
+}
