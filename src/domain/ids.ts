@@ -47,7 +47,7 @@ export function uuidFromKey(key: string): string {
 }
 
 /** The largest value of a PostgreSQL bigint (an entry's id, a transfer's seq): a cursor naming more is not one this API returned. */
-export const MAX_BIGINT = 2n ** 63n - 1n;
+const MAX_BIGINT = 2n ** 63n - 1n;
 
 /** `digits` (1 to 19 of them) when they fit a PostgreSQL bigint, else undefined. */
 export function bigintDigits(digits: string): string | undefined {

@@ -12,7 +12,7 @@ import {
   unfundedUsageByOperator,
 } from "../db/queries/funding.js";
 import { marketplaceIdsOfOperator } from "../db/queries/parties.js";
-import { disputedNet, owedByOperator, receivableOf } from "../db/queries/receivables.js";
+import { disputedNet, owedByOperator } from "../db/queries/receivables.js";
 import { LedgerError } from "../domain/errors.js";
 import { unitsToDecimal } from "../domain/money.js";
 
@@ -210,13 +210,13 @@ export async function withheldEarnings(
   assetId: string,
   options: Pick<Without, "shown"> & KnownMarkets = {},
 ): Promise<Withheld> {
-  const [awaiting, disputed, receivable, owing] = await Promise.all([
+  // Every receivable with something owed, this asset's among them: one read for both.
+  const [awaiting, disputed, owing] = await Promise.all([
     awaitingFunds(db, operatorId, assetId, options),
     disputedNet(db, operatorId, assetId),
-    receivableOf(db, operatorId, assetId),
     owedByOperator(db, operatorId),
   ]);
-  const owed = BigInt(receivable?.owed ?? 0n);
+  const owed = BigInt(owing.find((r) => r.asset_id === assetId)?.owed ?? 0n);
   const owedElsewhere = owing.filter((r) => r.asset_id !== assetId).map((r) => ({ assetCode: r.code, scale: r.scale, owed: BigInt(r.owed) }));
   return { awaiting, disputed, held: disputed - awaiting.disputed, receivable: owed > 0n ? owed : 0n, owedElsewhere };
 }

@@ -8,7 +8,7 @@ import type { Queryable } from "../client.js";
 import { orm, run } from "../orm.js";
 import { accounts, entries, transfers } from "../schema/index.js";
 import { pgArray } from "../sql-arrays.js";
-import { MAX_BIGINT } from "../../domain/ids.js";
+import { bigintDigits } from "../../domain/ids.js";
 
 interface TransferRow {
   id: string;
@@ -93,9 +93,8 @@ const encodeTransferCursor = (seq: string) => Buffer.from(`t:${seq}`).toString("
 /** The recording position a transfer list's cursor stands for; undefined when it is not a cursor listTransfers made. */
 export function decodeTransferCursor(cursor: string): bigint | undefined {
   const text = Buffer.from(cursor, "base64url").toString();
-  if (!/^t:[0-9]{1,19}$/.test(text)) return undefined;
-  const seq = BigInt(text.slice(2));
-  return seq <= MAX_BIGINT ? seq : undefined;
+  const seq = text.startsWith("t:") ? bigintDigits(text.slice(2)) : undefined;
+  return seq === undefined ? undefined : BigInt(seq);
 }
 
 export interface TransferFilter {

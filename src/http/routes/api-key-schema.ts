@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { isUuid } from "../../domain/ids.js";
 import { Timestamp, Uuid } from "../schemas.js";
-
-const KEY_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Who did something, as the service records it: the id of an API key, `bootstrap-admin` for the
@@ -11,8 +10,8 @@ export function actorRef(options: { scheduler?: boolean } = {}) {
   const named = options.scheduler ? ["bootstrap-admin", "scheduler"] : ["bootstrap-admin"];
   return z
     .string()
-    .refine((v) => KEY_ID.test(v) || named.includes(v), { error: `must be an API key's id or one of: ${named.join(", ")}` })
-    .transform((v) => (KEY_ID.test(v) ? v.toLowerCase() : v))
+    .refine((v) => isUuid(v.toLowerCase()) || named.includes(v), { error: `must be an API key's id or one of: ${named.join(", ")}` })
+    .transform((v) => (isUuid(v.toLowerCase()) ? v.toLowerCase() : v))
     .openapi({
       example: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e",
       pattern: `^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|${named.join("|")})$`,
