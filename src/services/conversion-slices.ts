@@ -44,8 +44,9 @@ export async function sliceOf(
     const take = remaining < left ? remaining : left;
     const rate = { num: BigInt(lock.rate_num), den: BigInt(lock.rate_den) };
     const c = convertAmount(take, from.scale, to.scale, rate);
-    // A slice too small to buy one smallest unit would use the lock for nothing: the rest goes at the rate of the moment.
-    if (c.to === 0n) break;
+    // A slice too small to buy one smallest unit would use the lock for nothing: it is passed over,
+    // and the newer locks still cover the part (a lock left with dust must not end the walk).
+    if (c.to === 0n) continue;
     slices.push({
       lockId: lock.id,
       part: take,

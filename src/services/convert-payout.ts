@@ -113,9 +113,9 @@ async function build(tx: Queryable, payout: Payout, earnings: Asset, parts: Part
   // In one order (by asset id), whatever the order of the splits: two payouts whose splits name the
   // same assets in another order never wait on each other's pair locks in a circle.
   for (const id of [...new Set(converting.map((p) => p.asset.id))].sort()) await lockConversionPair(tx, earnings.id, id);
-  // The operator's open locks of each pair kept within the earnings they can be used for, before
-  // they are used (earnings may have left the payable without a conversion since locks were made).
-  for (const p of converting) await sweepLocks(tx, payout.operatorId, earnings.id, p.asset.id, p.bps);
+  // The operator's open locks kept within the earnings they can be used for, before they are used
+  // (earnings may have left the payable without a conversion since locks were made).
+  if (converting.length > 0) await sweepLocks(tx, payout.operatorId, earnings.id);
   for (const p of parts) p.slices = await sliceOf(tx, payout.operatorId, earnings, p.asset, p.part, { rate: p.rate, unavailable: p.unavailable });
   const specs: AccountSpec[] = [chart.operatorPayable(earnings.id, payout.operatorId), chart.fxGainsLosses(earnings.id)];
   for (const p of parts) specs.push(chart.operatorPayable(p.asset.id, payout.operatorId), chart.payoutsInTransit(p.asset.id, routeOf(p.destination)));

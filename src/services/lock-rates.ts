@@ -99,7 +99,11 @@ async function lockGroup(
   return inTransaction(db, async (tx) => {
     const passId = uuidv7(now.getTime());
     const taken = await takeQueued(tx, g, RECORDS, passId);
-    if (!taken || splits.length === 0) return 0;
+    if (!taken) return 0;
+    if (splits.length === 0) {
+      await sweepLocks(tx, g.operator_id, g.asset_id);
+      return 0;
+    }
     if ((await awaitingFunds(tx, g.operator_id, g.asset_id, { markets: [g.marketplace_id] })).total > 0n) throw new AwaitingFunds();
     const amounts = splitByBps(
       taken.total,
@@ -126,8 +130,7 @@ async function lockGroup(
       });
     });
     await insertRateLocks(tx, rows);
-    for (const [i, t] of targets.entries())
-      if (rows.some((r) => r.toAssetId === t.asset.id)) await sweepLocks(tx, g.operator_id, g.asset_id, t.asset.id, splits[i]!.bps);
+    await sweepLocks(tx, g.operator_id, g.asset_id);
     return rows.length;
   }).catch((err: unknown) => {
     if (err instanceof AwaitingFunds) return 0;

@@ -1,4 +1,5 @@
 import type { Queryable } from "../client.js";
+import { splitByBps } from "../../domain/conversion.js";
 import { pgArray } from "../sql-arrays.js";
 
 /** Rate locks of marketplaces whose rate policy is `at_earning` (docs/settlement.md, "Rate policy"). */
@@ -94,33 +95,81 @@ export async function insertRateLocks(tx: Queryable, rows: NewRateLock[]): Promi
 }
 
 /**
- * After locks are made: an operator's open locks of a pair never exceed the earnings they can be
- * used for, its payable's posted balance in `from` (payouts not yet converted included) times the
- * pair's share of its preference (`bps`). Earnings leave the payable without a conversion (a
- * receivable repaid, a reversal whose share was already used, a payout in `from` itself), and a
- * lock left open for them would set the rate of later earnings; the excess is released from the
- * oldest open locks first, as payouts and recoveries take earnings oldest first.
+ * Keeps an operator's open locks from `fromAssetId` within the earnings they can still be used for
+ * (docs/settlement.md, "Rate policy"). Called in the transaction of every event that takes earnings
+ * out of the payable or makes locks: a payout requested (any asset, any route), a convert payout
+ * about to be sliced, and a pass of the lock worker. Two bounds, in the payable's units:
+ *
+ * - per pair, open locks ≤ what pending convert payouts will convert into that asset (their parts,
+ *   fixed when they were requested) + the payable's available balance (posted, less every hold);
+ * - across pairs, what is open beyond those pending parts ≤ the available balance: a unit of
+ *   earnings is locked into one asset at most.
+ *
+ * The excess is released from the oldest locks first, after the oldest ones the pending payouts
+ * will use (they slice oldest first): earnings leave the payable oldest first. So a lock whose
+ * earnings were paid some other way (in the pricing currency, in another asset, repaid to a
+ * receivable) is released then, and is not kept for later earnings that were never locked. Locks
+ * are never made open again: a released amount is gone.
  */
-export async function sweepLocks(tx: Queryable, operatorId: string, fromAssetId: string, toAssetId: string, bps: number): Promise<void> {
-  const [cap] = await tx.query<{ cap: string }>(
-    `select coalesce((select div(greatest(b.credits_posted - b.debits_posted, 0) * $3, 10000)
-                        from accounts a join account_balances b on b.account_id = a.id
-                       where a.asset_id = $2 and a.marketplace_id is null and a.opened_by_service and a.ref = 'operator:' || $1 || ':payable'), 0)::text as cap`,
-    [operatorId, fromAssetId, bps],
-  );
-  const open = await tx.query<{ id: string; open: string }>(
-    `select id, (amount - consumed - released)::text as open from rate_locks
-      where operator_id = $1 and from_asset_id = $2 and to_asset_id = $3 and consumed + released < amount
+export async function sweepLocks(tx: Queryable, operatorId: string, fromAssetId: string): Promise<void> {
+  const open = await tx.query<{ id: string; to: string; open: string }>(
+    `select id, to_asset_id::text as to, (amount - consumed - released)::text as open from rate_locks
+      where operator_id = $1 and from_asset_id = $2 and consumed + released < amount
       order by locked_at, id for update`,
-    [operatorId, fromAssetId, toAssetId],
+    [operatorId, fromAssetId],
   );
-  let excess = open.reduce((t, l) => t + BigInt(l.open), 0n) - BigInt(cap!.cap);
-  for (const l of open) {
-    if (excess <= 0n) break;
-    const part = BigInt(l.open) < excess ? BigInt(l.open) : excess;
-    await tx.query("update rate_locks set released = released + $2 where id = $1", [l.id, part.toString()]);
-    excess -= part;
+  if (open.length === 0) return;
+  const [bal] = await tx.query<{ available: string }>(
+    `select coalesce((select greatest(b.credits_posted - b.debits_posted - b.debits_pending, 0)
+                        from accounts a join account_balances b on b.account_id = a.id
+                       where a.asset_id = $2 and a.marketplace_id is null and a.opened_by_service and a.ref = 'operator:' || $1 || ':payable'), 0)::text as available`,
+    [operatorId, fromAssetId],
+  );
+  const pending = await tx.query<{ amount: string; splits: { asset_id: string; bps: number }[] }>(
+    `select amount::text as amount, splits from payouts where operator_id = $1 and asset_id = $2 and status = 'pending' and splits is not null`,
+    [operatorId, fromAssetId],
+  );
+  const reserved = new Map<string, bigint>();
+  for (const p of pending) {
+    const parts = splitByBps(
+      BigInt(p.amount),
+      p.splits.map((x) => x.bps),
+    );
+    p.splits.forEach((x, i) => reserved.set(x.asset_id, (reserved.get(x.asset_id) ?? 0n) + parts[i]!));
   }
+  const available = BigInt(bal!.available);
+  // What of each pair is open beyond its pending parts, walking its locks oldest first.
+  const beyond = new Map<string, bigint>();
+  const seen = new Map<string, bigint>();
+  const free = open.map((l) => {
+    const before = seen.get(l.to) ?? 0n;
+    const amount = BigInt(l.open);
+    seen.set(l.to, before + amount);
+    const held = reserved.get(l.to) ?? 0n;
+    const releasable = before + amount <= held ? 0n : before >= held ? amount : before + amount - held;
+    beyond.set(l.to, (beyond.get(l.to) ?? 0n) + releasable);
+    return releasable;
+  });
+  // Per pair: beyond its pending parts, no more than the available balance.
+  const pairExcess = new Map([...beyond].map(([to, b]) => [to, b > available ? b - available : 0n]));
+  const release = open.map(() => 0n);
+  open.forEach((l, i) => {
+    const excess = pairExcess.get(l.to)!;
+    const part = free[i]! < excess ? free[i]! : excess;
+    release[i] = part;
+    pairExcess.set(l.to, excess - part);
+  });
+  // Across pairs: what is left beyond the pending parts, no more than the available balance.
+  let excess = free.reduce((t, f, i) => t + f - release[i]!, 0n) - available;
+  open.forEach((_, i) => {
+    if (excess <= 0n) return;
+    const left = free[i]! - release[i]!;
+    const part = left < excess ? left : excess;
+    release[i] = release[i]! + part;
+    excess -= part;
+  });
+  for (const [i, l] of open.entries())
+    if (release[i]! > 0n) await tx.query("update rate_locks set released = released + $2 where id = $1", [l.id, release[i]!.toString()]);
 }
 
 export interface OpenLockRow {
