@@ -31,6 +31,19 @@ export function canSeeAccount(p: Principal, a: Pick<Account, "marketplaceId" | "
   }
 }
 
+/**
+ * Whether a key may read a transfer, given every account it touches: admin and finance read any; a
+ * marketplace or operator key one that touches an account it sees, unless the transfer touches the
+ * accounts of two marketplaces (an admin's movement across tenants, for finance only: either
+ * marketplace would read the other's account and amount). The events' rule is the same
+ * (docs/api.md, "Whose events").
+ */
+export function canSeeTransfer(p: Principal, touched: Pick<Account, "marketplaceId" | "ownerType" | "ownerId">[]): boolean {
+  if (p.role === "admin" || p.role === "finance") return true;
+  if (new Set(touched.flatMap((a) => (a.marketplaceId === null ? [] : [a.marketplaceId]))).size > 1) return false;
+  return touched.some((a) => canSeeAccount(p, a));
+}
+
 /** The accounts a key sees, as a filter that lists apply in SQL: every account (empty), one marketplace's, or one operator's own. */
 export interface AccountScope {
   marketplaceId?: string;

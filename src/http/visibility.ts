@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { getAccount, getAccounts, getTransfer } from "../services/reads.js";
 import { type Account } from "../domain/accounts.js";
 import { type Transfer } from "../domain/posting.js";
-import { canSeeAccount, canUseAccount } from "../domain/access.js";
+import { canSeeAccount, canSeeTransfer, canUseAccount } from "../domain/access.js";
 import type { AppEnv } from "./request-context.js";
 import { ApiError } from "./problem.js";
 
@@ -16,7 +16,7 @@ export async function visibleAccount(c: Context<AppEnv>, id: string): Promise<Ac
   return account;
 }
 
-/** A transfer is visible to a key that can see any account it touches. */
+/** A transfer is visible to a key that can see any account it touches, unless it spans two marketplaces (canSeeTransfer). */
 export async function visibleTransfer(c: Context<AppEnv>, id: string): Promise<Transfer> {
   const db = c.get("deps").ledger.db;
   const transfer = await getTransfer(db, id);
@@ -24,7 +24,7 @@ export async function visibleTransfer(c: Context<AppEnv>, id: string): Promise<T
   if (transfer && (principal.role === "admin" || principal.role === "finance")) return transfer;
   if (transfer) {
     const accounts = await getAccounts(db, [...new Set(transfer.legs.flatMap((l) => [l.debitAccountId, l.creditAccountId]))]);
-    if (accounts.some((a) => canSeeAccount(principal, a))) return transfer;
+    if (canSeeTransfer(principal, accounts)) return transfer;
   }
   throw new ApiError("transfer_not_found", `transfer ${id} does not exist`);
 }

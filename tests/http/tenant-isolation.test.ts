@@ -133,3 +133,39 @@ describe("an operator's balances are read while its access is checked", () => {
     }
   });
 });
+
+describe("a transfer across two marketplaces", () => {
+  it("is read by admin and finance only: neither marketplace reads the other's account and amount, by id or in a list", async () => {
+    const w = t.w;
+    // An admin moves money between an account of m1 and one of m2 (both opened through the API).
+    const across = expectStatus(
+      await t.api.call("POST", "/v1/transfers", {
+        key: w.keys.admin,
+        body: { legs: [{ debit_account_id: w.m1Funding.id, credit_account_id: w.m2Customer.id, amount: "17" }] },
+      }),
+      201,
+    ).body;
+    // One within m1 stays m1's to read.
+    const within = expectStatus(
+      await t.api.call("POST", "/v1/transfers", {
+        key: w.keys.admin,
+        body: { legs: [{ debit_account_id: w.m1Funding.id, credit_account_id: w.m1Customer.id, amount: "18" }] },
+      }),
+      201,
+    ).body;
+    for (const key of [w.keys.admin, w.keys.finance]) expectStatus(await t.api.call("GET", `/v1/transfers/${across.id}`, { key }), 200);
+    for (const key of [w.keys.m1, w.keys.m2]) {
+      const res = await t.api.call("GET", `/v1/transfers/${across.id}`, { key });
+      expect(res.status).toBe(404);
+      expect(JSON.stringify(res.body)).not.toContain(w.m2Customer.id);
+      expect(JSON.stringify(res.body)).not.toContain(w.m1Funding.id);
+      const listed = expectStatus(await t.api.call("GET", "/v1/transfers?limit=200", { key }), 200).body.data as { id: string }[];
+      expect(listed.map((x) => x.id)).not.toContain(across.id);
+    }
+    expectStatus(await t.api.call("GET", `/v1/transfers/${within.id}`, { key: w.keys.m1 }), 200);
+    const m1Listed = expectStatus(await t.api.call("GET", "/v1/transfers?limit=200", { key: w.keys.m1 }), 200).body.data as { id: string }[];
+    expect(m1Listed.map((x) => x.id)).toContain(within.id);
+    const financeListed = expectStatus(await t.api.call("GET", "/v1/transfers?limit=200", { key: w.keys.finance }), 200).body.data as { id: string }[];
+    expect(financeListed.map((x) => x.id)).toContain(across.id);
+  });
+});

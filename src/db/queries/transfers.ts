@@ -1,4 +1,4 @@
-import { and, desc, eq, exists, gte, inArray, lt, notExists, or, sql, type Column, type SQL } from "drizzle-orm";
+import { and, desc, eq, exists, gte, inArray, isNotNull, lt, ne, notExists, or, sql, type Column, type SQL } from "drizzle-orm";
 import { alias, QueryBuilder } from "drizzle-orm/pg-core";
 import type { AccountScope } from "../../domain/access.js";
 import type { Page } from "../../domain/accounts.js";
@@ -162,10 +162,22 @@ function statusIs(status: TransferStatus): SQL | undefined {
 /** The instant is in [from, to) (either bound may be absent). */
 const within = (at: Column, p: { from?: Date; to?: Date }) => and(p.from && gte(at, p.from), p.to && lt(at, p.to));
 
-/** `t` touches an account of the scope: the rule of a read by id (a transfer is visible with any account it touches). */
+/**
+ * `t` touches an account of the scope and the accounts of one marketplace at most: the rule of a
+ * read by id (domain/access.ts canSeeTransfer).
+ */
 function inScope(scope: AccountScope): SQL | undefined {
-  if (scope.marketplaceId !== undefined) return exists(entriesOfTOn(eq(accounts.marketplaceId, scope.marketplaceId)));
-  if (scope.operatorId !== undefined) return exists(entriesOfTOn(and(eq(accounts.ownerType, "operator"), eq(accounts.ownerId, scope.operatorId))));
+  if (scope.marketplaceId !== undefined)
+    return and(
+      exists(entriesOfTOn(eq(accounts.marketplaceId, scope.marketplaceId))),
+      notExists(entriesOfTOn(and(isNotNull(accounts.marketplaceId), ne(accounts.marketplaceId, scope.marketplaceId)))),
+    );
+  if (scope.operatorId !== undefined)
+    return and(
+      exists(entriesOfTOn(and(eq(accounts.ownerType, "operator"), eq(accounts.ownerId, scope.operatorId)))),
+      sql`(select count(distinct ${accounts.marketplaceId}) from ${entries} inner join ${accounts} on ${accounts.id} = ${entries.accountId}
+            where ${entries.transferId} = ${t.id}) <= 1`,
+    );
   return undefined;
 }
 
