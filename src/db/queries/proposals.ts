@@ -137,14 +137,19 @@ export async function recordDecision(
   return rows[0];
 }
 
-/** The keys that created `keyId`, nearest first, up to the bootstrap key (or a key of unknown origin; at most 64). */
+/**
+ * Every key that created `keyId`, directly or through keys it created, up to the bootstrap key (or
+ * a key of unknown origin). The walk has no depth limit: a limit would let one person hide behind a
+ * chain of keys longer than it (each key creating the next) and approve their own proposal. It
+ * ends: a key's creator is an older key, and `union` drops a row seen before.
+ */
 export async function creatorsOfKey(db: Queryable, keyId: string): Promise<string[]> {
   const rows = await db.query<{ created_by: string }>(
-    `with recursive up(id, created_by, depth) as (
-       select id::text, created_by, 1 from api_keys where id::text = $1
-       union all
-       select k.id::text, k.created_by, up.depth + 1 from api_keys k join up on k.id::text = up.created_by where up.depth < 64)
-     select created_by from up where created_by is not null order by depth`,
+    `with recursive up(id, created_by) as (
+       select id::text, created_by from api_keys where id::text = $1
+       union
+       select k.id::text, k.created_by from api_keys k join up on k.id::text = up.created_by)
+     select created_by from up where created_by is not null`,
     [keyId],
   );
   return rows.map((r) => r.created_by);
