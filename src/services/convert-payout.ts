@@ -13,7 +13,8 @@ import { uuidFromKey, uuidv7 } from "../domain/ids.js";
 import type { LegInput, TransferInput } from "../domain/transfers.js";
 import { throwIfRefused } from "./fail-payouts.js";
 import { routeOf } from "./payouts.js";
-import { consumeRateLock, sweepLocks } from "../db/queries/rate-locks.js";
+import { consumeRateLock } from "../db/queries/rate-locks.js";
+import { sweepRateLocks } from "./rate-lock-sweep.js";
 import { sliceOf, type Slice } from "./conversion-slices.js";
 import type { ChosenRate } from "./rates.js";
 
@@ -115,7 +116,7 @@ async function build(tx: Queryable, payout: Payout, earnings: Asset, parts: Part
   for (const id of [...new Set(converting.map((p) => p.asset.id))].sort()) await lockConversionPair(tx, earnings.id, id);
   // The operator's open locks kept within the earnings they can be used for, before they are used
   // (earnings may have left the payable without a conversion since locks were made).
-  if (converting.length > 0) await sweepLocks(tx, payout.operatorId, earnings.id);
+  if (converting.length > 0) await sweepRateLocks(tx, payout.operatorId, earnings.id);
   for (const p of parts) p.slices = await sliceOf(tx, payout.operatorId, earnings, p.asset, p.part, { rate: p.rate, unavailable: p.unavailable });
   const specs: AccountSpec[] = [chart.operatorPayable(earnings.id, payout.operatorId), chart.fxGainsLosses(earnings.id)];
   for (const p of parts) specs.push(chart.operatorPayable(p.asset.id, payout.operatorId), chart.payoutsInTransit(p.asset.id, routeOf(p.destination)));

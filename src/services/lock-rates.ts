@@ -1,7 +1,8 @@
 import type { Settlements } from "../chain/settlement.js";
 import type { Database } from "../db/client.js";
 import { getAsset } from "../db/queries/assets.js";
-import { insertRateLocks, queuedGroups, sweepLocks, takeQueued, type NewRateLock, type QueuedGroup } from "../db/queries/rate-locks.js";
+import { insertRateLocks, queuedGroups, takeQueued, type NewRateLock, type QueuedGroup } from "../db/queries/rate-locks.js";
+import { sweepRateLocks } from "./rate-lock-sweep.js";
 import type { Asset } from "../domain/assets.js";
 import { splitByBps } from "../domain/conversion.js";
 import { uuidv7 } from "../domain/ids.js";
@@ -101,7 +102,7 @@ async function lockGroup(
     const taken = await takeQueued(tx, g, RECORDS, passId);
     if (!taken) return 0;
     if (splits.length === 0) {
-      await sweepLocks(tx, g.operator_id, g.asset_id);
+      await sweepRateLocks(tx, g.operator_id, g.asset_id);
       return 0;
     }
     if ((await awaitingFunds(tx, g.operator_id, g.asset_id, { markets: [g.marketplace_id] })).total > 0n) throw new AwaitingFunds();
@@ -130,7 +131,7 @@ async function lockGroup(
       });
     });
     await insertRateLocks(tx, rows);
-    await sweepLocks(tx, g.operator_id, g.asset_id);
+    await sweepRateLocks(tx, g.operator_id, g.asset_id);
     return rows.length;
   }).catch((err: unknown) => {
     if (err instanceof AwaitingFunds) return 0;

@@ -5,7 +5,7 @@ import { chart, specKey } from "../domain/chart.js";
 import { getAssetByCode } from "../db/queries/assets.js";
 import { type Asset } from "../domain/assets.js";
 import { writeTransfers, type BatchOutcome } from "../db/transfer-writer.js";
-import { sweepLocks } from "../db/queries/rate-locks.js";
+import { sweepRateLocks } from "./rate-lock-sweep.js";
 import { LedgerError } from "../domain/errors.js";
 import { uuidFromKey } from "../domain/ids.js";
 import { deploymentId } from "../db/queries/deployment.js";
@@ -220,7 +220,7 @@ async function recordPayout(
   await recordPayoutEvents(tx, [id], "pending", bookedAt, { trigger: input.trigger, requested_by: input.requestedBy });
   // Earnings held for this payout can no longer be locked into an asset it does not convert into:
   // the operator's open rate locks are kept within what is left (docs/settlement.md, "Rate policy").
-  await sweepLocks(tx, input.operatorId, asset.id);
+  await sweepRateLocks(tx, input.operatorId, asset.id);
   if (needsApproval) {
     const proposal = await proposePayoutApproval(tx, {
       now: bookedAt,

@@ -73,3 +73,67 @@ describe("a lock whose earnings were paid in another pair", () => {
     expect(worth).toBeLessThanOrEqual(89n * USD);
   }, 120_000);
 });
+
+describe("a marketplace's unfunded usage for the operator", () => {
+  const t = rateLockWorld();
+  it("does not let unfunded earnings hold a lock whose earnings were paid in USD", async () => {
+    const { s, usd, eth } = t;
+    await t.receive("c", 200n * USD, "w1");
+    // R1: 89 USD funded, locked into ETH at 3000.
+    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
+    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(1);
+    // ETH falls to 1500. m posts F: 89 USD for o on a claimed deposit (no money in; never payable).
+    await t.rate(eth, usd, 1500n, 1n);
+    expectStatus(await s.api.call("POST", "/v1/customers/d/deposits", { key: s.keys.market, body: { asset: "USD", amount: (100n * USD).toString() } }), 201);
+    const f = await s.usage("o", "d", 100n * USD, { extra: { asset: "USD" } });
+    // o takes R1 in USD at par (payable-now: 178 − 89 awaiting funds = 89).
+    await t.preference("USD");
+    const p1 = expectStatus(await s.api.call("POST", "/v1/payouts", { key: s.keys.o, body: { asset: "USD", amount: (89n * USD).toString() } }), 201).body;
+    expectStatus(await s.api.call("POST", `/v1/payouts/${p1.id}/mark-paid`, { key: s.keys.finance, body: { reference: "SEPA-1" } }), 200);
+    const openAfterUsd = t.open(await t.locks());
+    // ETH rises to 6000; o back to ETH. R3: 89 USD of real (funded) earnings, left queued behind F.
+    await t.rate(eth, usd, 6000n, 1n);
+    await t.preference("ETH");
+    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
+    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(0);
+    const paid = await t.payOut(89n * USD);
+    const worth = (paid * 6000n * USD) / ETH;
+    // m takes F back: nothing was ever locked for it.
+    await t.reverse(f.id);
+    // F did not keep R1's lock open (unfunded earnings are not earnings a lock is used for): R3 is
+    // paid at 6000 (89 USD of ETH), not at R1's 3000 (0.029666 ETH, worth 178 USD).
+    expect({ openAfterUsd, worthUsd: worth / USD }).toEqual({ openAfterUsd: 0n, worthUsd: 88n });
+  }, 120_000);
+});
+
+describe("a payout in USD while newer earnings that were never locked sit in the payable", () => {
+  const t = rateLockWorld();
+  it("pays those unlocked earnings first: the older lock stays with its own earnings, still in the payable", async () => {
+    const { s, usd, eth } = t;
+    await t.receive("c", 200n * USD, "w1");
+    // R1: 89 USD, locked into ETH at 3000 (preference 100% ETH).
+    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
+    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(1);
+    // o moves to USD; R2: 89 USD earned, never locked (its queue is emptied).
+    await t.preference("USD");
+    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
+    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(0);
+    // ETH falls to 1500: o takes 89 USD at par. These are R2's dollars: R2 was earned to be paid in
+    // USD, R1 was locked into ETH, and the payable still holds 89 USD for R1's lock.
+    await t.rate(eth, usd, 1500n, 1n);
+    const p1 = expectStatus(await s.api.call("POST", "/v1/payouts", { key: s.keys.o, body: { asset: "USD", amount: (89n * USD).toString() } }), 201).body;
+    expectStatus(await s.api.call("POST", `/v1/payouts/${p1.id}/mark-paid`, { key: s.keys.finance, body: { reference: "SEPA-1" } }), 200);
+    const openAfterUsd = t.open(await t.locks());
+    // ETH rises to 6000: o moves back to ETH and is paid R1, at its lock.
+    await t.rate(eth, usd, 6000n, 1n);
+    await t.preference("ETH");
+    const paid = await t.payOut(89n * USD);
+    const worth = (paid * 6000n * USD) / ETH;
+    // What o got is what at_earning promised: R1 as the ETH locked when it was earned (0.029666 ETH,
+    // now worth 178 USD) and R2 as the 89 USD it was earned to be paid in, no more. (A payout of both,
+    // 178 USD, would have released R1's lock: rate-lock-paid-elsewhere, "a lock whose earnings were paid in USD".)
+    expect(openAfterUsd).toBe(89n * USD);
+    expect(paid).toBe((89n * USD * ETH) / (3000n * USD));
+    expect(worth / USD).toBe(177n);
+  }, 120_000);
+});

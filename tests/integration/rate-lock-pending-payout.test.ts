@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
+import type { Queryable } from "../../src/db/client.js";
+import { sweepLocks } from "../../src/db/queries/rate-locks.js";
 import { lockEarnedRates } from "../../src/services/lock-rates.js";
 import { getPayout } from "../../src/services/payouts.js";
 import { PayoutWorker } from "../../src/workers/payout-worker.js";
+import { NEEDS_PG, onRealPostgres } from "../support/db.js";
 import { USD } from "../support/funding-world.js";
 import { expectStatus } from "../support/http.js";
 import { rateLockWorld } from "../support/rate-lock-world.js";
@@ -38,5 +41,42 @@ describe("a payout requested under a 50/50 preference, converted after the opera
     // R1 (89 USD, unpaid, preference 100% ETH) keeps its whole ETH lock: the payable is 89 USD, all of
     // it to be paid in ETH (applying P1's 50% to the whole payable, 178 × 50% = 89, left 44.5).
     expect(await ethOpen()).toBe(89n * USD);
+  }, 120_000);
+});
+
+/**
+ * sweepLocks reads the payable's balance and the pending convert payouts in one statement: read in two
+ * (READ COMMITTED, two snapshots), a payout cancelled between them was in neither (its hold still out
+ * of the balance, no longer pending) and its earnings' locks were released for good. The cancel runs
+ * here at the point where the second read would have been.
+ */
+describe.skipIf(!onRealPostgres)(`a convert payout cancelled while another transaction sweeps ${NEEDS_PG}`, () => {
+  const t = rateLockWorld();
+  it("leaves the lock of the earnings that returned to the payable", async () => {
+    const { s } = t;
+    await t.receive("c", 100n * USD, "w1");
+    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
+    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(1);
+    const usd = t.usd;
+    // o asks for its 89 USD in ETH (preference 100% ETH), then changes its mind and cancels.
+    const p = expectStatus(await s.api.call("POST", "/v1/payouts", { key: s.keys.o, body: { asset: "USD", amount: (89n * USD).toString() } }), 201).body;
+    expect(t.open(await t.locks())).toBe(89n * USD);
+    await s.w.db.transaction(async (tx) => {
+      let fired = false;
+      const hooked: Queryable = {
+        ...tx,
+        queryValues: tx.queryValues.bind(tx),
+        query: async (text, params, options) => {
+          if (!fired && text.includes("from payouts")) {
+            fired = true;
+            expectStatus(await s.api.call("POST", `/v1/payouts/${p.id}/cancel`, { key: s.keys.o }), 200);
+          }
+          return tx.query(text, params, options);
+        },
+      } as Queryable;
+      await sweepLocks(hooked, "o", usd.id, 0n);
+    });
+    // The 89 USD are back in o's payable, its preference still 100% ETH: the lock must stay open.
+    expect(t.open(await t.locks())).toBe(89n * USD);
   }, 120_000);
 });

@@ -101,7 +101,10 @@ export async function insertRateLocks(tx: Queryable, rows: NewRateLock[]): Promi
  * about to be sliced, and a pass of the lock worker. Two bounds, in the payable's units:
  *
  * - per pair, open locks ≤ what pending convert payouts will convert into that asset (their parts,
- *   fixed when they were requested) + the payable's available balance (posted, less every hold);
+ *   fixed when they were requested) + the payable's available balance (posted, less every hold)
+ *   less `withheld`: its earnings whose money has not come in and what it owes the platform (those
+ *   are not earnings a lock can be used for: a marketplace's unfunded usage must not keep open the
+ *   lock of earnings paid some other way);
  * - across pairs, what is open beyond those pending parts ≤ the available balance: a unit of
  *   earnings is locked into one asset at most.
  *
@@ -111,7 +114,7 @@ export async function insertRateLocks(tx: Queryable, rows: NewRateLock[]): Promi
  * receivable) is released then, and is not kept for later earnings that were never locked. Locks
  * are never made open again: a released amount is gone.
  */
-export async function sweepLocks(tx: Queryable, operatorId: string, fromAssetId: string): Promise<void> {
+export async function sweepLocks(tx: Queryable, operatorId: string, fromAssetId: string, withheld: bigint): Promise<void> {
   const open = await tx.query<{ id: string; to: string; open: string }>(
     `select id, to_asset_id::text as to, (amount - consumed - released)::text as open from rate_locks
       where operator_id = $1 and from_asset_id = $2 and consumed + released < amount
@@ -119,25 +122,26 @@ export async function sweepLocks(tx: Queryable, operatorId: string, fromAssetId:
     [operatorId, fromAssetId],
   );
   if (open.length === 0) return;
-  const [bal] = await tx.query<{ available: string }>(
+  // The balance and the pending convert payouts in one statement (one snapshot): a payout cancelled
+  // between two reads would be in neither, and its earnings' locks released.
+  const [bal] = await tx.query<{ available: string; pending: { amount: string; splits: { asset_id: string; bps: number }[] }[] | null }>(
     `select coalesce((select greatest(b.credits_posted - b.debits_posted - b.debits_pending, 0)
                         from accounts a join account_balances b on b.account_id = a.id
-                       where a.asset_id = $2 and a.marketplace_id is null and a.opened_by_service and a.ref = 'operator:' || $1 || ':payable'), 0)::text as available`,
-    [operatorId, fromAssetId],
-  );
-  const pending = await tx.query<{ amount: string; splits: { asset_id: string; bps: number }[] }>(
-    `select amount::text as amount, splits from payouts where operator_id = $1 and asset_id = $2 and status = 'pending' and splits is not null`,
+                       where a.asset_id = $2 and a.marketplace_id is null and a.opened_by_service and a.ref = 'operator:' || $1 || ':payable'), 0)::text as available,
+            (select json_agg(json_build_object('amount', amount::text, 'splits', splits)) from payouts
+              where operator_id = $1 and asset_id = $2 and status = 'pending' and splits is not null) as pending`,
     [operatorId, fromAssetId],
   );
   const reserved = new Map<string, bigint>();
-  for (const p of pending) {
+  for (const p of bal!.pending ?? []) {
     const parts = splitByBps(
       BigInt(p.amount),
       p.splits.map((x) => x.bps),
     );
     p.splits.forEach((x, i) => reserved.set(x.asset_id, (reserved.get(x.asset_id) ?? 0n) + parts[i]!));
   }
-  const available = BigInt(bal!.available);
+  const left = BigInt(bal!.available) - withheld;
+  const available = left > 0n ? left : 0n;
   // What of each pair is open beyond its pending parts, walking its locks oldest first.
   const beyond = new Map<string, bigint>();
   const seen = new Map<string, bigint>();
