@@ -138,21 +138,17 @@ describe("a transfer across two marketplaces", () => {
   it("is read by admin and finance only: neither marketplace reads the other's account and amount, by id or in a list", async () => {
     const w = t.w;
     // An admin moves money between an account of m1 and one of m2 (both opened through the API).
-    const across = expectStatus(
-      await t.api.call("POST", "/v1/transfers", {
-        key: w.keys.admin,
-        body: { legs: [{ debit_account_id: w.m1Funding.id, credit_account_id: w.m2Customer.id, amount: "17" }] },
-      }),
-      201,
-    ).body;
+    const adminTransfer = async (debit: string, credit: string, amount: string) =>
+      expectStatus(
+        await t.api.call("POST", "/v1/transfers", {
+          key: w.keys.admin,
+          body: { legs: [{ debit_account_id: debit, credit_account_id: credit, amount }] },
+        }),
+        201,
+      ).body;
+    const across = await adminTransfer(w.m1Funding.id, w.m2Customer.id, "17");
     // One within m1 stays m1's to read.
-    const within = expectStatus(
-      await t.api.call("POST", "/v1/transfers", {
-        key: w.keys.admin,
-        body: { legs: [{ debit_account_id: w.m1Funding.id, credit_account_id: w.m1Customer.id, amount: "18" }] },
-      }),
-      201,
-    ).body;
+    const within = await adminTransfer(w.m1Funding.id, w.m1Customer.id, "18");
     for (const key of [w.keys.admin, w.keys.finance]) expectStatus(await t.api.call("GET", `/v1/transfers/${across.id}`, { key }), 200);
     for (const key of [w.keys.m1, w.keys.m2]) {
       const res = await t.api.call("GET", `/v1/transfers/${across.id}`, { key });
