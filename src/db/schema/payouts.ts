@@ -63,6 +63,8 @@ export const payouts = pgTable(
       .on(t.chainId, t.assetId, t.createdAt)
       .where(sql`${t.status} = 'pending'`),
     index("payouts_operator_idx").on(t.operatorId, t.id),
+    /** GET /v1/payouts?requested_by=: what one key asked for (a revoked key's payouts, docs/operations.md). */
+    index("payouts_requested_by_idx").on(t.requestedBy, t.id),
     index("payouts_chain_tx_idx").on(t.chainTxId),
     index("payouts_convert_queue_idx")
       .on(t.createdAt)
