@@ -3,6 +3,7 @@ import type { Database } from "../db/client.js";
 import { getAsset } from "../db/queries/assets.js";
 import { insertRateLocks, queuedGroups, takeQueued, type NewRateLock, type QueuedGroup } from "../db/queries/rate-locks.js";
 import { sweepRateLocks } from "./rate-lock-sweep.js";
+import { lockOperatorPayoutFunds } from "../db/queries/funding.js";
 import type { Asset } from "../domain/assets.js";
 import { splitByBps } from "../domain/conversion.js";
 import { uuidv7 } from "../domain/ids.js";
@@ -99,6 +100,9 @@ async function lockGroup(
 ): Promise<number> {
   return inTransaction(db, async (tx) => {
     const passId = uuidv7(now.getTime());
+    // The operator's payout lock of the asset before its records are taken: a reversal takes it
+    // before it takes a record out of the queue, so the two never wait on each other in a circle.
+    await lockOperatorPayoutFunds(tx, g.operator_id, g.asset_id);
     const taken = await takeQueued(tx, g, RECORDS, passId);
     if (!taken) return 0;
     if (splits.length === 0) {

@@ -1,14 +1,20 @@
 import type { Queryable } from "../db/client.js";
+import { lockOperatorPayoutFunds } from "../db/queries/funding.js";
 import { sweepLocks } from "../db/queries/rate-locks.js";
 import { withheldEarnings } from "./funding.js";
 
 /**
  * Keeps an operator's open rate locks from `assetId` within the earnings they can still be used for
- * (src/db/queries/rate-locks.ts sweepLocks; docs/settlement.md, "Rate policy"). What is withheld is
- * read first: usage posted meanwhile is then counted in the balance but not withheld, which releases
- * less, never a lock an honest operator still needs; the next sweep releases the rest.
+ * (src/db/queries/rate-locks.ts sweepLocks; docs/settlement.md, "Rate policy"). Called wherever
+ * earnings leave the payable (a payout requested, a reversal, a receivable recovered) and where
+ * locks are made or used. Under the operator's payout lock of the asset, which payouts, reversals and
+ * recoveries take first: none of them changes the balance or what is withheld between the two
+ * reads. Usage is not held back by it; what is withheld is read first, so usage posted meanwhile
+ * is counted in the balance but not withheld, which releases less, never a lock an honest operator
+ * still needs (the next sweep releases the rest).
  */
 export async function sweepRateLocks(tx: Queryable, operatorId: string, assetId: string): Promise<void> {
+  await lockOperatorPayoutFunds(tx, operatorId, assetId);
   const w = await withheldEarnings(tx, operatorId, assetId);
   await sweepLocks(tx, operatorId, assetId, w.awaiting.total + w.receivable);
 }

@@ -7,6 +7,7 @@ import { chart, specKey } from "../domain/chart.js";
 import type { TransferInput } from "../domain/transfers.js";
 import type { UsageRecord } from "../domain/usage.js";
 import { awaitingFunds, lockOperatorFunds, withheldEarnings } from "./funding.js";
+import { sweepRateLocks } from "./rate-lock-sweep.js";
 
 /**
  * Clawbacks and operator receivables (docs/ledger.md, "Clawbacks"). An operator's payable may never
@@ -64,27 +65,34 @@ export async function clawbackRequests(tx: Queryable, usages: UsageRecord[], key
  */
 export async function recoverReceivable(db: Database, operatorId: string, assetId: string): Promise<bigint> {
   let amount = 0n;
-  const [r] = await writeTransfers(db, async (tx): Promise<TransferInput[]> => {
-    await lockOperatorFunds(tx, operatorId, assetId);
-    amount = 0n;
-    const owed = await receivableOf(tx, operatorId, assetId);
-    if (!owed || BigInt(owed.owed) <= 0n) return [];
-    const payable = chart.operatorPayable(assetId, operatorId);
-    const available = (await getServiceAccountAvailable(tx, assetId, payable.ref)) ?? 0n;
-    const w = await withheldEarnings(tx, operatorId, assetId);
-    const free = available - w.awaiting.total - w.held;
-    amount = free < BigInt(owed.owed) ? free : BigInt(owed.owed);
-    if (amount <= 0n) return [];
-    const ids = await ensureAccounts(tx, [payable]);
-    return [
-      {
-        kind: "standard",
-        idempotencyKey: `receivable-recovery:${owed.account_id}:${owed.credits_posted}`,
-        metadata: { receivable_recovery: { operator_id: operatorId } },
-        legs: [{ debitAccountId: ids.get(specKey(payable))!, creditAccountId: owed.account_id, amount }],
-      },
-    ];
-  });
+  const [r] = await writeTransfers(
+    db,
+    async (tx): Promise<TransferInput[]> => {
+      await lockOperatorFunds(tx, operatorId, assetId);
+      amount = 0n;
+      const owed = await receivableOf(tx, operatorId, assetId);
+      if (!owed || BigInt(owed.owed) <= 0n) return [];
+      const payable = chart.operatorPayable(assetId, operatorId);
+      const available = (await getServiceAccountAvailable(tx, assetId, payable.ref)) ?? 0n;
+      const w = await withheldEarnings(tx, operatorId, assetId);
+      const free = available - w.awaiting.total - w.held;
+      amount = free < BigInt(owed.owed) ? free : BigInt(owed.owed);
+      if (amount <= 0n) return [];
+      const ids = await ensureAccounts(tx, [payable]);
+      return [
+        {
+          kind: "standard",
+          idempotencyKey: `receivable-recovery:${owed.account_id}:${owed.credits_posted}`,
+          metadata: { receivable_recovery: { operator_id: operatorId } },
+          legs: [{ debitAccountId: ids.get(specKey(payable))!, creditAccountId: owed.account_id, amount }],
+        },
+      ];
+    },
+    {
+      // Earnings left the payable for the receivable: the operator's rate locks are kept within what is left.
+      afterWrite: (tx) => sweepRateLocks(tx, operatorId, assetId),
+    },
+  );
   if (r === undefined) return 0n;
   if (!r.ok) throw r.error;
   return r.replayed ? 0n : amount;

@@ -14,6 +14,7 @@ import { awaitingFunds, lockOperatorFunds, lockOperatorsFunds } from "./funding.
 import { closeHold, getHold } from "./holds.js";
 import { clawbackRequests } from "./receivables.js";
 import { bookingOf } from "./periods.js";
+import { sweepRateLocks } from "./rate-lock-sweep.js";
 
 /**
  * A reversal takes the record's net back from the operator. What the operator was paid out must
@@ -106,7 +107,16 @@ export async function reverseUsages(db: Database, reversals: UsageReversal[], op
       for (const r of reversals) requests.push(await reversalOf(tx, r));
       return requests;
     },
-    { receipt: options.receipt, afterWrite: allOrNothing(reversals, options.afterWrite) },
+    {
+      receipt: options.receipt,
+      afterWrite: async (tx, outcomes, bookedAt) => {
+        await allOrNothing(reversals, options.afterWrite)(tx, outcomes, bookedAt);
+        // Earnings left the payable: the operator's rate locks are kept within what is left (a
+        // reversal of earnings that were never locked takes the locked earnings' money).
+        const payables = new Map(reversals.map(({ usage: u }) => [`${u.operatorId}|${u.assetId}`, u]));
+        for (const u of payables.values()) await sweepRateLocks(tx, u.operatorId, u.assetId);
+      },
+    },
   );
   const out: Reversed[] = [];
   for (const [k, r] of results.slice(results.length - reversals.length).entries()) {
