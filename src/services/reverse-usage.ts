@@ -15,6 +15,7 @@ import { closeHold, getHold } from "./holds.js";
 import { clawbackRequests } from "./receivables.js";
 import { bookingOf } from "./periods.js";
 import { sweepRateLocks } from "./rate-lock-sweep.js";
+import { dropQueued, ownOpenShares, queuedAmong } from "../db/queries/rate-locks.js";
 
 /**
  * A reversal takes the record's net back from the operator. What the operator was paid out must
@@ -94,6 +95,8 @@ export async function reverseUsage(
  * pass one record); with one, the clawback of each payable covers all of its records.
  */
 export async function reverseUsages(db: Database, reversals: UsageReversal[], options: ReverseOptions = {}): Promise<Reversed[]> {
+  /** When the reversals were judged: the records still in the rate-lock queue, and their own open share of their locks. */
+  let judged = { queued: new Set<string>(), ownOpen: new Map<string, bigint>() };
   const results = await writeTransfers(
     db,
     async (tx) => {
@@ -102,6 +105,8 @@ export async function reverseUsages(db: Database, reversals: UsageReversal[], op
         reversals.map((r) => r.usage),
         options.disputeId,
       );
+      const ids = usages.map((u) => u.id);
+      judged = { queued: await queuedAmong(tx, ids), ownOpen: await ownOpenShares(tx, ids) };
       const requests = options.clawbackKey === undefined ? [] : await clawbackRequests(tx, usages, options.clawbackKey);
       if (options.clawbackKey === undefined) for (const u of usages) await keepsPaidOutFunded(tx, u);
       for (const r of reversals) requests.push(await reversalOf(tx, r));
@@ -111,8 +116,16 @@ export async function reverseUsages(db: Database, reversals: UsageReversal[], op
       receipt: options.receipt,
       afterWrite: async (tx, outcomes, bookedAt) => {
         await allOrNothing(reversals, options.afterWrite)(tx, outcomes, bookedAt);
-        // Earnings left the payable: the operator's rate locks are kept within what is left (a
-        // reversal of earnings that were never locked takes the locked earnings' money).
+        // Earnings left the payable. What of a record's net was not its own open locks' share may
+        // have been paid already (never-locked earnings are paid first), and its reversal then takes
+        // other earnings' money: queued records up to that much are not locked afterwards. (A record
+        // still queued takes its own.) Then the operator's rate locks are kept within what is left.
+        const written = outcomes.slice(outcomes.length - reversals.length);
+        for (const [k, { usage: u }] of reversals.entries()) {
+          if (written[k]?.kind !== "created" || judged.queued.has(u.id)) continue;
+          const rest = u.net - (judged.ownOpen.get(u.id) ?? 0n);
+          if (rest > 0n) await dropQueued(tx, u.operatorId, u.assetId, rest);
+        }
         const payables = new Map(reversals.map(({ usage: u }) => [`${u.operatorId}|${u.assetId}`, u]));
         for (const u of payables.values()) await sweepRateLocks(tx, u.operatorId, u.assetId);
       },

@@ -6,9 +6,9 @@ import { rateLockWorld } from "../support/rate-lock-world.js";
 
 /**
  * Earnings that leave the operator's payable without a conversion leave no lock open behind them
- * (docs/settlement.md, "Rate policy", sweepLocks): when locks are made and before a convert payout
- * uses them, the operator's open locks of a pair are kept within its payable's share for the pair,
- * the excess released oldest first. Each case: record R earned, locked in ETH at 3000 and paid out
+ * (docs/settlement.md, "Rate policy", sweepLocks and dropQueued): earnings that repay a receivable
+ * leave the rate-lock queue with the recovery, and the operator's open locks are kept within what
+ * is left of its payable. Each case: record R earned, locked in ETH at 3000 and paid out
  * at its lock, then reversed with a clawback (an admin's; an upheld dispute's goes the same way),
  * so that o owes 89 USD, repaid by its next earnings S.
  */
@@ -36,7 +36,8 @@ describe("earnings that repay a clawback, locked in the same pair", () => {
   it("leave no lock open at their rate: the operator's later earnings are paid at their own", async () => {
     await t.rate(t.eth, t.usd, 6000n, 1n);
     await paidThenClawedBack(t);
-    expect(await lockEarnedRates(t.s.w.db, t.s.w.settlements, t.log)).toBe(1); // S, locked at 6000
+    // S repaid the receivable: it left the queue with the recovery, and is never locked.
+    expect(await lockEarnedRates(t.s.w.db, t.s.w.settlements, t.log)).toBe(0);
     expect(await usdBalance(t)).toMatchObject({ receivable: "0", payable_now: "0" });
     // ETH doubles again; T is earned and paid: at T's own rate (12000), not S's.
     await t.rate(t.eth, t.usd, 12000n, 1n);
@@ -67,7 +68,8 @@ describe("earnings that repay a clawback, locked in another pair", () => {
   const t = rateLockWorld();
   it("leave no lock of that pair open either", async () => {
     await paidThenClawedBack(t, "TUSD");
-    expect(await lockEarnedRates(t.s.w.db, t.s.w.settlements, t.log)).toBe(1); // S, locked USD → TUSD
+    // S repaid the receivable: it left the queue with the recovery, and is never locked (in TUSD either).
+    expect(await lockEarnedRates(t.s.w.db, t.s.w.settlements, t.log)).toBe(0);
     expect(await usdBalance(t)).toMatchObject({ payable_now: "0" });
     expect(t.open(await t.locks())).toBe(0n);
   }, 120_000);

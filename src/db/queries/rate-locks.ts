@@ -49,6 +49,62 @@ export async function takeQueued(
   return { total: BigInt(row.total), records: Number(row.records), since: new Date(row.since!) };
 }
 
+/**
+ * Earnings that left the payable before their records were locked (paid in the pricing currency or
+ * at the rate of the moment, repaid to a receivable, taken by a reversal of earnings already paid)
+ * must not be locked afterwards: the lock would be made for earnings that are gone, and the
+ * operator's other earnings would be paid at its rate. Drops the operator's queued records in
+ * `assetId`, oldest first, while their net fits in `amount` (docs/settlement.md, "Rate policy"):
+ * never-locked earnings leave first. Runs under the operator's payout lock of the asset, which the
+ * lock worker takes before it takes records.
+ */
+export async function dropQueued(tx: Queryable, operatorId: string, assetId: string, amount: bigint): Promise<void> {
+  if (amount <= 0n) return;
+  const rows = await tx.query<{ marketplace_id: string; usage_id: string; net: string }>(
+    `select marketplace_id, usage_id::text as usage_id, net::text as net from rate_lock_queue
+      where operator_id = $1 and asset_id = $2 order by queued_at, usage_id for update`,
+    [operatorId, assetId],
+  );
+  let left = amount;
+  const dropped: { marketplace_id: string; usage_id: string }[] = [];
+  for (const r of rows) {
+    if (BigInt(r.net) > left) break;
+    left -= BigInt(r.net);
+    dropped.push(r);
+  }
+  if (dropped.length === 0) return;
+  await tx.query(`delete from rate_lock_queue q using unnest($1::text[], $2::uuid[]) d(m, u) where q.marketplace_id = d.m and q.usage_id = d.u`, [
+    pgArray(dropped.map((d) => d.marketplace_id)),
+    pgArray(dropped.map((d) => d.usage_id)),
+  ]);
+}
+
+/** Which of these usage records wait in the rate-lock queue. */
+export async function queuedAmong(tx: Queryable, usageIds: string[]): Promise<Set<string>> {
+  if (usageIds.length === 0) return new Set();
+  const rows = await tx.query<{ usage_id: string }>("select usage_id::text as usage_id from rate_lock_queue where usage_id = any($1::uuid[])", [
+    pgArray(usageIds),
+  ]);
+  return new Set(rows.map((r) => r.usage_id));
+}
+
+/**
+ * What is still open of each record's own share of the locks made with it (the share its reversal
+ * gives back, rate_locks_follow_reversal), in the pricing currency: 0 for a record never locked.
+ */
+export async function ownOpenShares(tx: Queryable, usageIds: string[]): Promise<Map<string, bigint>> {
+  if (usageIds.length === 0) return new Map();
+  const rows = await tx.query<{ usage_id: string; open: string }>(
+    `select r.usage_id::text as usage_id,
+            sum(least(l.amount - l.consumed - l.released, div(l.amount * r.net, l.pass_total)))::text as open
+       from rate_lock_records r join rate_locks l on l.pass_id = r.pass_id
+      where r.usage_id = any($1::uuid[]) and l.pass_total > 0
+      group by r.usage_id`,
+    [pgArray(usageIds)],
+  );
+  return new Map(rows.map((r) => [r.usage_id, BigInt(r.open)]));
+}
+
 export interface NewRateLock {
   id: string;
   marketplaceId: string;
