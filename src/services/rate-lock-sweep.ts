@@ -1,6 +1,6 @@
 import type { Queryable } from "../db/client.js";
 import { lockOperatorPayoutFunds } from "../db/queries/funding.js";
-import { sweepLocks } from "../db/queries/rate-locks.js";
+import { hasOpenLocks, sweepLocks } from "../db/queries/rate-locks.js";
 import { withheldEarnings } from "./funding.js";
 
 /**
@@ -15,6 +15,8 @@ import { withheldEarnings } from "./funding.js";
  */
 export async function sweepRateLocks(tx: Queryable, operatorId: string, assetId: string): Promise<void> {
   await lockOperatorPayoutFunds(tx, operatorId, assetId);
+  // Most operators have no open lock (marketplaces at_payout): nothing to read then.
+  if (!(await hasOpenLocks(tx, operatorId, assetId))) return;
   const w = await withheldEarnings(tx, operatorId, assetId);
   await sweepLocks(tx, operatorId, assetId, w.awaiting.total + w.receivable);
 }

@@ -150,6 +150,15 @@ export async function insertRateLocks(tx: Queryable, rows: NewRateLock[]): Promi
   );
 }
 
+/** Whether the operator has a lock from the asset not yet used up or released. */
+export async function hasOpenLocks(tx: Queryable, operatorId: string, fromAssetId: string): Promise<boolean> {
+  const rows = await tx.query("select 1 from rate_locks where operator_id = $1 and from_asset_id = $2 and consumed + released < amount limit 1", [
+    operatorId,
+    fromAssetId,
+  ]);
+  return rows.length > 0;
+}
+
 /**
  * Keeps an operator's open locks from `fromAssetId` within the earnings they can still be used for
  * (docs/settlement.md, "Rate policy"). Called in the transaction of every event that takes earnings
