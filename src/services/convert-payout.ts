@@ -13,8 +13,8 @@ import { uuidFromKey, uuidv7 } from "../domain/ids.js";
 import type { LegInput, TransferInput } from "../domain/transfers.js";
 import { throwIfRefused } from "./fail-payouts.js";
 import { routeOf } from "./payouts.js";
-import { consumeRateLock, dropQueued } from "../db/queries/rate-locks.js";
-import { sweepRateLocks } from "./rate-lock-sweep.js";
+import { consumeRateLock } from "../db/queries/rate-locks.js";
+import { dropQueuedPaid, sweepRateLocks } from "./rate-lock-sweep.js";
 import { sliceOf, type Slice } from "./conversion-slices.js";
 import type { ChosenRate } from "./rates.js";
 
@@ -120,7 +120,7 @@ async function build(tx: Queryable, payout: Payout, earnings: Asset, parts: Part
   for (const p of parts) p.slices = await sliceOf(tx, payout.operatorId, earnings, p.asset, p.part, { rate: p.rate, unavailable: p.unavailable });
   // What the locks do not cover pays never-locked earnings: the queued records it pays are not locked afterwards.
   const unlocked = parts.reduce((t, p) => t + p.slices.filter((x) => x.lockId === null).reduce((u, x) => u + x.part, 0n), 0n);
-  await dropQueued(tx, payout.operatorId, earnings.id, unlocked);
+  await dropQueuedPaid(tx, payout.operatorId, earnings.id, unlocked);
   const specs: AccountSpec[] = [chart.operatorPayable(earnings.id, payout.operatorId), chart.fxGainsLosses(earnings.id)];
   for (const p of parts) specs.push(chart.operatorPayable(p.asset.id, payout.operatorId), chart.payoutsInTransit(p.asset.id, routeOf(p.destination)));
   for (const p of converting) specs.push(chart.conversion(earnings.id, p.asset.code), chart.conversion(p.asset.id, earnings.code));

@@ -2,6 +2,7 @@ import type { Queryable } from "../db/client.js";
 import {
   customersDebitsBound,
   customersNeedBeyondCash,
+  firstUnfundedRecord,
   lockFundingOfOperatorMarketplaces,
   lockFundingOfOperatorsMarketplaces,
   lockMarketplacesFundingShared,
@@ -51,6 +52,18 @@ export async function marketplacePool(db: Queryable, marketplaceId: string, asse
  */
 async function needUpperBound(db: Queryable, marketplaceId: string, assetId: string): Promise<bigint> {
   return customersNeedBeyondCash(db, marketplaceId, assetId);
+}
+
+/**
+ * The funding_seq of the marketplace's first record in the asset that its money leaves (partly)
+ * unfunded, or null when every record is funded: records before it are funded (first come, first
+ * funded). Reads the records themselves (no funding mark).
+ */
+export async function firstUnfundedSeq(db: Queryable, marketplaceId: string, assetId: string): Promise<bigint | null> {
+  const pool = await marketplacePool(db, marketplaceId, assetId);
+  const available = pool.settled + pool.creditLimit;
+  if ((await needUpperBound(db, marketplaceId, assetId)) <= available) return null;
+  return (await firstUnfundedRecord(db, marketplaceId, assetId, available)).first;
 }
 
 export interface Unfunded {

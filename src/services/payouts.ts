@@ -5,8 +5,7 @@ import { chart, specKey } from "../domain/chart.js";
 import { getAssetByCode } from "../db/queries/assets.js";
 import { type Asset } from "../domain/assets.js";
 import { writeTransfers, type BatchOutcome } from "../db/transfer-writer.js";
-import { sweepRateLocks } from "./rate-lock-sweep.js";
-import { dropQueued } from "../db/queries/rate-locks.js";
+import { dropQueuedPaid, sweepRateLocks } from "./rate-lock-sweep.js";
 import { LedgerError } from "../domain/errors.js";
 import { uuidFromKey } from "../domain/ids.js";
 import { deploymentId } from "../db/queries/deployment.js";
@@ -223,7 +222,7 @@ async function recordPayout(
   // paid as they are, the operator's queued records it pays are not locked afterwards, and its open
   // rate locks are kept within what is left (docs/settlement.md, "Rate policy"). A convert payout's
   // records are dropped when it is converted, as far as the rate of the moment pays it.
-  if (settlement !== "convert") await dropQueued(tx, input.operatorId, asset.id, input.amount);
+  if (settlement !== "convert") await dropQueuedPaid(tx, input.operatorId, asset.id, input.amount);
   await sweepRateLocks(tx, input.operatorId, asset.id);
   if (needsApproval) {
     const proposal = await proposePayoutApproval(tx, {

@@ -1,7 +1,7 @@
 import type { Queryable } from "../db/client.js";
 import { lockOperatorPayoutFunds } from "../db/queries/funding.js";
-import { hasOpenLocks, sweepLocks } from "../db/queries/rate-locks.js";
-import { withheldEarnings } from "./funding.js";
+import { dropQueued, hasOpenLocks, queuedMarketplaces, sweepLocks } from "../db/queries/rate-locks.js";
+import { firstUnfundedSeq, withheldEarnings } from "./funding.js";
 
 /**
  * Keeps an operator's open rate locks from `assetId` within the earnings they can still be used for
@@ -19,4 +19,17 @@ export async function sweepRateLocks(tx: Queryable, operatorId: string, assetId:
   if (!(await hasOpenLocks(tx, operatorId, assetId))) return;
   const w = await withheldEarnings(tx, operatorId, assetId);
   await sweepLocks(tx, operatorId, assetId, w.awaiting.total + w.receivable);
+}
+
+/**
+ * `amount` of the operator's earnings in `assetId` left the payable before their records were
+ * locked: takes it out of the funded queued records (src/db/queries/rate-locks.ts dropQueued).
+ */
+export async function dropQueuedPaid(tx: Queryable, operatorId: string, assetId: string, amount: bigint): Promise<void> {
+  if (amount <= 0n) return;
+  const markets = await queuedMarketplaces(tx, operatorId, assetId);
+  if (markets.length === 0) return;
+  const first = new Map<string, bigint | null>();
+  for (const m of markets) first.set(m, await firstUnfundedSeq(tx, m, assetId));
+  await dropQueued(tx, operatorId, assetId, amount, first);
 }

@@ -7,8 +7,7 @@ import { chart, specKey } from "../domain/chart.js";
 import type { TransferInput } from "../domain/transfers.js";
 import type { UsageRecord } from "../domain/usage.js";
 import { awaitingFunds, lockOperatorFunds, withheldEarnings } from "./funding.js";
-import { sweepRateLocks } from "./rate-lock-sweep.js";
-import { dropQueued } from "../db/queries/rate-locks.js";
+import { dropQueuedPaid, sweepRateLocks } from "./rate-lock-sweep.js";
 
 /**
  * Clawbacks and operator receivables (docs/ledger.md, "Clawbacks"). An operator's payable may never
@@ -93,7 +92,7 @@ export async function recoverReceivable(db: Database, operatorId: string, assetI
       // Earnings left the payable for the receivable: queued records it took are not locked
       // afterwards, and the operator's rate locks are kept within what is left.
       afterWrite: async (tx, outcomes) => {
-        if (outcomes.some((o) => o.kind === "created")) await dropQueued(tx, operatorId, assetId, amount);
+        if (outcomes.some((o) => o.kind === "created")) await dropQueuedPaid(tx, operatorId, assetId, amount);
         await sweepRateLocks(tx, operatorId, assetId);
       },
     },

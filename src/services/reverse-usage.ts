@@ -14,8 +14,8 @@ import { awaitingFunds, lockOperatorFunds, lockOperatorsFunds } from "./funding.
 import { closeHold, getHold } from "./holds.js";
 import { clawbackRequests } from "./receivables.js";
 import { bookingOf } from "./periods.js";
-import { sweepRateLocks } from "./rate-lock-sweep.js";
-import { dropQueued, ownOpenShares, queuedAmong } from "../db/queries/rate-locks.js";
+import { dropQueuedPaid, sweepRateLocks } from "./rate-lock-sweep.js";
+import { ownOpenShares, queuedAmong } from "../db/queries/rate-locks.js";
 
 /**
  * A reversal takes the record's net back from the operator. What the operator was paid out must
@@ -124,7 +124,7 @@ export async function reverseUsages(db: Database, reversals: UsageReversal[], op
         for (const [k, { usage: u }] of reversals.entries()) {
           if (written[k]?.kind !== "created" || judged.queued.has(u.id)) continue;
           const rest = u.net - (judged.ownOpen.get(u.id) ?? 0n);
-          if (rest > 0n) await dropQueued(tx, u.operatorId, u.assetId, rest);
+          if (rest > 0n) await dropQueuedPaid(tx, u.operatorId, u.assetId, rest);
         }
         const payables = new Map(reversals.map(({ usage: u }) => [`${u.operatorId}|${u.assetId}`, u]));
         for (const u of payables.values()) await sweepRateLocks(tx, u.operatorId, u.assetId);

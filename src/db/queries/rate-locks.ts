@@ -49,28 +49,48 @@ export async function takeQueued(
   return { total: BigInt(row.total), records: Number(row.records), since: new Date(row.since!) };
 }
 
+/** The marketplaces with records of the operator in the asset waiting in the rate-lock queue. */
+export async function queuedMarketplaces(tx: Queryable, operatorId: string, assetId: string): Promise<string[]> {
+  const rows = await tx.query<{ marketplace_id: string }>("select distinct marketplace_id from rate_lock_queue where operator_id = $1 and asset_id = $2", [
+    operatorId,
+    assetId,
+  ]);
+  return rows.map((r) => r.marketplace_id);
+}
+
 /**
  * Earnings that left the payable before their records were locked (paid in the pricing currency or
  * at the rate of the moment, repaid to a receivable, taken by a reversal of earnings already paid)
  * must not be locked afterwards: the lock would be made for earnings that are gone, and the
- * operator's other earnings would be paid at its rate. Drops the operator's queued records in
- * `assetId`, oldest first, while their net fits in `amount` (docs/settlement.md, "Rate policy"):
- * never-locked earnings leave first. Runs under the operator's payout lock of the asset, which the
- * lock worker takes before it takes records.
+ * operator's other earnings would be paid at its rate. Takes `amount` out of the operator's queued
+ * records in `assetId`, oldest first: whole records out of the queue, and of the last one the part
+ * that was paid (its queued net lowered: only the rest is ever locked). Only funded records count:
+ * those of each marketplace before `firstUnfunded` (its first record its money leaves unfunded;
+ * null: all funded), since only funded earnings are paid (docs/settlement.md, "Rate policy"). Runs
+ * under the operator's payout lock of the asset, which the lock worker takes before it takes records.
  */
-export async function dropQueued(tx: Queryable, operatorId: string, assetId: string, amount: bigint): Promise<void> {
+export async function dropQueued(tx: Queryable, operatorId: string, assetId: string, amount: bigint, firstUnfunded: Map<string, bigint | null>): Promise<void> {
   if (amount <= 0n) return;
-  const rows = await tx.query<{ marketplace_id: string; usage_id: string; net: string }>(
-    `select marketplace_id, usage_id::text as usage_id, net::text as net from rate_lock_queue
-      where operator_id = $1 and asset_id = $2 order by queued_at, usage_id for update`,
+  const rows = await tx.query<{ marketplace_id: string; usage_id: string; net: string; funding_seq: string }>(
+    `select q.marketplace_id, q.usage_id::text as usage_id, q.net::text as net, u.funding_seq::text as funding_seq
+       from rate_lock_queue q join usage_records u on u.id = q.usage_id and u.marketplace_id = q.marketplace_id
+      where q.operator_id = $1 and q.asset_id = $2 order by q.queued_at, q.usage_id for update of q`,
     [operatorId, assetId],
   );
   let left = amount;
   const dropped: { marketplace_id: string; usage_id: string }[] = [];
   for (const r of rows) {
-    if (BigInt(r.net) > left) break;
-    left -= BigInt(r.net);
+    const first = firstUnfunded.get(r.marketplace_id) ?? null;
+    if (first !== null && BigInt(r.funding_seq) >= first) continue;
+    const net = BigInt(r.net);
+    if (net > left) {
+      await tx.query("update rate_lock_queue set net = net - $3 where marketplace_id = $1 and usage_id = $2", [r.marketplace_id, r.usage_id, left.toString()]);
+      left = 0n;
+      break;
+    }
+    left -= net;
     dropped.push(r);
+    if (left === 0n) break;
   }
   if (dropped.length === 0) return;
   await tx.query(`delete from rate_lock_queue q using unnest($1::text[], $2::uuid[]) d(m, u) where q.marketplace_id = d.m and q.usage_id = d.u`, [
@@ -94,12 +114,18 @@ export async function queuedAmong(tx: Queryable, usageIds: string[]): Promise<Se
  */
 export async function ownOpenShares(tx: Queryable, usageIds: string[]): Promise<Map<string, bigint>> {
   if (usageIds.length === 0) return new Map();
+  // Several records of one lock (a dispute's) share what is open of it: each gets its share, in
+  // record order, as far as what the records before it left open.
   const rows = await tx.query<{ usage_id: string; open: string }>(
-    `select r.usage_id::text as usage_id,
-            sum(least(l.amount - l.consumed - l.released, div(l.amount * r.net, l.pass_total)))::text as open
-       from rate_lock_records r join rate_locks l on l.pass_id = r.pass_id
-      where r.usage_id = any($1::uuid[]) and l.pass_total > 0
-      group by r.usage_id`,
+    `with shares as (
+       select r.usage_id, l.id as lock_id, l.amount - l.consumed - l.released as open, div(l.amount * r.net, l.pass_total) as share
+         from rate_lock_records r join rate_locks l on l.pass_id = r.pass_id
+        where r.usage_id = any($1::uuid[]) and l.pass_total > 0),
+     placed as (
+       select usage_id, open, share,
+              coalesce(sum(share) over (partition by lock_id order by usage_id rows between unbounded preceding and 1 preceding), 0) as before
+         from shares)
+     select usage_id::text as usage_id, sum(greatest(least(share, open - before), 0))::text as open from placed group by usage_id`,
     [pgArray(usageIds)],
   );
   return new Map(rows.map((r) => [r.usage_id, BigInt(r.open)]));
