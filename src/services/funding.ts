@@ -56,14 +56,15 @@ async function needUpperBound(db: Queryable, marketplaceId: string, assetId: str
 
 /**
  * The funding_seq of the marketplace's first record in the asset that its money leaves (partly)
- * unfunded, or null when every record is funded: records before it are funded (first come, first
- * funded). Reads the records themselves (no funding mark).
+ * unfunded, and the part of that record's net that is funded; null when every record is funded.
+ * Records before it are funded (first come, first funded). Reads the records themselves (no mark).
  */
-export async function firstUnfundedSeq(db: Queryable, marketplaceId: string, assetId: string): Promise<bigint | null> {
+export async function firstUnfundedSeq(db: Queryable, marketplaceId: string, assetId: string): Promise<{ seq: bigint; fundedNet: bigint } | null> {
   const pool = await marketplacePool(db, marketplaceId, assetId);
   const available = pool.settled + pool.creditLimit;
   if ((await needUpperBound(db, marketplaceId, assetId)) <= available) return null;
-  return (await firstUnfundedRecord(db, marketplaceId, assetId, available)).first;
+  const r = await firstUnfundedRecord(db, marketplaceId, assetId, available, false);
+  return r.first === null ? null : { seq: r.first, fundedNet: r.fundedNet };
 }
 
 export interface Unfunded {

@@ -29,7 +29,7 @@ export async function dropQueuedPaid(tx: Queryable, operatorId: string, assetId:
   if (amount <= 0n) return;
   const markets = await queuedMarketplaces(tx, operatorId, assetId);
   if (markets.length === 0) return;
-  const first = new Map<string, bigint | null>();
+  const first = new Map<string, { seq: bigint; fundedNet: bigint } | null>();
   for (const m of markets) first.set(m, await firstUnfundedSeq(tx, m, assetId));
   await dropQueued(tx, operatorId, assetId, amount, first);
 }

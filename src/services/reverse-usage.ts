@@ -96,7 +96,7 @@ export async function reverseUsage(
  */
 export async function reverseUsages(db: Database, reversals: UsageReversal[], options: ReverseOptions = {}): Promise<Reversed[]> {
   /** When the reversals were judged: the records still in the rate-lock queue, and their own open share of their locks. */
-  let judged = { queued: new Set<string>(), ownOpen: new Map<string, bigint>() };
+  let judged = { queued: new Map<string, bigint>(), ownOpen: new Map<string, bigint>() };
   const results = await writeTransfers(
     db,
     async (tx) => {
@@ -118,12 +118,14 @@ export async function reverseUsages(db: Database, reversals: UsageReversal[], op
         await allOrNothing(reversals, options.afterWrite)(tx, outcomes, bookedAt);
         // Earnings left the payable. What of a record's net was not its own open locks' share may
         // have been paid already (never-locked earnings are paid first), and its reversal then takes
-        // other earnings' money: queued records up to that much are not locked afterwards. (A record
-        // still queued takes its own.) Then the operator's rate locks are kept within what is left.
+        // other earnings' money: queued records up to that much are not locked afterwards. Then the
+        // operator's rate locks are kept within what is left.
         const written = outcomes.slice(outcomes.length - reversals.length);
         for (const [k, { usage: u }] of reversals.entries()) {
-          if (written[k]?.kind !== "created" || judged.queued.has(u.id)) continue;
-          const rest = u.net - (judged.ownOpen.get(u.id) ?? 0n);
+          if (written[k]?.kind !== "created") continue;
+          // Its own: what is still queued of it (a payout may have taken part), or its locks' open share.
+          const queued = judged.queued.get(u.id);
+          const rest = u.net - (queued ?? judged.ownOpen.get(u.id) ?? 0n);
           if (rest > 0n) await dropQueuedPaid(tx, u.operatorId, u.assetId, rest);
         }
         const payables = new Map(reversals.map(({ usage: u }) => [`${u.operatorId}|${u.assetId}`, u]));

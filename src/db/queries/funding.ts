@@ -239,23 +239,27 @@ export async function unfundedUsageByOperator(
 }
 
 /**
- * The first record (its funding_seq) that the money leaves unfunded, or null when all are funded;
- * and the mark the walk started after (0: every record was walked). For the mark step.
+ * The first record (its funding_seq) that the money leaves unfunded, or null when all are funded,
+ * with the part of its operator's net that is funded (it may be partly funded); and the mark the
+ * walk started after (0: every record was walked). For the mark step (and, without the mark, for
+ * the rate-lock queue).
  */
 export async function firstUnfundedRecord(
   db: Queryable,
   marketplaceId: string,
   assetId: string,
   available: bigint,
-): Promise<{ first: bigint | null; walkedAfter: bigint }> {
-  const { row, w } = await walkFromStart<{ first: string | null }>(
+  useMark = true,
+): Promise<{ first: bigint | null; walkedAfter: bigint; fundedNet: bigint }> {
+  const { row, w } = await walkFromStart<{ first: string | null; funded_net: string | null }>(
     db,
     [marketplaceId, assetId, available.toString(), null],
-    "select min(funding_seq)::text as first from unfunded where unfunded > 0",
+    `select (select funding_seq from unfunded where unfunded > 0 order by funding_seq limit 1)::text as first,
+            (select div(net * (gross - unfunded), gross) from unfunded where unfunded > 0 order by funding_seq limit 1)::text as funded_net`,
     [],
-    true,
+    useMark,
   );
-  return { first: row.first === null ? null : BigInt(row.first), walkedAfter: w };
+  return { first: row.first === null ? null : BigInt(row.first), walkedAfter: w, fundedNet: BigInt(row.funded_net ?? 0) };
 }
 
 export type MarketplaceFundingTotalsRow = { received: string; usage: string; clearing: string };

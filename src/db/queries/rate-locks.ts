@@ -65,14 +65,20 @@ export async function queuedMarketplaces(tx: Queryable, operatorId: string, asse
  * operator's other earnings would be paid at its rate. Takes `amount` out of the operator's queued
  * records in `assetId`, oldest first: whole records out of the queue, and of the last one the part
  * that was paid (its queued net lowered: only the rest is ever locked). Only funded records count:
- * those of each marketplace before `firstUnfunded` (its first record its money leaves unfunded;
- * null: all funded), since only funded earnings are paid (docs/settlement.md, "Rate policy"). Runs
+ * those of each marketplace before `firstUnfunded` (its first record its money leaves unfunded; null:
+ * all funded) and the funded part of that record, since only funded earnings are paid (docs/settlement.md, "Rate policy"). Runs
  * under the operator's payout lock of the asset, which the lock worker takes before it takes records.
  */
-export async function dropQueued(tx: Queryable, operatorId: string, assetId: string, amount: bigint, firstUnfunded: Map<string, bigint | null>): Promise<void> {
+export async function dropQueued(
+  tx: Queryable,
+  operatorId: string,
+  assetId: string,
+  amount: bigint,
+  firstUnfunded: Map<string, { seq: bigint; fundedNet: bigint } | null>,
+): Promise<void> {
   if (amount <= 0n) return;
-  const rows = await tx.query<{ marketplace_id: string; usage_id: string; net: string; funding_seq: string }>(
-    `select q.marketplace_id, q.usage_id::text as usage_id, q.net::text as net, u.funding_seq::text as funding_seq
+  const rows = await tx.query<{ marketplace_id: string; usage_id: string; net: string; full_net: string; funding_seq: string }>(
+    `select q.marketplace_id, q.usage_id::text as usage_id, q.net::text as net, u.net::text as full_net, u.funding_seq::text as funding_seq
        from rate_lock_queue q join usage_records u on u.id = q.usage_id and u.marketplace_id = q.marketplace_id
       where q.operator_id = $1 and q.asset_id = $2 order by q.queued_at, q.usage_id for update of q`,
     [operatorId, assetId],
@@ -81,15 +87,17 @@ export async function dropQueued(tx: Queryable, operatorId: string, assetId: str
   const dropped: { marketplace_id: string; usage_id: string }[] = [];
   for (const r of rows) {
     const first = firstUnfunded.get(r.marketplace_id) ?? null;
-    if (first !== null && BigInt(r.funding_seq) >= first) continue;
-    const net = BigInt(r.net);
-    if (net > left) {
-      await tx.query("update rate_lock_queue set net = net - $3 where marketplace_id = $1 and usage_id = $2", [r.marketplace_id, r.usage_id, left.toString()]);
-      left = 0n;
-      break;
-    }
-    left -= net;
-    dropped.push(r);
+    if (first !== null && BigInt(r.funding_seq) > first.seq) continue;
+    // The first record the money leaves unfunded may be partly funded, and paid that far: what of
+    // its queued net is beyond its unfunded part.
+    const queuedNet = BigInt(r.net);
+    const payable = first !== null && BigInt(r.funding_seq) === first.seq ? queuedNet - (BigInt(r.full_net) - first.fundedNet) : queuedNet;
+    if (payable <= 0n) continue;
+    const take = payable < left ? payable : left;
+    if (take === queuedNet) dropped.push(r);
+    else
+      await tx.query("update rate_lock_queue set net = net - $3 where marketplace_id = $1 and usage_id = $2", [r.marketplace_id, r.usage_id, take.toString()]);
+    left -= take;
     if (left === 0n) break;
   }
   if (dropped.length === 0) return;
@@ -99,13 +107,24 @@ export async function dropQueued(tx: Queryable, operatorId: string, assetId: str
   ]);
 }
 
-/** Which of these usage records wait in the rate-lock queue. */
-export async function queuedAmong(tx: Queryable, usageIds: string[]): Promise<Set<string>> {
-  if (usageIds.length === 0) return new Set();
-  const rows = await tx.query<{ usage_id: string }>("select usage_id::text as usage_id from rate_lock_queue where usage_id = any($1::uuid[])", [
-    pgArray(usageIds),
-  ]);
-  return new Set(rows.map((r) => r.usage_id));
+/** Which of these usage records wait in the rate-lock queue, with their queued net (lowered by what payouts took of it). */
+export async function queuedAmong(tx: Queryable, usageIds: string[]): Promise<Map<string, bigint>> {
+  if (usageIds.length === 0) return new Map();
+  const rows = await tx.query<{ usage_id: string; net: string }>(
+    "select usage_id::text as usage_id, net::text as net from rate_lock_queue where usage_id = any($1::uuid[])",
+    [pgArray(usageIds)],
+  );
+  return new Map(rows.map((r) => [r.usage_id, BigInt(r.net)]));
+}
+
+/** Each lock's amount and the net of the records it was made with (its amount, for a lock made before 0043). */
+export async function lockCoverage(tx: Queryable, ids: string[]): Promise<Map<string, { amount: bigint; passTotal: bigint }>> {
+  if (ids.length === 0) return new Map();
+  const rows = await tx.query<{ id: string; amount: string; pass_total: string }>(
+    "select id::text as id, amount::text as amount, coalesce(pass_total, amount)::text as pass_total from rate_locks where id = any($1::uuid[])",
+    [pgArray(ids)],
+  );
+  return new Map(rows.map((r) => [r.id, { amount: BigInt(r.amount), passTotal: BigInt(r.pass_total) }]));
 }
 
 /**

@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import { lockEarnedRates } from "../../src/services/lock-rates.js";
+import { USD, type FundingWorld } from "../support/funding-world.js";
+import { expectStatus } from "../support/http.js";
+import { rateLockWorld } from "../support/rate-lock-world.js";
+
+const ETH = 10n ** 18n;
+
+async function market(s: FundingWorld, id: string, key: string, policy: "at_payout" | "at_earning", cust: string, funded: bigint) {
+  expectStatus(await s.api.call("PUT", `/v1/marketplaces/${id}/pricing-currency`, { body: { asset: "USD", rate_policy: policy } }), 200);
+  expectStatus(await s.api.call("POST", "/v1/operators", { key, body: { id: "o", name: "o" } }), 202);
+  expectStatus(await s.api.call("POST", `/v1/operators/o/invitations/${id}/accept`, { key: s.keys.o, body: {} }), 200);
+  if (id !== "b") expectStatus(await s.api.call("POST", "/v1/customers", { key, body: { id: cust, billing: "prepaid" } }), 201);
+  if (funded > 0n) {
+    const r = expectStatus(
+      await s.api.call("POST", `/v1/marketplaces/${id}/receipts`, {
+        key: s.keys.finance,
+        body: { asset: "USD", amount: funded.toString(), reference: `${id}-${cust}`, customer_id: cust },
+      }),
+      201,
+    ).body;
+    expectStatus(await s.approve(r.id, s.keys.finance2), 200);
+  }
+}
+
+/**
+ * A payout may have lowered a queued record's net: of R's 89, 60 were paid at the rate of the moment
+ * and only 29 are queued. R's reversal takes 89 from the payable, 29 of its own and 60 of S's, so 60
+ * of S leave the queue with it. Taken as all its own, S stayed queued whole, was locked for 89 and its
+ * lock priced at_payout earnings.
+ */
+describe("the reversal of a queued record whose queued net was lowered by a payout", () => {
+  const t = rateLockWorld();
+  it("takes the paid part out of the other queued records", async () => {
+    const { s, usd, eth } = t;
+    await t.receive("c", 200n * USD, "w1");
+    const r = await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
+    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } }); // S
+    // 60 USD paid in ETH at the rate of the moment: R's queued net 89 → 29.
+    await t.payOut(60n * USD);
+    // m reverses R (89 back from o's 118): what is left (29) is S's.
+    await t.reverse(r.id);
+    // X: 89 USD at_payout earnings on b; then the worker locks S.
+    await market(s, "b", s.keys.b, "at_payout", "bc", 100n * USD);
+    await s.usage("o", "bc", 100n * USD, { key: s.keys.b, extra: { asset: "USD" } });
+    await lockEarnedRates(s.w.db, s.w.settlements, t.log);
+    const openAfterLock = t.open(await t.locks());
+    await t.rate(eth, usd, 6000n, 1n);
+    const paid = await t.payOut(118n * USD);
+    const worthUsd = (paid * 6000n * USD) / ETH / USD;
+    // S's 29 at its lock (worth 58) + X's 89 at 6000 = 147 USD; not 89 at the lock (178) + 29 = 207.
+    expect({ openAfterLock, worthUsd }).toEqual({ openAfterLock: 29n * USD, worthUsd: 146n });
+  }, 120_000);
+});
