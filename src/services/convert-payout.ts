@@ -118,19 +118,7 @@ async function build(tx: Queryable, payout: Payout, earnings: Asset, parts: Part
   // (earnings may have left the payable without a conversion since locks were made).
   if (converting.length > 0) await sweepRateLocks(tx, payout.operatorId, earnings.id);
   for (const p of parts) p.slices = await sliceOf(tx, payout.operatorId, earnings, p.asset, p.part, { rate: p.rate, unavailable: p.unavailable });
-  // The earnings the locks used stand for (a lock of a 50% share used for 10 stands for 20 of
-  // earnings, the other 10 paid in the part of another asset); the rest of the payout pays
-  // never-locked earnings, and the queued records it pays are not locked afterwards.
-  const used = parts.flatMap((p) => p.slices.filter((x) => x.lockId !== null));
-  const coverage = await lockCoverage(
-    tx,
-    used.map((x) => x.lockId!),
-  );
-  const stands = used.reduce((t, x) => {
-    const c = coverage.get(x.lockId!)!;
-    return t + (x.part * c.passTotal) / c.amount;
-  }, 0n);
-  await dropQueuedPaid(tx, payout.operatorId, earnings.id, payout.amount - stands);
+  await dropUnlockedPaid(tx, payout, earnings, parts);
   const specs: AccountSpec[] = [chart.operatorPayable(earnings.id, payout.operatorId), chart.fxGainsLosses(earnings.id)];
   for (const p of parts) specs.push(chart.operatorPayable(p.asset.id, payout.operatorId), chart.payoutsInTransit(p.asset.id, routeOf(p.destination)));
   for (const p of converting) specs.push(chart.conversion(earnings.id, p.asset.code), chart.conversion(p.asset.id, earnings.code));
@@ -179,6 +167,24 @@ async function build(tx: Queryable, payout: Payout, earnings: Asset, parts: Part
     state.tags.push({ kind: "hold", part: p });
   }
   return transfers;
+}
+
+/**
+ * The earnings the locks used stand for (a lock of a 50% share used for 10 stands for 20 of
+ * earnings, the other 10 paid in the part of another asset); the rest of the payout pays
+ * never-locked earnings, and the queued records it pays are not locked afterwards.
+ */
+async function dropUnlockedPaid(tx: Queryable, payout: Payout, earnings: Asset, parts: Part[]): Promise<void> {
+  const used = parts.flatMap((p) => p.slices.filter((x) => x.lockId !== null));
+  const coverage = await lockCoverage(
+    tx,
+    used.map((x) => x.lockId!),
+  );
+  const stands = used.reduce((t, x) => {
+    const c = coverage.get(x.lockId!)!;
+    return t + (x.part * c.passTotal) / c.amount;
+  }, 0n);
+  await dropQueuedPaid(tx, payout.operatorId, earnings.id, payout.amount - stands);
 }
 
 /** A part's own payout's hold: the operator's payable in its asset → in transit. */
