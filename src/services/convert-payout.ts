@@ -175,14 +175,15 @@ async function build(tx: Queryable, payout: Payout, earnings: Asset, parts: Part
  * never-locked earnings, and the queued records it pays are not locked afterwards.
  */
 async function dropUnlockedPaid(tx: Queryable, payout: Payout, earnings: Asset, parts: Part[]): Promise<void> {
-  const used = parts.flatMap((p) => p.slices.filter((x) => x.lockId !== null));
+  const used = parts.flatMap((p) => p.slices.filter((x) => x.lockId !== null).map((x) => ({ x, bps: p.bps })));
   const coverage = await lockCoverage(
     tx,
-    used.map((x) => x.lockId!),
+    used.map(({ x }) => x.lockId!),
   );
-  const stands = used.reduce((t, x) => {
+  // A lock made before its records were kept (no pass total) stands for its part at the payout's share of its asset.
+  const stands = used.reduce((t, { x, bps }) => {
     const c = coverage.get(x.lockId!)!;
-    return t + (x.part * c.passTotal) / c.amount;
+    return t + (c.passTotal === null ? (x.part * 10_000n) / BigInt(bps) : (x.part * c.passTotal) / c.amount);
   }, 0n);
   await dropQueuedPaid(tx, payout.operatorId, earnings.id, payout.amount - stands);
 }

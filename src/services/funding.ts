@@ -2,7 +2,6 @@ import type { Queryable } from "../db/client.js";
 import {
   customersDebitsBound,
   customersNeedBeyondCash,
-  firstUnfundedRecord,
   lockFundingOfOperatorMarketplaces,
   lockFundingOfOperatorsMarketplaces,
   lockMarketplacesFundingShared,
@@ -10,6 +9,7 @@ import {
   marketplaceFundingTotals,
   marketplacePoolTotals,
   payablesOfPaidOperators,
+  unfundedNetsOfOperator,
   unfundedUsageByOperator,
 } from "../db/queries/funding.js";
 import { marketplaceIdsOfOperator } from "../db/queries/parties.js";
@@ -55,16 +55,14 @@ async function needUpperBound(db: Queryable, marketplaceId: string, assetId: str
 }
 
 /**
- * The funding_seq of the marketplace's first record in the asset that its money leaves (partly)
- * unfunded, and the part of that record's net that is funded; null when every record is funded.
- * Records before it are funded (first come, first funded). Reads the records themselves (no mark).
+ * The operator's records in the marketplace and asset that its money leaves (partly) unfunded, by
+ * funding_seq, with the unfunded part of their net; empty when every record is funded.
  */
-export async function firstUnfundedSeq(db: Queryable, marketplaceId: string, assetId: string): Promise<{ seq: bigint; fundedNet: bigint } | null> {
+export async function unfundedNets(db: Queryable, marketplaceId: string, assetId: string, operatorId: string): Promise<Map<bigint, bigint>> {
   const pool = await marketplacePool(db, marketplaceId, assetId);
   const available = pool.settled + pool.creditLimit;
-  if ((await needUpperBound(db, marketplaceId, assetId)) <= available) return null;
-  const r = await firstUnfundedRecord(db, marketplaceId, assetId, available, false);
-  return r.first === null ? null : { seq: r.first, fundedNet: r.fundedNet };
+  if ((await needUpperBound(db, marketplaceId, assetId)) <= available) return new Map();
+  return unfundedNetsOfOperator(db, marketplaceId, assetId, available, operatorId);
 }
 
 export interface Unfunded {

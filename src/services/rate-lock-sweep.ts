@@ -1,7 +1,7 @@
 import type { Queryable } from "../db/client.js";
 import { lockOperatorPayoutFunds } from "../db/queries/funding.js";
 import { dropQueued, hasOpenLocks, queuedMarketplaces, sweepLocks } from "../db/queries/rate-locks.js";
-import { firstUnfundedSeq, withheldEarnings } from "./funding.js";
+import { unfundedNets, withheldEarnings } from "./funding.js";
 
 /**
  * Keeps an operator's open rate locks from `assetId` within the earnings they can still be used for
@@ -29,7 +29,7 @@ export async function dropQueuedPaid(tx: Queryable, operatorId: string, assetId:
   if (amount <= 0n) return;
   const markets = await queuedMarketplaces(tx, operatorId, assetId);
   if (markets.length === 0) return;
-  const first = new Map<string, { seq: bigint; fundedNet: bigint } | null>();
-  for (const m of markets) first.set(m, await firstUnfundedSeq(tx, m, assetId));
-  await dropQueued(tx, operatorId, assetId, amount, first);
+  const unfunded = new Map<string, Map<bigint, bigint>>();
+  for (const m of markets) unfunded.set(m, await unfundedNets(tx, m, assetId, operatorId));
+  await dropQueued(tx, operatorId, assetId, amount, unfunded);
 }

@@ -1,28 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { lockEarnedRates } from "../../src/services/lock-rates.js";
-import { USD, type FundingWorld } from "../support/funding-world.js";
+import { USD } from "../support/funding-world.js";
 import { expectStatus } from "../support/http.js";
-import { rateLockWorld } from "../support/rate-lock-world.js";
+import { joinMarketplace, rateLockWorld } from "../support/rate-lock-world.js";
 
 const ETH = 10n ** 18n;
-
-/** A marketplace `id` pricing in USD under `policy`, o selling through it, customer `cust` with `funded` USD received. */
-async function market(s: FundingWorld, id: string, key: string, policy: "at_payout" | "at_earning", cust: string, funded: bigint) {
-  expectStatus(await s.api.call("PUT", `/v1/marketplaces/${id}/pricing-currency`, { body: { asset: "USD", rate_policy: policy } }), 200);
-  expectStatus(await s.api.call("POST", "/v1/operators", { key, body: { id: "o", name: "o" } }), 202);
-  expectStatus(await s.api.call("POST", `/v1/operators/o/invitations/${id}/accept`, { key: s.keys.o, body: {} }), 200);
-  if (id !== "b") expectStatus(await s.api.call("POST", "/v1/customers", { key, body: { id: cust, billing: "prepaid" } }), 201);
-  if (funded > 0n) {
-    const r = expectStatus(
-      await s.api.call("POST", `/v1/marketplaces/${id}/receipts`, {
-        key: s.keys.finance,
-        body: { asset: "USD", amount: funded.toString(), reference: `${id}-${cust}`, customer_id: cust },
-      }),
-      201,
-    ).body;
-    expectStatus(await s.approve(r.id, s.keys.finance2), 200);
-  }
-}
 
 /**
  * A payout 1 unit short of a queued record's net takes that much of it out of the queue: only the
@@ -43,7 +25,7 @@ describe("a payout 1 USD short of the queued record's net", () => {
     // o is paid 88 of R1's 89 USD in ETH at the rate of the moment (3000); R1 (89) does not fit in 88: stays queued.
     const first = await t.payOut(88n * USD);
     // R3: 89 USD of at_payout earnings (marketplace b), never to be locked.
-    await market(s, "b", s.keys.b, "at_payout", "bc", 100n * USD);
+    await joinMarketplace(s, "b", s.keys.b, "at_payout", "bc", 100n * USD);
     await s.usage("o", "bc", 100n * USD, { key: s.keys.b, extra: { asset: "USD" } });
     // m takes R2 back; the worker locks R1's whole 89 USD at 3000 (the sweep's bound: 1 + 89 available).
     await t.reverse(r2.id);
@@ -74,13 +56,13 @@ describe("a payout of funded earnings while another marketplace's unfunded recor
     expectStatus(await s.api.call("POST", "/v1/customers/d/deposits", { key: s.keys.market, body: { asset: "USD", amount: (100n * USD).toString() } }), 201);
     const u = await s.usage("o", "d", 100n * USD, { extra: { asset: "USD" } });
     // F: 89 USD on b (also at_earning), funded.
-    await market(s, "b", s.keys.b, "at_earning", "bc", 100n * USD);
+    await joinMarketplace(s, "b", s.keys.b, "at_earning", "bc", 100n * USD);
     await s.usage("o", "bc", 100n * USD, { key: s.keys.b, extra: { asset: "USD" } });
     // Payable-now is F's 89 USD only; o is paid it in ETH at the rate of the moment (3000).
     const first = await t.payOut(89n * USD);
     // R3: 89 USD of at_payout earnings on a third marketplace x.
     const kx = await s.ownMarketplace("x");
-    await market(s, "x", kx, "at_payout", "xc", 100n * USD);
+    await joinMarketplace(s, "x", kx, "at_payout", "xc", 100n * USD);
     await s.usage("o", "xc", 100n * USD, { key: kx, extra: { asset: "USD" } });
     // The worker locks F (already paid) at 3000; m takes U back.
     await lockEarnedRates(s.w.db, s.w.settlements, t.log);

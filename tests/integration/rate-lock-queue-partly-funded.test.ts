@@ -1,28 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { lockEarnedRates } from "../../src/services/lock-rates.js";
-import { USD, type FundingWorld } from "../support/funding-world.js";
+import { USD } from "../support/funding-world.js";
 import { expectStatus } from "../support/http.js";
-import { rateLockWorld } from "../support/rate-lock-world.js";
+import { joinMarketplace, rateLockWorld } from "../support/rate-lock-world.js";
 
 const ETH = 10n ** 18n;
-
-/** As in rate-lock-queue-drop.test.ts: a marketplace `id` pricing in USD under `policy`, o selling through it. */
-async function market(s: FundingWorld, id: string, key: string, policy: "at_payout" | "at_earning", cust: string, funded: bigint) {
-  expectStatus(await s.api.call("PUT", `/v1/marketplaces/${id}/pricing-currency`, { body: { asset: "USD", rate_policy: policy } }), 200);
-  expectStatus(await s.api.call("POST", "/v1/operators", { key, body: { id: "o", name: "o" } }), 202);
-  expectStatus(await s.api.call("POST", `/v1/operators/o/invitations/${id}/accept`, { key: s.keys.o, body: {} }), 200);
-  if (id !== "b") expectStatus(await s.api.call("POST", "/v1/customers", { key, body: { id: cust, billing: "prepaid" } }), 201);
-  if (funded > 0n) {
-    const r = expectStatus(
-      await s.api.call("POST", `/v1/marketplaces/${id}/receipts`, {
-        key: s.keys.finance,
-        body: { asset: "USD", amount: funded.toString(), reference: `${id}-${cust}`, customer_id: cust },
-      }),
-      201,
-    ).body;
-    expectStatus(await s.approve(r.id, s.keys.finance2), 200);
-  }
-}
 
 /**
  * A record half funded is half payable: a payout of that half takes it out of the queue, although
@@ -42,7 +24,7 @@ describe("a payout of the funded half of a half-funded queued record", () => {
     // o is paid R's funded 44.5 USD in ETH at the rate of the moment (3000).
     const first = await t.payOut(44_500_000n);
     // X: 89 USD of at_payout earnings on marketplace b.
-    await market(s, "b", s.keys.b, "at_payout", "bc", 100n * USD);
+    await joinMarketplace(s, "b", s.keys.b, "at_payout", "bc", 100n * USD);
     await s.usage("o", "bc", 100n * USD, { key: s.keys.b, extra: { asset: "USD" } });
     // m settles the rest; the worker locks R at 3000.
     const r = expectStatus(

@@ -1,27 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { lockEarnedRates } from "../../src/services/lock-rates.js";
-import { USD, type FundingWorld } from "../support/funding-world.js";
-import { expectStatus } from "../support/http.js";
-import { rateLockWorld } from "../support/rate-lock-world.js";
+import { USD } from "../support/funding-world.js";
+import { joinMarketplace, rateLockWorld } from "../support/rate-lock-world.js";
 
 const ETH = 10n ** 18n;
-
-async function market(s: FundingWorld, id: string, key: string, policy: "at_payout" | "at_earning", cust: string, funded: bigint) {
-  expectStatus(await s.api.call("PUT", `/v1/marketplaces/${id}/pricing-currency`, { body: { asset: "USD", rate_policy: policy } }), 200);
-  expectStatus(await s.api.call("POST", "/v1/operators", { key, body: { id: "o", name: "o" } }), 202);
-  expectStatus(await s.api.call("POST", `/v1/operators/o/invitations/${id}/accept`, { key: s.keys.o, body: {} }), 200);
-  if (id !== "b") expectStatus(await s.api.call("POST", "/v1/customers", { key, body: { id: cust, billing: "prepaid" } }), 201);
-  if (funded > 0n) {
-    const r = expectStatus(
-      await s.api.call("POST", `/v1/marketplaces/${id}/receipts`, {
-        key: s.keys.finance,
-        body: { asset: "USD", amount: funded.toString(), reference: `${id}-${cust}`, customer_id: cust },
-      }),
-      201,
-    ).body;
-    expectStatus(await s.approve(r.id, s.keys.finance2), 200);
-  }
-}
 
 /**
  * A payout may have lowered a queued record's net: of R's 89, 60 were paid at the rate of the moment
@@ -41,7 +23,7 @@ describe("the reversal of a queued record whose queued net was lowered by a payo
     // m reverses R (89 back from o's 118): what is left (29) is S's.
     await t.reverse(r.id);
     // X: 89 USD at_payout earnings on b; then the worker locks S.
-    await market(s, "b", s.keys.b, "at_payout", "bc", 100n * USD);
+    await joinMarketplace(s, "b", s.keys.b, "at_payout", "bc", 100n * USD);
     await s.usage("o", "bc", 100n * USD, { key: s.keys.b, extra: { asset: "USD" } });
     await lockEarnedRates(s.w.db, s.w.settlements, t.log);
     const openAfterLock = t.open(await t.locks());

@@ -83,3 +83,21 @@ export function rateLockWorld() {
       ),
   };
 }
+
+/** A marketplace `id` pricing in USD under `policy`, o selling through it (invited with `key`, accepted), customer `cust` (prepaid, but for `b`) with `funded` USD received. */
+export async function joinMarketplace(s: FundingWorld, id: string, key: string, policy: "at_payout" | "at_earning", cust: string, funded: bigint) {
+  expectStatus(await s.api.call("PUT", `/v1/marketplaces/${id}/pricing-currency`, { body: { asset: "USD", rate_policy: policy } }), 200);
+  expectStatus(await s.api.call("POST", "/v1/operators", { key, body: { id: "o", name: "o" } }), 202);
+  expectStatus(await s.api.call("POST", `/v1/operators/o/invitations/${id}/accept`, { key: s.keys.o, body: {} }), 200);
+  if (id !== "b") expectStatus(await s.api.call("POST", "/v1/customers", { key, body: { id: cust, billing: "prepaid" } }), 201);
+  if (funded > 0n) {
+    const r = expectStatus(
+      await s.api.call("POST", `/v1/marketplaces/${id}/receipts`, {
+        key: s.keys.finance,
+        body: { asset: "USD", amount: funded.toString(), reference: `${id}-${cust}`, customer_id: cust },
+      }),
+      201,
+    ).body;
+    expectStatus(await s.approve(r.id, s.keys.finance2), 200);
+  }
+}

@@ -239,27 +239,47 @@ export async function unfundedUsageByOperator(
 }
 
 /**
- * The first record (its funding_seq) that the money leaves unfunded, or null when all are funded,
- * with the part of its operator's net that is funded (it may be partly funded); and the mark the
- * walk started after (0: every record was walked). For the mark step (and, without the mark, for
- * the rate-lock queue).
+ * The first record (its funding_seq) that the money leaves unfunded, or null when all are funded;
+ * and the mark the walk started after (0: every record was walked). For the mark step.
  */
 export async function firstUnfundedRecord(
   db: Queryable,
   marketplaceId: string,
   assetId: string,
   available: bigint,
-  useMark = true,
-): Promise<{ first: bigint | null; walkedAfter: bigint; fundedNet: bigint }> {
-  const { row, w } = await walkFromStart<{ first: string | null; funded_net: string | null }>(
+): Promise<{ first: bigint | null; walkedAfter: bigint }> {
+  const { row, w } = await walkFromStart<{ first: string | null }>(
     db,
     [marketplaceId, assetId, available.toString(), null],
-    `select (select funding_seq from unfunded where unfunded > 0 order by funding_seq limit 1)::text as first,
-            (select div(net * (gross - unfunded), gross) from unfunded where unfunded > 0 order by funding_seq limit 1)::text as funded_net`,
+    "select min(funding_seq)::text as first from unfunded where unfunded > 0",
     [],
-    useMark,
+    true,
   );
-  return { first: row.first === null ? null : BigInt(row.first), walkedAfter: w, fundedNet: BigInt(row.funded_net ?? 0) };
+  return { first: row.first === null ? null : BigInt(row.first), walkedAfter: w };
+}
+
+/**
+ * Of one operator's records in the marketplace and asset: those the money leaves (partly) unfunded,
+ * by funding_seq, with the part of their net that is unfunded. Each customer's own money funds its
+ * records wherever they are in the order, so a record after an unfunded one may be funded: judged
+ * record by record, from the walk itself (no mark).
+ */
+export async function unfundedNetsOfOperator(
+  db: Queryable,
+  marketplaceId: string,
+  assetId: string,
+  available: bigint,
+  operatorId: string,
+): Promise<Map<bigint, bigint>> {
+  const { row } = await walkFromStart<{ rows: { seq: string; net: string }[] }>(
+    db,
+    [marketplaceId, assetId, available.toString(), null],
+    `select coalesce(json_agg(json_build_object('seq', funding_seq::text, 'net', (net - div(net * (gross - unfunded), gross))::text)), '[]') as rows
+       from unfunded where unfunded > 0 and operator_id = $7`,
+    [operatorId],
+    false,
+  );
+  return new Map(row.rows.map((r) => [BigInt(r.seq), BigInt(r.net)]));
 }
 
 export type MarketplaceFundingTotalsRow = { received: string; usage: string; clearing: string };

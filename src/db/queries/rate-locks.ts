@@ -64,9 +64,9 @@ export async function queuedMarketplaces(tx: Queryable, operatorId: string, asse
  * must not be locked afterwards: the lock would be made for earnings that are gone, and the
  * operator's other earnings would be paid at its rate. Takes `amount` out of the operator's queued
  * records in `assetId`, oldest first: whole records out of the queue, and of the last one the part
- * that was paid (its queued net lowered: only the rest is ever locked). Only funded records count:
- * those of each marketplace before `firstUnfunded` (its first record its money leaves unfunded; null:
- * all funded) and the funded part of that record, since only funded earnings are paid (docs/settlement.md, "Rate policy"). Runs
+ * that was paid (its queued net lowered: only the rest is ever locked). Only funded earnings count,
+ * since only they are paid: of each record, its net less its unfunded part (`unfunded`, per
+ * marketplace, by funding_seq) (docs/settlement.md, "Rate policy"). Runs
  * under the operator's payout lock of the asset, which the lock worker takes before it takes records.
  */
 export async function dropQueued(
@@ -74,11 +74,11 @@ export async function dropQueued(
   operatorId: string,
   assetId: string,
   amount: bigint,
-  firstUnfunded: Map<string, { seq: bigint; fundedNet: bigint } | null>,
+  unfunded: Map<string, Map<bigint, bigint>>,
 ): Promise<void> {
   if (amount <= 0n) return;
-  const rows = await tx.query<{ marketplace_id: string; usage_id: string; net: string; full_net: string; funding_seq: string }>(
-    `select q.marketplace_id, q.usage_id::text as usage_id, q.net::text as net, u.net::text as full_net, u.funding_seq::text as funding_seq
+  const rows = await tx.query<{ marketplace_id: string; usage_id: string; net: string; funding_seq: string }>(
+    `select q.marketplace_id, q.usage_id::text as usage_id, q.net::text as net, u.funding_seq::text as funding_seq
        from rate_lock_queue q join usage_records u on u.id = q.usage_id and u.marketplace_id = q.marketplace_id
       where q.operator_id = $1 and q.asset_id = $2 order by q.queued_at, q.usage_id for update of q`,
     [operatorId, assetId],
@@ -86,12 +86,10 @@ export async function dropQueued(
   let left = amount;
   const dropped: { marketplace_id: string; usage_id: string }[] = [];
   for (const r of rows) {
-    const first = firstUnfunded.get(r.marketplace_id) ?? null;
-    if (first !== null && BigInt(r.funding_seq) > first.seq) continue;
-    // The first record the money leaves unfunded may be partly funded, and paid that far: what of
-    // its queued net is beyond its unfunded part.
+    // Only its funded part may have been paid (each customer's money funds its own records first,
+    // so a record after an unfunded one may be funded).
     const queuedNet = BigInt(r.net);
-    const payable = first !== null && BigInt(r.funding_seq) === first.seq ? queuedNet - (BigInt(r.full_net) - first.fundedNet) : queuedNet;
+    const payable = queuedNet - (unfunded.get(r.marketplace_id)?.get(BigInt(r.funding_seq)) ?? 0n);
     if (payable <= 0n) continue;
     const take = payable < left ? payable : left;
     if (take === queuedNet) dropped.push(r);
@@ -117,14 +115,14 @@ export async function queuedAmong(tx: Queryable, usageIds: string[]): Promise<Ma
   return new Map(rows.map((r) => [r.usage_id, BigInt(r.net)]));
 }
 
-/** Each lock's amount and the net of the records it was made with (its amount, for a lock made before 0043). */
-export async function lockCoverage(tx: Queryable, ids: string[]): Promise<Map<string, { amount: bigint; passTotal: bigint }>> {
+/** Each lock's amount and the net of the records it was made with (null for a lock made before 0043). */
+export async function lockCoverage(tx: Queryable, ids: string[]): Promise<Map<string, { amount: bigint; passTotal: bigint | null }>> {
   if (ids.length === 0) return new Map();
-  const rows = await tx.query<{ id: string; amount: string; pass_total: string }>(
-    "select id::text as id, amount::text as amount, coalesce(pass_total, amount)::text as pass_total from rate_locks where id = any($1::uuid[])",
+  const rows = await tx.query<{ id: string; amount: string; pass_total: string | null }>(
+    "select id::text as id, amount::text as amount, pass_total::text as pass_total from rate_locks where id = any($1::uuid[])",
     [pgArray(ids)],
   );
-  return new Map(rows.map((r) => [r.id, { amount: BigInt(r.amount), passTotal: BigInt(r.pass_total) }]));
+  return new Map(rows.map((r) => [r.id, { amount: BigInt(r.amount), passTotal: r.pass_total === null ? null : BigInt(r.pass_total) }]));
 }
 
 /**
