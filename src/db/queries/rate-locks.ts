@@ -126,8 +126,9 @@ export async function lockCoverage(tx: Queryable, ids: string[]): Promise<Map<st
 }
 
 /**
- * What is still open of each record's own share of the locks made with it (the share its reversal
- * gives back, rate_locks_follow_reversal), in the pricing currency: 0 for a record never locked.
+ * The earnings each record's own open share of its locks stands for (the share its reversal gives
+ * back, rate_locks_follow_reversal; a 50% share stands for twice its amount), in the pricing
+ * currency: 0 for a record never locked.
  */
 export async function ownOpenShares(tx: Queryable, usageIds: string[]): Promise<Map<string, bigint>> {
   if (usageIds.length === 0) return new Map();
@@ -135,14 +136,17 @@ export async function ownOpenShares(tx: Queryable, usageIds: string[]): Promise<
   // record order, as far as what the records before it left open.
   const rows = await tx.query<{ usage_id: string; open: string }>(
     `with shares as (
-       select r.usage_id, l.id as lock_id, l.amount - l.consumed - l.released as open, div(l.amount * r.net, l.pass_total) as share
+       select r.usage_id, r.net, l.id as lock_id, l.amount, l.pass_total, l.amount - l.consumed - l.released as open, div(l.amount * r.net, l.pass_total) as share
          from rate_lock_records r join rate_locks l on l.pass_id = r.pass_id
         where r.usage_id = any($1::uuid[]) and l.pass_total > 0),
      placed as (
-       select usage_id, open, share,
+       select usage_id, open, share, amount, pass_total, net,
               coalesce(sum(share) over (partition by lock_id order by usage_id rows between unbounded preceding and 1 preceding), 0) as before
          from shares)
-     select usage_id::text as usage_id, sum(greatest(least(share, open - before), 0))::text as open from placed group by usage_id`,
+     -- The earnings a lock's open share stands for (a 50% share stands for twice its amount); of the
+     -- locks of the record's pass (one per asset), the most, never more than the record's net.
+     select usage_id::text as usage_id, least(max(div(greatest(least(share, open - before), 0) * pass_total, amount)), max(net))::text as open
+       from placed group by usage_id`,
     [pgArray(usageIds)],
   );
   return new Map(rows.map((r) => [r.usage_id, BigInt(r.open)]));
