@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { lockEarnedRates } from "../../src/services/lock-rates.js";
 import { USD } from "../support/funding-world.js";
 import { expectStatus } from "../support/http.js";
 import { rateLockWorld } from "../support/rate-lock-world.js";
@@ -17,13 +16,13 @@ const ETH = 10n ** 18n;
 async function paidThenClawedBack(t: ReturnType<typeof rateLockWorld>, paidIn?: string): Promise<void> {
   const { s } = t;
   await t.receive("c", 100n * USD, "w1");
-  const r = await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-  expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(1);
+  const r = await t.earn("c");
+  expect(await t.lock()).toBe(1);
   await t.payOut(89n * USD);
   if (paidIn) await t.preference(paidIn);
   expectStatus(await s.api.call("POST", `/v1/usage/${r.id}/reverse`, { body: { reason: "fraud" } }), 201);
   await t.receive("c", 100n * USD, "w2");
-  await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
+  await t.earn("c");
 }
 
 const usdBalance = async (t: ReturnType<typeof rateLockWorld>) =>
@@ -37,13 +36,13 @@ describe("earnings that repay a clawback, locked in the same pair", () => {
     await t.rate(t.eth, t.usd, 6000n, 1n);
     await paidThenClawedBack(t);
     // S repaid the receivable: it left the queue with the recovery, and is never locked.
-    expect(await lockEarnedRates(t.s.w.db, t.s.w.settlements, t.log)).toBe(0);
+    expect(await t.lock()).toBe(0);
     expect(await usdBalance(t)).toMatchObject({ receivable: "0", payable_now: "0" });
     // ETH doubles again; T is earned and paid: at T's own rate (12000), not S's.
     await t.rate(t.eth, t.usd, 12000n, 1n);
     await t.receive("c", 100n * USD, "w3");
-    await t.s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(t.s.w.db, t.s.w.settlements, t.log)).toBe(1);
+    await t.earn("c");
+    expect(await t.lock()).toBe(1);
     const paid = await t.payOut(89n * USD);
     expect((paid * 12000n * USD) / ETH).toBeLessThanOrEqual(89n * USD);
     expect(t.open(await t.locks())).toBe(0n);
@@ -54,12 +53,12 @@ describe("earnings that repay a clawback while the operator is paid in the prici
   const t = rateLockWorld();
   it("do not take the lock of the operator's later real earnings", async () => {
     await paidThenClawedBack(t, "USD");
-    expect(await lockEarnedRates(t.s.w.db, t.s.w.settlements, t.log)).toBe(0); // S: paid in USD, no lock
+    expect(await t.lock()).toBe(0); // S: paid in USD, no lock
     expect(await usdBalance(t)).toMatchObject({ receivable: "0" });
     await t.preference("ETH");
     await t.receive("c", 100n * USD, "w3");
-    await t.s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } }); // T: real, funded, unpaid
-    expect(await lockEarnedRates(t.s.w.db, t.s.w.settlements, t.log)).toBe(1);
+    await t.earn("c"); // T: real, funded, unpaid
+    expect(await t.lock()).toBe(1);
     expect(t.open(await t.locks())).toBe(89n * USD);
   }, 120_000);
 });
@@ -69,7 +68,7 @@ describe("earnings that repay a clawback, locked in another pair", () => {
   it("leave no lock of that pair open either", async () => {
     await paidThenClawedBack(t, "TUSD");
     // S repaid the receivable: it left the queue with the recovery, and is never locked (in TUSD either).
-    expect(await lockEarnedRates(t.s.w.db, t.s.w.settlements, t.log)).toBe(0);
+    expect(await t.lock()).toBe(0);
     expect(await usdBalance(t)).toMatchObject({ payable_now: "0" });
     expect(t.open(await t.locks())).toBe(0n);
   }, 120_000);

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { getAssetByCode } from "../../src/db/queries/assets.js";
 import { createAsset } from "../../src/services/create-asset.js";
-import { lockEarnedRates } from "../../src/services/lock-rates.js";
 import { USD } from "../support/funding-world.js";
 import { rateLockWorld } from "../support/rate-lock-world.js";
 
@@ -21,13 +20,13 @@ describe("a dust remainder on the operator's oldest lock", () => {
     await t.preference("WBTC");
     await t.receive("c", 300n * USD, "w1");
     // R1 locked at 60,000; paid but for 100 micro-USD (the payout amount is the operator's choice).
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(1);
+    await t.earn("c");
+    expect(await t.lock()).toBe(1);
     await t.payOut(89n * USD - 100n);
     // BTC halves; R2 locked at 30,000.
     await t.rate(btc, usd, 30_000n, 1n);
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(1);
+    await t.earn("c");
+    expect(await t.lock()).toBe(1);
     const r2 = (await t.locks()).at(-1)!;
     // BTC back at 60,000; o is paid R2's 89 USD.
     await t.rate(btc, usd, 60_000n, 1n);

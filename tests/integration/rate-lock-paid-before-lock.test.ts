@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { lockEarnedRates } from "../../src/services/lock-rates.js";
 import { USD } from "../support/funding-world.js";
 import { expectStatus } from "../support/http.js";
 import { rateLockWorld } from "../support/rate-lock-world.js";
@@ -20,14 +19,13 @@ describe("a record paid in USD before the worker locks it", () => {
     const { s, usd, eth } = t;
     await t.receive("c", 100n * USD, "w1");
     // R1: 89 USD funded. R2: 89 USD on a claimed deposit (no money in): keeps m's group queued.
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expectStatus(await s.api.call("POST", "/v1/customers/d/deposits", { key: s.keys.market, body: { asset: "USD", amount: (100n * USD).toString() } }), 201);
-    const r2 = await s.usage("o", "d", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(0);
+    await t.earn("c");
+    await t.claimed("d");
+    const r2 = await t.earn("d");
+    expect(await t.lock()).toBe(0);
     // o takes R1's 89 USD at par (payable-now 178 − 89 awaiting), then goes back to 100% ETH.
     await t.preference("USD");
-    const p1 = expectStatus(await s.api.call("POST", "/v1/payouts", { key: s.keys.o, body: { asset: "USD", amount: (89n * USD).toString() } }), 201).body;
-    expectStatus(await s.api.call("POST", `/v1/payouts/${p1.id}/mark-paid`, { key: s.keys.finance, body: { reference: "SEPA-1" } }), 200);
+    await t.paidInUsd(89n * USD);
     await t.preference("ETH");
     // Marketplace b (at_payout, USD): R3, 89 USD of funded earnings for o, never to be locked.
     expectStatus(await s.api.call("PUT", "/v1/marketplaces/b/pricing-currency", { body: { asset: "USD" } }), 200);
@@ -45,7 +43,7 @@ describe("a record paid in USD before the worker locks it", () => {
     // ETH at 3000 now; m takes R2 back whenever it likes; the worker has nothing of R1 (already paid) to lock.
     await t.rate(eth, usd, 3000n, 1n);
     await t.reverse(r2.id);
-    await lockEarnedRates(s.w.db, s.w.settlements, t.log);
+    await t.lock();
     const openAfterLock = t.open(await t.locks());
     // ETH rises to 6000; o is paid R3 (89 USD of at_payout earnings) in ETH.
     await t.rate(eth, usd, 6000n, 1n);
@@ -60,19 +58,18 @@ describe("a record paid in USD before the worker locks it", () => {
 describe("a record paid at the rate of the moment before the worker locks it", () => {
   const t = rateLockWorld();
   it("is taken out of the queue by the conversion that paid it", async () => {
-    const { s } = t;
     await t.receive("c", 100n * USD, "w1");
     // R1: 89 USD funded, kept queued by R2 (unfunded, claimed deposit).
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expectStatus(await s.api.call("POST", "/v1/customers/d/deposits", { key: s.keys.market, body: { asset: "USD", amount: (100n * USD).toString() } }), 201);
-    const r2 = await s.usage("o", "d", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(0);
+    await t.earn("c");
+    await t.claimed("d");
+    const r2 = await t.earn("d");
+    expect(await t.lock()).toBe(0);
     // o is paid its 89 USD of payable-now in ETH: no lock covers it, so at the rate of the moment.
     const paid = await t.payOut(89n * USD);
     expect(paid).toBe((89n * USD * ETH) / (3000n * USD));
     // R2 reversed: the worker finds nothing of R1 to lock.
     await t.reverse(r2.id);
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(0);
+    expect(await t.lock()).toBe(0);
     expect(t.open(await t.locks())).toBe(0n);
   }, 120_000);
 });
@@ -80,31 +77,28 @@ describe("a record paid at the rate of the moment before the worker locks it", (
 describe("a reversal of earnings already paid, while other records wait in the queue", () => {
   const t = rateLockWorld();
   it("takes the waiting records' money: they are not locked afterwards", async () => {
-    const { s } = t;
     await t.receive("c", 200n * USD, "w1");
     // R1 earned while o is paid in USD: never locked, and paid at par.
     await t.preference("USD");
-    const r1 = await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(0);
-    const p1 = expectStatus(await s.api.call("POST", "/v1/payouts", { key: s.keys.o, body: { asset: "USD", amount: (89n * USD).toString() } }), 201).body;
-    expectStatus(await s.api.call("POST", `/v1/payouts/${p1.id}/mark-paid`, { key: s.keys.finance, body: { reference: "SEPA-1" } }), 200);
+    const r1 = await t.earn("c");
+    expect(await t.lock()).toBe(0);
+    await t.paidInUsd(89n * USD);
     // Back to ETH; Q earned, still queued when m reverses R1: the reversal takes Q's 89 USD.
     await t.preference("ETH");
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
+    await t.earn("c");
     await t.reverse(r1.id);
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(0);
+    expect(await t.lock()).toBe(0);
     expect(t.open(await t.locks())).toBe(0n);
   }, 120_000);
 
   it("of a record whose own lock is still open, leaves the other records queued, to be locked", async () => {
-    const { s } = t;
     await t.receive("c", 200n * USD, "w2");
     // R3 locked (its lock open); Q2 earned and queued; R3 reversed: it takes its own earnings back.
-    const r3 = await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(1);
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
+    const r3 = await t.earn("c");
+    expect(await t.lock()).toBe(1);
+    await t.earn("c");
     await t.reverse(r3.id);
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(1);
+    expect(await t.lock()).toBe(1);
     expect(t.open(await t.locks())).toBe(89n * USD);
   }, 120_000);
 });

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Queryable } from "../../src/db/client.js";
 import { sweepLocks } from "../../src/db/queries/rate-locks.js";
-import { lockEarnedRates } from "../../src/services/lock-rates.js";
 import { getPayout } from "../../src/services/payouts.js";
 import { PayoutWorker } from "../../src/workers/payout-worker.js";
 import { NEEDS_PG, onRealPostgres } from "../support/db.js";
@@ -25,14 +24,14 @@ describe("a payout requested under a 50/50 preference, converted after the opera
     expectStatus(await s.api.call("PUT", "/v1/operators/o/payout-preferences/USD", { key: s.keys.o, body: { splits: split } }), 200);
     // R0: 89 USD earned under 50/50, locked 44.5 in ETH and 44.5 in TUSD.
     await t.receive("c", 200n * USD, "w1");
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(2);
+    await t.earn("c");
+    expect(await t.lock()).toBe(2);
     // P1 for R0 requested under 50/50; not converted yet (say it waits for its approval or the next tick).
     const p1 = expectStatus(await s.api.call("POST", "/v1/payouts", { key: s.keys.o, body: { asset: "USD", amount: (89n * USD).toString() } }), 201).body;
     // o moves to 100% ETH; R1: 89 USD earned, locked all in ETH at 3000.
     await t.preference("ETH");
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(1);
+    await t.earn("c");
+    expect(await t.lock()).toBe(1);
     const ethOpen = async () => t.open((await t.locks()).filter((l) => l.to_asset === "ETH"));
     expect(await ethOpen()).toBe(133_500_000n); // 44.5 (R0) + 89 (R1)
     // P1 converts (44.5 ETH part, 44.5 TUSD part).
@@ -55,8 +54,8 @@ describe.skipIf(!onRealPostgres)(`a convert payout cancelled while another trans
   it("leaves the lock of the earnings that returned to the payable", async () => {
     const { s } = t;
     await t.receive("c", 100n * USD, "w1");
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(1);
+    await t.earn("c");
+    expect(await t.lock()).toBe(1);
     const usd = t.usd;
     // o asks for its 89 USD in ETH (preference 100% ETH), then changes its mind and cancels.
     const p = expectStatus(await s.api.call("POST", "/v1/payouts", { key: s.keys.o, body: { asset: "USD", amount: (89n * USD).toString() } }), 201).body;

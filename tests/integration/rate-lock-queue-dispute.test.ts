@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { lockEarnedRates } from "../../src/services/lock-rates.js";
 import { USD } from "../support/funding-world.js";
 import { expectStatus } from "../support/http.js";
 import { rateLockWorld } from "../support/rate-lock-world.js";
@@ -18,13 +17,13 @@ describe("a dispute upheld on two records locked together, half their lock used"
   it("takes the queued record's money and drops it from the queue", async () => {
     const { s, usd, eth } = t;
     await t.receive("c", 300n * USD, "w1");
-    const r1 = await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    const r2 = await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(1);
+    const r1 = await t.earn("c");
+    const r2 = await t.earn("c");
+    expect(await t.lock()).toBe(1);
     // 89 of the lock used (R1's or R2's earnings, paid in ETH at 3000).
     await t.payOut(89n * USD);
     // Q: 89 USD funded, queued (no pass yet).
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
+    await t.earn("c");
     const d = expectStatus(await s.api.call("POST", "/v1/disputes", { key: s.keys.market, body: { usage_ids: [r1.id, r2.id], reason: "x" } }), 201).body;
     expectStatus(await s.api.call("POST", `/v1/disputes/${d.id}/uphold`, { key: s.keys.finance, body: {} }), 200);
     const queued = (await s.w.db.query<{ n: string }>("select count(*)::text as n from rate_lock_queue where operator_id = 'o'"))[0]!.n;
@@ -41,7 +40,7 @@ describe("a dispute upheld on two records locked together, half their lock used"
     ).body;
     expectStatus(await s.approve(r.id, s.keys.finance2), 200);
     await s.usage("o", "bc", 100n * USD, { key: s.keys.b, extra: { asset: "USD" } });
-    await lockEarnedRates(s.w.db, s.w.settlements, t.log);
+    await t.lock();
     const open = t.open(await t.locks());
     await t.rate(eth, usd, 6000n, 1n);
     const paid = await t.payOut(89n * USD);

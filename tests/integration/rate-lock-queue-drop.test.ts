@@ -1,7 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { lockEarnedRates } from "../../src/services/lock-rates.js";
 import { USD } from "../support/funding-world.js";
-import { expectStatus } from "../support/http.js";
 import { joinMarketplace, rateLockWorld } from "../support/rate-lock-world.js";
 
 const ETH = 10n ** 18n;
@@ -18,10 +16,10 @@ describe("a payout 1 USD short of the queued record's net", () => {
     const { s, usd, eth } = t;
     await t.receive("c", 100n * USD, "w1");
     // R1: 89 USD funded; R2: 89 USD on a claimed deposit keeps m's group queued.
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expectStatus(await s.api.call("POST", "/v1/customers/d/deposits", { key: s.keys.market, body: { asset: "USD", amount: (100n * USD).toString() } }), 201);
-    const r2 = await s.usage("o", "d", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(0);
+    await t.earn("c");
+    await t.claimed("d");
+    const r2 = await t.earn("d");
+    expect(await t.lock()).toBe(0);
     // o is paid 88 of R1's 89 USD in ETH at the rate of the moment (3000); R1 (89) does not fit in 88: stays queued.
     const first = await t.payOut(88n * USD);
     // R3: 89 USD of at_payout earnings (marketplace b), never to be locked.
@@ -29,7 +27,7 @@ describe("a payout 1 USD short of the queued record's net", () => {
     await s.usage("o", "bc", 100n * USD, { key: s.keys.b, extra: { asset: "USD" } });
     // m takes R2 back; the worker locks R1's whole 89 USD at 3000 (the sweep's bound: 1 + 89 available).
     await t.reverse(r2.id);
-    await lockEarnedRates(s.w.db, s.w.settlements, t.log);
+    await t.lock();
     const openAfterLock = t.open(await t.locks());
     // ETH doubles; o is paid 89 USD.
     await t.rate(eth, usd, 6000n, 1n);
@@ -53,8 +51,8 @@ describe("a payout of funded earnings while another marketplace's unfunded recor
   it("drops the record it paid, not the unfunded one", async () => {
     const { s, usd, eth } = t;
     // U: 89 USD on m, claimed deposit (no money in), queued first.
-    expectStatus(await s.api.call("POST", "/v1/customers/d/deposits", { key: s.keys.market, body: { asset: "USD", amount: (100n * USD).toString() } }), 201);
-    const u = await s.usage("o", "d", 100n * USD, { extra: { asset: "USD" } });
+    await t.claimed("d");
+    const u = await t.earn("d");
     // F: 89 USD on b (also at_earning), funded.
     await joinMarketplace(s, "b", s.keys.b, "at_earning", "bc", 100n * USD);
     await s.usage("o", "bc", 100n * USD, { key: s.keys.b, extra: { asset: "USD" } });
@@ -65,7 +63,7 @@ describe("a payout of funded earnings while another marketplace's unfunded recor
     await joinMarketplace(s, "x", kx, "at_payout", "xc", 100n * USD);
     await s.usage("o", "xc", 100n * USD, { key: kx, extra: { asset: "USD" } });
     // The worker locks F (already paid) at 3000; m takes U back.
-    await lockEarnedRates(s.w.db, s.w.settlements, t.log);
+    await t.lock();
     await t.reverse(u.id);
     const openAfter = t.open(await t.locks());
     await t.rate(eth, usd, 6000n, 1n);

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { lockEarnedRates } from "../../src/services/lock-rates.js";
 import { USD } from "../support/funding-world.js";
 import { expectStatus } from "../support/http.js";
 import { joinMarketplace, rateLockWorld } from "../support/rate-lock-world.js";
@@ -19,8 +18,8 @@ describe("a payout of the funded half of a half-funded queued record", () => {
     // R: 100 USD on c, 50 received for c and 50 claimed by m: o's 89 net is 44.5 funded.
     await t.receive("c", 50n * USD, "w1");
     expectStatus(await s.api.call("POST", "/v1/customers/c/deposits", { key: s.keys.market, body: { asset: "USD", amount: (50n * USD).toString() } }), 201);
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(0);
+    await t.earn("c");
+    expect(await t.lock()).toBe(0);
     // o is paid R's funded 44.5 USD in ETH at the rate of the moment (3000).
     const first = await t.payOut(44_500_000n);
     // X: 89 USD of at_payout earnings on marketplace b.
@@ -35,7 +34,7 @@ describe("a payout of the funded half of a half-funded queued record", () => {
       201,
     ).body;
     expectStatus(await s.approve(r.id, s.keys.finance2), 200);
-    await lockEarnedRates(s.w.db, s.w.settlements, t.log);
+    await t.lock();
     const openAfterLock = t.open(await t.locks());
     // ETH doubles; o is paid everything left (R's 44.5 + X's 89).
     await t.rate(eth, usd, 6000n, 1n);

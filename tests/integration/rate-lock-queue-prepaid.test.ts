@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { lockEarnedRates } from "../../src/services/lock-rates.js";
 import { USD } from "../support/funding-world.js";
 import { expectStatus } from "../support/http.js";
 import { joinMarketplace, rateLockWorld } from "../support/rate-lock-world.js";
@@ -18,16 +17,16 @@ describe("a funded prepaid record after another operator's unfunded record", () 
   it("paid at the rate of the moment, is not locked afterwards", async () => {
     const { s, usd, eth } = t;
     // o2's record on d's claimed deposit: m's first unfunded record (o2's, not o's).
-    expectStatus(await s.api.call("POST", "/v1/customers/d/deposits", { key: s.keys.market, body: { asset: "USD", amount: (100n * USD).toString() } }), 201);
+    await t.claimed("d");
     await s.usage("o2", "d", 100n * USD, { extra: { asset: "USD" } });
     // R: o's 89 USD on c, c's own money received: funded. Paid (ETH at 3000) before the worker's next pass.
     await t.receive("c", 100n * USD, "w1");
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
+    await t.earn("c");
     const first = await t.payOut(89n * USD);
     // X: 89 USD of at_payout earnings on b.
     await joinMarketplace(s, "b", s.keys.b, "at_payout", "bc", 100n * USD);
     await s.usage("o", "bc", 100n * USD, { key: s.keys.b, extra: { asset: "USD" } });
-    await lockEarnedRates(s.w.db, s.w.settlements, t.log);
+    await t.lock();
     const openAfterLock = t.open(await t.locks());
     // ETH doubles; o is paid X.
     await t.rate(eth, usd, 6000n, 1n);
@@ -44,11 +43,11 @@ describe("a funded prepaid record after the operator's own unfunded record", () 
   it("paid at the rate of the moment, is not locked when m settles the rest", async () => {
     const { s, usd, eth } = t;
     // R_d: o's 89 on d's claimed deposit (unfunded), first. R_c: o's 89 on c, c's own money: funded.
-    expectStatus(await s.api.call("POST", "/v1/customers/d/deposits", { key: s.keys.market, body: { asset: "USD", amount: (100n * USD).toString() } }), 201);
-    await s.usage("o", "d", 100n * USD, { extra: { asset: "USD" } });
+    await t.claimed("d");
+    await t.earn("d");
     await t.receive("c", 100n * USD, "w1");
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(0);
+    await t.earn("c");
+    expect(await t.lock()).toBe(0);
     // o is paid R_c's 89 (payable-now) in ETH at 3000.
     await t.payOut(89n * USD);
     await joinMarketplace(s, "b", s.keys.b, "at_payout", "bc", 100n * USD);
@@ -62,7 +61,7 @@ describe("a funded prepaid record after the operator's own unfunded record", () 
       201,
     ).body;
     expectStatus(await s.approve(r.id, s.keys.finance2), 200);
-    await lockEarnedRates(s.w.db, s.w.settlements, t.log);
+    await t.lock();
     const openAfterLock = t.open(await t.locks());
     await t.rate(eth, usd, 6000n, 1n);
     const paid = await t.payOut(178n * USD);

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { lockEarnedRates } from "../../src/services/lock-rates.js";
 import { USD } from "../support/funding-world.js";
 import { joinMarketplace, rateLockWorld } from "../support/rate-lock-world.js";
 
@@ -16,8 +15,8 @@ describe("the reversal of a queued record whose queued net was lowered by a payo
   it("takes the paid part out of the other queued records", async () => {
     const { s, usd, eth } = t;
     await t.receive("c", 200n * USD, "w1");
-    const r = await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } }); // S
+    const r = await t.earn("c");
+    await t.earn("c"); // S
     // 60 USD paid in ETH at the rate of the moment: R's queued net 89 → 29.
     await t.payOut(60n * USD);
     // m reverses R (89 back from o's 118): what is left (29) is S's.
@@ -25,7 +24,7 @@ describe("the reversal of a queued record whose queued net was lowered by a payo
     // X: 89 USD at_payout earnings on b; then the worker locks S.
     await joinMarketplace(s, "b", s.keys.b, "at_payout", "bc", 100n * USD);
     await s.usage("o", "bc", 100n * USD, { key: s.keys.b, extra: { asset: "USD" } });
-    await lockEarnedRates(s.w.db, s.w.settlements, t.log);
+    await t.lock();
     const openAfterLock = t.open(await t.locks());
     await t.rate(eth, usd, 6000n, 1n);
     const paid = await t.payOut(118n * USD);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { lockEarnedRates } from "../../src/services/lock-rates.js";
 import { getPayout } from "../../src/services/payouts.js";
+import { inTransaction } from "../../src/services/transaction.js";
 import { PayoutWorker } from "../../src/workers/payout-worker.js";
 import { USD } from "../support/funding-world.js";
 import { expectStatus } from "../support/http.js";
@@ -12,9 +12,14 @@ const ETH = 10n ** 18n;
  * Honest operator, 50% ETH / 50% USD. The USD half of a payout of locked earnings pays those
  * earnings' own USD half, not queued records: a conversion counts as paid by its locks the earnings
  * they stand for (a lock of a 50% share used for 44.5 stands for 89). Counting the USD part as
- * never-locked earnings paid took half of the queued R2's lock.
+ * never-locked earnings paid took half of the queued R2's lock. The same with a lock made before
+ * migration 0043, which knows neither its pass nor its records' net: it stands for its part at the
+ * payout's share of ETH.
  */
-describe("a 50/50 ETH/USD payout of locked earnings while newer earnings are queued", () => {
+describe.each([
+  ["a 50/50 ETH/USD payout of locked earnings while newer earnings are queued", false],
+  ["a 50/50 payout on a lock made before migration 0043 (no pass total)", true],
+])("%s", (_title, oldLock) => {
   const t = rateLockWorld();
   it("leaves the queued record whole (its ETH half is locked at its rate)", async () => {
     const { s, usd, eth } = t;
@@ -32,16 +37,22 @@ describe("a 50/50 ETH/USD payout of locked earnings while newer earnings are que
     );
     await t.receive("c", 200n * USD, "w1");
     // R1: 89 USD net, locked: 44.5 USD into ETH at 3000.
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    await lockEarnedRates(s.w.db, s.w.settlements, t.log);
+    await t.earn("c");
+    await t.lock();
+    if (oldLock)
+      await inTransaction(s.w.db, async (tx) => {
+        await tx.query("set local session_replication_role = replica");
+        await tx.query("update rate_locks set pass_id = null, pass_total = null");
+        await tx.query("delete from rate_lock_records");
+      });
     // R2: 89 USD net, earned after the worker's lock step (queued when the payout converts).
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
+    await t.earn("c");
     // The daily payout of R1's 89 USD: 44.5 ETH-part on R1's lock, 44.5 in USD.
     const p1 = expectStatus(await s.api.call("POST", "/v1/payouts", { key: s.keys.o, body: { asset: "USD", amount: (89n * USD).toString() } }), 201).body;
     await new PayoutWorker(s.w.db, s.w.settlements, { log: t.log }).convert();
     expect((await getPayout(s.w.db, p1.id))!.status).toBe("converted");
     // Next pass locks R2.
-    await lockEarnedRates(s.w.db, s.w.settlements, t.log);
+    await t.lock();
     const open = t.open(await t.locks());
     // ETH doubles; R2's 89 USD paid.
     await t.rate(eth, usd, 6000n, 1n);

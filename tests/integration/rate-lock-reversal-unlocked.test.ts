@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { lockEarnedRates } from "../../src/services/lock-rates.js";
 import { USD } from "../support/funding-world.js";
 import { expectStatus } from "../support/http.js";
 import { rateLockWorld } from "../support/rate-lock-world.js";
@@ -19,16 +18,15 @@ describe("a reversal of unlocked earnings after a USD payout", () => {
     const { s, usd, eth } = t;
     await t.receive("c", 200n * USD, "w1");
     // R1: 89 USD, locked into ETH at 3000.
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(1);
+    await t.earn("c");
+    expect(await t.lock()).toBe(1);
     // o moves to USD; R2: 89 USD, never locked.
     await t.preference("USD");
-    const r2 = await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(0);
+    const r2 = await t.earn("c");
+    expect(await t.lock()).toBe(0);
     // ETH falls to 1500; o takes 89 USD (R2's dollars, by "locked last"); R1's lock stays.
     await t.rate(eth, usd, 1500n, 1n);
-    const p1 = expectStatus(await s.api.call("POST", "/v1/payouts", { key: s.keys.o, body: { asset: "USD", amount: (89n * USD).toString() } }), 201).body;
-    expectStatus(await s.api.call("POST", `/v1/payouts/${p1.id}/mark-paid`, { key: s.keys.finance, body: { reference: "SEPA-1" } }), 200);
+    await t.paidInUsd(89n * USD);
     expect(t.open(await t.locks())).toBe(89n * USD);
     // m reverses R2 (its customer refunded). The payable had only R1's 89 USD: now 0, and R1's lock goes.
     await t.reverse(r2.id);

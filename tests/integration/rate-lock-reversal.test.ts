@@ -38,7 +38,7 @@ describe("a usage record reversed after its rate was locked", () => {
     // ETH doubles. Real money comes in (100 USD for c) and funds real usage: o earns 89 USD, locked at 6000.
     await rate(eth, usd, 6000n, 1n);
     await receive("c", 100n * USD, "wire 100");
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
+    await t.earn("c");
     expect(await lockEarnedRates(s.w.db, s.w.settlements, log)).toBe(1);
     const payout = expectStatus(await s.api.call("POST", "/v1/payouts", { key: s.keys.o, body: { asset: "USD", amount: (89n * USD).toString() } }), 201).body;
     await new PayoutWorker(s.w.db, s.w.settlements, { log }).convert();
@@ -110,7 +110,7 @@ describe("a usage record reversed after its rate was locked", () => {
     // ETH doubles; real usage (89 USD of earnings) is locked at 6000.
     await rate(eth, usd, 6000n, 1n);
     await receive("c", 100n * USD, "wire 100 2");
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
+    await t.earn("c");
     expect(await lockEarnedRates(s.w.db, s.w.settlements, log)).toBe(1);
     // o is paid 89 USD: oldest first, the payout uses the 3000 lock (o's older open locks first, then it).
     const open = (rows: Array<Record<string, string>>) => rows.reduce((t, l) => t + BigInt(l.amount!) - BigInt(l.consumed!) - BigInt(l.released!), 0n);

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { lockEarnedRates } from "../../src/services/lock-rates.js";
 import { getPayout } from "../../src/services/payouts.js";
 import { PayoutWorker } from "../../src/workers/payout-worker.js";
 import { USD } from "../support/funding-world.js";
@@ -32,12 +31,12 @@ describe("the reversal of a locked record under a 50/50 preference while a newer
       200,
     );
     await t.receive("c", 200n * USD, "w1");
-    const r1 = await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    await lockEarnedRates(s.w.db, s.w.settlements, t.log);
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } }); // R2, queued
+    const r1 = await t.earn("c");
+    await t.lock();
+    await t.earn("c"); // R2, queued
     await t.reverse(r1.id);
     const [q] = await s.w.db.query<{ net: string }>("select net::text as net from rate_lock_queue");
-    await lockEarnedRates(s.w.db, s.w.settlements, t.log);
+    await t.lock();
     const open = t.open(await t.locks());
     await t.rate(eth, usd, 6000n, 1n);
     const p = expectStatus(await s.api.call("POST", "/v1/payouts", { key: s.keys.o, body: { asset: "USD", amount: (89n * USD).toString() } }), 201).body;

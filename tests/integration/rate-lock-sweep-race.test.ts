@@ -1,11 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { Queryable } from "../../src/db/client.js";
-import { lockEarnedRates } from "../../src/services/lock-rates.js";
 import { sweepRateLocks } from "../../src/services/rate-lock-sweep.js";
 import { inTransaction } from "../../src/services/transaction.js";
 import { NEEDS_PG, onRealPostgres } from "../support/db.js";
 import { USD } from "../support/funding-world.js";
-import { expectStatus } from "../support/http.js";
 import { rateLockWorld } from "../support/rate-lock-world.js";
 
 /**
@@ -22,11 +20,11 @@ describe.skipIf(!onRealPostgres)(`a reversal of unfunded usage during a sweep ${
     const { s } = t;
     await t.receive("c", 100n * USD, "w1");
     // R1: 89 USD funded, locked into ETH at 3000.
-    await s.usage("o", "c", 100n * USD, { extra: { asset: "USD" } });
-    expect(await lockEarnedRates(s.w.db, s.w.settlements, t.log)).toBe(1);
+    await t.earn("c");
+    expect(await t.lock()).toBe(1);
     // U: 89 USD on a claimed deposit (awaiting funds); the deposit fails and m reverses U.
-    expectStatus(await s.api.call("POST", "/v1/customers/d/deposits", { key: s.keys.market, body: { asset: "USD", amount: (100n * USD).toString() } }), 201);
-    const u = await s.usage("o", "d", 100n * USD, { extra: { asset: "USD" } });
+    await t.claimed("d");
+    const u = await t.earn("d");
     const usd = t.usd.id;
     let reversed = false;
     let reversal: Promise<unknown> | undefined;

@@ -3,10 +3,11 @@ import { getAssetByCode } from "../../src/db/queries/assets.js";
 import type { Asset } from "../../src/domain/assets.js";
 import { createLogger } from "../../src/log.js";
 import { createAsset } from "../../src/services/create-asset.js";
+import { lockEarnedRates } from "../../src/services/lock-rates.js";
 import { getPayout } from "../../src/services/payouts.js";
 import { PayoutWorker } from "../../src/workers/payout-worker.js";
 import { ago } from "./clock.js";
-import { fundingWorld, manualRate, type FundingWorld } from "./funding-world.js";
+import { fundingWorld, manualRate, USD, type FundingWorld } from "./funding-world.js";
 import { expectStatus } from "./http.js";
 
 type Row = Record<string, string>;
@@ -48,6 +49,25 @@ export function rateLockWorld() {
     log,
     /** A rate of finance's, observed now unless told. */
     rate: (base: Asset, quote: Asset, num: bigint, den: bigint, observedAt?: Date) => manualRate(world().w.db, base, quote, num, den, observedAt),
+    /** o earns 89 USD (a 100 USD record for `customer`, 11% fees) in m. */
+    earn: (customer = "c") => world().usage("o", customer, 100n * USD, { extra: { asset: "USD" } }),
+    /** m claims a 100 USD deposit for `customer`: no money in. */
+    claimed: async (customer = "d") =>
+      expectStatus(
+        await world().api.call("POST", `/v1/customers/${customer}/deposits`, {
+          key: world().keys.market,
+          body: { asset: "USD", amount: (100n * USD).toString() },
+        }),
+        201,
+      ),
+    /** One pass of the lock worker: how many locks it made. */
+    lock: () => lockEarnedRates(world().w.db, world().w.settlements, log),
+    /** o is paid `amount` USD in USD (its preference must say USD): requested, then marked paid by finance. */
+    async paidInUsd(amount: bigint): Promise<void> {
+      const w = world();
+      const p = expectStatus(await w.api.call("POST", "/v1/payouts", { key: w.keys.o, body: { asset: "USD", amount: amount.toString() } }), 201).body;
+      expectStatus(await w.api.call("POST", `/v1/payouts/${p.id}/mark-paid`, { key: w.keys.finance, body: { reference: `SEPA-${p.id}` } }), 200);
+    },
     /** Every rate lock, as finance sees them. */
     locks: async () => expectStatus(await world().api.call("GET", "/v1/rate-locks", { key: world().keys.finance }), 200).body.data as Row[],
     /** What is left open of these locks. */
