@@ -232,18 +232,15 @@ if (!quick) {
 
 log("payouts: 200 operators with verified addresses, each paid its balance, batched on anvil …");
 const payees = Array.from({ length: 200 }, (_, i) => `op-${i}`);
+// The operators have earnings waiting, so an admin's address for them is a proposal another person approves.
+const person = async (name: string) => (await must(api.call("POST", "/v1/api-keys", { name, role: "admin" }), "key")).secret as string;
+const [proposer, approver] = [await person("bench proposer"), await person("bench approver")];
 await pool(payees, 8, async (id) => {
   const wallet = privateKeyToAccount(generatePrivateKey());
   const ch = await must(api.call("POST", `/v1/operators/${id}/payout-address-challenges`, { chain_id: CHAIN_ID, address: wallet.address }), "challenge");
-  await must(
-    api.call("PUT", `/v1/operators/${id}/payout-address`, {
-      chain_id: CHAIN_ID,
-      address: wallet.address,
-      challenge_id: ch.id,
-      signature: await wallet.signMessage({ message: ch.message }),
-    }),
-    "address",
-  );
+  const body = { chain_id: CHAIN_ID, address: wallet.address, challenge_id: ch.id, signature: await wallet.signMessage({ message: ch.message }) };
+  const proposal = await must(api.call("PUT", `/v1/operators/${id}/payout-address`, body, proposer), "address");
+  await must(api.call("POST", `/v1/proposals/${proposal.id}/approve`, {}, approver), "address approval");
 });
 t0 = performance.now();
 const payoutIds: string[] = [];

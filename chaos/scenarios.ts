@@ -300,13 +300,16 @@ async function payoutSetup(ctx: Context, name: string, o: { apis: number; worker
   const wallets = new Map<string, `0x${string}`>();
   await pool(market.operators, 4, async (id) => {
     const wallet = privateKeyToAccount(generatePrivateKey());
-    const ch = await must(stats, bases, "POST", `/v1/operators/${id}/payout-address-challenges`, ADMIN_KEY, { chain_id: CHAIN_ID, address: wallet.address });
-    await must(stats, bases, "PUT", `/v1/operators/${id}/payout-address`, ADMIN_KEY, {
+    // The operator's own key sets its first address, before anything is owed to it (docs/payouts.md, "Addresses").
+    const own = (await must(stats, bases, "POST", "/v1/api-keys", ADMIN_KEY, { name: id, role: "operator", scope_id: id })).secret as string;
+    const ch = await must(stats, bases, "POST", `/v1/operators/${id}/payout-address-challenges`, own, { chain_id: CHAIN_ID, address: wallet.address });
+    const set = await must(stats, bases, "PUT", `/v1/operators/${id}/payout-address`, own, {
       chain_id: CHAIN_ID,
       address: wallet.address,
       challenge_id: ch.id,
       signature: await wallet.signMessage({ message: ch.message }),
     });
+    if (set.address === undefined) throw new Error(`the payout address of ${id} was not set: ${JSON.stringify(set)}`);
     wallets.set(id, wallet.address.toLowerCase() as `0x${string}`);
   });
   return {

@@ -1103,7 +1103,7 @@ export interface paths {
         get?: never;
         /**
          * Set the operator's payout address on a chain, proven by signing a challenge (the operator, admin)
-         * @description Each change is recorded with who made it. Payouts already requested keep the address they were requested with.
+         * @description Each change is recorded with who made it. Payouts already requested keep the address they were requested with. One key does not decide alone where an operator's money goes: the address is set at once (200) when the current address also signs the challenge (current_address_signature), or when it is the operator's first address on the chain, set with the operator's own key while nothing is owed to it. Any other change is answered 202 with a payout_address proposal that an independent admin or finance key approves (POST /v1/proposals/{id}/approve).
          */
         put: operations["setPayoutAddress"];
         post?: never;
@@ -2105,7 +2105,7 @@ export interface components {
         Proposal: {
             id: string;
             /** @enum {string} */
-            kind: "receipt" | "credit_limit" | "customer_credit_limit" | "reconciliation_adjustment" | "usage_limits" | "payout" | "operator_payout_limits" | "payout_policy" | "asset_settlement" | "rate" | "rate_bounds" | "period_close" | "period_reopen";
+            kind: "receipt" | "credit_limit" | "customer_credit_limit" | "reconciliation_adjustment" | "usage_limits" | "payout" | "operator_payout_limits" | "payout_policy" | "asset_settlement" | "rate" | "rate_bounds" | "period_close" | "period_reopen" | "payout_address";
             marketplace_id: string | null;
             /** @description what is asked (amounts as strings) */
             payload: {
@@ -4409,6 +4409,11 @@ export interface components {
              * @example 0x4a427adf9d64b3f2eb303a268a262834e1a90a02ff2b5cb67e18a1ee5becf2a74fb09737851906dfa9ba33b4a7159e404b0543140031503d787d73306679da5b1c
              */
             signature: string;
+            /**
+             * @description the current payout address's signature of the same challenge message: its holder agrees, and the change takes effect at once. Without it a change becomes a payout_address proposal (202)
+             * @example 0x9c1e2f0b4d7a3e5c8b6f1a2d4e7c9b0a3f5e8d1c2b4a6f9e0d3c5b7a1e4f8d2c6b9a0e3d5f7c1b4a8e2d6f0c3b5a9e1d4f7c2b6a0e8d3f5c1b7a4e9d2f6c0b3a1c
+             */
+            current_address_signature?: string;
         };
         PayoutAddresses: {
             operator_id: string;
@@ -15929,6 +15934,15 @@ export interface operations {
                     "application/json": components["schemas"]["PayoutAddress"];
                 };
             };
+            /** @description the change waits for an independent key's approval */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Proposal"];
+                };
+            };
             /** @description invalid request: see `errors` for each field */
             400: {
                 headers: {
@@ -20829,7 +20843,7 @@ export interface operations {
                 cursor?: string;
                 limit?: number;
                 status?: "proposed" | "approved" | "rejected";
-                kind?: "receipt" | "credit_limit" | "customer_credit_limit" | "reconciliation_adjustment" | "usage_limits" | "payout" | "operator_payout_limits" | "payout_policy" | "asset_settlement" | "rate" | "rate_bounds" | "period_close" | "period_reopen";
+                kind?: "receipt" | "credit_limit" | "customer_credit_limit" | "reconciliation_adjustment" | "usage_limits" | "payout" | "operator_payout_limits" | "payout_policy" | "asset_settlement" | "rate" | "rate_bounds" | "period_close" | "period_reopen" | "payout_address";
                 marketplace_id?: string;
             };
             header?: never;

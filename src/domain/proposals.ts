@@ -18,6 +18,7 @@ export const PROPOSAL_KINDS = [
   "rate_bounds",
   "period_close",
   "period_reopen",
+  "payout_address",
 ] as const;
 export type ProposalKind = (typeof PROPOSAL_KINDS)[number];
 
@@ -42,6 +43,11 @@ export const PROPOSAL_ROLES: Record<ProposalKind, { propose: Role[]; approve: Ro
   /** A month's books closed (docs/reconciliation.md, "Month-end close"), and reopened. */
   period_close: { propose: ["finance", "admin"], approve: ["finance", "admin"] },
   period_reopen: { propose: ["finance", "admin"], approve: ["finance", "admin"] },
+  /**
+   * An operator's payout address changed without its current holder's agreement, or set first while
+   * earnings wait (src/services/payout-addresses.ts): the operator or an admin proposes, another key approves.
+   */
+  payout_address: { propose: ["operator", "admin"], approve: ["admin", "finance"] },
   /** Proposed by whoever asked for the payout (the operator, finance, the scheduler). */
   payout: { propose: ["operator", "finance", "admin"], approve: ["finance", "admin"] },
 };

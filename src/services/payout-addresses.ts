@@ -9,13 +9,17 @@ import {
   lockAddressChallenge,
   lockCurrentPayoutAddress,
   markAddressChallengeUsed,
+  operatorIsOwed,
   upsertPayoutAddress,
 } from "../db/queries/payout-addresses.js";
+import type { Principal } from "../domain/access.js";
 import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
 import { addressChallengeMessage } from "../domain/payouts.js";
 import { getOperator } from "./marketplaces.js";
 import { inTransaction } from "./transaction.js";
+import { proposePayoutAddress } from "./proposals/propose-payout-address.js";
+import type { Proposal } from "./proposals/proposal.js";
 
 /** How long an operator has to sign a challenge. */
 export const CHALLENGE_TTL_SECONDS = 15 * 60;
@@ -54,33 +58,62 @@ export interface PayoutAddress {
   changed: boolean;
 }
 
+export interface PayoutAddressInput {
+  operatorId: string;
+  chainId: bigint;
+  address: string;
+  challengeId: string;
+  signature: string;
+  /** The current address's signature of the same challenge message: its holder agrees to the change. */
+  currentAddressSignature?: string;
+  by: Principal;
+  requestId?: string;
+}
+
+/** The address was set, or the change waits for a second key's approval. */
+export type PayoutAddressOutcome = { kind: "set"; address: PayoutAddress } | { kind: "proposed"; proposal: Proposal };
+
+const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
+
 /**
  * Sets the operator's payout address on a chain, given the signature of an unexpired, unused
  * challenge issued for exactly this operator, chain and address. Every change is appended to
  * payout_address_events with who made it; setting the address it already has changes nothing.
  * Payouts already created keep the address they were created with.
+ *
+ * Where an operator is paid decides where its money goes, so one key may not move it on its own
+ * word (docs/api.md, "Where an operator is paid"). The change takes effect at once only when the
+ * address's current holder agrees (`currentAddressSignature`), or when it is the operator's first
+ * address on the chain, set with the operator's own key while nothing is owed to it. Anything else
+ * (an admin's change, a lost wallet, a first address while earnings wait) becomes a
+ * `payout_address` proposal that an independent key approves.
  */
 export async function setPayoutAddress(
   db: Database | Queryable,
   settlements: Settlements,
-  input: { operatorId: string; chainId: bigint; address: string; challengeId: string; signature: string; changedBy: string; requestId?: string },
+  input: PayoutAddressInput,
   now: Date = (db as Database).clock.now(),
-): Promise<PayoutAddress> {
+): Promise<PayoutAddressOutcome> {
   settlements.requireAddressOn(input.chainId, input.address);
   const address = input.address.toLowerCase();
-  if (!/^0x[0-9a-fA-F]{130}$/.test(input.signature)) {
-    throw new LedgerError("invalid_request", "signature must be a 65-byte hex signature", [{ path: "signature", message: "invalid" }]);
+  for (const [path, sig] of [
+    ["signature", input.signature],
+    ["current_address_signature", input.currentAddressSignature],
+  ] as const) {
+    if (sig !== undefined && !SIGNATURE.test(sig)) {
+      throw new LedgerError("invalid_request", `${path} must be a 65-byte hex signature`, [{ path, message: "invalid" }]);
+    }
   }
   return inTransaction(db, async (tx) => {
     const ch = await lockAddressChallenge(tx, input.challengeId, now);
     if (!ch || ch.operator_id !== input.operatorId)
       throw new LedgerError("challenge_not_found", `challenge ${input.challengeId} does not exist for this operator`);
     const current = await lockCurrentPayoutAddress(tx, input.operatorId, input.chainId);
+    const verifiedAt = new Date(current?.verified_at ?? now);
+    const unchanged = { kind: "set" as const, address: { operatorId: input.operatorId, chainId: input.chainId, address, verifiedAt, changed: false } };
     if (ch.used_at !== null) {
       // A retry of the request that used it: the same answer.
-      if (current?.address === address && ch.address === address) {
-        return { operatorId: input.operatorId, chainId: input.chainId, address, verifiedAt: new Date(current.verified_at), changed: false };
-      }
+      if (current?.address === address && ch.address === address) return unchanged;
       throw new LedgerError("challenge_invalid", "the challenge was used already: ask for a new one");
     }
     if (ch.expired) throw new LedgerError("challenge_invalid", "the challenge expired: ask for a new one");
@@ -89,29 +122,97 @@ export async function setPayoutAddress(
         { path: "challengeId", message: "does not match chain_id and address" },
       ]);
     }
-    const valid = await verifyMessage({ address: address as `0x${string}`, message: ch.message, signature: input.signature as `0x${string}` }).catch(
-      () => false,
-    );
-    if (!valid)
+    if (!(await signedBy(address, ch.message, input.signature)))
       throw new LedgerError("signature_invalid", "the signature is not the address's signature of the challenge message", [
         { path: "signature", message: "does not verify" },
       ]);
     await markAddressChallengeUsed(tx, input.challengeId, now);
     const old = current?.address ?? null;
-    await upsertPayoutAddress(tx, { operatorId: input.operatorId, chainId: input.chainId, address, challengeId: input.challengeId, verifiedAt: now });
-    await insertPayoutAddressEvent(tx, {
-      operatorId: input.operatorId,
-      chainId: input.chainId,
-      oldAddress: old,
-      newAddress: address,
-      challengeId: input.challengeId,
+    if (old === address) return unchanged;
+    const change: AddressChange = { ...input, address, oldAddress: old, changedBy: input.by.keyId, requestId: input.requestId ?? null };
+    if (await mayChangeAlone(tx, input, old, ch.message)) return { kind: "set", address: await applyAddressChange(tx, change, now) };
+    const payload = {
+      operator_id: input.operatorId,
+      chain_id: input.chainId.toString(),
+      old_address: old,
+      new_address: address,
+      challenge_id: input.challengeId,
       signature: input.signature,
-      changedBy: input.changedBy,
-      requestId: input.requestId ?? null,
-      changedAt: now,
-    });
-    return { operatorId: input.operatorId, chainId: input.chainId, address, verifiedAt: now, changed: old !== address };
+    };
+    return { kind: "proposed", proposal: await proposePayoutAddress(tx, now, input.by, payload) };
   });
+}
+
+const signedBy = (address: string, message: string, signature: string) =>
+  verifyMessage({ address: address as `0x${string}`, message, signature: signature as `0x${string}` }).catch(() => false);
+
+/** The current holder agrees, or it is the operator's own first address while nothing is owed to it. */
+async function mayChangeAlone(tx: Queryable, input: PayoutAddressInput, old: string | null, message: string): Promise<boolean> {
+  if (old !== null) {
+    if (input.currentAddressSignature === undefined) return false;
+    if (await signedBy(old, message, input.currentAddressSignature)) return true;
+    throw new LedgerError("signature_invalid", "current_address_signature is not the current payout address's signature of the challenge message", [
+      { path: "current_address_signature", message: "does not verify" },
+    ]);
+  }
+  const own = input.by.role === "operator" && input.by.scopeId === input.operatorId;
+  return own && !(await operatorIsOwed(tx, input.operatorId));
+}
+
+interface AddressChange {
+  operatorId: string;
+  chainId: bigint;
+  address: string;
+  oldAddress: string | null;
+  challengeId: string;
+  signature: string;
+  changedBy: string;
+  requestId: string | null;
+}
+
+/** Makes `address` the operator's payout address on the chain and appends the change to its history. */
+async function applyAddressChange(tx: Queryable, c: AddressChange, now: Date): Promise<PayoutAddress> {
+  await upsertPayoutAddress(tx, { operatorId: c.operatorId, chainId: c.chainId, address: c.address, challengeId: c.challengeId, verifiedAt: now });
+  await insertPayoutAddressEvent(tx, {
+    operatorId: c.operatorId,
+    chainId: c.chainId,
+    oldAddress: c.oldAddress,
+    newAddress: c.address,
+    challengeId: c.challengeId,
+    signature: c.signature,
+    changedBy: c.changedBy,
+    requestId: c.requestId,
+    changedAt: now,
+  });
+  return { operatorId: c.operatorId, chainId: c.chainId, address: c.address, verifiedAt: now, changed: true };
+}
+
+/**
+ * Carries out an approved `payout_address` proposal: only while the operator's address on the chain
+ * is still the one the proposal was made against (a change made meanwhile makes it outdated).
+ */
+export async function applyPayoutAddressProposal(tx: Queryable, p: Proposal, at: Date): Promise<Record<string, unknown>> {
+  const q = p.payload as Record<string, string | null>;
+  const chainId = BigInt(q.chain_id!);
+  const current = await lockCurrentPayoutAddress(tx, q.operator_id!, chainId);
+  if ((current?.address ?? null) !== q.old_address) {
+    throw new LedgerError(
+      "proposal_outdated",
+      `the operator's payout address on chain ${q.chain_id} changed since proposal ${p.id} was made: reject it, and propose again if the change is still wanted`,
+    );
+  }
+  const change = {
+    operatorId: q.operator_id!,
+    chainId,
+    address: q.new_address!,
+    oldAddress: q.old_address ?? null,
+    challengeId: q.challenge_id!,
+    signature: q.signature!,
+    changedBy: p.proposedBy,
+    requestId: null,
+  };
+  const a = await applyAddressChange(tx, change, at);
+  return { operator_id: a.operatorId, chain_id: q.chain_id, address: a.address, verified_at: at.toISOString() };
 }
 
 export async function listPayoutAddresses(db: Queryable, operatorId: string) {

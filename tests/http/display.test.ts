@@ -127,13 +127,13 @@ async function setup() {
 
   const acct = privateKeyToAccount(generatePrivateKey());
   const ch = await call("POST", "/v1/operators/op-1/payout-address-challenges", { chain_id: 31337, address: acct.address });
-  await call(
-    "PUT",
-    "/v1/operators/op-1/payout-address",
-    { chain_id: 31337, address: acct.address, challenge_id: ch.id, signature: await acct.signMessage({ message: ch.message }) },
-    undefined,
-    200,
-  );
+  // op-1 has earnings waiting: an admin's address for it takes a second key.
+  await proposeAndApprove(api, "PUT", "/v1/operators/op-1/payout-address", {
+    chain_id: 31337,
+    address: acct.address,
+    challenge_id: ch.id,
+    signature: await acct.signMessage({ message: ch.message }),
+  });
   const onChain = await answer("POST /v1/payouts", "POST", "/v1/payouts", { operator_id: "op-1", asset: TOKEN, amount: "20000001" }, finance);
   await w.drive([onChain.id]);
   await call("POST", "/v1/assets", { code: "EUR", scale: 2, settlement: { kind: "offchain" } });

@@ -5,7 +5,7 @@ import { TestStablecoin } from "../../contracts/artifacts.js";
 import { depositAddressMessage } from "../../src/domain/payouts.js";
 import { sealJournal } from "../../src/db/journal-seals.js";
 import { pastMonth, testClock } from "../support/clock.js";
-import { expectStatus, testApi, type TestApi } from "../support/http.js";
+import { expectStatus, proposeAndApprove, testApi, type TestApi } from "../support/http.js";
 import { payoutWorld, TOKEN, type PayoutWorld } from "../support/payout-world.js";
 import { withTriggersOff } from "../support/db.js";
 
@@ -148,12 +148,13 @@ describe("finance: trial balance, reports, reconciliation, audit", () => {
       await api.call("POST", "/v1/operators/op-1/payout-address-challenges", { body: { chain_id: 31337, address: acct.address } }),
       201,
     ).body;
-    expectStatus(
-      await api.call("PUT", "/v1/operators/op-1/payout-address", {
-        body: { chain_id: 31337, address: acct.address, challenge_id: ch.id, signature: await acct.signMessage({ message: ch.message }) },
-      }),
-      200,
-    );
+    // op-1 has earnings waiting: an admin's address for it takes a second key.
+    await proposeAndApprove(api, "PUT", "/v1/operators/op-1/payout-address", {
+      chain_id: 31337,
+      address: acct.address,
+      challenge_id: ch.id,
+      signature: await acct.signMessage({ message: ch.message }),
+    });
     const p1 = expectStatus(await api.call("POST", "/v1/payouts", { key: finance, body: { operator_id: "op-1", asset: TOKEN, amount: "20000000" } }), 201).body;
     await w.drive([p1.id], [worker]);
     expectStatus(await api.call("POST", "/v1/assets", { body: { code: "EUR", scale: 2, settlement: { kind: "offchain" } } }), 201);

@@ -1,4 +1,4 @@
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { afterEach, describe, expect, it } from "vitest";
 import { expectStatus, testApi, type TestApi, proposeAndApprove } from "../support/http.js";
 import { payoutWorld, TOKEN, type PayoutWorld } from "../support/payout-world.js";
@@ -20,17 +20,17 @@ async function setup(chainOverrides: Record<string, unknown> = {}) {
   return { w, api, key };
 }
 
-async function proveAddress(api: TestApi, key: string, operatorId: string, account = privateKeyToAccount(generatePrivateKey())) {
+/** Proves `account` as the operator's payout address; a change carries the current address's agreement (`current`). */
+async function proveAddress(api: TestApi, key: string, operatorId: string, account = privateKeyToAccount(generatePrivateKey()), current?: PrivateKeyAccount) {
   const ch = expectStatus(
     await api.call("POST", `/v1/operators/${operatorId}/payout-address-challenges`, { key, body: { chain_id: 31337, address: account.address } }),
     201,
   ).body;
   expect(ch.message).toContain(account.address);
   expect(ch.message).toContain(operatorId);
-  const res = await api.call("PUT", `/v1/operators/${operatorId}/payout-address`, {
-    key,
-    body: { chain_id: 31337, address: account.address, challenge_id: ch.id, signature: await account.signMessage({ message: ch.message }) },
-  });
+  const body = { chain_id: 31337, address: account.address, challenge_id: ch.id, signature: await account.signMessage({ message: ch.message }) };
+  const agreed = current ? { current_address_signature: await current.signMessage({ message: ch.message }) } : {};
+  const res = await api.call("PUT", `/v1/operators/${operatorId}/payout-address`, { key, body: { ...body, ...agreed } });
   return { account, res: expectStatus(res, 200) };
 }
 
@@ -39,12 +39,13 @@ describe("payouts over HTTP", () => {
     const { w, api, key } = await setup();
     const { registerOperator } = await import("../../src/services/marketplaces.js");
     await registerOperator(w.db, { id: "op1", name: "GPU farm" });
-    await w.credit("op1", TOKEN, 50_000_000n);
     const op = await key("operator", "op1");
+    // The operator's own first address, before anything is owed to it.
     const first = await proveAddress(api, op, "op1");
+    await w.credit("op1", TOKEN, 50_000_000n);
     expect(first.res.body).toMatchObject({ operator_id: "op1", chain_id: 31337, address: first.account.address.toLowerCase(), changed: true });
     // A change of address is recorded with who made it.
-    const second = await proveAddress(api, op, "op1");
+    const second = await proveAddress(api, op, "op1", undefined, first.account);
     const addresses = expectStatus(await api.call("GET", "/v1/operators/op1/payout-addresses", { key: op }), 200).body;
     expect(addresses.data).toEqual([{ chain_id: 31337, address: second.account.address.toLowerCase(), verified_at: expect.any(String) }]);
     expect(addresses.history).toHaveLength(2);
@@ -91,9 +92,9 @@ describe("payouts over HTTP", () => {
     const { w, api, key } = await setup();
     const { registerOperator } = await import("../../src/services/marketplaces.js");
     await registerOperator(w.db, { id: "busy", name: "busy" });
-    await w.credit("busy", TOKEN, 1_000n);
     const op = await key("operator", "busy");
     await proveAddress(api, op, "busy");
+    await w.credit("busy", TOKEN, 1_000n);
     const answers = await Promise.all(Array.from({ length: 50 }, () => api.call("POST", "/v1/payouts", { key: op, body: { asset: TOKEN, amount: "30" } })));
     const ok = answers.filter((r) => r.status === 201);
     const refused = answers.filter((r) => r.status !== 201);

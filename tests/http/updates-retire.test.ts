@@ -168,13 +168,15 @@ describe("payouts and a settlement change", () => {
       await t.api.call("POST", "/v1/operators/o1/payout-address-challenges", { key: t.w.keys.o1, body: { chain_id: 31337, address: wallet.address } }),
       201,
     ).body;
-    expectStatus(
+    // o1 has earnings waiting already: its first address takes a second key.
+    const addressProposal = expectStatus(
       await t.api.call("PUT", "/v1/operators/o1/payout-address", {
         key: t.w.keys.o1,
         body: { chain_id: 31337, address: wallet.address, challenge_id: ch.id, signature: await wallet.signMessage({ message: ch.message }) },
       }),
-      200,
-    );
+      202,
+    ).body;
+    expectStatus(await t.api.call("POST", `/v1/proposals/${addressProposal.id}/approve`, { key: approver, body: {} }), 200);
     // o1 earns TUSD that the platform received.
     expectStatus(await t.api.call("POST", "/v1/customers/c1/deposits", { key: t.w.keys.m1, body: { asset: "TUSD", amount: "5000" } }), 201);
     const receipt = expectStatus(

@@ -57,19 +57,23 @@ describe("two chains whose native tokens share a code", () => {
     await registerOperator(db, { id: "op", name: "op" });
     const wallet = privateKeyToAccount(generatePrivateKey());
     const ids: string[] = [];
-    for (const [chainId, code] of [
-      [31337n, "TUSD-A"],
-      [31338n, "TUSD-B"],
-    ] as const) {
+    // The operator's own first addresses, set before anything is owed to it.
+    for (const chainId of [31337n, 31338n]) {
       const ch = await issueAddressChallenge(db, settlements, { operatorId: "op", chainId, address: wallet.address, now: db.clock.now() });
-      await setPayoutAddress(db, settlements, {
+      const set = await setPayoutAddress(db, settlements, {
         operatorId: "op",
         chainId,
         address: wallet.address,
         challengeId: ch.id,
         signature: await wallet.signMessage({ message: ch.message }),
-        changedBy: "test",
+        by: { keyId: "test", role: "operator", scopeId: "op" },
       });
+      expect(set.kind).toBe("set");
+    }
+    for (const [, code] of [
+      [31337n, "TUSD-A"],
+      [31338n, "TUSD-B"],
+    ] as const) {
       const asset = (await db.query<{ id: string }>("select id from assets where code = $1", [code]))[0]!;
       const funding = {
         assetId: asset.id,

@@ -34,6 +34,8 @@ export interface PayoutWorld {
   worker(options?: { db?: Database; chainOverrides?: Record<string, unknown> }): PayoutWorker;
   /** Registers an operator with a verified address (a fresh key) and `earned` of the asset on its payable. */
   operator(id: string, earned: Record<string, bigint>, account?: PrivateKeyAccount | `0x${string}`): Promise<{ id: string; address: `0x${string}` }>;
+  /** Sets the operator's first payout address with its own key (before anything is owed to it). */
+  payTo(id: string, account?: PrivateKeyAccount | `0x${string}`): Promise<`0x${string}`>;
   credit(operatorId: string, asset: string, amount: bigint): Promise<void>;
   /** Ticks the worker (or workers) and mines a block between ticks until every payout is final. */
   drive(ids: string[], workers?: PayoutWorker[], maxRounds?: number): Promise<Payout[]>;
@@ -98,7 +100,11 @@ export async function payoutWorld(
     },
     async operator(id, earned, account) {
       await registerOperator(db, { id, name: id });
+      const address = await world.payTo(id, account);
       for (const [asset, amount] of Object.entries(earned)) await world.credit(id, asset, amount);
+      return { id, address };
+    },
+    async payTo(id, account) {
       if (typeof account === "string") {
         // An address nobody holds a key for (a contract): set directly, as an admin could not.
         await db.query(
@@ -109,7 +115,7 @@ export async function payoutWorld(
           "insert into payout_addresses (operator_id, chain_id, address, challenge_id, verified_at) select $1, 31337, $2, id, now() from payout_address_challenges where operator_id = $1",
           [id, account.toLowerCase()],
         );
-        return { id, address: account.toLowerCase() as `0x${string}` };
+        return account.toLowerCase() as `0x${string}`;
       }
       const acct = account ?? privateKeyToAccount(generatePrivateKey());
       const ch = await issueAddressChallenge(db, settlements, { operatorId: id, chainId: 31337n, address: acct.address, now: db.clock.now() });
@@ -119,9 +125,9 @@ export async function payoutWorld(
         address: acct.address,
         challengeId: ch.id,
         signature: await acct.signMessage({ message: ch.message }),
-        changedBy: "test",
+        by: { keyId: "test", role: "operator", scopeId: id },
       });
-      return { id, address: acct.address.toLowerCase() as `0x${string}` };
+      return acct.address.toLowerCase() as `0x${string}`;
     },
     async drive(ids, workers, maxRounds = 40) {
       const ws = workers ?? [world.worker()];

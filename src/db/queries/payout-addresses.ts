@@ -141,3 +141,20 @@ export async function listPayoutAddressEvents(
       .limit(100),
   );
 }
+
+/**
+ * Whether anything is owed to the operator: earnings in its payable (posted or pending) in any
+ * asset. Its first payout address may be set on its own word only while nothing is.
+ */
+export async function operatorIsOwed(tx: Queryable, operatorId: string): Promise<boolean> {
+  const rows = await tx.query<{ owed: boolean }>(
+    `select exists (
+       select 1 from accounts a join account_balances b on b.account_id = a.id
+        where a.opened_by_service and a.marketplace_id is null and a.code = 'operator_payable'
+          and a.owner_type = 'operator' and a.owner_id = $1
+          and (b.credits_posted > b.debits_posted or b.credits_pending > 0)
+     ) as owed`,
+    [operatorId],
+  );
+  return rows[0]!.owed;
+}

@@ -150,7 +150,11 @@ export const payoutProblems = {
   proposal_outdated: {
     means:
       "What the proposal would change has changed since it was made, so approving it would apply a change to a state nobody reviewed; or the key that proposed it has been revoked since.",
-    causes: ["two proposals for the same asset's settlement, one approved before the other", "the proposer's API key was revoked after it proposed"],
+    causes: [
+      "two proposals for the same asset's settlement, one approved before the other",
+      "an operator's payout address changed after a payout_address proposal for it was made",
+      "the proposer's API key was revoked after it proposed",
+    ],
     action: "fix_request",
     todo: "Reject this proposal (POST /v1/proposals/{id}/reject) and propose the change again from the current state.",
     example:

@@ -13,6 +13,7 @@ import { unitsToDecimal } from "../../domain/money.js";
 import type { ProposalKind } from "../../domain/proposals.js";
 import { paidBeyondFunds } from "../funding.js";
 import { getCustomer } from "../marketplaces.js";
+import { applyPayoutAddressProposal } from "../payout-addresses.js";
 import { setPayoutPolicy } from "../payout-policies.js";
 import { resolveItem } from "../reconcile.js";
 import { inTransaction } from "../transaction.js";
@@ -45,6 +46,7 @@ const carryOut: Record<ProposalKind, CarryOut> = {
   rate_bounds: (db, p, by, reason) => inDecision(db, p, by, reason, (tx) => applyRateBounds(tx, p)),
   period_close: (db, p, by, reason) => inDecision(db, p, by, reason, (tx, at) => applyPeriodChange(tx, p, at)),
   period_reopen: (db, p, by, reason) => inDecision(db, p, by, reason, (tx, at) => applyPeriodChange(tx, p, at)),
+  payout_address: (db, p, by, reason) => inDecision(db, p, by, reason, (tx, at) => applyPayoutAddressProposal(tx, p, at)),
   usage_limits: (db, p, by, reason) =>
     inDecision(db, p, by, reason, async (tx, at) => {
       const q = p.payload;

@@ -1,0 +1,156 @@
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { afterEach, describe, expect, it } from "vitest";
+import { registerOperator } from "../../src/services/marketplaces.js";
+import { expectRefused, expectStatus, testApi, type TestApi } from "../support/http.js";
+import { payoutWorld, TOKEN, type PayoutWorld } from "../support/payout-world.js";
+
+/**
+ * Where an operator is paid decides where its money goes, so one person may not change it alone:
+ * an admin proving an address it controls, or a key it mints for the operator, only proposes.
+ */
+let w: PayoutWorld | undefined;
+let api: TestApi | undefined;
+afterEach(async () => {
+  await api?.close();
+  await w?.close();
+  w = api = undefined;
+});
+
+async function setup() {
+  w = await payoutWorld();
+  api = await testApi({ db: w.db, settlements: w.settlements });
+  const a = api;
+  const key = async (role: string, scope_id?: string, by?: string) =>
+    expectStatus(await a.call("POST", "/v1/api-keys", { key: by, body: { name: role, role, scope_id } }), 201).body.secret as string;
+  // Two people: each has an admin key of their own (created by the bootstrap key).
+  const mallory = await key("admin");
+  const alice = await key("admin");
+  await registerOperator(w.db, { id: "op1", name: "GPU farm" });
+  const op = await key("operator", "op1", alice);
+  return { w, api: a, key, mallory, alice, op };
+}
+
+async function challenge(api: TestApi, key: string, account: PrivateKeyAccount) {
+  return expectStatus(await api.call("POST", "/v1/operators/op1/payout-address-challenges", { key, body: { chain_id: 31337, address: account.address } }), 201)
+    .body as { id: string; message: string };
+}
+
+/** PUT /v1/operators/op1/payout-address with `key`, proving `account` (and, given `current`, with its agreement). */
+async function prove(api: TestApi, key: string, account: PrivateKeyAccount, current?: PrivateKeyAccount) {
+  return put(api, key, account, await challenge(api, key, account), current);
+}
+
+async function put(api: TestApi, key: string, account: PrivateKeyAccount, ch: { id: string; message: string }, current?: PrivateKeyAccount) {
+  const body: Record<string, unknown> = {
+    chain_id: 31337,
+    address: account.address,
+    challenge_id: ch.id,
+    signature: await account.signMessage({ message: ch.message }),
+  };
+  if (current) body.current_address_signature = await current.signMessage({ message: ch.message });
+  return api.call("PUT", "/v1/operators/op1/payout-address", { key, body });
+}
+
+const current = async (api: TestApi, key: string) =>
+  expectStatus(await api.call("GET", "/v1/operators/op1/payout-addresses", { key }), 200).body.data.map((a: { address: string }) => a.address);
+
+const fresh = () => privateKeyToAccount(generatePrivateKey());
+
+describe("who may decide where an operator is paid", () => {
+  it("the operator's own first address, before anything is owed to it, is set at once; a change agreed by the current address too", async () => {
+    const { api, op } = await setup();
+    const first = fresh();
+    expect(expectStatus(await prove(api, op, first), 200).body).toMatchObject({ address: first.address.toLowerCase(), changed: true });
+    const second = fresh();
+    expect(expectStatus(await prove(api, op, second, first), 200).body).toMatchObject({ address: second.address.toLowerCase(), changed: true });
+    expect(await current(api, op)).toEqual([second.address.toLowerCase()]);
+  });
+
+  it("an admin proving its own address for an operator only proposes: a key it created cannot approve, its payouts keep going to the operator's address", async () => {
+    const { w, api, key, mallory, alice, op } = await setup();
+    const wallet = fresh();
+    expectStatus(await prove(api, op, wallet), 200);
+    await w.credit("op1", TOKEN, 50_000_000n);
+    const thief = fresh();
+    const proposal = expectStatus(await prove(api, mallory, thief), 202).body;
+    expect(proposal).toMatchObject({
+      kind: "payout_address",
+      status: "proposed",
+      payload: { operator_id: "op1", chain_id: "31337", old_address: wallet.address.toLowerCase(), new_address: thief.address.toLowerCase() },
+    });
+    expect(await current(api, op)).toEqual([wallet.address.toLowerCase()]);
+    // A second admin key of the same person, and the bootstrap key, are not a second person.
+    const mallory2 = await key("admin", undefined, mallory);
+    for (const k of [mallory, mallory2, undefined]) {
+      const res = await api.call("POST", `/v1/proposals/${proposal.id}/approve`, { key: k, body: {} });
+      expect(res.status, JSON.stringify(res.body)).toBe(403);
+      expect(res.body.code).toBe("four_eyes");
+    }
+    // Paid meanwhile: to the operator's own address.
+    const payout = expectStatus(
+      await api.call("POST", "/v1/payouts", { key: mallory, body: { operator_id: "op1", asset: TOKEN, amount: "1000000" } }),
+      201,
+    ).body;
+    expect(payout.to_address).toBe(wallet.address.toLowerCase());
+    // Another person's key approves: the change takes effect, recorded as the proposer's.
+    expectStatus(await api.call("POST", `/v1/proposals/${proposal.id}/approve`, { key: alice, body: {} }), 200);
+    expect(await current(api, op)).toEqual([thief.address.toLowerCase()]);
+  });
+
+  it("an operator key an admin mints to change the address is no way around: the change is a proposal, and the minting admin cannot approve it", async () => {
+    const { w, api, key, mallory, op } = await setup();
+    const wallet = fresh();
+    expectStatus(await prove(api, op, wallet), 200);
+    await w.credit("op1", TOKEN, 50_000_000n);
+    const minted = await key("operator", "op1", mallory);
+    const proposal = expectStatus(await prove(api, minted, fresh()), 202).body;
+    const res = await api.call("POST", `/v1/proposals/${proposal.id}/approve`, { key: mallory, body: {} });
+    expect(res.status, JSON.stringify(res.body)).toBe(403);
+    expect(res.body.code).toBe("four_eyes");
+    expect(await current(api, op)).toEqual([wallet.address.toLowerCase()]);
+  });
+
+  it("a first address set while earnings wait, or by an admin, is a proposal too", async () => {
+    const { w, api, key, mallory, alice, op } = await setup();
+    // A third person: alice created the operator's key, so she is not independent of it.
+    const carol = await key("admin");
+    // By an admin, with nothing owed yet.
+    expectStatus(await prove(api, mallory, fresh()), 202);
+    // By the operator's own key once earnings wait.
+    await w.credit("op1", TOKEN, 1n);
+    const own = fresh();
+    const proposal = expectStatus(await prove(api, op, own), 202).body;
+    expect(proposal.payload.old_address).toBeNull();
+    expect(await current(api, op)).toEqual([]);
+    const refused = await api.call("POST", "/v1/payouts", { key: op, body: { asset: TOKEN, amount: "1" } });
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    const res = await api.call("POST", `/v1/proposals/${proposal.id}/approve`, { key: alice, body: {} });
+    expect(res.status, JSON.stringify(res.body)).toBe(403);
+    expectStatus(await api.call("POST", `/v1/proposals/${proposal.id}/approve`, { key: carol, body: {} }), 200);
+    expect(await current(api, op)).toEqual([own.address.toLowerCase()]);
+  });
+
+  it("a wrong current_address_signature is refused and writes nothing", async () => {
+    const { api, op } = await setup();
+    const wallet = fresh();
+    expectStatus(await prove(api, op, wallet), 200);
+    const next = fresh();
+    const ch = await challenge(api, op, next);
+    await expectRefused(api, () => put(api, op, next, ch, fresh()), 422, "signature_invalid", "current_address_signature");
+    expect(await current(api, op)).toEqual([wallet.address.toLowerCase()]);
+  });
+
+  it("a proposal made against an address that changed since is outdated: approving it changes nothing", async () => {
+    const { w, api, mallory, alice, op } = await setup();
+    const wallet = fresh();
+    expectStatus(await prove(api, op, wallet), 200);
+    await w.credit("op1", TOKEN, 5n);
+    const stale = expectStatus(await prove(api, mallory, fresh()), 202).body;
+    const next = fresh();
+    expectStatus(await prove(api, op, next, wallet), 200);
+    const res = await api.call("POST", `/v1/proposals/${stale.id}/approve`, { key: alice, body: {} });
+    expect(res.status, JSON.stringify(res.body)).toBe(409);
+    expect(res.body.code).toBe("proposal_outdated");
+    expect(await current(api, op)).toEqual([next.address.toLowerCase()]);
+  });
+});
