@@ -1,7 +1,7 @@
 import type { Settlements } from "../chain/settlement.js";
 import type { Database } from "../db/client.js";
 import { getAsset } from "../db/queries/assets.js";
-import { insertRateLocks, queuedGroups, takeQueued, type NewRateLock, type QueuedGroup } from "../db/queries/rate-locks.js";
+import { insertRateLocks, queuedGroups, queuedOfGroup, takeQueued, type NewRateLock, type QueuedGroup } from "../db/queries/rate-locks.js";
 import { sweepRateLocks } from "./rate-lock-sweep.js";
 import { lockOperatorPayoutFunds } from "../db/queries/funding.js";
 import type { Asset } from "../domain/assets.js";
@@ -10,7 +10,7 @@ import { uuidv7 } from "../domain/ids.js";
 import type { Logger } from "../log.js";
 import { converts, currentPreference } from "./payout-preferences.js";
 import { chooseRate, type RateChoice } from "./rates.js";
-import { awaitingFunds } from "./funding.js";
+import { unfundedNets } from "./funding.js";
 import { inTransaction } from "./transaction.js";
 
 /** Groups (marketplace, operator, asset) and records per group taken per pass; pages of groups looked at per pass. */
@@ -26,13 +26,11 @@ const RECORDS = 5_000;
  * earnings, converted later at this moment's rate. The rate is chosen as a payout's is (fresh, the
  * sources agreeing): without a usable rate the earnings stay queued, and are locked at the first
  * usable rate. An operator without a preference that converts needs no lock; its queue is emptied.
- * Only funded earnings are locked: while the operator has earnings from the marketplace awaiting
- * funds (docs/ledger.md, "Funded earnings"), the group stays queued and is locked once the money is
- * in, at that moment's rate. A lock is used by any of the operator's payouts of the pair, so a lock
- * of usage whose money never comes would set the rate of earnings that are paid. The funding is
- * judged in the transaction that takes the records, after taking them: every record taken was
- * committed before the judgment read. Then the operator's open locks of each pair are kept within
- * the earnings they can be used for (sweepLocks).
+ * Only funded earnings are locked, record by record (lockGroup): a record awaiting the
+ * marketplace's money (docs/ledger.md, "Funded earnings") stays queued and is locked once the money
+ * is in, at that moment's rate. A lock is used by any of the operator's payouts of the pair, so a
+ * lock of usage whose money never comes would set the rate of earnings that are paid. Then the
+ * operator's open locks of each pair are kept within the earnings they can be used for (sweepLocks).
  * A record is taken by one transaction only (rows are deleted as they are locked), whatever the
  * number of workers.
  */
@@ -87,10 +85,15 @@ async function waitingGroups(db: Database): Promise<QueuedGroup[]> {
   return out;
 }
 
-/** Thrown inside a group's transaction when the operator has earnings there awaiting funds: nothing is taken. */
-class AwaitingFunds extends Error {}
-
-/** In one transaction: the group's queued records taken and their locks recorded. */
+/**
+ * In one transaction: the group's funded queued records taken and their locks recorded. Each record
+ * is judged on its own (the funding walk, as payouts judge them): a record the marketplace's money
+ * does not cover yet, even in part, stays queued and is locked once it is funded, at that moment's
+ * rate; the funded records beside it are locked now. (Judging the group as a whole let a
+ * marketplace hold all of an operator's funded earnings back with one tiny unfunded record, and so
+ * choose the moment, and the rate, of their lock.) The records are locked before the walk reads:
+ * every record taken was committed before the judgment read.
+ */
 async function lockGroup(
   db: Database,
   g: QueuedGroup,
@@ -103,13 +106,22 @@ async function lockGroup(
     // The operator's payout lock of the asset before its records are taken: a reversal takes it
     // before it takes a record out of the queue, so the two never wait on each other in a circle.
     await lockOperatorPayoutFunds(tx, g.operator_id, g.asset_id);
-    const taken = await takeQueued(tx, g, RECORDS, passId);
-    if (!taken) return 0;
+    const queued = await queuedOfGroup(tx, g, RECORDS);
+    if (queued.length === 0) return 0;
     if (splits.length === 0) {
+      await takeQueued(
+        tx,
+        g,
+        queued.map((q) => q.usage_id),
+        passId,
+      );
       await sweepRateLocks(tx, g.operator_id, g.asset_id);
       return 0;
     }
-    if ((await awaitingFunds(tx, g.operator_id, g.asset_id, { markets: [g.marketplace_id] })).total > 0n) throw new AwaitingFunds();
+    const unfunded = await unfundedNets(tx, g.marketplace_id, g.asset_id, g.operator_id);
+    const funded = queued.filter((q) => !unfunded.has(q.funding_seq)).map((q) => q.usage_id);
+    const taken = await takeQueued(tx, g, funded, passId);
+    if (!taken) return 0;
     const amounts = splitByBps(
       taken.total,
       splits.map((s) => s.bps),
@@ -137,8 +149,5 @@ async function lockGroup(
     await insertRateLocks(tx, rows);
     await sweepRateLocks(tx, g.operator_id, g.asset_id);
     return rows.length;
-  }).catch((err: unknown) => {
-    if (err instanceof AwaitingFunds) return 0;
-    throw err;
   });
 }

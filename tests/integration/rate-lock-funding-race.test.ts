@@ -9,19 +9,19 @@ import { fundingWorld, manualRate, USD, type FundingWorld } from "../support/fun
 import { expectStatus } from "../support/http.js";
 
 /**
- * Funding is judged after the records are taken, in the same transaction: usage posted while the
- * judgment runs (unfunded: a claimed deposit) is not among the records taken. The hook posts it
- * right after the judgment (when it ran before the take, that usage was taken and locked).
+ * Funding is judged after the records are picked (and locked), in the same transaction: usage posted
+ * while the judgment runs (unfunded: a claimed deposit) is not among the records taken. The hook
+ * posts it right after the judgment (when it ran before the take, that usage was taken and locked).
  */
 const hook: { after?: () => Promise<void> } = {};
 vi.mock("../../src/services/funding.js", async (orig) => {
   const m = await orig<typeof import("../../src/services/funding.js")>();
   return {
     ...m,
-    awaitingFunds: async (...args: Parameters<typeof m.awaitingFunds>) => {
-      const r = await m.awaitingFunds(...args);
+    unfundedNets: async (...args: Parameters<typeof m.unfundedNets>) => {
+      const r = await m.unfundedNets(...args);
       const h = hook.after;
-      if (h && args[3]?.markets) {
+      if (h) {
         hook.after = undefined;
         await h();
       }

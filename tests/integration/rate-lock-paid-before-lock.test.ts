@@ -6,8 +6,8 @@ import { rateLockWorld } from "../support/rate-lock-world.js";
 const ETH = 10n ** 18n;
 
 /**
- * R1's earnings are paid in USD while R1 is still queued (kept queued by R2, m's unfunded usage on a
- * claimed deposit). The payout takes R1 out of the queue: queued records are never-locked earnings,
+ * R1's earnings are paid in USD while R1 is still queued (before the worker's next pass; R2 is m's
+ * unfunded usage on a claimed deposit). The payout takes R1 out of the queue: queued records are never-locked earnings,
  * which payouts pay first. Before, the operator went back to ETH, m reversed R2 when it liked, and the
  * worker locked R1, whose earnings had already left the payable, at the rate of that moment; the
  * operator's at_payout earnings R3 (marketplace b) in the payable kept the lock within the sweep's
@@ -18,11 +18,10 @@ describe("a record paid in USD before the worker locks it", () => {
   it("gets no lock that later prices other (never-locked) earnings", async () => {
     const { s, usd, eth } = t;
     await t.receive("c", 100n * USD, "w1");
-    // R1: 89 USD funded. R2: 89 USD on a claimed deposit (no money in): keeps m's group queued.
+    // R1: 89 USD funded. R2: 89 USD on a claimed deposit (no money in). The worker has not run yet.
     await t.earn("c");
     await t.claimed("d");
     const r2 = await t.earn("d");
-    expect(await t.lock()).toBe(0);
     // o takes R1's 89 USD at par (payable-now 178 − 89 awaiting), then goes back to 100% ETH.
     await t.preference("USD");
     await t.paidInUsd(89n * USD);
@@ -59,11 +58,10 @@ describe("a record paid at the rate of the moment before the worker locks it", (
   const t = rateLockWorld();
   it("is taken out of the queue by the conversion that paid it", async () => {
     await t.receive("c", 100n * USD, "w1");
-    // R1: 89 USD funded, kept queued by R2 (unfunded, claimed deposit).
+    // R1: 89 USD funded, R2 unfunded (claimed deposit); the worker has not run yet.
     await t.earn("c");
     await t.claimed("d");
     const r2 = await t.earn("d");
-    expect(await t.lock()).toBe(0);
     // o is paid its 89 USD of payable-now in ETH: no lock covers it, so at the rate of the moment.
     const paid = await t.payOut(89n * USD);
     expect(paid).toBe((89n * USD * ETH) / (3000n * USD));

@@ -89,11 +89,12 @@ describe("a marketplace's unfunded usage for the operator", () => {
     await t.preference("USD");
     await t.paidInUsd(89n * USD);
     const openAfterUsd = t.open(await t.locks());
-    // ETH rises to 6000; o back to ETH. R3: 89 USD of real (funded) earnings, left queued behind F.
+    // ETH rises to 6000; o back to ETH. R3: 89 USD of real (funded) earnings, locked at 6000 (F,
+    // unfunded, stays queued beside it and does not hold it back).
     await t.rate(eth, usd, 6000n, 1n);
     await t.preference("ETH");
     await t.earn("c");
-    expect(await t.lock()).toBe(0);
+    expect(await t.lock()).toBe(1);
     const paid = await t.payOut(89n * USD);
     const worth = (paid * 6000n * USD) / ETH;
     // m takes F back: nothing was ever locked for it.

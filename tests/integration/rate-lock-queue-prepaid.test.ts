@@ -47,8 +47,7 @@ describe("a funded prepaid record after the operator's own unfunded record", () 
     await t.earn("d");
     await t.receive("c", 100n * USD, "w1");
     await t.earn("c");
-    expect(await t.lock()).toBe(0);
-    // o is paid R_c's 89 (payable-now) in ETH at 3000.
+    // Before the worker's next pass, o is paid R_c's 89 (payable-now) in ETH at 3000.
     await t.payOut(89n * USD);
     await joinMarketplace(s, "b", s.keys.b, "at_payout", "bc", 100n * USD);
     await s.usage("o", "bc", 100n * USD, { key: s.keys.b, extra: { asset: "USD" } });

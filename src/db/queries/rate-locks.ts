@@ -20,30 +20,45 @@ export async function queuedGroups(db: Queryable, limit: number, offset = 0): Pr
 }
 
 /**
- * Takes (deletes) up to `limit` queued records of a group: what they earned and since when. Rows
- * another transaction is taking are skipped, so a record is locked once. Each record taken is kept
- * with the pass that took it (`passId`, the locks' `pass_id`), so that its reversal gives its share
- * of those locks back (migration 0043, rate_locks_follow_reversal).
+ * Up to `limit` queued records of a group, oldest first, locked (rows another transaction is taking
+ * are skipped, so a record is locked once), with their funding_seq: the worker judges each one
+ * funded or not before it takes it.
+ */
+export async function queuedOfGroup(tx: Queryable, g: QueuedGroup, limit: number): Promise<{ usage_id: string; funding_seq: bigint }[]> {
+  const rows = await tx.query<{ usage_id: string; funding_seq: string }>(
+    `select q.usage_id::text as usage_id, u.funding_seq::text as funding_seq
+       from rate_lock_queue q join usage_records u on u.id = q.usage_id and u.marketplace_id = q.marketplace_id
+      where q.marketplace_id = $1 and q.operator_id = $2 and q.asset_id = $3
+      order by q.queued_at, q.usage_id limit $4 for update of q skip locked`,
+    [g.marketplace_id, g.operator_id, g.asset_id, limit],
+  );
+  return rows.map((r) => ({ usage_id: r.usage_id, funding_seq: BigInt(r.funding_seq) }));
+}
+
+/**
+ * Takes (deletes) queued records of a group (`usageIds`, locked by `queuedOfGroup`): what they
+ * earned and since when. Each record taken is kept with the pass that took it (`passId`, the locks'
+ * `pass_id`), so that its reversal gives its share of those locks back (migration 0043,
+ * rate_locks_follow_reversal).
  */
 export async function takeQueued(
   tx: Queryable,
   g: QueuedGroup,
-  limit: number,
+  usageIds: string[],
   passId: string,
 ): Promise<{ total: bigint; records: number; since: Date } | undefined> {
+  if (usageIds.length === 0) return undefined;
   const [row] = await tx.query<{ total: string | null; records: string; since: Date | string | null }>(
     `with taken as (
-       delete from rate_lock_queue where marketplace_id = $1 and usage_id in (
-         select usage_id from rate_lock_queue where marketplace_id = $1 and operator_id = $2 and asset_id = $3
-          order by queued_at, usage_id limit $4 for update skip locked)
+       delete from rate_lock_queue where marketplace_id = $1 and usage_id = any($2::uuid[])
        returning usage_id, net, queued_at),
      -- A record reversed while queued left the queue with its reversal; one that did not (a reversal
      -- older than that rule) is taken and dropped here, never locked.
      live as (select * from taken t where not exists (
        select 1 from usage_records u join transfers r on r.reverses_id = u.transfer_id where u.marketplace_id = $1 and u.id = t.usage_id)),
-     linked as (insert into rate_lock_records (usage_id, pass_id, net) select usage_id, $5::uuid, net from live)
+     linked as (insert into rate_lock_records (usage_id, pass_id, net) select usage_id, $3::uuid, net from live)
      select sum(net)::text as total, count(*)::text as records, min(queued_at) as since from live`,
-    [g.marketplace_id, g.operator_id, g.asset_id, limit, passId],
+    [g.marketplace_id, pgArray(usageIds), passId],
   );
   if (!row || row.total === null) return undefined;
   return { total: BigInt(row.total), records: Number(row.records), since: new Date(row.since!) };

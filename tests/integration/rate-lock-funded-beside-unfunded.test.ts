@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { USD } from "../support/funding-world.js";
+import { expectStatus } from "../support/http.js";
+import { rateLockWorld } from "../support/rate-lock-world.js";
+
+/**
+ * The lock worker judges each queued record funded or not on its own. Before, it judged the group
+ * (marketplace, operator, asset) as a whole: one tiny unfunded record (a claimed deposit) kept all of
+ * the operator's funded earnings queued, so the marketplace chose the moment of their lock — it
+ * settled the tiny record when the token had dipped, and the next pass locked everything at that
+ * rate; and a marketplace whose usage was never all funded never had its operators' earnings locked.
+ */
+describe("funded earnings beside a tiny unfunded record of the same marketplace", () => {
+  const t = rateLockWorld();
+  it("are locked at the first pass after they are funded; the unfunded record alone waits for its money", async () => {
+    const { s, usd, eth } = t;
+    // T: 0.01 USD for o on d's claimed deposit (no money in). R: 89 USD for o, c's own money.
+    await t.claimed("d");
+    await s.usage("o", "d", USD / 100n, { extra: { asset: "USD" } });
+    await t.receive("c", 100n * USD, "w1");
+    await t.earn("c");
+    // The pass locks R at 3000 USD/ETH; T stays queued.
+    expect(await t.lock()).toBe(1);
+    const [first] = await t.locks();
+    expect(first).toMatchObject({ amount: (89n * USD).toString() });
+    const queued = await s.w.db.query<{ n: string }>("select count(*)::text as n from rate_lock_queue where operator_id = 'o'");
+    expect(queued[0]!.n).toBe("1");
+    // ETH dips to 1500; m settles d's deposit now: only T is locked at 1500, R keeps its 3000.
+    await t.rate(eth, usd, 1500n, 1n);
+    const r = expectStatus(
+      await s.api.call("POST", "/v1/marketplaces/m/receipts", {
+        key: s.keys.finance,
+        body: { asset: "USD", amount: (100n * USD).toString(), reference: "m-settle" },
+      }),
+      201,
+    ).body;
+    expectStatus(await s.approve(r.id, s.keys.finance2), 200);
+    expect(await t.lock()).toBe(1);
+    const all = await t.locks();
+    const byId = new Map(all.map((l) => [l.id, l]));
+    expect(byId.get(first!.id)).toMatchObject({ amount: (89n * USD).toString(), rate_num: first!.rate_num, rate_den: first!.rate_den });
+    const second = all.find((l) => l.id !== first!.id)!;
+    expect(BigInt(second.amount!)).toBeLessThan(USD / 100n);
+    // The dip's rate is twice as many ETH per USD as the first lock's.
+    expect(BigInt(second.rate_num!) * BigInt(first!.rate_den!)).toBe(2n * BigInt(first!.rate_num!) * BigInt(second.rate_den!));
+  }, 120_000);
+});
