@@ -1103,7 +1103,7 @@ export interface paths {
         get?: never;
         /**
          * Set the operator's payout address on a chain, proven by signing a challenge (the operator, admin)
-         * @description Each change is recorded with who made it. Payouts already requested keep the address they were requested with. One key does not decide alone where an operator's money goes: the address is set at once (200) when the current address also signs the challenge (current_address_signature), or when it is the operator's first address on the chain, set with the operator's own key while nothing is owed to it. Any other change is answered 202 with a payout_address proposal that an independent admin or finance key approves (POST /v1/proposals/{id}/approve).
+         * @description Each change is recorded with who made it. Payouts already requested keep the address they were requested with. One key does not decide alone where an operator's money goes: the address is set at once (200) when the operator's current payout address also signs the challenge (current_address_signature: its address on this chain, or on another chain for a first address here), or when the operator is new (never had a payout address, never earned) and sets it with its own key. Any other change is answered 202 with a payout_address proposal that an independent admin or finance key approves (POST /v1/proposals/{id}/approve).
          */
         put: operations["setPayoutAddress"];
         post?: never;
@@ -4410,7 +4410,7 @@ export interface components {
              */
             signature: string;
             /**
-             * @description the current payout address's signature of the same challenge message: its holder agrees, and the change takes effect at once. Without it a change becomes a payout_address proposal (202)
+             * @description the operator's current payout address's signature of the same challenge message (its address on this chain; for a first address on this chain, its address on another chain): its holder agrees, and the change takes effect at once. Without it a change becomes a payout_address proposal (202)
              * @example 0x9c1e2f0b4d7a3e5c8b6f1a2d4e7c9b0a3f5e8d1c2b4a6f9e0d3c5b7a1e4f8d2c6b9a0e3d5f7c1b4a8e2d6f0c3b5a9e1d4f7c2b6a0e8d3f5c1b7a4e9d2f6c0b3a1c
              */
             current_address_signature?: string;

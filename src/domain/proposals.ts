@@ -44,8 +44,8 @@ export const PROPOSAL_ROLES: Record<ProposalKind, { propose: Role[]; approve: Ro
   period_close: { propose: ["finance", "admin"], approve: ["finance", "admin"] },
   period_reopen: { propose: ["finance", "admin"], approve: ["finance", "admin"] },
   /**
-   * An operator's payout address changed without its current holder's agreement, or set first while
-   * earnings wait (src/services/payout-addresses.ts): the operator or an admin proposes, another key approves.
+   * An operator's payout address set without its current address's agreement, other than a new
+   * operator's own first (src/services/payout-addresses.ts): the operator or an admin proposes, another key approves.
    */
   payout_address: { propose: ["operator", "admin"], approve: ["admin", "finance"] },
   /** Proposed by whoever asked for the payout (the operator, finance, the scheduler). */

@@ -9,7 +9,8 @@ import {
   lockAddressChallenge,
   lockCurrentPayoutAddress,
   markAddressChallengeUsed,
-  operatorIsOwed,
+  lockOperatorAddresses,
+  operatorIsNew,
   upsertPayoutAddress,
 } from "../db/queries/payout-addresses.js";
 import type { Principal } from "../domain/access.js";
@@ -82,11 +83,13 @@ const SIGNATURE = /^0x[0-9a-fA-F]{130}$/;
  * Payouts already created keep the address they were created with.
  *
  * Where an operator is paid decides where its money goes, so one key may not move it on its own
- * word (docs/api.md, "Where an operator is paid"). The change takes effect at once only when the
- * address's current holder agrees (`currentAddressSignature`), or when it is the operator's first
- * address on the chain, set with the operator's own key while nothing is owed to it. Anything else
- * (an admin's change, a lost wallet, a first address while earnings wait) becomes a
- * `payout_address` proposal that an independent key approves.
+ * word (docs/payouts.md, "Who decides where an operator is paid"). The change takes effect at once
+ * only when a holder of the operator's payout address agrees (`currentAddressSignature`: its
+ * address on this chain, or on another chain for a first address here), or when the operator is
+ * new (never had an address, never earned) and sets it with its own key. Anything else (an admin's
+ * change, a lost wallet, an operator that earned before it set an address) becomes a
+ * `payout_address` proposal that an independent key approves. Changes of one operator's addresses
+ * are serialized on its row.
  */
 export async function setPayoutAddress(
   db: Database | Queryable,
@@ -105,6 +108,7 @@ export async function setPayoutAddress(
     }
   }
   return inTransaction(db, async (tx) => {
+    await lockOperatorAddresses(tx, input.operatorId);
     const ch = await lockAddressChallenge(tx, input.challengeId, now);
     if (!ch || ch.operator_id !== input.operatorId)
       throw new LedgerError("challenge_not_found", `challenge ${input.challengeId} does not exist for this operator`);
@@ -146,17 +150,25 @@ export async function setPayoutAddress(
 const signedBy = (address: string, message: string, signature: string) =>
   verifyMessage({ address: address as `0x${string}`, message, signature: signature as `0x${string}` }).catch(() => false);
 
-/** The current holder agrees, or it is the operator's own first address while nothing is owed to it. */
+/**
+ * Whether the change needs no second key: a holder of the operator's payout address agrees (its
+ * address on this chain, or, for a first address on this chain, its address on another chain), or
+ * the operator is new (never had an address, never earned) and sets it with its own key.
+ */
 async function mayChangeAlone(tx: Queryable, input: PayoutAddressInput, old: string | null, message: string): Promise<boolean> {
-  if (old !== null) {
-    if (input.currentAddressSignature === undefined) return false;
-    if (await signedBy(old, message, input.currentAddressSignature)) return true;
-    throw new LedgerError("signature_invalid", "current_address_signature is not the current payout address's signature of the challenge message", [
-      { path: "current_address_signature", message: "does not verify" },
-    ]);
+  const holders = old !== null ? [old] : (await listCurrentPayoutAddresses(tx, input.operatorId)).map((a) => a.address);
+  if (input.currentAddressSignature !== undefined) {
+    for (const holder of new Set(holders)) if (await signedBy(holder, message, input.currentAddressSignature)) return true;
+    throw new LedgerError(
+      "signature_invalid",
+      holders.length === 0
+        ? "current_address_signature was sent, but the operator has no payout address yet to agree"
+        : "current_address_signature is not the signature of the challenge message by the operator's current payout address (on this chain, or for a first address here, on another chain)",
+      [{ path: "current_address_signature", message: "does not verify" }],
+    );
   }
   const own = input.by.role === "operator" && input.by.scopeId === input.operatorId;
-  return own && !(await operatorIsOwed(tx, input.operatorId));
+  return own && holders.length === 0 && (await operatorIsNew(tx, input.operatorId));
 }
 
 interface AddressChange {
@@ -194,6 +206,7 @@ async function applyAddressChange(tx: Queryable, c: AddressChange, now: Date): P
 export async function applyPayoutAddressProposal(tx: Queryable, p: Proposal, at: Date): Promise<Record<string, unknown>> {
   const q = p.payload as Record<string, string | null>;
   const chainId = BigInt(q.chain_id!);
+  await lockOperatorAddresses(tx, q.operator_id!);
   const current = await lockCurrentPayoutAddress(tx, q.operator_id!, chainId);
   if ((current?.address ?? null) !== q.old_address) {
     throw new LedgerError(

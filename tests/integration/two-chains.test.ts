@@ -57,15 +57,17 @@ describe("two chains whose native tokens share a code", () => {
     await registerOperator(db, { id: "op", name: "op" });
     const wallet = privateKeyToAccount(generatePrivateKey());
     const ids: string[] = [];
-    // The operator's own first addresses, set before anything is owed to it.
+    // The new operator's own first address; on the second chain, its address on the first agrees.
     for (const chainId of [31337n, 31338n]) {
       const ch = await issueAddressChallenge(db, settlements, { operatorId: "op", chainId, address: wallet.address, now: db.clock.now() });
+      const signature = await wallet.signMessage({ message: ch.message });
       const set = await setPayoutAddress(db, settlements, {
         operatorId: "op",
         chainId,
         address: wallet.address,
         challengeId: ch.id,
-        signature: await wallet.signMessage({ message: ch.message }),
+        signature,
+        currentAddressSignature: chainId === 31337n ? undefined : signature,
         by: { keyId: "test", role: "operator", scopeId: "op" },
       });
       expect(set.kind).toBe("set");

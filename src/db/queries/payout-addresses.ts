@@ -143,18 +143,28 @@ export async function listPayoutAddressEvents(
 }
 
 /**
- * Whether anything is owed to the operator: earnings in its payable (posted or pending) in any
- * asset. Its first payout address may be set on its own word only while nothing is.
+ * Serializes the changes of an operator's payout addresses: a first address has no row to lock, so
+ * two first addresses at once would both see none. `for no key update`: usage and payouts that
+ * reference the operator (`for key share`) do not wait.
  */
-export async function operatorIsOwed(tx: Queryable, operatorId: string): Promise<boolean> {
-  const rows = await tx.query<{ owed: boolean }>(
-    `select exists (
-       select 1 from accounts a join account_balances b on b.account_id = a.id
-        where a.opened_by_service and a.marketplace_id is null and a.code = 'operator_payable'
-          and a.owner_type = 'operator' and a.owner_id = $1
-          and (b.credits_posted > b.debits_posted or b.credits_pending > 0)
-     ) as owed`,
+export async function lockOperatorAddresses(tx: Queryable, operatorId: string): Promise<void> {
+  await tx.query("select 1 from operators where id = $1 for no key update", [operatorId]);
+}
+
+/**
+ * Whether the operator is new: it never had a payout address on any chain and never earned
+ * anything (no credit, posted or pending, ever reached its payable in any asset). Only such an
+ * operator's own key sets its first address on its own word.
+ */
+export async function operatorIsNew(tx: Queryable, operatorId: string): Promise<boolean> {
+  const rows = await tx.query<{ fresh: boolean }>(
+    `select not exists (select 1 from payout_address_events where operator_id = $1)
+        and not exists (
+          select 1 from accounts a join account_balances b on b.account_id = a.id
+           where a.opened_by_service and a.marketplace_id is null and a.code = 'operator_payable'
+             and a.owner_type = 'operator' and a.owner_id = $1 and (b.credits_posted > 0 or b.credits_pending > 0)
+        ) as fresh`,
     [operatorId],
   );
-  return rows[0]!.owed;
+  return rows[0]!.fresh;
 }
