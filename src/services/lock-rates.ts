@@ -3,7 +3,7 @@ import type { Database } from "../db/client.js";
 import { getAsset } from "../db/queries/assets.js";
 import { insertRateLocks, queuedGroups, queuedOfGroup, takeQueued, type NewRateLock, type QueuedGroup } from "../db/queries/rate-locks.js";
 import { sweepRateLocks } from "./rate-lock-sweep.js";
-import { lockOperatorPayoutFunds } from "../db/queries/funding.js";
+import { lockMarketplaceFundingExclusive, lockOperatorPayoutFunds } from "../db/queries/funding.js";
 import type { Asset } from "../domain/assets.js";
 import { splitByBps } from "../domain/conversion.js";
 import { uuidv7 } from "../domain/ids.js";
@@ -89,10 +89,12 @@ async function waitingGroups(db: Database): Promise<QueuedGroup[]> {
  * In one transaction: the group's funded queued records taken and their locks recorded. Each record
  * is judged on its own (the funding walk, as payouts judge them): a record the marketplace's money
  * does not cover yet, even in part, stays queued and is locked once it is funded, at that moment's
- * rate; the funded records beside it are locked now. (Judging the group as a whole let a
- * marketplace hold all of an operator's funded earnings back with one tiny unfunded record, and so
- * choose the moment, and the rate, of their lock.) The records are locked before the walk reads:
- * every record taken was committed before the judgment read.
+ * rate; the funded records beside it are locked now, however many unfunded ones are queued before
+ * them. (Judging the group as a whole let a marketplace hold all of an operator's funded earnings
+ * back with one tiny unfunded record, and so choose the moment, and the rate, of their lock.) The
+ * walk runs under the marketplace's funding lock, exclusive, as a payout's judgment does: no usage
+ * of it is being written meanwhile, so a record drawn before the ones it judges (a lower
+ * funding_seq) is never still uncommitted and unseen, and one written after is funded after them.
  */
 async function lockGroup(
   db: Database,
@@ -103,24 +105,18 @@ async function lockGroup(
 ): Promise<number> {
   return inTransaction(db, async (tx) => {
     const passId = uuidv7(now.getTime());
-    // The operator's payout lock of the asset before its records are taken: a reversal takes it
-    // before it takes a record out of the queue, so the two never wait on each other in a circle.
+    // The operator's payout lock of the asset before its records are taken (then the marketplace's
+    // funding lock, the order payouts take them in): a reversal takes it before it takes a record
+    // out of the queue, so the two never wait on each other in a circle.
     await lockOperatorPayoutFunds(tx, g.operator_id, g.asset_id);
-    const queued = await queuedOfGroup(tx, g, RECORDS);
-    if (queued.length === 0) return 0;
     if (splits.length === 0) {
-      await takeQueued(
-        tx,
-        g,
-        queued.map((q) => q.usage_id),
-        passId,
-      );
+      await takeQueued(tx, g, await queuedOfGroup(tx, g, RECORDS, []), passId);
       await sweepRateLocks(tx, g.operator_id, g.asset_id);
       return 0;
     }
+    await lockMarketplaceFundingExclusive(tx, g.marketplace_id);
     const unfunded = await unfundedNets(tx, g.marketplace_id, g.asset_id, g.operator_id);
-    const funded = queued.filter((q) => !unfunded.has(q.funding_seq)).map((q) => q.usage_id);
-    const taken = await takeQueued(tx, g, funded, passId);
+    const taken = await takeQueued(tx, g, await queuedOfGroup(tx, g, RECORDS, unfunded.keys()), passId);
     if (!taken) return 0;
     const amounts = splitByBps(
       taken.total,

@@ -1,4 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { fundingLockKey } from "../../src/db/queries/funding.js";
+import { inTransaction } from "../../src/services/transaction.js";
+import { NEEDS_PG, onRealPostgres } from "../support/db.js";
 import { USD } from "../support/funding-world.js";
 import { expectStatus } from "../support/http.js";
 import { rateLockWorld } from "../support/rate-lock-world.js";
@@ -43,5 +46,61 @@ describe("funded earnings beside a tiny unfunded record of the same marketplace"
     expect(BigInt(second.amount!)).toBeLessThan(USD / 100n);
     // The dip's rate is twice as many ETH per USD as the first lock's.
     expect(BigInt(second.rate_num!) * BigInt(first!.rate_den!)).toBe(2n * BigInt(first!.rate_num!) * BigInt(second.rate_den!));
+  }, 120_000);
+});
+
+/**
+ * The worker picks at most 5,000 queued records of a group a pass. It used to pick the oldest and
+ * judge them after: 5,000 tiny unfunded records (one batch, 0.5 USD on a claimed deposit) at the
+ * head of the queue filled every pick, and the funded earnings behind them waited for the
+ * marketplace to settle when the token had dipped. The unfunded records are now left out before the
+ * limit.
+ */
+describe("5,000 tiny unfunded records at the head of a group's queue", () => {
+  const t = rateLockWorld();
+  it("do not keep the operator's funded earnings behind them from being locked at the first pass", async () => {
+    const { s } = t;
+    await t.claimed("d");
+    const records = Array.from({ length: 5_000 }, () => s.record("o", "d", 100n, { asset: "USD" }));
+    const res = expectStatus(await s.api.call("POST", "/v1/usage/batch", { key: s.keys.market, body: { records } }), 200).body;
+    expect(res.summary.accepted).toBe(5_000);
+    await t.receive("c", 100n * USD, "w1");
+    await t.earn("c");
+    expect(await t.lock()).toBe(1);
+    expect((await t.locks()).map((l) => l.amount)).toEqual([(89n * USD).toString()]);
+  }, 300_000);
+});
+
+/**
+ * Usage holds its marketplace's funding lock (shared) from drawing its funding_seq to its commit.
+ * The worker walked the funding without it: a record drawn earlier but not yet committed was
+ * unseen, the pool funded a later record, which was locked; the earlier one committed and took the
+ * pool first, leaving the locked one unfunded. The worker now walks under the lock, exclusive, as
+ * payouts do: it waits for usage being written.
+ */
+describe.skipIf(!onRealPostgres)(`usage of the marketplace being written while the worker runs ${NEEDS_PG}`, () => {
+  const t = rateLockWorld();
+  it("is waited for before the funding is walked", async () => {
+    const { s } = t;
+    await t.receive("c", 100n * USD, "w1");
+    await t.earn("c");
+    // A writer of m's usage, between drawing its funding_seq and its commit.
+    let release!: () => void;
+    const held = new Promise<void>((res) => (release = res));
+    let taken!: () => void;
+    const lockTaken = new Promise<void>((res) => (taken = res));
+    const writer = inTransaction(s.w.db, async (tx) => {
+      await tx.query("select pg_advisory_xact_lock_shared(hashtextextended($1, 0))", [fundingLockKey("m")]);
+      taken();
+      await held;
+    });
+    await lockTaken;
+    let done = false;
+    const pass = t.lock().then((n) => ((done = true), n));
+    await new Promise((res) => setTimeout(res, 500));
+    expect(done).toBe(false);
+    release();
+    await writer;
+    expect(await pass).toBe(1);
   }, 120_000);
 });

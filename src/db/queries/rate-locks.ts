@@ -20,19 +20,20 @@ export async function queuedGroups(db: Queryable, limit: number, offset = 0): Pr
 }
 
 /**
- * Up to `limit` queued records of a group, oldest first, locked (rows another transaction is taking
- * are skipped, so a record is locked once), with their funding_seq: the worker judges each one
- * funded or not before it takes it.
+ * Up to `limit` queued records of a group, oldest first, but those whose funding_seq is in
+ * `unfunded` (the worker's funding walk), locked (rows another transaction is taking are skipped,
+ * so a record is locked once). The unfunded ones are left out before the limit, so that any number
+ * of them at the head of the queue cannot keep the funded ones behind them from being picked.
  */
-export async function queuedOfGroup(tx: Queryable, g: QueuedGroup, limit: number): Promise<{ usage_id: string; funding_seq: bigint }[]> {
-  const rows = await tx.query<{ usage_id: string; funding_seq: string }>(
-    `select q.usage_id::text as usage_id, u.funding_seq::text as funding_seq
+export async function queuedOfGroup(tx: Queryable, g: QueuedGroup, limit: number, unfunded: Iterable<bigint>): Promise<string[]> {
+  const rows = await tx.query<{ usage_id: string }>(
+    `select q.usage_id::text as usage_id
        from rate_lock_queue q join usage_records u on u.id = q.usage_id and u.marketplace_id = q.marketplace_id
-      where q.marketplace_id = $1 and q.operator_id = $2 and q.asset_id = $3
+      where q.marketplace_id = $1 and q.operator_id = $2 and q.asset_id = $3 and u.funding_seq <> all($5::bigint[])
       order by q.queued_at, q.usage_id limit $4 for update of q skip locked`,
-    [g.marketplace_id, g.operator_id, g.asset_id, limit],
+    [g.marketplace_id, g.operator_id, g.asset_id, limit, pgArray([...unfunded])],
   );
-  return rows.map((r) => ({ usage_id: r.usage_id, funding_seq: BigInt(r.funding_seq) }));
+  return rows.map((r) => r.usage_id);
 }
 
 /**
