@@ -5804,14 +5804,14 @@ export interface components {
              */
             position: string;
             /** @enum {string} */
-            type: "transfer.posted" | "transfer.pending" | "transfer.pending_posted" | "transfer.pending_voided" | "transfer.pending_expired" | "transfer.reversed" | "usage.batch.completed" | "payout.pending" | "payout.batched" | "payout.signed" | "payout.submitted" | "payout.confirmed" | "payout.failed" | "payout.converted" | "reconciliation.completed" | "reconciliation.item.mismatch" | "hold.opened" | "hold.closed" | "hold.expired" | "proposal.approved" | "proposal.rejected" | "period.closing" | "period.closed" | "period.reopened" | "balance.threshold.crossed" | "balance.threshold.recovered" | "webhook_endpoint.disabled";
+            type: "transfer.posted" | "transfer.pending" | "transfer.pending_posted" | "transfer.pending_voided" | "transfer.pending_expired" | "transfer.reversed" | "usage.batch.completed" | "payout.pending" | "payout.batched" | "payout.signed" | "payout.submitted" | "payout.confirmed" | "payout.failed" | "payout.converted" | "reconciliation.completed" | "reconciliation.item.mismatch" | "hold.opened" | "hold.closed" | "hold.expired" | "proposal.approved" | "proposal.rejected" | "period.closing" | "period.closed" | "period.reopened" | "balance.threshold.crossed" | "balance.threshold.recovered" | "payout_address.changed" | "webhook_endpoint.disabled";
             /**
              * Format: date-time
              * @example 2026-11-29T12:00:00Z
              */
             occurred_at: string;
             /** @enum {string} */
-            resource_type: "transfer" | "usage_batch" | "payout" | "reconciliation" | "reconciliation_item" | "hold" | "proposal" | "period" | "balance_monitor" | "webhook_endpoint";
+            resource_type: "transfer" | "usage_batch" | "payout" | "reconciliation" | "reconciliation_item" | "hold" | "proposal" | "period" | "balance_monitor" | "webhook_endpoint" | "payout_address";
             /** @example 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e */
             resource_id: string;
             /** @description the marketplace whose keys read it (null: none) */
@@ -21347,7 +21347,7 @@ export interface operations {
                 limit?: number;
                 /** @description only these types: repeat the parameter or separate by commas */
                 type?: string | string[];
-                resource_type?: "transfer" | "usage_batch" | "payout" | "reconciliation" | "reconciliation_item" | "hold" | "proposal" | "period" | "balance_monitor" | "webhook_endpoint";
+                resource_type?: "transfer" | "usage_batch" | "payout" | "reconciliation" | "reconciliation_item" | "hold" | "proposal" | "period" | "balance_monitor" | "webhook_endpoint" | "payout_address";
                 resource_id?: string;
             };
             header?: never;

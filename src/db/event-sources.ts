@@ -125,5 +125,18 @@ const decisions = `
     from accounting_periods ap
    where ap.txid >= $1::bigint and ap.txid < $2::bigint`;
 
+/**
+ * Each change of an operator's payout address (its own, or an approved proposal), for the
+ * operator: money it is owed goes to the new address from now on.
+ */
+const payoutAddresses = `
+  select e.txid, 10 as rank, e.id as ord, 'payout_address.changed' as type, null::text, e.operator_id,
+         'payout_address', e.operator_id || ':' || e.chain_id::text,
+         jsonb_build_object('operator_id', e.operator_id, 'chain_id', e.chain_id::text, 'old_address', e.old_address,
+                            'new_address', e.new_address, 'changed_by', e.changed_by),
+         e.changed_at
+    from payout_address_events e
+   where e.txid >= $1::bigint and e.txid < $2::bigint`;
+
 /** Every derived event of the range, in the order positions are given. */
-export const DERIVE_EVENTS = [transfers, usageBatches, payouts, reconciliations, holds, decisions].join("\n  union all\n");
+export const DERIVE_EVENTS = [transfers, usageBatches, payouts, reconciliations, holds, decisions, payoutAddresses].join("\n  union all\n");

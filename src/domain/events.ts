@@ -26,6 +26,7 @@ export const eventTypes = [
   "period.reopened",
   "balance.threshold.crossed",
   "balance.threshold.recovered",
+  "payout_address.changed",
   /** Appended by the webhook worker itself (src/db/queries/webhook-events.ts), not by the relay. */
   "webhook_endpoint.disabled",
 ] as const;
@@ -42,6 +43,7 @@ export const eventResourceTypes = [
   "period",
   "balance_monitor",
   "webhook_endpoint",
+  "payout_address",
 ] as const;
 
 /**

@@ -1,5 +1,6 @@
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { afterEach, describe, expect, it } from "vitest";
+import { relayAllEvents } from "../../src/services/events.js";
 import { registerOperator } from "../../src/services/marketplaces.js";
 import { expectRefused, expectStatus, testApi, type TestApi } from "../support/http.js";
 import { payoutWorld, TOKEN, type PayoutWorld } from "../support/payout-world.js";
@@ -95,6 +96,25 @@ describe("who may decide where an operator is paid", () => {
     // Another person's key approves: the change takes effect, recorded as the proposer's.
     expectStatus(await api.call("POST", `/v1/proposals/${proposal.id}/approve`, { key: alice, body: {} }), 200);
     expect(await current(api, op)).toEqual([thief.address.toLowerCase()]);
+    // The operator hears of every change of where it is paid (events and its webhooks); other operators do not.
+    await relayAllEvents(api.db);
+    const events = async (k: string) =>
+      expectStatus(await api.call("GET", "/v1/events?type=payout_address.changed", { key: k }), 200).body.data as Array<Record<string, unknown>>;
+    const mallorySecret = await key("admin");
+    const mine = await events(op);
+    expect(mine.map((e) => e.data)).toEqual([
+      { operator_id: "op1", chain_id: "31337", old_address: null, new_address: wallet.address.toLowerCase(), changed_by: expect.any(String) },
+      {
+        operator_id: "op1",
+        chain_id: "31337",
+        old_address: wallet.address.toLowerCase(),
+        new_address: thief.address.toLowerCase(),
+        changed_by: expect.any(String),
+      },
+    ]);
+    expect(mine[1]).toMatchObject({ operator_id: "op1", resource_type: "payout_address", resource_id: "op1:31337" });
+    await registerOperator(w.db, { id: "op2", name: "other" });
+    expect(await events(await key("operator", "op2", mallorySecret))).toEqual([]);
   });
 
   it("an operator key an admin mints to change the address is no way around: the change is a proposal, and the minting admin cannot approve it", async () => {

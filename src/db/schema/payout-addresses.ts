@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { bigint, bigserial, index, pgTable, primaryKey, text, timestamp, uuid } from "drizzle-orm/pg-core";
 import { operators } from "./marketplaces.js";
 
@@ -50,6 +51,8 @@ export const payoutAddressEvents = pgTable(
     changedBy: text("changed_by").notNull(),
     requestId: text("request_id"),
     changedAt: timestamp("changed_at", { withTimezone: true }).notNull().defaultNow(),
+    /** The writing transaction: the event relay derives `payout_address.changed` from it (docs/api.md, "Events"). */
+    txid: bigint("txid", { mode: "bigint" }).default(sql`(pg_current_xact_id()::text)::bigint`),
   },
-  (t) => [index("payout_address_events_operator_idx").on(t.operatorId, t.chainId, t.id)],
+  (t) => [index("payout_address_events_operator_idx").on(t.operatorId, t.chainId, t.id), index("payout_address_events_txid_idx").on(t.txid)],
 );
