@@ -15,6 +15,7 @@ import { throwIfRefused } from "./fail-payouts.js";
 import { routeOf } from "./payouts.js";
 import { consumeRateLock, lockCoverage } from "../db/queries/rate-locks.js";
 import { dropQueuedPaid, sweepRateLocks } from "./rate-lock-sweep.js";
+import { lockOperatorPayoutFunds } from "../db/queries/funding.js";
 import { sliceOf, type Slice } from "./conversion-slices.js";
 import type { ChosenRate } from "./rates.js";
 
@@ -111,6 +112,11 @@ async function build(tx: Queryable, payout: Payout, earnings: Asset, parts: Part
   state.tags = [];
   if (!state.converted) return [];
   const converting = parts.filter((p) => p.asset.id !== earnings.id);
+  // The operator's payout lock of the asset before the pair locks (the sweep below takes it): the
+  // order is operator, then marketplace funding, then conversion pair everywhere (the rate-lock
+  // worker takes the first two, a deposit conversion the last two), so that none of the three waits
+  // on another in a circle.
+  if (converting.length > 0) await lockOperatorPayoutFunds(tx, payout.operatorId, earnings.id);
   // In one order (by asset id), whatever the order of the splits: two payouts whose splits name the
   // same assets in another order never wait on each other's pair locks in a circle.
   for (const id of [...new Set(converting.map((p) => p.asset.id))].sort()) await lockConversionPair(tx, earnings.id, id);

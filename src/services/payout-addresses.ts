@@ -9,6 +9,7 @@ import {
   lockAddressChallenge,
   lockCurrentPayoutAddress,
   markAddressChallengeUsed,
+  lastAddressChange,
   lockOperatorAddresses,
   operatorIsNew,
   upsertPayoutAddress,
@@ -138,6 +139,8 @@ export async function setPayoutAddress(
     const payload = {
       operator_id: input.operatorId,
       chain_id: input.chainId.toString(),
+      // The state the proposal is made against: any change since (even back to this address) outdates it.
+      last_change_id: await lastAddressChange(tx, input.operatorId, input.chainId),
       old_address: old,
       new_address: address,
       challenge_id: input.challengeId,
@@ -208,7 +211,8 @@ export async function applyPayoutAddressProposal(tx: Queryable, p: Proposal, at:
   const chainId = BigInt(q.chain_id!);
   await lockOperatorAddresses(tx, q.operator_id!);
   const current = await lockCurrentPayoutAddress(tx, q.operator_id!, chainId);
-  if ((current?.address ?? null) !== q.old_address) {
+  const changed = (await lastAddressChange(tx, q.operator_id!, chainId)) !== q.last_change_id;
+  if (changed || (current?.address ?? null) !== q.old_address) {
     throw new LedgerError(
       "proposal_outdated",
       `the operator's payout address on chain ${q.chain_id} changed since proposal ${p.id} was made: reject it, and propose again if the change is still wanted`,

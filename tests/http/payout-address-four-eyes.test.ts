@@ -58,7 +58,7 @@ const current = async (api: TestApi, key: string) =>
 const fresh = () => privateKeyToAccount(generatePrivateKey());
 
 describe("who may decide where an operator is paid", () => {
-  it("the operator's own first address, before anything is owed to it, is set at once; a change agreed by the current address too", async () => {
+  it("a new operator's own first address is set at once; a change agreed by the current address too", async () => {
     const { api, op } = await setup();
     const first = fresh();
     expect(expectStatus(await prove(api, op, first), 200).body).toMatchObject({ address: first.address.toLowerCase(), changed: true });
@@ -172,5 +172,21 @@ describe("who may decide where an operator is paid", () => {
     expect(res.status, JSON.stringify(res.body)).toBe(409);
     expect(res.body.code).toBe("proposal_outdated");
     expect(await current(api, op)).toEqual([next.address.toLowerCase()]);
+  });
+
+  it("a proposal made against an address the operator left and came back to is outdated too", async () => {
+    const { w, api, mallory, alice, op } = await setup();
+    const wallet = fresh();
+    expectStatus(await prove(api, op, wallet), 200);
+    await w.credit("op1", TOKEN, 5n);
+    const stale = expectStatus(await prove(api, mallory, fresh()), 202).body;
+    // The operator moves away from its wallet (with the wallet's agreement), and later back.
+    const next = fresh();
+    expectStatus(await prove(api, op, next, wallet), 200);
+    expectStatus(await prove(api, op, wallet, next), 200);
+    const res = await api.call("POST", `/v1/proposals/${stale.id}/approve`, { key: alice, body: {} });
+    expect(res.status, JSON.stringify(res.body)).toBe(409);
+    expect(res.body.code).toBe("proposal_outdated");
+    expect(await current(api, op)).toEqual([wallet.address.toLowerCase()]);
   });
 });

@@ -9,9 +9,10 @@ import { fundingWorld, manualRate, USD, type FundingWorld } from "../support/fun
 import { expectStatus } from "../support/http.js";
 
 /**
- * Funding is judged after the records are picked (and locked), in the same transaction: usage posted
- * while the judgment runs (unfunded: a claimed deposit) is not among the records taken. The hook
- * posts it right after the judgment (when it ran before the take, that usage was taken and locked).
+ * Funding is judged under the marketplace's funding lock, in the transaction that takes the records:
+ * usage posted while the judgment runs (unfunded: a claimed deposit) waits for the pass and is not
+ * among the records taken. The hook posts it right after the judgment (when the judgment ran before
+ * the take, without the lock, that usage was taken and locked).
  */
 const hook: { after?: () => Promise<void> } = {};
 vi.mock("../../src/services/funding.js", async (orig) => {
@@ -59,11 +60,16 @@ describe("only funded earnings are locked", () => {
     ).body;
     expectStatus(await s.approve(r.id, s.keys.finance2), 200);
     await s.usage("o2", "c", 1n * USD, { extra: { asset: "USD" } });
-    // right after the worker judged o2's group funded, the marketplace posts 1,000 USD of unfunded usage
+    // right after the worker judged o2's records, the marketplace posts 1,000 USD of unfunded usage:
+    // it waits for the pass (the walk holds the marketplace's funding lock) and is written after it
+    let late: Promise<unknown> | undefined;
     hook.after = async () => {
-      await s.usage("o2", "d", 1_000n * USD, { extra: { asset: "USD" } });
+      late = s.usage("o2", "d", 1_000n * USD, { extra: { asset: "USD" } });
+      await new Promise((res) => setTimeout(res, 200));
     };
     await lockEarnedRates(s.w.db, s.w.settlements, log);
+    expect(late).toBeDefined();
+    await late;
     const mine = (await locks()).filter((l) => l.operator_id === "o2");
     // expected: only the funded 0.89 USD locked (or nothing); the unfunded 890 USD stays queued
     expect(mine.reduce((t, l) => t + BigInt(l.amount!), 0n)).toBeLessThanOrEqual(890_000n);

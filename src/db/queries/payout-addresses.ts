@@ -168,3 +168,12 @@ export async function operatorIsNew(tx: Queryable, operatorId: string): Promise<
   );
   return rows[0]!.fresh;
 }
+
+/** The id of the last change of the operator's payout address on a chain (null: none yet). */
+export async function lastAddressChange(tx: Queryable, operatorId: string, chainId: bigint): Promise<string | null> {
+  const rows = await tx.query<{ id: string | null }>("select max(id)::text as id from payout_address_events where operator_id = $1 and chain_id = $2", [
+    operatorId,
+    chainId.toString(),
+  ]);
+  return rows[0]?.id ?? null;
+}

@@ -10,7 +10,15 @@ export async function proposePayoutAddress(
   tx: Queryable,
   now: Date,
   by: Principal,
-  payload: { operator_id: string; chain_id: string; old_address: string | null; new_address: string; challenge_id: string; signature: string },
+  payload: {
+    operator_id: string;
+    chain_id: string;
+    last_change_id: string | null;
+    old_address: string | null;
+    new_address: string;
+    challenge_id: string;
+    signature: string;
+  },
 ): Promise<Proposal> {
   mayPropose(by, "payout_address");
   return openOrInsert(tx, now, by, "payout_address", null, payload);
