@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getAssetByCode } from "../../src/db/queries/assets.js";
 import type { Asset } from "../../src/domain/assets.js";
 import { createLogger } from "../../src/log.js";
@@ -9,28 +9,14 @@ import { fundingWorld, manualRate, USD, type FundingWorld } from "../support/fun
 import { expectStatus } from "../support/http.js";
 
 /**
- * Funding is judged under the marketplace's funding lock, in the transaction that takes the records:
- * usage posted while the judgment runs (unfunded: a claimed deposit) waits for the pass and is not
- * among the records taken. The hook posts it right after the judgment (when the judgment ran before
- * the take, without the lock, that usage was taken and locked).
+ * Funding is judged under the marketplace's funding lock, in the transaction that takes the
+ * records: unfunded usage (a claimed deposit) posted while a pass runs is written before the walk
+ * or after the take, never in between, so it is never among the records taken. (When the judgment
+ * ran before the take, without the lock, usage posted in between was taken and locked.) Each round
+ * posts a funded record, then runs a pass and posts 1,000 USD of unfunded usage at once; whatever
+ * the interleaving, exactly the funded records end up locked. The interleaving itself is pinned
+ * down in rate-lock-funded-beside-unfunded.test.ts ("is waited for before the funding is walked").
  */
-const hook: { after?: () => Promise<void> } = {};
-vi.mock("../../src/services/funding.js", async (orig) => {
-  const m = await orig<typeof import("../../src/services/funding.js")>();
-  return {
-    ...m,
-    unfundedNets: async (...args: Parameters<typeof m.unfundedNets>) => {
-      const r = await m.unfundedNets(...args);
-      const h = hook.after;
-      if (h) {
-        hook.after = undefined;
-        await h();
-      }
-      return r;
-    },
-  };
-});
-
 let s: FundingWorld;
 let usd: Asset;
 let eth: Asset;
@@ -48,30 +34,30 @@ beforeAll(async () => {
 afterAll(async () => s?.close());
 
 describe("only funded earnings are locked", () => {
-  it("even when unfunded usage arrives between the funding check and the take", async () => {
-    expectStatus(await s.api.call("POST", "/v1/customers/d/deposits", { key: s.keys.market, body: { asset: "USD", amount: (1_000n * USD).toString() } }), 201);
-    // a funded record for o2 (money received for c) so that the group is queued and not awaiting funds
-    const r = expectStatus(
-      await s.api.call("POST", "/v1/marketplaces/m/receipts", {
-        key: s.keys.finance,
-        body: { asset: "USD", amount: (1n * USD).toString(), reference: "w", customer_id: "c" },
-      }),
-      201,
-    ).body;
-    expectStatus(await s.approve(r.id, s.keys.finance2), 200);
-    await s.usage("o2", "c", 1n * USD, { extra: { asset: "USD" } });
-    // right after the worker judged o2's records, the marketplace posts 1,000 USD of unfunded usage:
-    // it waits for the pass (the walk holds the marketplace's funding lock) and is written after it
-    let late: Promise<unknown> | undefined;
-    hook.after = async () => {
-      late = s.usage("o2", "d", 1_000n * USD, { extra: { asset: "USD" } });
-      await new Promise((res) => setTimeout(res, 200));
-    };
+  it("even when unfunded usage arrives while a pass runs", async () => {
+    expectStatus(await s.api.call("POST", "/v1/customers/d/deposits", { key: s.keys.market, body: { asset: "USD", amount: (10_000n * USD).toString() } }), 201);
+    const rounds = 5;
+    for (let i = 0; i < rounds; i++) {
+      // a funded record for o2 (money received for c)
+      const r = expectStatus(
+        await s.api.call("POST", "/v1/marketplaces/m/receipts", {
+          key: s.keys.finance,
+          body: { asset: "USD", amount: (1n * USD).toString(), reference: `w-${i}`, customer_id: "c" },
+        }),
+        201,
+      ).body;
+      expectStatus(await s.approve(r.id, s.keys.finance2), 200);
+      await s.usage("o2", "c", 1n * USD, { extra: { asset: "USD" } });
+      // a pass and 1,000 USD of unfunded usage (d's claimed deposit) at once
+      await Promise.all([lockEarnedRates(s.w.db, s.w.settlements, log), s.usage("o2", "d", 1_000n * USD, { extra: { asset: "USD" } })]);
+    }
     await lockEarnedRates(s.w.db, s.w.settlements, log);
-    expect(late).toBeDefined();
-    await late;
     const mine = (await locks()).filter((l) => l.operator_id === "o2");
-    // expected: only the funded 0.89 USD locked (or nothing); the unfunded 890 USD stays queued
-    expect(mine.reduce((t, l) => t + BigInt(l.amount!), 0n)).toBeLessThanOrEqual(890_000n);
+    // each funded record's 0.89 USD locked; none of the 890 USD records on the claimed deposit
+    expect(mine.reduce((t, l) => t + BigInt(l.amount!), 0n)).toBe(BigInt(rounds) * 890_000n);
+    const queued = await s.w.db.query<{ n: string }>("select count(*)::text as n from rate_lock_queue where operator_id = 'o2' and net = $1", [
+      (890n * USD).toString(),
+    ]);
+    expect(queued[0]!.n).toBe(String(rounds));
   }, 120_000);
 });
