@@ -30,14 +30,7 @@ describe("funded earnings beside a tiny unfunded record of the same marketplace"
     expect(queued[0]!.n).toBe("1");
     // ETH dips to 1500; m settles d's deposit now: only T is locked at 1500, R keeps its 3000.
     await t.rate(eth, usd, 1500n, 1n);
-    const r = expectStatus(
-      await s.api.call("POST", "/v1/marketplaces/m/receipts", {
-        key: s.keys.finance,
-        body: { asset: "USD", amount: (100n * USD).toString(), reference: "m-settle" },
-      }),
-      201,
-    ).body;
-    expectStatus(await s.approve(r.id, s.keys.finance2), 200);
+    await t.settle(100n * USD);
     expect(await t.lock()).toBe(1);
     const all = await t.locks();
     const byId = new Map(all.map((l) => [l.id, l]));

@@ -26,14 +26,7 @@ describe("a payout of the funded half of a half-funded queued record", () => {
     await joinMarketplace(s, "b", s.keys.b, "at_payout", "bc", 100n * USD);
     await s.usage("o", "bc", 100n * USD, { key: s.keys.b, extra: { asset: "USD" } });
     // m settles the rest; the worker locks R at 3000.
-    const r = expectStatus(
-      await s.api.call("POST", "/v1/marketplaces/m/receipts", {
-        key: s.keys.finance,
-        body: { asset: "USD", amount: (50n * USD).toString(), reference: "m-settle" },
-      }),
-      201,
-    ).body;
-    expectStatus(await s.approve(r.id, s.keys.finance2), 200);
+    await t.settle(50n * USD);
     await t.lock();
     const openAfterLock = t.open(await t.locks());
     // ETH doubles; o is paid everything left (R's 44.5 + X's 89).

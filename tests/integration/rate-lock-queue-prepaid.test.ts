@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { USD } from "../support/funding-world.js";
-import { expectStatus } from "../support/http.js";
 import { joinMarketplace, rateLockWorld } from "../support/rate-lock-world.js";
 
 const ETH = 10n ** 18n;
@@ -52,14 +51,7 @@ describe("a funded prepaid record after the operator's own unfunded record", () 
     await joinMarketplace(s, "b", s.keys.b, "at_payout", "bc", 100n * USD);
     await s.usage("o", "bc", 100n * USD, { key: s.keys.b, extra: { asset: "USD" } });
     // m settles d's 100 when it likes (ETH at 3000): the worker locks what is queued.
-    const r = expectStatus(
-      await s.api.call("POST", "/v1/marketplaces/m/receipts", {
-        key: s.keys.finance,
-        body: { asset: "USD", amount: (100n * USD).toString(), reference: "m-settle" },
-      }),
-      201,
-    ).body;
-    expectStatus(await s.approve(r.id, s.keys.finance2), 200);
+    await t.settle(100n * USD);
     await t.lock();
     const openAfterLock = t.open(await t.locks());
     await t.rate(eth, usd, 6000n, 1n);

@@ -83,6 +83,15 @@ export function rateLockWorld() {
       ).body;
       expectStatus(await world().approve(r.id, world().keys.finance2), 200);
     },
+    /** m settles `amount` USD of what it claimed (a receipt to its deposit clearing): finance records it, a second key approves. */
+    async settle(amount: bigint, reference = "m-settle"): Promise<void> {
+      const w = world();
+      const r = expectStatus(
+        await w.api.call("POST", "/v1/marketplaces/m/receipts", { key: w.keys.finance, body: { asset: "USD", amount: amount.toString(), reference } }),
+        201,
+      ).body;
+      expectStatus(await w.approve(r.id, w.keys.finance2), 200);
+    },
     /** o's payout of `amount` USD, converted by the worker: what its part in ETH (or the other asset) is. */
     async payOut(amount: bigint): Promise<bigint> {
       const w = world();
