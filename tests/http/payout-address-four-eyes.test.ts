@@ -1,5 +1,5 @@
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { relayAllEvents } from "../../src/services/events.js";
 import { registerOperator } from "../../src/services/marketplaces.js";
 import { expectRefused, expectStatus, testApi, type TestApi } from "../support/http.js";
@@ -11,32 +11,42 @@ import { payoutWorld, TOKEN, type PayoutWorld } from "../support/payout-world.js
  */
 let w: PayoutWorld | undefined;
 let api: TestApi | undefined;
-afterEach(async () => {
+let people: { mallory: string; alice: string } | undefined;
+afterAll(async () => {
   await api?.close();
   await w?.close();
-  w = api = undefined;
 });
 
+const mint = async (a: TestApi, role: string, scope_id?: string, by?: string) =>
+  expectStatus(await a.call("POST", "/v1/api-keys", { key: by, body: { name: role, role, scope_id } }), 201).body.secret as string;
+
+/** The operator of the test under way: one world for the file, a new operator for each test. */
+let OP = "";
+let n = 0;
+
 async function setup() {
-  w = await payoutWorld();
-  api = await testApi({ db: w.db, settlements: w.settlements });
-  const a = api;
-  const key = async (role: string, scope_id?: string, by?: string) =>
-    expectStatus(await a.call("POST", "/v1/api-keys", { key: by, body: { name: role, role, scope_id } }), 201).body.secret as string;
-  // Two people: each has an admin key of their own (created by the bootstrap key).
-  const mallory = await key("admin");
-  const alice = await key("admin");
-  await registerOperator(w.db, { id: "op1", name: "GPU farm" });
-  const op = await key("operator", "op1", alice);
-  return { w, api: a, key, mallory, alice, op };
+  if (!w) {
+    w = await payoutWorld();
+    api = await testApi({ db: w.db, settlements: w.settlements });
+    // Two people: each has an admin key of their own (created by the bootstrap key).
+    people = { mallory: await mint(api, "admin"), alice: await mint(api, "admin") };
+  }
+  const a = api!;
+  const key = (role: string, scope_id?: string, by?: string) => mint(a, role, scope_id, by);
+  OP = `op${++n}`;
+  await registerOperator(w.db, { id: OP, name: "GPU farm" });
+  const op = await key("operator", OP, people!.alice);
+  return { w, api: a, key, ...people!, op };
 }
 
 async function challenge(api: TestApi, key: string, account: PrivateKeyAccount) {
-  return expectStatus(await api.call("POST", "/v1/operators/op1/payout-address-challenges", { key, body: { chain_id: 31337, address: account.address } }), 201)
-    .body as { id: string; message: string };
+  return expectStatus(
+    await api.call("POST", `/v1/operators/${OP}/payout-address-challenges`, { key, body: { chain_id: 31337, address: account.address } }),
+    201,
+  ).body as { id: string; message: string };
 }
 
-/** PUT /v1/operators/op1/payout-address with `key`, proving `account` (and, given `current`, with its agreement). */
+/** PUT /v1/operators/{OP}/payout-address with `key`, proving `account` (and, given `current`, with its agreement). */
 async function prove(api: TestApi, key: string, account: PrivateKeyAccount, current?: PrivateKeyAccount) {
   return put(api, key, account, await challenge(api, key, account), current);
 }
@@ -49,11 +59,11 @@ async function put(api: TestApi, key: string, account: PrivateKeyAccount, ch: { 
     signature: await account.signMessage({ message: ch.message }),
   };
   if (current) body.current_address_signature = await current.signMessage({ message: ch.message });
-  return api.call("PUT", "/v1/operators/op1/payout-address", { key, body });
+  return api.call("PUT", `/v1/operators/${OP}/payout-address`, { key, body });
 }
 
 const current = async (api: TestApi, key: string) =>
-  expectStatus(await api.call("GET", "/v1/operators/op1/payout-addresses", { key }), 200).body.data.map((a: { address: string }) => a.address);
+  expectStatus(await api.call("GET", `/v1/operators/${OP}/payout-addresses`, { key }), 200).body.data.map((a: { address: string }) => a.address);
 
 const fresh = () => privateKeyToAccount(generatePrivateKey());
 
@@ -71,13 +81,13 @@ describe("who may decide where an operator is paid", () => {
     const { w, api, key, mallory, alice, op } = await setup();
     const wallet = fresh();
     expectStatus(await prove(api, op, wallet), 200);
-    await w.credit("op1", TOKEN, 50_000_000n);
+    await w.credit(OP, TOKEN, 50_000_000n);
     const thief = fresh();
     const proposal = expectStatus(await prove(api, mallory, thief), 202).body;
     expect(proposal).toMatchObject({
       kind: "payout_address",
       status: "proposed",
-      payload: { operator_id: "op1", chain_id: "31337", old_address: wallet.address.toLowerCase(), new_address: thief.address.toLowerCase() },
+      payload: { operator_id: OP, chain_id: "31337", old_address: wallet.address.toLowerCase(), new_address: thief.address.toLowerCase() },
     });
     expect(await current(api, op)).toEqual([wallet.address.toLowerCase()]);
     // A second admin key of the same person, and the bootstrap key, are not a second person.
@@ -88,10 +98,7 @@ describe("who may decide where an operator is paid", () => {
       expect(res.body.code).toBe("four_eyes");
     }
     // Paid meanwhile: to the operator's own address.
-    const payout = expectStatus(
-      await api.call("POST", "/v1/payouts", { key: mallory, body: { operator_id: "op1", asset: TOKEN, amount: "1000000" } }),
-      201,
-    ).body;
+    const payout = expectStatus(await api.call("POST", "/v1/payouts", { key: mallory, body: { operator_id: OP, asset: TOKEN, amount: "1000000" } }), 201).body;
     expect(payout.to_address).toBe(wallet.address.toLowerCase());
     // Another person's key approves: the change takes effect, recorded as the proposer's.
     expectStatus(await api.call("POST", `/v1/proposals/${proposal.id}/approve`, { key: alice, body: {} }), 200);
@@ -103,26 +110,26 @@ describe("who may decide where an operator is paid", () => {
     const mallorySecret = await key("admin");
     const mine = await events(op);
     expect(mine.map((e) => e.data)).toEqual([
-      { operator_id: "op1", chain_id: "31337", old_address: null, new_address: wallet.address.toLowerCase(), changed_by: expect.any(String) },
+      { operator_id: OP, chain_id: "31337", old_address: null, new_address: wallet.address.toLowerCase(), changed_by: expect.any(String) },
       {
-        operator_id: "op1",
+        operator_id: OP,
         chain_id: "31337",
         old_address: wallet.address.toLowerCase(),
         new_address: thief.address.toLowerCase(),
         changed_by: expect.any(String),
       },
     ]);
-    expect(mine[1]).toMatchObject({ operator_id: "op1", resource_type: "payout_address", resource_id: "op1:31337" });
-    await registerOperator(w.db, { id: "op2", name: "other" });
-    expect(await events(await key("operator", "op2", mallorySecret))).toEqual([]);
+    expect(mine[1]).toMatchObject({ operator_id: OP, resource_type: "payout_address", resource_id: `${OP}:31337` });
+    await registerOperator(w.db, { id: `${OP}-other`, name: "other" });
+    expect(await events(await key("operator", `${OP}-other`, mallorySecret))).toEqual([]);
   });
 
   it("an operator key an admin mints to change the address is no way around: the change is a proposal, and the minting admin cannot approve it", async () => {
     const { w, api, key, mallory, op } = await setup();
     const wallet = fresh();
     expectStatus(await prove(api, op, wallet), 200);
-    await w.credit("op1", TOKEN, 50_000_000n);
-    const minted = await key("operator", "op1", mallory);
+    await w.credit(OP, TOKEN, 50_000_000n);
+    const minted = await key("operator", OP, mallory);
     const proposal = expectStatus(await prove(api, minted, fresh()), 202).body;
     const res = await api.call("POST", `/v1/proposals/${proposal.id}/approve`, { key: mallory, body: {} });
     expect(res.status, JSON.stringify(res.body)).toBe(403);
@@ -137,7 +144,7 @@ describe("who may decide where an operator is paid", () => {
     // By an admin, with nothing owed yet.
     expectStatus(await prove(api, mallory, fresh()), 202);
     // By the operator's own key once earnings wait.
-    await w.credit("op1", TOKEN, 1n);
+    await w.credit(OP, TOKEN, 1n);
     const own = fresh();
     const proposal = expectStatus(await prove(api, op, own), 202).body;
     expect(proposal.payload.old_address).toBeNull();
@@ -164,7 +171,7 @@ describe("who may decide where an operator is paid", () => {
     const { w, api, mallory, alice, op } = await setup();
     const wallet = fresh();
     expectStatus(await prove(api, op, wallet), 200);
-    await w.credit("op1", TOKEN, 5n);
+    await w.credit(OP, TOKEN, 5n);
     const stale = expectStatus(await prove(api, mallory, fresh()), 202).body;
     const next = fresh();
     expectStatus(await prove(api, op, next, wallet), 200);
@@ -178,7 +185,7 @@ describe("who may decide where an operator is paid", () => {
     const { w, api, mallory, alice, op } = await setup();
     const wallet = fresh();
     expectStatus(await prove(api, op, wallet), 200);
-    await w.credit("op1", TOKEN, 5n);
+    await w.credit(OP, TOKEN, 5n);
     const stale = expectStatus(await prove(api, mallory, fresh()), 202).body;
     // The operator moves away from its wallet (with the wallet's agreement), and later back.
     const next = fresh();
