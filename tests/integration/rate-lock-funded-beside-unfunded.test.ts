@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fundingLockKey } from "../../src/db/queries/funding.js";
+import { lockUsageFunding } from "../../src/services/funding.js";
 import { inTransaction } from "../../src/services/transaction.js";
 import { NEEDS_PG, onRealPostgres } from "../support/db.js";
 import { USD } from "../support/funding-world.js";
@@ -83,7 +83,7 @@ describe.skipIf(!onRealPostgres)(`usage of the marketplace being written while t
     let taken!: () => void;
     const lockTaken = new Promise<void>((res) => (taken = res));
     const writer = inTransaction(s.w.db, async (tx) => {
-      await tx.query("select pg_advisory_xact_lock_shared(hashtextextended($1, 0))", [fundingLockKey("m")]);
+      await lockUsageFunding(tx, ["m"]);
       taken();
       await held;
     });
