@@ -17,6 +17,13 @@ import { inTransaction } from "./transaction.js";
 const GROUPS = 100;
 const PAGES = 4;
 const RECORDS = 5_000;
+/**
+ * A pass chooses each pair's rate once and uses it for its groups. A group whose locks (the
+ * operator's payout lock, the marketplace's funding lock) are granted longer than this after the
+ * choice takes nothing at that rate: its earnings are locked at a rate chosen again. So a lock's
+ * rate is never more than this older than the moment its earnings were taken.
+ */
+const MAX_CHOICE_AGE_MS = 5_000;
 
 /**
  * Locks the rate of operators' earnings of marketplaces whose rate policy is `at_earning`
@@ -34,34 +41,46 @@ const RECORDS = 5_000;
  * A record is taken by one transaction only (rows are deleted as they are locked), whatever the
  * number of workers.
  */
-export async function lockEarnedRates(db: Database, settlements: Settlements, log: Logger): Promise<number> {
-  const now = db.clock.now();
-  const choices = new Map<string, RateChoice>();
+export async function lockEarnedRates(db: Database, settlements: Settlements, log: Logger, options: { maxChoiceAgeMs?: number } = {}): Promise<number> {
+  const maxChoiceAgeMs = options.maxChoiceAgeMs ?? MAX_CHOICE_AGE_MS;
+  let now = db.clock.now();
+  let choices = new Map<string, RateChoice>();
   const waiting = new Set<string>();
   let locked = 0;
   for (const g of await waitingGroups(db)) {
     const from = (await getAsset(db, g.asset_id))!;
     const preference = await currentPreference(db, g.operator_id, g.asset_id);
     const splits = converts(preference) ? preference.splits : [];
-    const targets: { asset: Asset; choice: RateChoice | null }[] = [];
-    for (const s of splits) {
-      if (s.asset_id === from.id) {
-        targets.push({ asset: from, choice: null });
-        continue;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const targets: { asset: Asset; choice: RateChoice | null }[] = [];
+      for (const s of splits) {
+        if (s.asset_id === from.id) {
+          targets.push({ asset: from, choice: null });
+          continue;
+        }
+        const to = (await getAsset(db, s.asset_id))!;
+        const key = `${from.id}:${to.id}`;
+        if (!choices.has(key)) choices.set(key, await chooseRate(db, settlements, from, to, now));
+        targets.push({ asset: to, choice: choices.get(key)! });
       }
-      const to = (await getAsset(db, s.asset_id))!;
-      const key = `${from.id}:${to.id}`;
-      if (!choices.has(key)) choices.set(key, await chooseRate(db, settlements, from, to, now));
-      targets.push({ asset: to, choice: choices.get(key)! });
+      const blocked = targets.find((t) => t.choice !== null && !t.choice.ok);
+      if (blocked) {
+        const reason = (blocked.choice as { reason: string }).reason;
+        if (!waiting.has(reason)) log.warn({ worker: "payouts", operator: g.operator_id, reason }, "earnings wait for a usable rate to be locked");
+        waiting.add(reason);
+        break;
+      }
+      const n = await lockGroup(db, g, splits, targets, now, maxChoiceAgeMs);
+      if (n !== null) {
+        locked += n;
+        break;
+      }
+      // The group's locks came too long after the pass chose its rates (it waited for a payout or
+      // for the marketplace's usage being written): nothing was taken; the rates are chosen again,
+      // now, for it and the groups after it. A group late twice in a row waits for the next pass.
+      now = db.clock.now();
+      choices = new Map();
     }
-    const blocked = targets.find((t) => t.choice !== null && !t.choice.ok);
-    if (blocked) {
-      const reason = (blocked.choice as { reason: string }).reason;
-      if (!waiting.has(reason)) log.warn({ worker: "payouts", operator: g.operator_id, reason }, "earnings wait for a usable rate to be locked");
-      waiting.add(reason);
-      continue;
-    }
-    locked += await lockGroup(db, g, splits, targets, now);
   }
   return locked;
 }
@@ -86,7 +105,8 @@ async function waitingGroups(db: Database): Promise<QueuedGroup[]> {
 }
 
 /**
- * In one transaction: the group's funded queued records taken and their locks recorded. Each record
+ * In one transaction: the group's funded queued records taken and their locks recorded (null, and
+ * nothing taken, when its locks came more than `maxChoiceAgeMs` after the rates were chosen). Each record
  * is judged on its own (the funding walk, as payouts judge them): a record the marketplace's money
  * does not cover yet, even in part, stays queued and is locked once it is funded, at that moment's
  * rate; the funded records beside it are locked now, however many unfunded ones are queued before
@@ -102,8 +122,9 @@ async function lockGroup(
   splits: { bps: number }[],
   targets: { asset: Asset; choice: RateChoice | null }[],
   now: Date,
-): Promise<number> {
-  return inTransaction(db, async (tx) => {
+  maxChoiceAgeMs: number,
+): Promise<number | null> {
+  return inTransaction(db, async (tx): Promise<number | null> => {
     const passId = uuidv7(now.getTime());
     // The operator's payout lock of the asset before its records are taken (then the marketplace's
     // funding lock, the order payouts take them in): a reversal takes it before it takes a record
@@ -115,6 +136,7 @@ async function lockGroup(
       return 0;
     }
     await lockMarketplaceFundingExclusive(tx, g.marketplace_id);
+    if (db.clock.now().getTime() - now.getTime() > maxChoiceAgeMs) return null;
     const unfunded = await unfundedNets(tx, g.marketplace_id, g.asset_id, g.operator_id);
     const taken = await takeQueued(tx, g, await queuedOfGroup(tx, g, RECORDS, unfunded.keys()), passId);
     if (!taken) return 0;
@@ -143,7 +165,7 @@ async function lockGroup(
       });
     });
     await insertRateLocks(tx, rows);
-    await sweepRateLocks(tx, g.operator_id, g.asset_id);
+    await sweepRateLocks(tx, g.operator_id, g.asset_id, { shown: true });
     return rows.length;
   });
 }

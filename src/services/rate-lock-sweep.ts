@@ -1,7 +1,7 @@
 import type { Queryable } from "../db/client.js";
 import { lockOperatorPayoutFunds } from "../db/queries/funding.js";
 import { dropQueued, hasOpenLocks, queuedMarketplaces, sweepLocks } from "../db/queries/rate-locks.js";
-import { unfundedNets, withheldEarnings } from "./funding.js";
+import { unfundedNets, withheldEarnings, type Without } from "./funding.js";
 
 /**
  * Keeps an operator's open rate locks from `assetId` within the earnings they can still be used for
@@ -11,13 +11,16 @@ import { unfundedNets, withheldEarnings } from "./funding.js";
  * recoveries take first: none of them changes the balance or what is withheld between the two
  * reads. Usage is not held back by it; what is withheld is read first, so usage posted meanwhile
  * is counted in the balance but not withheld, which releases less, never a lock an honest operator
- * still needs (the next sweep releases the rest).
+ * still needs (the next sweep releases the rest). `shown`: what awaits the marketplaces' money is judged
+ * as for a balance shown (from the funding mark, the same records and amounts as a walk over all of
+ * them): for the lock worker, whose sweep runs while it holds a marketplace's funding lock, which
+ * that marketplace's usage waits for. Where money leaves the payable, the full walk, as the payout's.
  */
-export async function sweepRateLocks(tx: Queryable, operatorId: string, assetId: string): Promise<void> {
+export async function sweepRateLocks(tx: Queryable, operatorId: string, assetId: string, options: Pick<Without, "shown"> = {}): Promise<void> {
   await lockOperatorPayoutFunds(tx, operatorId, assetId);
   // Most operators have no open lock (marketplaces at_payout): nothing to read then.
   if (!(await hasOpenLocks(tx, operatorId, assetId))) return;
-  const w = await withheldEarnings(tx, operatorId, assetId);
+  const w = await withheldEarnings(tx, operatorId, assetId, options);
   await sweepLocks(tx, operatorId, assetId, w.awaiting.total + w.receivable);
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { lockUsageFunding } from "../../src/services/funding.js";
+import { lockEarnedRates } from "../../src/services/lock-rates.js";
 import { inTransaction } from "../../src/services/transaction.js";
 import { NEEDS_PG, onRealPostgres } from "../support/db.js";
 import { USD } from "../support/funding-world.js";
@@ -95,5 +96,42 @@ describe.skipIf(!onRealPostgres)(`usage of the marketplace being written while t
     release();
     await writer;
     expect(await pass).toBe(1);
+  }, 120_000);
+
+  /**
+   * A pass chose its rates first and locked its groups after, however long their locks took: a
+   * group that waited for the marketplace's usage was locked at the rate of the moment the pass
+   * began. A group whose locks come too late now takes nothing at that rate; the rate is chosen
+   * again.
+   */
+  it("is not locked at a rate chosen before the wait, when the wait was long", async () => {
+    const { s, usd, eth } = t;
+    const before = new Set((await t.locks()).map((l) => l.id));
+    await t.rate(eth, usd, 3000n, 1n);
+    await t.receive("c", 100n * USD, "w2");
+    await t.earn("c");
+    let release!: () => void;
+    const held = new Promise<void>((res) => (release = res));
+    let taken!: () => void;
+    const lockTaken = new Promise<void>((res) => (taken = res));
+    const writer = inTransaction(s.w.db, async (tx) => {
+      await lockUsageFunding(tx, ["m"]);
+      taken();
+      await held;
+    });
+    await lockTaken;
+    // The pass chooses 3000 USD/ETH and waits; meanwhile ETH falls to 1500.
+    const pass = lockEarnedRates(s.w.db, s.w.settlements, t.log, { maxChoiceAgeMs: 300 });
+    await new Promise((res) => setTimeout(res, 200));
+    await t.rate(eth, usd, 1500n, 1n);
+    await new Promise((res) => setTimeout(res, 400));
+    release();
+    await writer;
+    expect(await pass).toBe(1);
+    const made = (await t.locks()).filter((l) => !before.has(l.id));
+    expect(made).toHaveLength(1);
+    // 1 USD buys 1/1500 ETH, not 1/3000.
+    expect(made[0]).toMatchObject({ amount: (89n * USD).toString() });
+    expect(BigInt(made[0]!.rate_num!) * 1500n).toBe(BigInt(made[0]!.rate_den!));
   }, 120_000);
 });

@@ -262,7 +262,9 @@ export async function firstUnfundedRecord(
  * Of one operator's records in the marketplace and asset: those the money leaves (partly) unfunded,
  * by funding_seq, with the part of their net that is unfunded. Each customer's own money funds its
  * records wherever they are in the order, so a record after an unfunded one may be funded: judged
- * record by record, from the walk itself (no mark).
+ * record by record. With `useMark`, the walk starts after the funding mark when the money funds
+ * every record up to it (MARK_START): the records before it are all funded, so the answer is the
+ * same as a walk over all of them.
  */
 export async function unfundedNetsOfOperator(
   db: Queryable,
@@ -270,6 +272,7 @@ export async function unfundedNetsOfOperator(
   assetId: string,
   available: bigint,
   operatorId: string,
+  useMark: boolean,
 ): Promise<Map<bigint, bigint>> {
   const { row } = await walkFromStart<{ rows: { seq: string; net: string }[] }>(
     db,
@@ -277,7 +280,7 @@ export async function unfundedNetsOfOperator(
     `select coalesce(json_agg(json_build_object('seq', funding_seq::text, 'net', (net - div(net * (gross - unfunded), gross))::text)), '[]') as rows
        from unfunded where unfunded > 0 and operator_id = $7`,
     [operatorId],
-    false,
+    useMark,
   );
   return new Map(row.rows.map((r) => [BigInt(r.seq), BigInt(r.net)]));
 }
