@@ -1678,7 +1678,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List proposals, newest first (admin, finance) */
+        /** List proposals, newest first (admin, finance; marketplace and operator keys see the proposals about their own party) */
         get: operations["listProposals"];
         put?: never;
         post?: never;
@@ -1695,7 +1695,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A proposal (admin, finance) */
+        /** A proposal (admin, finance; a marketplace or operator key, one about its own party) */
         get: operations["getProposal"];
         put?: never;
         post?: never;
@@ -20844,6 +20844,7 @@ export interface operations {
                 limit?: number;
                 status?: "proposed" | "approved" | "rejected";
                 kind?: "receipt" | "credit_limit" | "customer_credit_limit" | "reconciliation_adjustment" | "usage_limits" | "payout" | "operator_payout_limits" | "payout_policy" | "asset_settlement" | "rate" | "rate_bounds" | "period_close" | "period_reopen" | "payout_address";
+                /** @description only this marketplace's proposals (a marketplace key sees its own: naming another finds nothing) */
                 marketplace_id?: string;
             };
             header?: never;

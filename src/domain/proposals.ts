@@ -51,3 +51,22 @@ export const PROPOSAL_ROLES: Record<ProposalKind, { propose: Role[]; approve: Ro
   /** Proposed by whoever asked for the payout (the operator, finance, the scheduler). */
   payout: { propose: ["operator", "finance", "admin"], approve: ["finance", "admin"] },
 };
+
+/** The kinds of proposal that concern one operator (their payload names it as `operator_id`). */
+export const OPERATOR_PROPOSAL_KINDS = ["payout_address", "payout", "operator_payout_limits"] as const satisfies readonly ProposalKind[];
+
+/** A marketplace or operator key's own party: the proposals about it are the ones it may read. */
+export interface ProposalParty {
+  role: "marketplace" | "operator";
+  id: string;
+}
+
+/**
+ * Whether a proposal concerns the party (docs/api.md, "Proposals"): a marketplace's are those of its
+ * marketplace (its customers' credit limits, its receipts and credit limit, its usage limits); an
+ * operator's, its payout addresses, its payouts awaiting approval and its payout caps.
+ */
+export function proposalConcerns(party: ProposalParty, p: { kind: string; marketplaceId: string | null; payload: Record<string, unknown> }): boolean {
+  if (party.role === "marketplace") return p.marketplaceId === party.id;
+  return (OPERATOR_PROPOSAL_KINDS as readonly string[]).includes(p.kind) && p.payload.operator_id === party.id;
+}

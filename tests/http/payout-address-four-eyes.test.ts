@@ -157,6 +157,37 @@ describe("who may decide where an operator is paid", () => {
     expect(await current(api, op)).toEqual([own.address.toLowerCase()]);
   });
 
+  it("the operator reads the proposals about where it is paid, so it sees a change waiting for approval; other operators and marketplaces do not", async () => {
+    const { w, api, key, mallory, alice, op } = await setup();
+    expectStatus(await prove(api, op, fresh()), 200);
+    await w.credit(OP, TOKEN, 5n);
+    const proposal = expectStatus(await prove(api, mallory, fresh()), 202).body;
+    const seen = expectStatus(await api.call("GET", `/v1/proposals/${proposal.id}`, { key: op }), 200).body;
+    expect(seen).toMatchObject({ id: proposal.id, kind: "payout_address", status: "proposed", payload: { operator_id: OP } });
+    const listed = expectStatus(await api.call("GET", "/v1/proposals?status=proposed", { key: op }), 200).body.data as Array<{
+      id: string;
+      payload: { operator_id: string };
+    }>;
+    expect(listed.map((p) => p.id)).toContain(proposal.id);
+    expect(listed.every((p) => p.payload.operator_id === OP)).toBe(true);
+    // Another operator and a marketplace: as if it did not exist, and not listed.
+    await registerOperator(w.db, { id: `${OP}-x`, name: "other" });
+    await api.call("POST", "/v1/marketplaces", { key: alice, body: { id: `${OP}-m`, name: "m" } });
+    for (const other of [await key("operator", `${OP}-x`, alice), await key("marketplace", `${OP}-m`, alice)]) {
+      const res = await api.call("GET", `/v1/proposals/${proposal.id}`, { key: other });
+      expect(res.status, JSON.stringify(res.body)).toBe(404);
+      expect(res.body.code).toBe("proposal_not_found");
+      const theirs = expectStatus(await api.call("GET", "/v1/proposals", { key: other }), 200).body.data as Array<{ id: string }>;
+      expect(theirs.map((p) => p.id)).not.toContain(proposal.id);
+    }
+    // Rejected by another person: the operator sees the decision.
+    expectStatus(await api.call("POST", `/v1/proposals/${proposal.id}/reject`, { key: alice, body: { reason: "not the operator's" } }), 200);
+    expect(expectStatus(await api.call("GET", `/v1/proposals/${proposal.id}`, { key: op }), 200).body).toMatchObject({
+      status: "rejected",
+      reason: "not the operator's",
+    });
+  });
+
   it("a wrong current_address_signature is refused and writes nothing", async () => {
     const { api, op } = await setup();
     const wallet = fresh();

@@ -640,8 +640,26 @@ const routes: RouteSecurity[] = [
     request: () => ({ path: "/v1/marketplaces/m1/funding/USDC" }),
     otherTenant: () => [{ as: "m2", path: "/v1/marketplaces/m1/funding/USDC" }],
   },
-  { method: "GET", route: "/v1/proposals", allowed: ["admin", "finance"], request: () => ({ path: "/v1/proposals?status=proposed" }) },
-  { method: "GET", route: "/v1/proposals/{id}", allowed: ["admin", "finance"], request: async () => ({ path: `/v1/proposals/${await proposal()}` }) },
+  // Marketplace and operator keys list the proposals about their own party (tests/http/proposals-of-a-party.test.ts).
+  {
+    method: "GET",
+    route: "/v1/proposals",
+    allowed: ["admin", "finance", "marketplace", "operator"],
+    request: () => ({ path: "/v1/proposals?status=proposed" }),
+  },
+  {
+    method: "GET",
+    route: "/v1/proposals/{id}",
+    allowed: ["admin", "finance", "marketplace", "operator"],
+    // A receipt of m1's (admin, finance, m1 read it); the operator reads a proposal of its own payout caps.
+    request: async (_w, as) => ({ path: `/v1/proposals/${as === "o1" ? (lastO1Proposal = await o1CapsProposal()) : (lastM1Proposal = await proposal())}` }),
+    otherTenant: () => [
+      { as: "m2", path: `/v1/proposals/${lastM1Proposal}` },
+      { as: "o2", path: `/v1/proposals/${lastO1Proposal}` },
+      { as: "o1", path: `/v1/proposals/${lastM1Proposal}` },
+      { as: "m1", path: `/v1/proposals/${lastO1Proposal}` },
+    ],
+  },
   {
     method: "POST",
     route: "/v1/proposals/{id}/approve",
@@ -891,6 +909,15 @@ async function invitingMarketplace(): Promise<string> {
 let receiptN = 0;
 let proposer = "";
 /** A fresh receipt proposal of m1, by a finance key of its own (so that the test's keys may decide it). */
+let lastM1Proposal = "";
+let lastO1Proposal = "";
+let capsN = 0;
+/** A fresh proposal of o1's payout caps (an admin's), by id. */
+async function o1CapsProposal(): Promise<string> {
+  const res = await api.call("PUT", "/v1/operators/o1/payout-limits/USDC", { body: { max_per_payout: String(1000 + ++capsN), max_per_day: null } });
+  return expectStatus(res, 202).body.id;
+}
+
 async function proposal(): Promise<string> {
   proposer ||= expectStatus(await api.call("POST", "/v1/api-keys", { body: { name: "proposer", role: "finance" } }), 201).body.secret as string;
   const res = await api.call("POST", "/v1/marketplaces/m1/receipts", {

@@ -1,4 +1,4 @@
-import type { ProposalKind, ProposalStatus } from "../../domain/proposals.js";
+import { OPERATOR_PROPOSAL_KINDS, type ProposalKind, type ProposalParty, type ProposalStatus } from "../../domain/proposals.js";
 import type { Queryable } from "../client.js";
 import { pgArray } from "../sql-arrays.js";
 
@@ -33,12 +33,26 @@ export async function lockProposalForDecision(tx: Queryable, id: string): Promis
 /** Proposals newest first (ids are time-ordered), filtered; `afterId`: the last of the previous page. */
 export async function listProposalRows(
   db: Queryable,
-  f: { status?: ProposalStatus; kind?: string; marketplaceId?: string; afterId?: string; limit: number },
+  f: { status?: ProposalStatus; kind?: string; marketplaceId?: string; party?: ProposalParty; afterId?: string; limit: number },
 ): Promise<ProposalRow[]> {
+  // The party's proposals (proposalConcerns, src/domain/proposals.ts), as SQL.
   return db.query<ProposalRow>(
     `select * from proposals where ($1::text is null or status = $1) and ($2::text is null or kind = $2) and ($3::text is null or marketplace_id = $3)
-        and ($4::uuid is null or id < $4) order by id desc limit $5`,
-    [f.status ?? null, f.kind ?? null, f.marketplaceId ?? null, f.afterId ?? null, f.limit],
+        and ($4::uuid is null or id < $4)
+        and ($6::text is null
+             or ($6 = 'marketplace' and marketplace_id = $7)
+             or ($6 = 'operator' and kind = any($8::text[]) and payload->>'operator_id' = $7))
+      order by id desc limit $5`,
+    [
+      f.status ?? null,
+      f.kind ?? null,
+      f.marketplaceId ?? null,
+      f.afterId ?? null,
+      f.limit,
+      f.party?.role ?? null,
+      f.party?.id ?? null,
+      pgArray([...OPERATOR_PROPOSAL_KINDS]),
+    ],
   );
 }
 

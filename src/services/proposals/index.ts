@@ -2,7 +2,17 @@
  * Proposals: four eyes for manual money (docs/ledger.md, "Four eyes"), one file per use case.
  * The names other files import, also importable from src/services/proposals.ts.
  */
-export { PROPOSAL_KINDS, PROPOSAL_ROLES, getProposal, listProposals, type Proposal, type ProposalKind, type ProposalStatus } from "./proposal.js";
+export {
+  PROPOSAL_KINDS,
+  PROPOSAL_ROLES,
+  getProposal,
+  listProposals,
+  proposalConcerns,
+  type Proposal,
+  type ProposalKind,
+  type ProposalParty,
+  type ProposalStatus,
+} from "./proposal.js";
 export { BOOTSTRAP_KEY } from "./decision.js";
 export { proposeReceipt, referenceKey, type ReceiptInput } from "./propose-receipt.js";
 export { proposeCreditLimit } from "./propose-credit-limit.js";

@@ -1,7 +1,7 @@
 import type { Queryable } from "../../db/client.js";
 import { getAssetByCode } from "../../db/queries/assets.js";
 import { findOpenProposal, getProposalRow, insertProposal, listProposalRows, lockProposalForDecision, type ProposalRow } from "../../db/queries/proposals.js";
-import type { ProposalStatus } from "../../domain/proposals.js";
+import type { ProposalParty, ProposalStatus } from "../../domain/proposals.js";
 import { type Asset } from "../../domain/assets.js";
 import { LedgerError } from "../../domain/errors.js";
 import { uuidv7 } from "../../domain/ids.js";
@@ -17,7 +17,7 @@ import { getMarketplace } from "../marketplaces.js";
  * calls themselves are in the audit log.
  */
 
-export { PROPOSAL_KINDS, PROPOSAL_ROLES, type ProposalKind, type ProposalStatus } from "../../domain/proposals.js";
+export { PROPOSAL_KINDS, PROPOSAL_ROLES, proposalConcerns, type ProposalKind, type ProposalParty, type ProposalStatus } from "../../domain/proposals.js";
 
 export interface Proposal {
   id: string;
@@ -54,7 +54,7 @@ export async function getProposal(db: Queryable, id: string, forUpdate = false):
 
 export async function listProposals(
   db: Queryable,
-  f: { status?: ProposalStatus; kind?: ProposalKind; marketplaceId?: string; afterId?: string; limit: number },
+  f: { status?: ProposalStatus; kind?: ProposalKind; marketplaceId?: string; party?: ProposalParty; afterId?: string; limit: number },
 ): Promise<Proposal[]> {
   const rows = await listProposalRows(db, f);
   return rows.map(toProposal);
