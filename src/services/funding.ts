@@ -57,16 +57,16 @@ async function needUpperBound(db: Queryable, marketplaceId: string, assetId: str
 /**
  * The operator's records in the marketplace and asset that its money leaves (partly) unfunded, by
  * funding_seq, with the unfunded part of their net; empty when every record is funded. For the
- * rate-lock queue (which records to lock now, which were paid before their lock), not for money
- * moved: it walks from the funding mark when the money funds every record up to it (the same
- * records, the same amounts as a walk over all of them; docs/ledger.md, "The funding mark"), so
- * the marketplace's usage, which waits for the walk, does not wait longer as its history grows.
+ * rate-lock queue. `useMark`: the lock worker walks from the funding mark when the money funds every
+ * record up to it (the same records, the same amounts as a walk over all of them; docs/ledger.md,
+ * "The funding mark"), so the marketplace's usage, which waits for the walk, does not wait longer
+ * as its history grows; where money leaves the payable (dropQueuedPaid), every record is walked.
  */
-export async function unfundedNets(db: Queryable, marketplaceId: string, assetId: string, operatorId: string): Promise<Map<bigint, bigint>> {
+export async function unfundedNets(db: Queryable, marketplaceId: string, assetId: string, operatorId: string, useMark: boolean): Promise<Map<bigint, bigint>> {
   const pool = await marketplacePool(db, marketplaceId, assetId);
   const available = pool.settled + pool.creditLimit;
   if ((await needUpperBound(db, marketplaceId, assetId)) <= available) return new Map();
-  return unfundedNetsOfOperator(db, marketplaceId, assetId, available, operatorId, true);
+  return unfundedNetsOfOperator(db, marketplaceId, assetId, available, operatorId, useMark);
 }
 
 export interface Unfunded {

@@ -1,5 +1,5 @@
 import type { Settlements } from "../chain/settlement.js";
-import type { Database } from "../db/client.js";
+import type { Database, Queryable } from "../db/client.js";
 import { getAsset } from "../db/queries/assets.js";
 import { insertRateLocks, queuedGroups, queuedOfGroup, takeQueued, type NewRateLock, type QueuedGroup } from "../db/queries/rate-locks.js";
 import { sweepRateLocks } from "./rate-lock-sweep.js";
@@ -20,8 +20,8 @@ const RECORDS = 5_000;
 /**
  * A pass chooses each pair's rate once and uses it for its groups. A group whose locks (the
  * operator's payout lock, the marketplace's funding lock) are granted longer than this after the
- * choice takes nothing at that rate: its earnings are locked at a rate chosen again. So a lock's
- * rate is never more than this older than the moment its earnings were taken.
+ * choice is locked at a rate chosen again once they are held. So a lock's rate is never more than
+ * this (and the funding walk's time) older than the moment its earnings are taken.
  */
 const MAX_CHOICE_AGE_MS = 5_000;
 
@@ -43,47 +43,54 @@ const MAX_CHOICE_AGE_MS = 5_000;
  */
 export async function lockEarnedRates(db: Database, settlements: Settlements, log: Logger, options: { maxChoiceAgeMs?: number } = {}): Promise<number> {
   const maxChoiceAgeMs = options.maxChoiceAgeMs ?? MAX_CHOICE_AGE_MS;
-  let now = db.clock.now();
-  let choices = new Map<string, RateChoice>();
+  // The pass's rates: chosen once per pair, at `now`; chosen again when a group's locks came late.
+  const pass = { now: db.clock.now(), choices: new Map<string, RateChoice>() };
   const waiting = new Set<string>();
+  /** The group's targets at the pass's rates; null (logged once per reason) when a rate is not usable. */
+  const targetsOf = async (q: Queryable, g: QueuedGroup, from: Asset, splits: { asset_id: string }[]): Promise<Target[] | null> => {
+    const targets: Target[] = [];
+    for (const s of splits) {
+      if (s.asset_id === from.id) {
+        targets.push({ asset: from, choice: null });
+        continue;
+      }
+      const to = (await getAsset(q, s.asset_id))!;
+      const key = `${from.id}:${to.id}`;
+      if (!pass.choices.has(key)) pass.choices.set(key, await chooseRate(q, settlements, from, to, pass.now));
+      targets.push({ asset: to, choice: pass.choices.get(key)! });
+    }
+    const blocked = targets.find((t) => t.choice !== null && !t.choice.ok);
+    if (!blocked) return targets;
+    const reason = (blocked.choice as { reason: string }).reason;
+    if (!waiting.has(reason)) log.warn({ worker: "payouts", operator: g.operator_id, reason }, "earnings wait for a usable rate to be locked");
+    waiting.add(reason);
+    return null;
+  };
   let locked = 0;
   for (const g of await waitingGroups(db)) {
     const from = (await getAsset(db, g.asset_id))!;
     const preference = await currentPreference(db, g.operator_id, g.asset_id);
     const splits = converts(preference) ? preference.splits : [];
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const targets: { asset: Asset; choice: RateChoice | null }[] = [];
-      for (const s of splits) {
-        if (s.asset_id === from.id) {
-          targets.push({ asset: from, choice: null });
-          continue;
-        }
-        const to = (await getAsset(db, s.asset_id))!;
-        const key = `${from.id}:${to.id}`;
-        if (!choices.has(key)) choices.set(key, await chooseRate(db, settlements, from, to, now));
-        targets.push({ asset: to, choice: choices.get(key)! });
-      }
-      const blocked = targets.find((t) => t.choice !== null && !t.choice.ok);
-      if (blocked) {
-        const reason = (blocked.choice as { reason: string }).reason;
-        if (!waiting.has(reason)) log.warn({ worker: "payouts", operator: g.operator_id, reason }, "earnings wait for a usable rate to be locked");
-        waiting.add(reason);
-        break;
-      }
-      const n = await lockGroup(db, g, splits, targets, now, maxChoiceAgeMs);
-      if (n !== null) {
-        locked += n;
-        break;
-      }
+    const targets = await targetsOf(db, g, from, splits);
+    if (targets === null) continue;
+    const chosenAt = pass.now;
+    locked += await lockGroup(db, g, splits, async (tx) => {
+      if (db.clock.now().getTime() - chosenAt.getTime() <= maxChoiceAgeMs) return { targets, now: chosenAt };
       // The group's locks came too long after the pass chose its rates (it waited for a payout or
-      // for the marketplace's usage being written): nothing was taken; the rates are chosen again,
-      // now, for it and the groups after it. A group late twice in a row waits for the next pass.
-      now = db.clock.now();
-      choices = new Map();
-    }
+      // for the marketplace's usage being written): the rates are chosen again, now, with the locks
+      // held (in the group's transaction: the price feed is read while the marketplace's usage
+      // waits, only in this case), for it and the groups after it. Never skipped: a marketplace that keeps its usage
+      // writing must not put the lock off until a moment of its choosing.
+      pass.now = db.clock.now();
+      pass.choices = new Map();
+      const again = await targetsOf(tx, g, from, splits);
+      return again && { targets: again, now: pass.now };
+    });
   }
   return locked;
 }
+
+type Target = { asset: Asset; choice: RateChoice | null };
 
 /** Where the next pass starts, per database: past the groups a full pass found, so that groups waiting for funds do not hold the others back. */
 const nextStart = new WeakMap<Database, number>();
@@ -105,8 +112,9 @@ async function waitingGroups(db: Database): Promise<QueuedGroup[]> {
 }
 
 /**
- * In one transaction: the group's funded queued records taken and their locks recorded (null, and
- * nothing taken, when its locks came more than `maxChoiceAgeMs` after the rates were chosen). Each record
+ * In one transaction: the group's funded queued records taken and their locks recorded, at the rates
+ * `ratesNow` gives once the locks are held (the pass's, or chosen again when they came late; none
+ * usable: nothing taken). Each record
  * is judged on its own (the funding walk, as payouts judge them): a record the marketplace's money
  * does not cover yet, even in part, stays queued and is locked once it is funded, at that moment's
  * rate; the funded records beside it are locked now, however many unfunded ones are queued before
@@ -120,24 +128,24 @@ async function lockGroup(
   db: Database,
   g: QueuedGroup,
   splits: { bps: number }[],
-  targets: { asset: Asset; choice: RateChoice | null }[],
-  now: Date,
-  maxChoiceAgeMs: number,
-): Promise<number | null> {
-  return inTransaction(db, async (tx): Promise<number | null> => {
-    const passId = uuidv7(now.getTime());
+  ratesNow: (tx: Queryable) => Promise<{ targets: Target[]; now: Date } | null>,
+): Promise<number> {
+  return inTransaction(db, async (tx) => {
     // The operator's payout lock of the asset before its records are taken (then the marketplace's
     // funding lock, the order payouts take them in): a reversal takes it before it takes a record
     // out of the queue, so the two never wait on each other in a circle.
     await lockOperatorPayoutFunds(tx, g.operator_id, g.asset_id);
     if (splits.length === 0) {
-      await takeQueued(tx, g, await queuedOfGroup(tx, g, RECORDS, []), passId);
+      await takeQueued(tx, g, await queuedOfGroup(tx, g, RECORDS, []), uuidv7(db.clock.now().getTime()));
       await sweepRateLocks(tx, g.operator_id, g.asset_id);
       return 0;
     }
     await lockMarketplaceFundingExclusive(tx, g.marketplace_id);
-    if (db.clock.now().getTime() - now.getTime() > maxChoiceAgeMs) return null;
-    const unfunded = await unfundedNets(tx, g.marketplace_id, g.asset_id, g.operator_id);
+    const rates = await ratesNow(tx);
+    if (rates === null) return 0;
+    const { targets, now } = rates;
+    const passId = uuidv7(now.getTime());
+    const unfunded = await unfundedNets(tx, g.marketplace_id, g.asset_id, g.operator_id, true);
     const taken = await takeQueued(tx, g, await queuedOfGroup(tx, g, RECORDS, unfunded.keys()), passId);
     if (!taken) return 0;
     const amounts = splitByBps(

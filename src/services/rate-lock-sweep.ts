@@ -33,6 +33,6 @@ export async function dropQueuedPaid(tx: Queryable, operatorId: string, assetId:
   const markets = await queuedMarketplaces(tx, operatorId, assetId);
   if (markets.length === 0) return;
   const unfunded = new Map<string, Map<bigint, bigint>>();
-  for (const m of markets) unfunded.set(m, await unfundedNets(tx, m, assetId, operatorId));
+  for (const m of markets) unfunded.set(m, await unfundedNets(tx, m, assetId, operatorId, false));
   await dropQueued(tx, operatorId, assetId, amount, unfunded);
 }

@@ -134,4 +134,41 @@ describe.skipIf(!onRealPostgres)(`usage of the marketplace being written while t
     expect(made[0]).toMatchObject({ amount: (89n * USD).toString() });
     expect(BigInt(made[0]!.rate_num!) * 1500n).toBe(BigInt(made[0]!.rate_den!));
   }, 120_000);
+
+  /**
+   * Skipping a late group instead (its records left queued for the next pass) let a marketplace that
+   * keeps overlapping usage transactions running put the lock off pass after pass, and stop when the
+   * token suited it: the earnings were then locked at the rate of its choosing.
+   */
+  it("is locked at the first pass however long the marketplace keeps writing, at a rate chosen once the locks are held", async () => {
+    const { s, usd, eth } = t;
+    const before = new Set((await t.locks()).map((l) => l.id));
+    await t.rate(eth, usd, 3000n, 1n);
+    await t.receive("c", 100n * USD, "w3");
+    await t.earn("c");
+    // Overlapping writers of m's usage, each holding the funding lock 800 ms, one every 200 ms.
+    let pumping = true;
+    const writers: Promise<unknown>[] = [];
+    const pump = (async () => {
+      while (pumping) {
+        writers.push(
+          inTransaction(s.w.db, async (tx) => {
+            await lockUsageFunding(tx, ["m"]);
+            await new Promise((res) => setTimeout(res, 800));
+          }),
+        );
+        await new Promise((res) => setTimeout(res, 200));
+      }
+    })();
+    await new Promise((res) => setTimeout(res, 500));
+    const first = await lockEarnedRates(s.w.db, s.w.settlements, t.log, { maxChoiceAgeMs: 300 });
+    pumping = false;
+    await pump;
+    await Promise.all(writers);
+    expect(first).toBe(1);
+    const made = (await t.locks()).filter((l) => !before.has(l.id));
+    expect(made).toHaveLength(1);
+    expect(made[0]).toMatchObject({ amount: (89n * USD).toString() });
+    expect(BigInt(made[0]!.rate_num!) * 3000n).toBe(BigInt(made[0]!.rate_den!));
+  }, 120_000);
 });
