@@ -62,9 +62,10 @@ export interface ProposalParty {
 }
 
 /**
- * Whether a proposal concerns the party (docs/api.md, "Proposals"): a marketplace's are those of its
- * marketplace (its customers' credit limits, its receipts and credit limit, its usage limits); an
- * operator's, its payout addresses, its payouts awaiting approval and its payout caps.
+ * Whether a proposal concerns the party (docs/api.md, "One person against everyone"): a
+ * marketplace's are those of its marketplace (its customers' credit limits, its receipts, credit
+ * limit and usage limits, the closing and reopening of its periods); an operator's, its payout
+ * addresses, its payouts awaiting approval and its payout caps. The SQL of listProposalRows says the same.
  */
 export function proposalConcerns(party: ProposalParty, p: { kind: string; marketplaceId: string | null; payload: Record<string, unknown> }): boolean {
   if (party.role === "marketplace") return p.marketplaceId === party.id;

@@ -640,7 +640,7 @@ const routes: RouteSecurity[] = [
     request: () => ({ path: "/v1/marketplaces/m1/funding/USDC" }),
     otherTenant: () => [{ as: "m2", path: "/v1/marketplaces/m1/funding/USDC" }],
   },
-  // Marketplace and operator keys list the proposals about their own party (tests/http/proposals-of-a-party.test.ts).
+  // Marketplace and operator keys read the proposals about their own party (tests/http/proposals-of-a-party.test.ts tries every kind).
   {
     method: "GET",
     route: "/v1/proposals",

@@ -33,6 +33,9 @@ export const proposals = pgTable(
     check("proposals_four_eyes", sql`${t.decidedBy} is null or ${t.decidedBy} <> ${t.proposedBy}`),
     index("proposals_status_idx").on(t.status, t.proposedAt),
     index("proposals_txid_idx").on(t.txid),
+    // The proposals a marketplace or an operator key lists (its own party's, newest first).
+    index("proposals_marketplace_idx").on(t.marketplaceId, t.id),
+    index("proposals_operator_idx").on(sql`(${t.payload}->>'operator_id')`, t.id),
     // Money with one reference is received once: at most one receipt proposal per asset and
     // reference (as compared: letters and digits, case folded) that was not rejected.
     uniqueIndex("proposals_receipt_reference_uq")

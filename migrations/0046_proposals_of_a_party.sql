@@ -1,0 +1,2 @@
+CREATE INDEX "proposals_marketplace_idx" ON "proposals" USING btree ("marketplace_id","id");--> statement-breakpoint
+CREATE INDEX "proposals_operator_idx" ON "proposals" USING btree (("payload"->>'operator_id'),"id");
