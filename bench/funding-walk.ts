@@ -12,7 +12,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { inProcessApp } from "./in-process.js";
+import { gpuUsage, inProcessApp } from "./in-process.js";
 import { moveFundingMarks } from "../src/services/funding-marks.js";
 import { percentile } from "./load.js";
 
@@ -35,20 +35,7 @@ const operatorKey = (await ok("POST", "/v1/api-keys", ADMIN, { name: "op-1", rol
 for (let i = 0; i < 200; i++)
   await ok("POST", "/v1/customers", market, { id: `c-${i}`, billing: "postpaid", credit_limits: [{ asset: "USDC", credit_limit: (10n ** 20n).toString() }] });
 
-const hour = Date.now() - 2 * 3_600_000;
-let ext = 0;
-const record = () => ({
-  external_id: `u-${++ext}`,
-  operator_id: `op-${Math.floor(Math.random() * 50)}`,
-  customer_id: `c-${Math.floor(Math.random() * 200)}`,
-  resource: "gpu:h100",
-  unit: "gpu_second",
-  quantity: String(60 + Math.floor(Math.random() * 3540)),
-  unit_price: "0.000694",
-  asset: "USDC",
-  period_start: new Date(hour - 3_600_000).toISOString(),
-  period_end: new Date(hour).toISOString(),
-});
+const usage = gpuUsage(50, 200, ok, () => market);
 
 /** Reads the operator's balances READS times, one after the other: milliseconds each. */
 async function reads(): Promise<number[]> {
@@ -67,7 +54,7 @@ const rows: Record<string, unknown>[] = [];
 let settled = 0n;
 let receipts = 0;
 for (const size of SIZES) {
-  while (ext < size) await ok("POST", "/v1/usage/batch", market, { records: Array.from({ length: Math.min(1000, size - ext) }, record) });
+  await usage.postUpTo(size);
   // Finance settles everything but the last UNFUNDED_TAIL records.
   const [{ due }] = (await db.query<{ due: string }>(
     "select coalesce(sum(gross), 0)::text as due from (select gross from usage_records where marketplace_id = 'm' order by funding_seq desc offset $1) x",

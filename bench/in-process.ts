@@ -46,3 +46,36 @@ export async function inProcessApp(name: string) {
   };
   return { db, settings, admin, call, ok, close };
 }
+
+/**
+ * Usage records in USDC of operators op-0… and customers c-0… (random), each up to an hour of GPU
+ * time ended two hours ago: `record()` makes one, `made` counts them, `postUpTo(size)` posts batches
+ * of up to 1,000 with the marketplace's key until `size` were made.
+ */
+export function gpuUsage(
+  operators: number,
+  customers: number,
+  post: (method: string, path: string, key: string, body?: unknown) => Promise<unknown>,
+  marketKey: () => string,
+) {
+  const hour = Date.now() - 2 * 3_600_000;
+  const u = {
+    made: 0,
+    record: () => ({
+      external_id: `u-${++u.made}`,
+      operator_id: `op-${Math.floor(Math.random() * operators)}`,
+      customer_id: `c-${Math.floor(Math.random() * customers)}`,
+      resource: "gpu:h100",
+      unit: "gpu_second",
+      quantity: String(60 + Math.floor(Math.random() * 3540)),
+      unit_price: "0.000694",
+      asset: "USDC",
+      period_start: new Date(hour - 3_600_000).toISOString(),
+      period_end: new Date(hour).toISOString(),
+    }),
+    postUpTo: async (size: number) => {
+      while (u.made < size) await post("POST", "/v1/usage/batch", marketKey(), { records: Array.from({ length: Math.min(1000, size - u.made) }, u.record) });
+    },
+  };
+  return u;
+}

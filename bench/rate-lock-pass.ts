@@ -16,7 +16,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { inProcessApp } from "./in-process.js";
+import { gpuUsage, inProcessApp } from "./in-process.js";
 import { percentile } from "./load.js";
 import { Settlements } from "../src/chain/settlement.js";
 import { getAssetByCode } from "../src/db/queries/assets.js";
@@ -70,23 +70,9 @@ for (let i = 0; i < OPERATORS; i++) {
 for (let i = 0; i < 200; i++)
   await ok("POST", "/v1/customers", market, { id: `c-${i}`, billing: "postpaid", credit_limits: [{ asset: "USDC", credit_limit: (10n ** 20n).toString() }] });
 
-const hour = Date.now() - 2 * 3_600_000;
-let ext = 0;
-const record = () => ({
-  external_id: `u-${++ext}`,
-  operator_id: `op-${Math.floor(Math.random() * OPERATORS)}`,
-  customer_id: `c-${Math.floor(Math.random() * 200)}`,
-  resource: "gpu:h100",
-  unit: "gpu_second",
-  quantity: String(60 + Math.floor(Math.random() * 3540)),
-  unit_price: "0.000694",
-  asset: "USDC",
-  period_start: new Date(hour - 3_600_000).toISOString(),
-  period_end: new Date(hour).toISOString(),
-});
-const postUpTo = async (size: number) => {
-  while (ext < size) await ok("POST", "/v1/usage/batch", market, { records: Array.from({ length: Math.min(1000, size - ext) }, record) });
-};
+const usage = gpuUsage(OPERATORS, 200, ok, () => market);
+const record = usage.record;
+const postUpTo = usage.postUpTo;
 
 let settled = 0n;
 let receipts = 0;
@@ -145,21 +131,28 @@ for (const size of SIZES) {
   for (let i = 0; i < 5 && (await lockEarnedRates(db, settlements, silent)) > 0; i++);
   await db.query("analyze");
 
-  await postUpTo(ext + 1_000);
+  await postUpTo(usage.made + 1_000);
   await settleAllButTail();
   await dropMarks();
   const before = await queued();
   const without = { queued: before, ...(await timedPass()) };
 
-  await postUpTo(ext + 1_000);
+  await postUpTo(usage.made + 1_000);
   await settleAllButTail();
   await moveFundingMarks(db, new Date());
   const withMark = { queued: await queued(), ...(await timedPass()) };
   const idle = await timedPass(false);
-  const row = { records: ext, operators: OPERATORS, unfunded_records: UNFUNDED_TAIL, without_mark: without, with_mark: withMark, usage_without_a_pass: idle };
+  const row = {
+    records: usage.made,
+    operators: OPERATORS,
+    unfunded_records: UNFUNDED_TAIL,
+    without_mark: without,
+    with_mark: withMark,
+    usage_without_a_pass: idle,
+  };
   rows.push(row);
   log(
-    `${String(ext).padStart(6)} records: a pass over ${OPERATORS} operators took ${without.pass_ms} ms walking every record ` +
+    `${String(usage.made).padStart(6)} records: a pass over ${OPERATORS} operators took ${without.pass_ms} ms walking every record ` +
       `(usage posted meanwhile: p50 ${without.usage_p50_ms} ms, max ${without.usage_max_ms} ms), ` +
       `${withMark.pass_ms} ms from the mark (p50 ${withMark.usage_p50_ms} ms, max ${withMark.usage_max_ms} ms); locks ${without.locks} and ${withMark.locks}; ` +
       `usage posted for 1 s without a pass: p50 ${idle.usage_p50_ms} ms, max ${idle.usage_max_ms} ms`,

@@ -4,6 +4,8 @@ import type { Database } from "../db/client.js";
 import { sha256Hex } from "../domain/canonical.js";
 import { digestRange, type SealFormat } from "../db/journal-seals.js";
 import { findConversionMismatches } from "./verify-conversions.js";
+import { depositedTransactions, receiptsNamingLongReferences } from "../db/queries/deposits.js";
+import { txHashesIn } from "./proposals/propose-receipt.js";
 import {
   countLedgerRows,
   findBalancesNotMatchingEntries,
@@ -19,7 +21,7 @@ import {
 } from "../db/queries/verify.js";
 
 export interface Violation {
-  /** Which invariant: balanced_assets, balanced_legs, balances_match_entries, running_balance, limits, customer_debit_totals, operator_earned, funding_marks, references, transfers_have_entries, funded_payouts, conversions, hash_chain */
+  /** Which invariant: balanced_assets, balanced_legs, balances_match_entries, running_balance, limits, customer_debit_totals, operator_earned, funding_marks, references, transfers_have_entries, funded_payouts, received_once, conversions, hash_chain */
   check: string;
   detail: string;
 }
@@ -82,6 +84,13 @@ export async function verifyLedger(db: Database): Promise<VerifyReport> {
       `operator ${r.owner_id} (asset ${r.asset_id}) was paid out of earnings whose money has not been received: available ${r.available} is less than its ${r.awaiting} awaiting funds`,
   );
 
+  // Money received on chain is counted once: no receipt names a transaction credited as a deposit.
+  add(
+    "received_once",
+    await findReceiptsOfDeposits(db),
+    (r) => `receipt ${r.id} (reference ${JSON.stringify(r.reference)}) names transaction ${r.tx_hash}, credited to a customer as an on-chain deposit`,
+  );
+
   // Every conversion's legs agree with its stored rate (docs/settlement.md).
   add("conversions", await findConversionMismatches(db), (r) => String(r.what));
 
@@ -121,6 +130,16 @@ async function checkKeptTotals(db: Database, add: (check: string, rows: Record<s
       ? `marketplace ${r.marketplace_id}, asset ${r.asset_id}: funding mark at ${r.stored}, beyond the last funding_seq drawn (${r.actual})`
       : `marketplace ${r.marketplace_id}, asset ${r.asset_id}, customer ${r.customer_id}: gross ${r.stored} kept at the funding mark, ${r.actual} in its usage records up to it`,
   );
+}
+
+/** Receipts whose reference names (in any spelling: txHashesIn) a transaction the deposit scanner credited to a customer. */
+async function findReceiptsOfDeposits(db: Database): Promise<Record<string, unknown>[]> {
+  const named = (await receiptsNamingLongReferences(db)).flatMap((r) =>
+    txHashesIn(r.reference_key).map((h) => ({ id: r.id, reference: r.reference, tx_hash: h })),
+  );
+  if (named.length === 0) return [];
+  const deposited = new Set(await depositedTransactions(db, [...new Set(named.map((n) => n.tx_hash))]));
+  return named.filter((n) => deposited.has(n.tx_hash));
 }
 
 /** Recomputes every seal from the rows it covers; reports the first link that does not hold. */

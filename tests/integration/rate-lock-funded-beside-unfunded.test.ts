@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { Database } from "../../src/db/client.js";
 import { lockUsageFunding } from "../../src/services/funding.js";
 import { lockEarnedRates } from "../../src/services/lock-rates.js";
 import { inTransaction } from "../../src/services/transaction.js";
@@ -72,6 +73,21 @@ describe("5,000 tiny unfunded records at the head of a group's queue", () => {
  * pool first, leaving the locked one unfunded. The worker now walks under the lock, exclusive, as
  * payouts do: it waits for usage being written.
  */
+/** A writer of m's usage holding its funding lock (shared, as ingestion does) until released. */
+async function usageBeingWritten(db: Database): Promise<{ release: () => void; writer: Promise<void> }> {
+  let release!: () => void;
+  const held = new Promise<void>((res) => (release = res));
+  let taken!: () => void;
+  const lockTaken = new Promise<void>((res) => (taken = res));
+  const writer = inTransaction(db, async (tx) => {
+    await lockUsageFunding(tx, ["m"]);
+    taken();
+    await held;
+  });
+  await lockTaken;
+  return { release, writer };
+}
+
 describe.skipIf(!onRealPostgres)(`usage of the marketplace being written while the worker runs ${NEEDS_PG}`, () => {
   const t = rateLockWorld();
   it("is waited for before the funding is walked", async () => {
@@ -79,16 +95,7 @@ describe.skipIf(!onRealPostgres)(`usage of the marketplace being written while t
     await t.receive("c", 100n * USD, "w1");
     await t.earn("c");
     // A writer of m's usage, between drawing its funding_seq and its commit.
-    let release!: () => void;
-    const held = new Promise<void>((res) => (release = res));
-    let taken!: () => void;
-    const lockTaken = new Promise<void>((res) => (taken = res));
-    const writer = inTransaction(s.w.db, async (tx) => {
-      await lockUsageFunding(tx, ["m"]);
-      taken();
-      await held;
-    });
-    await lockTaken;
+    const { release, writer } = await usageBeingWritten(s.w.db);
     let done = false;
     const pass = t.lock().then((n) => ((done = true), n));
     await new Promise((res) => setTimeout(res, 500));
@@ -101,8 +108,8 @@ describe.skipIf(!onRealPostgres)(`usage of the marketplace being written while t
   /**
    * A pass chose its rates first and locked its groups after, however long their locks took: a
    * group that waited for the marketplace's usage was locked at the rate of the moment the pass
-   * began. A group whose locks come too late now takes nothing at that rate; the rate is chosen
-   * again.
+   * began. A group whose locks come too late is now locked at a rate chosen again once they are
+   * held.
    */
   it("is not locked at a rate chosen before the wait, when the wait was long", async () => {
     const { s, usd, eth } = t;
@@ -110,16 +117,7 @@ describe.skipIf(!onRealPostgres)(`usage of the marketplace being written while t
     await t.rate(eth, usd, 3000n, 1n);
     await t.receive("c", 100n * USD, "w2");
     await t.earn("c");
-    let release!: () => void;
-    const held = new Promise<void>((res) => (release = res));
-    let taken!: () => void;
-    const lockTaken = new Promise<void>((res) => (taken = res));
-    const writer = inTransaction(s.w.db, async (tx) => {
-      await lockUsageFunding(tx, ["m"]);
-      taken();
-      await held;
-    });
-    await lockTaken;
+    const { release, writer } = await usageBeingWritten(s.w.db);
     // The pass chooses 3000 USD/ETH and waits; meanwhile ETH falls to 1500.
     const pass = lockEarnedRates(s.w.db, s.w.settlements, t.log, { maxChoiceAgeMs: 300 });
     await new Promise((res) => setTimeout(res, 200));

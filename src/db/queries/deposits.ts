@@ -42,9 +42,12 @@ export async function lockReceivedTransaction(tx: Queryable, txHash: string): Pr
   await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`received-tx:${txHash}`]);
 }
 
-/** Whether a deposit of this transaction (hash in lowercase) was credited to a customer. */
-export async function isTransactionDeposited(db: Queryable, txHash: string): Promise<boolean> {
-  return (await db.query("select 1 from chain_deposits where lower(tx_hash) = $1", [txHash])).length > 0;
+/** Of `txHashes` (lowercase), those credited to a customer as on-chain deposits. */
+export async function depositedTransactions(db: Queryable, txHashes: string[]): Promise<string[]> {
+  const rows = await db.query<{ h: string }>("select distinct lower(tx_hash) as h from chain_deposits where lower(tx_hash) = any($1::text[])", [
+    pgArray(txHashes),
+  ]);
+  return rows.map((r) => r.h);
 }
 
 /** Records a deposit credited to a customer by its transfer; a deposit recorded already is left as it is. */
@@ -110,4 +113,9 @@ export async function listDepositAddressRows(
       order by chain_id, address limit $5`,
     [f.marketplaceId, f.customerId, f.after?.chainId.toString() ?? null, f.after?.address ?? null, f.limit],
   );
+}
+
+/** Receipts whose reference key is long enough to name a transaction hash (64 digits), for `verify`. */
+export async function receiptsNamingLongReferences(db: Queryable): Promise<{ id: string; reference: string; reference_key: string }[]> {
+  return db.query("select id, reference, reference_key from funds_receipts where length(reference_key) >= 64");
 }

@@ -104,20 +104,24 @@ export async function findReceiptProposalIdByReference(db: Queryable, assetId: s
 
 export type ReceiptByReferenceRow = { key: string; id: string; status: string };
 
-/** Receipt proposals not rejected whose reference key is one of `referenceKeys` (transaction hashes, lowercase). */
-export async function receiptProposalsByReferenceKeys(db: Queryable, referenceKeys: string[]): Promise<ReceiptByReferenceRow[]> {
+/**
+ * Receipt proposals not rejected whose reference names one of `txHashes` (0x and 64 hex digits,
+ * lowercase): their reference key holds its 64 digits, however the reference spelled them ("0x…",
+ * without 0x, in capitals, split by spaces or dashes, inside other words); of one asset, or of any.
+ * `key` is the hash.
+ */
+export async function receiptProposalsByReferenceKeys(db: Queryable, txHashes: string[], assetId: string | null = null): Promise<ReceiptByReferenceRow[]> {
   return db.query<ReceiptByReferenceRow>(
-    "select payload->>'reference_key' as key, id, status from proposals where kind = 'receipt' and status <> 'rejected' and payload->>'reference_key' = any($1::text[])",
-    [pgArray(referenceKeys)],
+    `select h.key, p.id, p.status
+       from proposals p join unnest($1::text[]) h(key) on strpos(p.payload->>'reference_key', substr(h.key, 3)) > 0
+      where p.kind = 'receipt' and p.status <> 'rejected' and ($2::text is null or p.payload->>'asset_id' = $2)`,
+    [pgArray(txHashes), assetId],
   );
 }
 
-/** Whether a receipt proposal not rejected has one of `referenceKeys` as its reference key. */
-export async function hasReceiptProposalForReferenceKeys(tx: Queryable, referenceKeys: string[]): Promise<boolean> {
-  const late = await tx.query("select 1 from proposals where kind = 'receipt' and status <> 'rejected' and payload->>'reference_key' = any($1::text[])", [
-    pgArray(referenceKeys),
-  ]);
-  return late.length > 0;
+/** Whether a receipt proposal not rejected names one of `txHashes` (receiptProposalsByReferenceKeys). */
+export async function hasReceiptProposalForReferenceKeys(tx: Queryable, txHashes: string[]): Promise<boolean> {
+  return (await receiptProposalsByReferenceKeys(tx, txHashes)).length > 0;
 }
 
 /** Serializes the proposals of an adjustment of one reconciliation item, until the transaction ends. */

@@ -1,6 +1,6 @@
 import type { Queryable } from "../../db/client.js";
-import { isTransactionDeposited } from "../../db/queries/deposits.js";
-import { findReceiptProposalIdByReference } from "../../db/queries/proposals.js";
+import { depositedTransactions } from "../../db/queries/deposits.js";
+import { findReceiptProposalIdByReference, receiptProposalsByReferenceKeys } from "../../db/queries/proposals.js";
 import { LedgerError } from "../../domain/errors.js";
 import { isTransferAmount } from "../../domain/money.js";
 import { lockReceivedTransactions } from "../chain-deposits.js";
@@ -47,12 +47,17 @@ export async function proposeReceipt(db: Queryable, { now, by, ...input }: Propo
     );
   const dup = await findReceiptProposalIdByReference(db, asset.id, key);
   if (dup !== undefined) throw exists(`a receipt of ${asset.code} (proposal ${dup})`);
-  // An on-chain payment the deposit scanner credited to a customer is received already. Under the
-  // transaction hash's lock (held until this proposal commits): the scanner, crediting the same
-  // hash at the same moment, either finished first and is seen here, or waits and sees this receipt.
-  if (TX_HASH.test(key)) {
-    await lockReceivedTransactions(db, [key]);
-    if (await isTransactionDeposited(db, key)) throw exists("an on-chain deposit credited to a customer");
+  // A reference that names an on-chain transaction, however it spells the hash: that payment is
+  // received once (in each asset: one transaction may carry several tokens). Under the hashes' locks (held until this proposal commits), as the deposit
+  // scanner takes them: crediting the same hash at the same moment, it either finished first and
+  // is seen here, or waits and sees this receipt; another receipt naming the hash likewise.
+  const hashes = txHashesIn(key);
+  if (hashes.length > 0) {
+    await lockReceivedTransactions(db, hashes);
+    const deposited = await depositedTransactions(db, hashes);
+    if (deposited.length > 0) throw exists(`an on-chain deposit credited to a customer (transaction ${deposited[0]})`);
+    const named = await receiptProposalsByReferenceKeys(db, hashes, asset.id);
+    if (named.length > 0) throw exists(`a receipt of ${asset.code} naming transaction ${named[0]!.key} (proposal ${named[0]!.id})`);
   }
   try {
     return await recordProposal(db, now, by, "receipt", input.marketplaceId, {
@@ -71,7 +76,16 @@ export async function proposeReceipt(db: Queryable, { now, by, ...input }: Propo
   }
 }
 
-const TX_HASH = /^0x[0-9a-f]{64}$/;
+/**
+ * The transaction hashes a reference key may name: every run of 64 hex digits in it (each 64-digit
+ * window of a longer run), as 0x and 64 lowercase digits. The key keeps letters and digits only,
+ * so "0xABC…", "abc…", "Base tx 0xabc…" and "ab-c…" all show the same 64 digits.
+ */
+export function txHashesIn(key: string): string[] {
+  const out = new Set<string>();
+  for (const run of key.match(/[0-9a-f]{64,}/g) ?? []) for (let i = 0; i + 64 <= run.length; i++) out.add(`0x${run.slice(i, i + 64)}`);
+  return [...out];
+}
 
 /** A reference as compared: letters and digits only, case folded ("WIRE 2026-0042 " and "wire20260042" are one). */
 export function referenceKey(reference: string): string {

@@ -1,0 +1,128 @@
+import { encodeFunctionData, parseEther, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { afterEach, describe, expect, it } from "vitest";
+import { TestStablecoin } from "../../contracts/artifacts.js";
+import { depositAddressMessage } from "../../src/domain/payouts.js";
+import { referenceKey, txHashesIn } from "../../src/services/proposals/propose-receipt.js";
+import { verifyLedger } from "../../src/services/verify-ledger.js";
+import { fundingWorld, USD, type FundingWorld } from "../support/funding-world.js";
+import { expectStatus } from "../support/http.js";
+
+let world: FundingWorld | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+/**
+ * Money received on chain enters the ledger once: credited to a customer by the deposit scanner,
+ * or recorded by finance as a receipt that names the transaction. The two were matched by the
+ * receipt's reference being exactly the hash (0x and 64 digits): the same payment given as a
+ * receipt with its hash spelled otherwise ("Base tx 0x…", without 0x, in capitals) was counted
+ * twice, and operators were paid from money that came in once.
+ */
+async function world2(): Promise<{ s: FundingWorld; x: PrivateKeyAccount }> {
+  const s = (world = await fundingWorld());
+  // Claimed deposits spent on usage of o (customer c) and o2 (customer d): 2,000 TUSD owed, nothing received.
+  await s.deposit("c", 1_000n * USD);
+  await s.deposit("d", 1_000n * USD);
+  await s.usage("o", "c", 1_000n * USD);
+  await s.usage("o2", "d", 1_000n * USD);
+  const x = privateKeyToAccount(generatePrivateKey());
+  await s.w.chain.test.setBalance({ address: x.address, value: parseEther("1") });
+  return { s, x };
+}
+
+/** The marketplace's wallet x pays 1,000 TUSD into the vault once; the worker's tick scans it. */
+async function pay(s: FundingWorld, x: PrivateKeyAccount): Promise<Hex> {
+  await s.w.chain.send({ to: s.w.chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [x.address, 1_000n * USD] }) });
+  const hash = await s.w.chain.wallet(x).writeContract({
+    address: s.w.chain.token,
+    abi: TestStablecoin.abi,
+    functionName: "transfer",
+    args: [s.w.chain.vault, 1_000n * USD],
+    chain: s.w.chain.deployerWallet.chain,
+    account: x,
+  });
+  await s.w.chain.test.mine({ blocks: 3 });
+  await s.w.worker().tick();
+  return hash;
+}
+
+/** x registered, with its signature, as customer d's deposit address. */
+async function registerForD(s: FundingWorld, x: PrivateKeyAccount): Promise<void> {
+  const signature = await x.signMessage({ message: depositAddressMessage({ marketplaceId: "m", customerId: "d", chainId: 31337n, address: x.address }) });
+  expectStatus(
+    await s.api.call("POST", "/v1/customers/d/deposit-addresses", { key: s.keys.market, body: { chain_id: 31337, address: x.address, signature } }),
+    201,
+  );
+}
+
+const payable = async (s: FundingWorld) => BigInt((await s.balance("o")).payable_now) + BigInt((await s.balance("o2")).payable_now);
+
+describe("an on-chain payment is received once, whatever the spelling of its hash", () => {
+  it("a deposit the scanner credited is refused as a receipt however the hash is written", async () => {
+    const { s, x } = await world2();
+    await registerForD(s, x);
+    const hash = await pay(s, x);
+    expect(await s.w.db.query("select tx_hash from chain_deposits")).toEqual([{ tx_hash: hash.toLowerCase() }]);
+    const spellings = [
+      hash,
+      hash.slice(2),
+      `Base tx ${hash}`,
+      hash.slice(2).toUpperCase(),
+      `${hash.slice(0, 30)}-${hash.slice(30)}`,
+      `deadbeef${hash.slice(2)}`,
+    ];
+    for (const reference of spellings) {
+      const r = await s.receipt(1_000n * USD, reference);
+      expect(r.status, reference).toBe(409);
+      expect(r.body.code).toBe("receipt_exists");
+    }
+    expect(await s.payoutRows()).toBe("0");
+    expect((await s.w.db.query<{ n: string }>("select count(*)::text as n from proposals where kind = 'receipt'"))[0]!.n).toBe("0");
+    // 1,000 TUSD came in (d's): o2's earnings are funded, o's are not.
+    expect(await payable(s)).toBe(890n * USD);
+    expect((await verifyLedger(s.w.db)).violations).toEqual([]);
+    // A receipt row naming it, written past the service (by hand in the database): verify names it.
+    await s.w.db.query(
+      `insert into funds_receipts (id, marketplace_id, customer_id, asset_id, amount, reference, reference_key, transfer_id, proposal_id, received_at)
+       select gen_random_uuid(), 'm', null, id, 1, $1, $2, gen_random_uuid(), gen_random_uuid(), now() from assets where code = 'TUSD'`,
+      [`Base tx ${hash}`, referenceKey(`Base tx ${hash}`)],
+    );
+    expect((await verifyLedger(s.w.db)).violations).toContainEqual({ check: "received_once", detail: expect.stringContaining(hash.toLowerCase()) });
+  }, 120_000);
+
+  it("a settlement recorded as 'tx 0x…' is not credited again once the wallet is registered for a customer; nor recorded twice", async () => {
+    const { s, x } = await world2();
+    const hash = await pay(s, x);
+    await s.settle(1_000n * USD, `tx ${hash}`);
+    // The same payment again, spelled otherwise: refused.
+    const again = await s.receipt(1_000n * USD, hash.slice(2).toUpperCase());
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe("receipt_exists");
+    // The marketplace registers its wallet for customer d; finance's reconciliation scans the payment again.
+    await registerForD(s, x);
+    const head = Number(await s.w.chain.public.getBlockNumber());
+    expectStatus(
+      await s.api.call("POST", "/v1/reconciliations", { key: s.keys.finance, body: { chain_id: 31337, asset: "TUSD", from_block: 0, to_block: head - 1 } }),
+      201,
+    );
+    await s.w.worker().tick();
+    expect(await s.w.db.query("select tx_hash from chain_deposits")).toEqual([]);
+    expect(await payable(s)).toBeLessThanOrEqual(890n * USD);
+    expect((await verifyLedger(s.w.db)).violations).toEqual([]);
+  }, 120_000);
+});
+
+describe("txHashesIn", () => {
+  it("finds every 64-digit window of a reference key's hex runs", () => {
+    const h = "a".repeat(63) + "b";
+    expect(txHashesIn(h)).toEqual([`0x${h}`]);
+    expect(txHashesIn(`0x${h}`)).toEqual([`0x${h}`]);
+    expect(txHashesIn(`tx${h}`)).toEqual([`0x${h}`]);
+    expect(txHashesIn(`e${h}`)).toEqual([`0x${("e" + h).slice(0, 64)}`, `0x${h}`]);
+    expect(txHashesIn("wire20260042")).toEqual([]);
+    expect(txHashesIn("a".repeat(63))).toEqual([]);
+  });
+});
