@@ -722,7 +722,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Correct a usage record with a reversal transfer (admin, its marketplace); an admin's may take back earnings already paid out */
+        /** Correct a usage record with a reversal transfer (admin, its marketplace); an admin's that takes back earnings already paid out is a proposal another key approves (202) */
         post: operations["reverseUsage"];
         delete?: never;
         options?: never;
@@ -2105,7 +2105,7 @@ export interface components {
         Proposal: {
             id: string;
             /** @enum {string} */
-            kind: "receipt" | "credit_limit" | "customer_credit_limit" | "reconciliation_adjustment" | "usage_limits" | "payout" | "operator_payout_limits" | "payout_policy" | "asset_settlement" | "rate" | "rate_bounds" | "period_close" | "period_reopen" | "payout_address";
+            kind: "receipt" | "credit_limit" | "customer_credit_limit" | "reconciliation_adjustment" | "usage_limits" | "payout" | "operator_payout_limits" | "payout_policy" | "asset_settlement" | "rate" | "rate_bounds" | "period_close" | "period_reopen" | "payout_address" | "usage_reversal";
             marketplace_id: string | null;
             /** @description what is asked (amounts as strings) */
             payload: {
@@ -12619,6 +12619,15 @@ export interface operations {
                     "application/json": components["schemas"]["UsageReversal"];
                 };
             };
+            /** @description an admin's reversal of earnings already paid out: a usage_reversal proposal, carried out when another key approves it */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Proposal"];
+                };
+            };
             /** @description invalid request: see `errors` for each field */
             400: {
                 headers: {
@@ -20843,7 +20852,7 @@ export interface operations {
                 cursor?: string;
                 limit?: number;
                 status?: "proposed" | "approved" | "rejected";
-                kind?: "receipt" | "credit_limit" | "customer_credit_limit" | "reconciliation_adjustment" | "usage_limits" | "payout" | "operator_payout_limits" | "payout_policy" | "asset_settlement" | "rate" | "rate_bounds" | "period_close" | "period_reopen" | "payout_address";
+                kind?: "receipt" | "credit_limit" | "customer_credit_limit" | "reconciliation_adjustment" | "usage_limits" | "payout" | "operator_payout_limits" | "payout_policy" | "asset_settlement" | "rate" | "rate_bounds" | "period_close" | "period_reopen" | "payout_address" | "usage_reversal";
                 /** @description only this marketplace's proposals (a marketplace key sees its own: naming another finds nothing) */
                 marketplace_id?: string;
             };

@@ -19,6 +19,7 @@ export const PROPOSAL_KINDS = [
   "period_close",
   "period_reopen",
   "payout_address",
+  "usage_reversal",
 ] as const;
 export type ProposalKind = (typeof PROPOSAL_KINDS)[number];
 
@@ -48,12 +49,17 @@ export const PROPOSAL_ROLES: Record<ProposalKind, { propose: Role[]; approve: Ro
    * operator's own first (src/services/payout-addresses.ts): the operator or an admin proposes, another key approves.
    */
   payout_address: { propose: ["operator", "admin"], approve: ["admin", "finance"] },
+  /**
+   * An admin's reversal of a usage record whose earnings were already paid out: the operator then
+   * owes them (a clawback to its receivable, docs/ledger.md "Clawbacks"), as an upheld dispute does.
+   */
+  usage_reversal: { propose: ["admin"], approve: ["admin", "finance"] },
   /** Proposed by whoever asked for the payout (the operator, finance, the scheduler). */
   payout: { propose: ["operator", "finance", "admin"], approve: ["finance", "admin"] },
 };
 
 /** The kinds of proposal that concern one operator (their payload names it as `operator_id`). */
-export const OPERATOR_PROPOSAL_KINDS = ["payout_address", "payout", "operator_payout_limits"] as const satisfies readonly ProposalKind[];
+export const OPERATOR_PROPOSAL_KINDS = ["payout_address", "payout", "operator_payout_limits", "usage_reversal"] as const satisfies readonly ProposalKind[];
 
 /** A marketplace or operator key's own party: the proposals about it are the ones it may read. */
 export interface ProposalParty {
@@ -64,8 +70,9 @@ export interface ProposalParty {
 /**
  * Whether a proposal concerns the party (docs/api.md, "One person against everyone"): a
  * marketplace's are those of its marketplace (its customers' credit limits, its receipts, credit
- * limit and usage limits, the closing and reopening of its periods); an operator's, its payout
- * addresses, its payouts awaiting approval and its payout caps. The SQL of listProposalRows says the same.
+ * limit and usage limits, the closing and reopening of its periods, the reversals of its records
+ * that take back paid earnings); an operator's, its payout addresses, its payouts awaiting
+ * approval, its payout caps and those reversals of its earnings. The SQL of listProposalRows says the same.
  */
 export function proposalConcerns(party: ProposalParty, p: { kind: string; marketplaceId: string | null; payload: Record<string, unknown> }): boolean {
   if (party.role === "marketplace") return p.marketplaceId === party.id;

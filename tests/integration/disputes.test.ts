@@ -256,7 +256,7 @@ describe("clawbacks: earnings already paid become a receivable from the operator
     expect(await posted("operator:o:payable")).toBe(0n);
   });
 
-  it("the reverse-usage route: a marketplace cannot claw back paid earnings (it opens a dispute); an admin can", async () => {
+  it("the reverse-usage route: a marketplace cannot claw back paid earnings (it opens a dispute); an admin's is a proposal another key approves", async () => {
     s = await fundingWorld();
     await s.settle(200n * USD, "c wire 1", "c");
     const u1 = await s.usage("o", "c", 100n * USD);
@@ -266,8 +266,17 @@ describe("clawbacks: earnings already paid become a receivable from the operator
     const refused = expectStatus(await call("POST", `/v1/usage/${u1.id}/reverse`, s.keys.market, { reason: "meter fault" }), 422).body;
     expect(refused).toMatchObject({ code: "exceeds_credits", detail: expect.stringContaining("open a dispute (POST /v1/disputes)") });
     expect(await writeCounts(s.w.db)).toEqual(before);
-    expectStatus(await call("POST", `/v1/usage/${u1.id}/reverse`, s.keys.admin2, { reason: "meter fault" }), 201);
+    // One admin alone writes nothing but a proposal: its own key cannot approve it, another's can.
+    const proposal = expectStatus(await call("POST", `/v1/usage/${u1.id}/reverse`, s.keys.admin2, { reason: "meter fault" }), 202).body;
+    expect(proposal).toMatchObject({ kind: "usage_reversal", status: "proposed", payload: { usage_id: u1.id, operator_id: "o", reason: "meter fault" } });
+    expect(await posted("operator:o:receivable")).toBe(0n);
+    expect(expectStatus(await call("POST", `/v1/proposals/${proposal.id}/approve`, s.keys.admin2, {}), 403).body.code).toBe("four_eyes");
+    // The operator sees it coming.
+    expect(expectStatus(await call("GET", `/v1/proposals/${proposal.id}`, s.keys.o), 200).body.status).toBe("proposed");
+    const approved = expectStatus(await call("POST", `/v1/proposals/${proposal.id}/approve`, s.keys.finance, {}), 200).body;
+    expect(approved).toMatchObject({ status: "approved", result: { reversal_transfer_id: expect.any(String) } });
     expect(await posted("operator:o:receivable")).toBe(NET);
+    expect(expectStatus(await call("POST", `/v1/proposals/${proposal.id}/approve`, s.keys.finance2, {}), 409).body.code).toBe("proposal_decided");
     expect(await posted("operator:o:payable")).toBe(0n);
     // A record in an open dispute is decided there: no reversal by hand, whoever asks.
     const d = expectStatus(await open([u2.id]), 201).body;

@@ -8,7 +8,7 @@ import { rateLockWorld } from "../support/rate-lock-world.js";
  * (docs/settlement.md, "Rate policy", sweepLocks and dropQueued): earnings that repay a receivable
  * leave the rate-lock queue with the recovery, and the operator's open locks are kept within what
  * is left of its payable. Each case: record R earned, locked in ETH at 3000 and paid out
- * at its lock, then reversed with a clawback (an admin's; an upheld dispute's goes the same way),
+ * at its lock, then reversed with a clawback (an admin's, approved by finance; an upheld dispute's goes the same way),
  * so that o owes 89 USD, repaid by its next earnings S.
  */
 const ETH = 10n ** 18n;
@@ -20,7 +20,9 @@ async function paidThenClawedBack(t: ReturnType<typeof rateLockWorld>, paidIn?: 
   expect(await t.lock()).toBe(1);
   await t.payOut(89n * USD);
   if (paidIn) await t.preference(paidIn);
-  expectStatus(await s.api.call("POST", `/v1/usage/${r.id}/reverse`, { body: { reason: "fraud" } }), 201);
+  // Its earnings were paid out: an admin's reversal is a proposal, approved by finance.
+  const proposal = expectStatus(await s.api.call("POST", `/v1/usage/${r.id}/reverse`, { key: s.keys.admin2, body: { reason: "fraud" } }), 202).body;
+  expectStatus(await s.approve(proposal.id, s.keys.finance), 200);
   await t.receive("c", 100n * USD, "w2");
   await t.earn("c");
 }

@@ -1,6 +1,10 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { getAssetScales, getUsage } from "../../services/reads.js";
 import { reverseUsage } from "../../services/reverse-usage.js";
+import { proposeUsageReversal } from "../../services/proposals.js";
+import { inTransaction } from "../../services/transaction.js";
+import { LedgerError } from "../../domain/errors.js";
+import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
@@ -26,11 +30,16 @@ const route = createRoute({
   path: "/v1/usage/{id}/reverse",
   operationId: "reverseUsage",
   tags: ["usage"],
-  summary: "Correct a usage record with a reversal transfer (admin, its marketplace); an admin's may take back earnings already paid out",
+  summary:
+    "Correct a usage record with a reversal transfer (admin, its marketplace); an admin's that takes back earnings already paid out is a proposal another key approves (202)",
   security,
   middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: jsonBody(Body) },
-  responses: { 201: json(z.object({ record: UsageRecordOut, reversal_transfer_id: Uuid }).openapi("UsageReversal"), "reversed"), ...errorResponses },
+  responses: {
+    201: json(z.object({ record: UsageRecordOut, reversal_transfer_id: Uuid }).openapi("UsageReversal"), "reversed"),
+    202: json(ProposalOut, "an admin's reversal of earnings already paid out: a usage_reversal proposal, carried out when another key approves it"),
+    ...errorResponses,
+  },
 });
 
 export function register(app: OpenAPIHono<AppEnv>): void {
@@ -44,15 +53,18 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       if (!usage || (p.role === "marketplace" && usage.marketplaceId !== p.scopeId)) throw new ApiError("usage_not_found", `usage record ${id} does not exist`);
       // Keyed by the request: a second reversal under another Idempotency-Key is 409 already_reversed.
       const idempotencyKey = ledgerKey(`usage-reverse:${usage.id}`);
-      const { record, reversalId, replayed } = await reverseUsage(db, {
-        usage,
-        reason,
-        idempotencyKey,
-        receipt: receipts.audited(201),
-        // Only a platform key may take back earnings already paid out (a receivable from the operator,
-        // docs/ledger.md "Clawbacks"); a marketplace opens a dispute for that, which finance decides.
-        ...(p.role === "admin" ? { clawbackKey: idempotencyKey } : {}),
-      });
+      let reversed;
+      try {
+        reversed = await reverseUsage(db, { usage, reason, idempotencyKey, receipt: receipts.audited(201) });
+      } catch (err) {
+        // Earnings already paid out are taken back only on two keys' word (a receivable from the
+        // operator, docs/ledger.md "Clawbacks"): an admin's reversal becomes a proposal another key
+        // approves; a marketplace opens a dispute, which finance decides.
+        if (!(err instanceof LedgerError) || err.code !== "exceeds_credits" || p.role !== "admin") throw err;
+        const proposal = await inTransaction(db, (tx) => proposeUsageReversal(tx, db.clock.now(), p, usage, reason));
+        return { status: 202, body: proposalOut(proposal) };
+      }
+      const { record, reversalId, replayed } = reversed;
       const scale = (await getAssetScales(db, [record.assetId])).get(record.assetId)!;
       return { status: 201, body: { record: usageOut(record, scale), reversal_transfer_id: reversalId }, receipt: replayed ? undefined : "audit" };
     }) as never;

@@ -25,6 +25,7 @@ import { applyRateBounds } from "./propose-rate-bounds.js";
 import { applyPeriodChange } from "../periods.js";
 import { checkCustomerLimit } from "./propose-customer-credit-limit.js";
 import { getProposal, type Proposal } from "./proposal.js";
+import { approveUsageReversal } from "./propose-usage-reversal.js";
 
 /** Approves a proposal and carries it out, in one transaction: if carrying it out is refused, it stays proposed. */
 export async function approveProposal(db: Database, { id, by, reason }: { id: string; by: Decider; reason: string | null }): Promise<Proposal> {
@@ -47,6 +48,7 @@ const carryOut: Record<ProposalKind, CarryOut> = {
   period_close: (db, p, by, reason) => inDecision(db, p, by, reason, (tx, at) => applyPeriodChange(tx, p, at)),
   period_reopen: (db, p, by, reason) => inDecision(db, p, by, reason, (tx, at) => applyPeriodChange(tx, p, at)),
   payout_address: (db, p, by, reason) => inDecision(db, p, by, reason, (tx, at) => applyPayoutAddressProposal(tx, p, at)),
+  usage_reversal: approveUsageReversal,
   usage_limits: (db, p, by, reason) =>
     inDecision(db, p, by, reason, async (tx, at) => {
       const q = p.payload;

@@ -27,3 +27,4 @@ export { approveProposal } from "./approve-proposal.js";
 export { rejectProposal } from "./reject-proposal.js";
 export { proposeRate, type RateInput } from "./propose-rate.js";
 export { proposeRateBounds, checkRateBounds, type RateBoundsChange } from "./propose-rate-bounds.js";
+export { proposeUsageReversal } from "./propose-usage-reversal.js";
