@@ -113,9 +113,9 @@ async function creditDepositsOnce(db: Database, chain: EvmChain, asset: Asset, i
   const owners = await depositAddressOwners(db, chain.chainId, [...new Set(inbound.map((t) => t.from))]);
   const ownerOf = new Map(owners.map((o) => [o.address, o]));
   const route = chain.chainId.toString();
-  // A payment finance recorded as a receipt, with its transaction hash as the reference, is money
-  // received already: it is not credited to a customer as well.
-  const receipts = await receiptProposalsByReferenceKeys(db, [...new Set(inbound.map((t) => t.txHash.toLowerCase()))]);
+  // A payment finance recorded as a receipt of the asset, its reference naming the transaction
+  // (in any spelling), is money received already: it is not credited to a customer as well.
+  const receipts = await receiptProposalsByReferenceKeys(db, [...new Set(inbound.map((t) => t.txHash.toLowerCase()))], asset.id);
   const receiptOf = new Map(receipts.map((r) => [r.key, r]));
   const credited = inbound.filter((t) => ownerOf.has(t.from) && !receiptOf.has(t.txHash.toLowerCase()));
   const key = (t: InboundTransfer) => `chain-deposit:${route}:${t.txHash.toLowerCase()}:${t.logIndex}`;
@@ -156,7 +156,8 @@ async function writeDeposits(
         tx,
         credited.map((t) => t.txHash),
       );
-      if (await hasReceiptProposalForReferenceKeys(tx, [...new Set(credited.map((t) => t.txHash.toLowerCase()))])) throw new ReceiptRecordedMeanwhile();
+      if (await hasReceiptProposalForReferenceKeys(tx, [...new Set(credited.map((t) => t.txHash.toLowerCase()))], asset.id))
+        throw new ReceiptRecordedMeanwhile();
       const ids = await ensureAccounts(tx, [chart.treasury(asset.id, route), ...credited.map(specOf)]);
       return credited.map((t): TransferInput => ({
         kind: "standard",

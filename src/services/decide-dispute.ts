@@ -1,5 +1,4 @@
 import type { Database, Queryable } from "../db/client.js";
-import { roleOfKey } from "../db/queries/api-keys.js";
 import { decideDisputeRow, disputeItemRows, getDisputeRow, insertDisputeEvent, type DisputeRow } from "../db/queries/disputes.js";
 import { getUsage } from "../db/queries/usage.js";
 import { writeReceipts, type WriteReceipt } from "../db/queries/write-receipts.js";
@@ -8,7 +7,7 @@ import type { Dispute } from "../domain/disputes.js";
 import { LedgerError } from "../domain/errors.js";
 import type { UsageRecord } from "../domain/usage.js";
 import { getDispute } from "./disputes.js";
-import { BOOTSTRAP_KEY, independentKeys } from "./proposals/decision.js";
+import { independentKeys } from "./proposals/decision.js";
 import { recoverFromEarnings } from "./receivables.js";
 import { reverseUsages } from "./reverse-usage.js";
 
@@ -36,14 +35,15 @@ function mayDecide(row: DisputeRow | undefined, id: string, by: Principal): Disp
 }
 
 /**
- * A dispute a platform key (admin, finance) opened moves money on the platform's side alone, so its
+ * An upheld dispute may take back earnings already paid out (the operator's receivable), so its
  * decision is four eyes as a proposal's: by a key independent of the opener's (neither created the
- * other, no creator in common but the bootstrap key). A marketplace's dispute is decided by the
- * platform, another party: another key is enough (mayDecide).
+ * other, no creator in common but the bootstrap key), whatever the opener's role. A marketplace's
+ * key minted by an admin is that admin's as much as the marketplace's: before, the admin opened a
+ * dispute with it and upheld it alone (tests/integration/disputes.test.ts, "a marketplace key an
+ * admin minted").
  */
 async function independentOfOpener(db: Queryable, row: DisputeRow, by: Principal): Promise<void> {
-  const role = row.opened_by === BOOTSTRAP_KEY ? "admin" : await roleOfKey(db, row.opened_by);
-  if (role === "admin" || role === "finance") await independentKeys(db, { what: `dispute ${row.id}`, first: row.opened_by, verb: "opened" }, by);
+  await independentKeys(db, { what: `dispute ${row.id}`, first: row.opened_by, verb: "opened" }, by);
 }
 
 /** Records the decision in the caller's transaction: the dispute's row (if still open), its items closed, its event. */

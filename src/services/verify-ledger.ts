@@ -132,14 +132,14 @@ async function checkKeptTotals(db: Database, add: (check: string, rows: Record<s
   );
 }
 
-/** Receipts whose reference names (in any spelling: txHashesIn) a transaction the deposit scanner credited to a customer. */
+/** Receipts whose reference names (in any spelling: txHashesIn) a transaction the deposit scanner credited to a customer, in the receipt's asset. */
 async function findReceiptsOfDeposits(db: Database): Promise<Record<string, unknown>[]> {
-  const named = (await receiptsNamingLongReferences(db)).flatMap((r) =>
-    txHashesIn(r.reference_key).map((h) => ({ id: r.id, reference: r.reference, tx_hash: h })),
-  );
-  if (named.length === 0) return [];
-  const deposited = new Set(await depositedTransactions(db, [...new Set(named.map((n) => n.tx_hash))]));
-  return named.filter((n) => deposited.has(n.tx_hash));
+  const out: Record<string, unknown>[] = [];
+  for (const r of await receiptsNamingLongReferences(db)) {
+    const deposited = await depositedTransactions(db, txHashesIn(r.reference_key), r.asset_id);
+    for (const h of deposited) out.push({ id: r.id, reference: r.reference, tx_hash: h });
+  }
+  return out;
 }
 
 /** Recomputes every seal from the rows it covers; reports the first link that does not hold. */

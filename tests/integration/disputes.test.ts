@@ -100,7 +100,7 @@ describe("disputes hold earnings until finance decides", () => {
     expect(events.map((e) => e.status)).toEqual(["open", "rejected"]);
   });
 
-  it("a dispute a platform key opened is decided by an independent key: not one its opener created, nor one of the same creator", async () => {
+  it("a dispute is decided by a key independent of its opener's: not one its opener created, nor one of the same creator", async () => {
     s = await fundingWorld();
     await s.settle(200n * USD, "c wire 1", "c");
     const u1 = await s.usage("o", "c", 100n * USD);
@@ -116,10 +116,20 @@ describe("disputes hold earnings until finance decides", () => {
     expect(await writeCounts(s.w.db)).toEqual(before);
     // Another person's key decides it.
     expectStatus(await uphold(d.id, s.keys.finance), 200);
-    // A marketplace's dispute is decided by the platform: another party, so another key is enough.
+    // A marketplace's dispute is decided by the platform: another party, independent of its key.
     const u2 = await s.usage("o", "c", 50n * USD);
     const m = expectStatus(await open([u2.id]), 201).body;
     expectStatus(await reject(m.id, own), 200);
+    // But a marketplace key an admin minted is that admin's: the admin (or a key of its own) does
+    // not uphold the dispute it opened with it — before, it put the operator in debt alone.
+    const minted = expectStatus(await call("POST", "/v1/api-keys", admin, { name: "m, by the admin", role: "marketplace", scope_id: "m" }), 201).body
+      .secret as string;
+    const u3 = await s.usage("o", "c", 50n * USD);
+    const byMinted = expectStatus(await open([u3.id], minted), 201).body;
+    const beforeMinted = await writeCounts(s.w.db);
+    for (const key of [admin, own]) expect(expectStatus(await uphold(byMinted.id, key), 403).body.code).toBe("four_eyes");
+    expect(await writeCounts(s.w.db)).toEqual(beforeMinted);
+    expectStatus(await uphold(byMinted.id, s.keys.finance), 200);
   });
 
   it("upheld, its records are reversed: the customer refunded, the fees reversed, the operator's earnings taken back, exactly", async () => {

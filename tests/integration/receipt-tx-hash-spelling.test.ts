@@ -33,8 +33,8 @@ async function world2(): Promise<{ s: FundingWorld; x: PrivateKeyAccount }> {
   return { s, x };
 }
 
-/** The marketplace's wallet x pays 1,000 TUSD into the vault once; the worker's tick scans it. */
-async function pay(s: FundingWorld, x: PrivateKeyAccount): Promise<Hex> {
+/** The marketplace's wallet x pays 1,000 TUSD into the vault once; the worker's tick scans it (after `beforeScan`). */
+async function pay(s: FundingWorld, x: PrivateKeyAccount, beforeScan?: (hash: Hex) => Promise<void>): Promise<Hex> {
   await s.w.chain.send({ to: s.w.chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [x.address, 1_000n * USD] }) });
   const hash = await s.w.chain.wallet(x).writeContract({
     address: s.w.chain.token,
@@ -45,6 +45,7 @@ async function pay(s: FundingWorld, x: PrivateKeyAccount): Promise<Hex> {
     account: x,
   });
   await s.w.chain.test.mine({ blocks: 3 });
+  await beforeScan?.(hash);
   await s.w.worker().tick();
   return hash;
 }
@@ -64,7 +65,16 @@ describe("an on-chain payment is received once, whatever the spelling of its has
   it("a deposit the scanner credited is refused as a receipt however the hash is written", async () => {
     const { s, x } = await world2();
     await registerForD(s, x);
-    const hash = await pay(s, x);
+    // A receipt of another asset naming the transaction before it is scanned does not keep the
+    // TUSD it carried from being credited (one transaction may carry several tokens).
+    expectStatus(await s.api.call("POST", "/v1/assets", { body: { code: "EUR", scale: 2, settlement: { kind: "offchain" } } }), 201);
+    const hash = await pay(s, x, async (h) => {
+      const eur = await s.api.call("POST", "/v1/marketplaces/m/receipts", {
+        key: s.keys.finance,
+        body: { asset: "EUR", amount: "100", reference: `fx for ${h}`, customer_id: "c" },
+      });
+      expectStatus(eur, 201);
+    });
     expect(await s.w.db.query("select tx_hash from chain_deposits")).toEqual([{ tx_hash: hash.toLowerCase() }]);
     const spellings = [
       hash,
@@ -80,7 +90,7 @@ describe("an on-chain payment is received once, whatever the spelling of its has
       expect(r.body.code).toBe("receipt_exists");
     }
     expect(await s.payoutRows()).toBe("0");
-    expect((await s.w.db.query<{ n: string }>("select count(*)::text as n from proposals where kind = 'receipt'"))[0]!.n).toBe("0");
+    expect((await s.w.db.query<{ n: string }>("select count(*)::text as n from proposals where kind = 'receipt'"))[0]!.n).toBe("1"); // the EUR one
     // 1,000 TUSD came in (d's): o2's earnings are funded, o's are not.
     expect(await payable(s)).toBe(890n * USD);
     expect((await verifyLedger(s.w.db)).violations).toEqual([]);

@@ -109,9 +109,3 @@ export async function markApiKeyRevoked(db: Queryable, id: string, at: Date): Pr
   );
   return rows[0] && toApiKey(rows[0]);
 }
-
-/** The role of a key (revoked or not), undefined for an id that is not a key's. */
-export async function roleOfKey(db: Queryable, id: string): Promise<string | undefined> {
-  const [row] = await db.query<{ role: string }>("select role from api_keys where id::text = $1", [id]);
-  return row?.role;
-}

@@ -42,11 +42,12 @@ export async function lockReceivedTransaction(tx: Queryable, txHash: string): Pr
   await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`received-tx:${txHash}`]);
 }
 
-/** Of `txHashes` (lowercase), those credited to a customer as on-chain deposits. */
-export async function depositedTransactions(db: Queryable, txHashes: string[]): Promise<string[]> {
-  const rows = await db.query<{ h: string }>("select distinct lower(tx_hash) as h from chain_deposits where lower(tx_hash) = any($1::text[])", [
-    pgArray(txHashes),
-  ]);
+/** Of `txHashes` (lowercase), those credited to a customer as on-chain deposits (of one asset, or of any). */
+export async function depositedTransactions(db: Queryable, txHashes: string[], assetId: string | null = null): Promise<string[]> {
+  const rows = await db.query<{ h: string }>(
+    "select distinct lower(tx_hash) as h from chain_deposits where lower(tx_hash) = any($1::text[]) and ($2::uuid is null or asset_id = $2)",
+    [pgArray(txHashes), assetId],
+  );
   return rows.map((r) => r.h);
 }
 
@@ -116,6 +117,6 @@ export async function listDepositAddressRows(
 }
 
 /** Receipts whose reference key is long enough to name a transaction hash (64 digits), for `verify`. */
-export async function receiptsNamingLongReferences(db: Queryable): Promise<{ id: string; reference: string; reference_key: string }[]> {
-  return db.query("select id, reference, reference_key from funds_receipts where length(reference_key) >= 64");
+export async function receiptsNamingLongReferences(db: Queryable): Promise<{ id: string; asset_id: string; reference: string; reference_key: string }[]> {
+  return db.query("select id, asset_id, reference, reference_key from funds_receipts where length(reference_key) >= 64");
 }

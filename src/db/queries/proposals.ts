@@ -119,9 +119,9 @@ export async function receiptProposalsByReferenceKeys(db: Queryable, txHashes: s
   );
 }
 
-/** Whether a receipt proposal not rejected names one of `txHashes` (receiptProposalsByReferenceKeys). */
-export async function hasReceiptProposalForReferenceKeys(tx: Queryable, txHashes: string[]): Promise<boolean> {
-  return (await receiptProposalsByReferenceKeys(tx, txHashes)).length > 0;
+/** Whether a receipt proposal not rejected names one of `txHashes` (receiptProposalsByReferenceKeys), of the asset. */
+export async function hasReceiptProposalForReferenceKeys(tx: Queryable, txHashes: string[], assetId: string): Promise<boolean> {
+  return (await receiptProposalsByReferenceKeys(tx, txHashes, assetId)).length > 0;
 }
 
 /** Serializes the proposals of an adjustment of one reconciliation item, until the transaction ends. */

@@ -48,14 +48,14 @@ export async function proposeReceipt(db: Queryable, { now, by, ...input }: Propo
   const dup = await findReceiptProposalIdByReference(db, asset.id, key);
   if (dup !== undefined) throw exists(`a receipt of ${asset.code} (proposal ${dup})`);
   // A reference that names an on-chain transaction, however it spells the hash: that payment is
-  // received once (in each asset: one transaction may carry several tokens). Under the hashes' locks (held until this proposal commits), as the deposit
+  // received once in each asset (one transaction may carry several tokens). Under the hashes' locks (held until this proposal commits), as the deposit
   // scanner takes them: crediting the same hash at the same moment, it either finished first and
   // is seen here, or waits and sees this receipt; another receipt naming the hash likewise.
   const hashes = txHashesIn(key);
   if (hashes.length > 0) {
     await lockReceivedTransactions(db, hashes);
-    const deposited = await depositedTransactions(db, hashes);
-    if (deposited.length > 0) throw exists(`an on-chain deposit credited to a customer (transaction ${deposited[0]})`);
+    const deposited = await depositedTransactions(db, hashes, asset.id);
+    if (deposited.length > 0) throw exists(`an on-chain deposit of ${asset.code} credited to a customer (transaction ${deposited[0]})`);
     const named = await receiptProposalsByReferenceKeys(db, hashes, asset.id);
     if (named.length > 0) throw exists(`a receipt of ${asset.code} naming transaction ${named[0]!.key} (proposal ${named[0]!.id})`);
   }
