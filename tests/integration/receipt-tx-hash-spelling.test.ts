@@ -83,6 +83,7 @@ describe("an on-chain payment is received once, whatever the spelling of its has
       hash.slice(2).toUpperCase(),
       `${hash.slice(0, 30)}-${hash.slice(30)}`,
       `deadbeef${hash.slice(2)}`,
+      `0x${hash.slice(2).replace(/0/g, "O").replace(/1/g, "l")}`,
     ];
     for (const reference of spellings) {
       const r = await s.receipt(1_000n * USD, reference);
@@ -103,10 +104,11 @@ describe("an on-chain payment is received once, whatever the spelling of its has
     expect((await verifyLedger(s.w.db)).violations).toContainEqual({ check: "received_once", detail: expect.stringContaining(hash.toLowerCase()) });
   }, 120_000);
 
-  it("a settlement recorded as 'tx 0x…' is not credited again once the wallet is registered for a customer; nor recorded twice", async () => {
+  it("a settlement recorded as 'tx 0x…' (O for 0) is not credited again once the wallet is registered for a customer; nor recorded twice", async () => {
     const { s, x } = await world2();
     const hash = await pay(s, x);
-    await s.settle(1_000n * USD, `tx ${hash}`);
+    // Recorded with an O for every 0 (as a hash is sometimes typed): it still names the transaction.
+    await s.settle(1_000n * USD, `tx ${hash.replace(/0/g, "O").replace(/^O/, "0")}`);
     // The same payment again, spelled otherwise: refused.
     const again = await s.receipt(1_000n * USD, hash.slice(2).toUpperCase());
     expect(again.status).toBe(409);
@@ -134,5 +136,7 @@ describe("txHashesIn", () => {
     expect(txHashesIn(`e${h}`)).toEqual([`0x${("e" + h).slice(0, 64)}`, `0x${h}`]);
     expect(txHashesIn("wire20260042")).toEqual([]);
     expect(txHashesIn("a".repeat(63))).toEqual([]);
+    // Letters that pass for digits: o for 0, i and l for 1.
+    expect(txHashesIn(`0x${"o".repeat(32)}${"l".repeat(16)}${"i".repeat(16)}`)).toEqual([`0x${"0".repeat(32)}${"1".repeat(32)}`]);
   });
 });
