@@ -12,7 +12,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { gpuUsage, inProcessApp } from "./in-process.js";
+import { gpuUsage, inProcessApp, tailSettler } from "./in-process.js";
 import { moveFundingMarks } from "../src/services/funding-marks.js";
 import { percentile } from "./load.js";
 
@@ -51,22 +51,11 @@ const round = (x: number) => Math.round(x * 100) / 100;
 const summary = (xs: number[]) => ({ p50_ms: round(percentile(xs, 50)), p99_ms: round(percentile(xs, 99)) });
 
 const rows: Record<string, unknown>[] = [];
-let settled = 0n;
-let receipts = 0;
+const settleAllButTail = tailSettler(db, ok, { finance, controller }, UNFUNDED_TAIL);
 for (const size of SIZES) {
   await usage.postUpTo(size);
   // Finance settles everything but the last UNFUNDED_TAIL records.
-  const [{ due }] = (await db.query<{ due: string }>(
-    "select coalesce(sum(gross), 0)::text as due from (select gross from usage_records where marketplace_id = 'm' order by funding_seq desc offset $1) x",
-    [UNFUNDED_TAIL],
-  )) as [{ due: string }];
-  const receipt = await ok("POST", "/v1/marketplaces/m/receipts", finance, {
-    asset: "USDC",
-    amount: (BigInt(due) - settled).toString(),
-    reference: `settlement ${++receipts}`,
-  });
-  await ok("POST", `/v1/proposals/${receipt.id}/approve`, controller, {});
-  settled = BigInt(due);
+  await settleAllButTail();
   // Statistics, as autovacuum keeps them on a server that runs it: the plan then knows that the
   // records after a mark are few (this machine's server runs without autovacuum).
   await db.query("analyze");

@@ -79,3 +79,31 @@ export function gpuUsage(
   };
   return u;
 }
+
+/**
+ * Finance settles a marketplace's USDC usage but its last `tail` records (a receipt of what is new,
+ * approved by a second key): `settle()` each time more usage was posted.
+ */
+export function tailSettler(
+  db: { query<T>(sql: string, params?: unknown[]): Promise<T[]> },
+  post: (method: string, path: string, key: string, body?: unknown) => Promise<{ id: string }>,
+  keys: { finance: string; controller: string },
+  tail: number,
+) {
+  let settled = 0n;
+  let receipts = 0;
+  return async (): Promise<void> => {
+    const [{ due }] = (await db.query<{ due: string }>(
+      "select coalesce(sum(gross), 0)::text as due from (select gross from usage_records where marketplace_id = 'm' order by funding_seq desc offset $1) x",
+      [tail],
+    )) as [{ due: string }];
+    if (BigInt(due) <= settled) return;
+    const receipt = await post("POST", "/v1/marketplaces/m/receipts", keys.finance, {
+      asset: "USDC",
+      amount: (BigInt(due) - settled).toString(),
+      reference: `settlement ${++receipts}`,
+    });
+    await post("POST", `/v1/proposals/${receipt.id}/approve`, keys.controller, {});
+    settled = BigInt(due);
+  };
+}

@@ -16,7 +16,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { gpuUsage, inProcessApp } from "./in-process.js";
+import { gpuUsage, inProcessApp, tailSettler } from "./in-process.js";
 import { percentile } from "./load.js";
 import { Settlements } from "../src/chain/settlement.js";
 import { getAssetByCode } from "../src/db/queries/assets.js";
@@ -74,23 +74,8 @@ const usage = gpuUsage(OPERATORS, 200, ok, () => market);
 const record = usage.record;
 const postUpTo = usage.postUpTo;
 
-let settled = 0n;
-let receipts = 0;
 /** Finance settles everything but the last UNFUNDED_TAIL records (a receipt, approved by a second key). */
-async function settleAllButTail(): Promise<void> {
-  const [{ due }] = (await db.query<{ due: string }>(
-    "select coalesce(sum(gross), 0)::text as due from (select gross from usage_records where marketplace_id = 'm' order by funding_seq desc offset $1) x",
-    [UNFUNDED_TAIL],
-  )) as [{ due: string }];
-  if (BigInt(due) <= settled) return;
-  const receipt = await ok("POST", "/v1/marketplaces/m/receipts", finance, {
-    asset: "USDC",
-    amount: (BigInt(due) - settled).toString(),
-    reference: `settlement ${++receipts}`,
-  });
-  await ok("POST", `/v1/proposals/${receipt.id}/approve`, controller, {});
-  settled = BigInt(due);
-}
+const settleAllButTail = tailSettler(db, ok, { finance, controller }, UNFUNDED_TAIL);
 const queued = async () => Number((await db.query<{ n: string }>("select count(*)::text as n from rate_lock_queue"))[0]!.n);
 const dropMarks = () =>
   db.transaction(async (tx) => {

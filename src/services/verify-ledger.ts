@@ -134,10 +134,13 @@ async function checkKeptTotals(db: Database, add: (check: string, rows: Record<s
 
 /** Receipts whose reference names (in any spelling: txHashesIn) a transaction the deposit scanner credited to a customer, in the receipt's asset. */
 async function findReceiptsOfDeposits(db: Database): Promise<Record<string, unknown>[]> {
+  // What each long reference names, by asset: one lookup of the deposits per asset.
+  const named = (await receiptsNamingLongReferences(db)).flatMap((r) => txHashesIn(r.reference_key).map((h) => ({ ...r, tx_hash: h })));
   const out: Record<string, unknown>[] = [];
-  for (const r of await receiptsNamingLongReferences(db)) {
-    const deposited = await depositedTransactions(db, txHashesIn(r.reference_key), r.asset_id);
-    for (const h of deposited) out.push({ id: r.id, reference: r.reference, tx_hash: h });
+  for (const assetId of new Set(named.map((n) => n.asset_id))) {
+    const ofAsset = named.filter((n) => n.asset_id === assetId);
+    const deposited = new Set(await depositedTransactions(db, [...new Set(ofAsset.map((n) => n.tx_hash))], assetId));
+    for (const n of ofAsset) if (deposited.has(n.tx_hash)) out.push({ id: n.id, reference: n.reference, tx_hash: n.tx_hash });
   }
   return out;
 }

@@ -1,11 +1,10 @@
-import { encodeFunctionData, parseEther } from "viem";
+import { parseEther } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { TestStablecoin } from "../../contracts/artifacts.js";
 import { depositAddressMessage } from "../../src/domain/payouts.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { onRealPostgres } from "../support/db.js";
-import { fundingWorld, USD, type FundingWorld } from "../support/funding-world.js";
+import { fundingWorld, payVault, USD, type FundingWorld } from "../support/funding-world.js";
 import { expectStatus, proposeAndApprove } from "../support/http.js";
 import { TOKEN } from "../support/payout-world.js";
 
@@ -216,16 +215,7 @@ describe("money received on chain is counted once", () => {
     // It settles 1,000 TUSD on chain from its own wallet X (docs/ledger.md: "record them as a receipt with the transaction hash as reference").
     const x = privateKeyToAccount(generatePrivateKey());
     await s.w.chain.test.setBalance({ address: x.address, value: parseEther("1") });
-    await s.w.chain.send({ to: s.w.chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [x.address, 1_000n * USD] }) });
-    const hash = await s.w.chain.wallet(x).writeContract({
-      address: s.w.chain.token,
-      abi: TestStablecoin.abi,
-      functionName: "transfer",
-      args: [s.w.chain.vault, 1_000n * USD],
-      chain: s.w.chain.deployerWallet.chain,
-      account: x,
-    });
-    await s.w.chain.test.mine({ blocks: 3 });
+    const hash = await payVault(s, x, 1_000n * USD);
     await s.w.worker().tick(); // scanner: X is not registered, nothing credited
     await s.settle(1_000n * USD, hash); // finance records it, a second key approves: honest, the money is in the vault
     expect((await s.balance("o")).payable_now).toBe((890n * USD).toString());
@@ -252,16 +242,7 @@ describe("money received on chain is counted once", () => {
     expect((await s.balance("o2")).payable_now).toBe("0");
     expectStatus(await s.payout("o2", 1n), 422);
     // The other way round: a payment the scanner credited to d cannot be recorded as a receipt again.
-    await s.w.chain.send({ to: s.w.chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [x.address, 500n * USD] }) });
-    const second = await s.w.chain.wallet(x).writeContract({
-      address: s.w.chain.token,
-      abi: TestStablecoin.abi,
-      functionName: "transfer",
-      args: [s.w.chain.vault, 500n * USD],
-      chain: s.w.chain.deployerWallet.chain,
-      account: x,
-    });
-    await s.w.chain.test.mine({ blocks: 3 });
+    const second = await payVault(s, x, 500n * USD);
     await s.w.worker().tick();
     expect(await s.w.db.query<{ tx_hash: string }>("select tx_hash from chain_deposits")).toEqual([{ tx_hash: second.toLowerCase() }]);
     expect((await s.receipt(500n * USD, second)).body).toMatchObject({ status: 409, code: "receipt_exists" });
@@ -281,16 +262,7 @@ describe.skipIf(!onRealPostgres)("funding under real concurrency [TEST_DATABASE_
     );
     await s.w.worker().tick();
     for (let round = 0; round < 6; round++) {
-      await s.w.chain.send({ to: s.w.chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [x.address, 10n * USD] }) });
-      const hash = await s.w.chain.wallet(x).writeContract({
-        address: s.w.chain.token,
-        abi: TestStablecoin.abi,
-        functionName: "transfer",
-        args: [s.w.chain.vault, 10n * USD],
-        chain: s.w.chain.deployerWallet.chain,
-        account: x,
-      });
-      await s.w.chain.test.mine({ blocks: 3 });
+      const hash = await payVault(s, x, 10n * USD);
       // Finance records the payment as the marketplace's settlement while the scanner credits it to d.
       const [tick, proposed] = await Promise.all([s.w.worker().tick(), s.receipt(10n * USD, hash)]);
       void tick;

@@ -1,11 +1,10 @@
-import { encodeFunctionData, parseEther, type Hex } from "viem";
+import { parseEther, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { afterEach, describe, expect, it } from "vitest";
-import { TestStablecoin } from "../../contracts/artifacts.js";
 import { depositAddressMessage } from "../../src/domain/payouts.js";
 import { referenceKey, txHashesIn } from "../../src/services/proposals/propose-receipt.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
-import { fundingWorld, USD, type FundingWorld } from "../support/funding-world.js";
+import { fundingWorld, payVault, USD, type FundingWorld } from "../support/funding-world.js";
 import { expectStatus } from "../support/http.js";
 
 let world: FundingWorld | undefined;
@@ -35,16 +34,7 @@ async function world2(): Promise<{ s: FundingWorld; x: PrivateKeyAccount }> {
 
 /** The marketplace's wallet x pays 1,000 TUSD into the vault once; the worker's tick scans it (after `beforeScan`). */
 async function pay(s: FundingWorld, x: PrivateKeyAccount, beforeScan?: (hash: Hex) => Promise<void>): Promise<Hex> {
-  await s.w.chain.send({ to: s.w.chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [x.address, 1_000n * USD] }) });
-  const hash = await s.w.chain.wallet(x).writeContract({
-    address: s.w.chain.token,
-    abi: TestStablecoin.abi,
-    functionName: "transfer",
-    args: [s.w.chain.vault, 1_000n * USD],
-    chain: s.w.chain.deployerWallet.chain,
-    account: x,
-  });
-  await s.w.chain.test.mine({ blocks: 3 });
+  const hash = await payVault(s, x, 1_000n * USD);
   await beforeScan?.(hash);
   await s.w.worker().tick();
   return hash;

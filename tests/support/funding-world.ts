@@ -1,4 +1,6 @@
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { encodeFunctionData, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { TestStablecoin } from "../../contracts/artifacts.js";
 import type { Clock } from "../../src/domain/clock.js";
 import type { Database } from "../../src/db/client.js";
 import { insertRate } from "../../src/db/queries/conversions.js";
@@ -156,4 +158,19 @@ export async function manualRate(
 ): Promise<void> {
   const id = uuidv7();
   await insertRate(db, { id, baseAssetId: base.id, quoteAssetId: quote.id, num, den, observedAt, source: "manual", sourceRef: id, recordedAt: db.clock.now() });
+}
+
+/** `x` is minted `amount` of the test token and pays it into the vault; the blocks are mined, not yet scanned. The transaction's hash. */
+export async function payVault(s: FundingWorld, x: PrivateKeyAccount, amount: bigint): Promise<Hex> {
+  await s.w.chain.send({ to: s.w.chain.token, data: encodeFunctionData({ abi: TestStablecoin.abi, functionName: "mint", args: [x.address, amount] }) });
+  const hash = await s.w.chain.wallet(x).writeContract({
+    address: s.w.chain.token,
+    abi: TestStablecoin.abi,
+    functionName: "transfer",
+    args: [s.w.chain.vault, amount],
+    chain: s.w.chain.deployerWallet.chain,
+    account: x,
+  });
+  await s.w.chain.test.mine({ blocks: 3 });
+  return hash;
 }
