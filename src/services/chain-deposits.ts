@@ -12,7 +12,9 @@ import {
   ensureDepositCursor,
   insertChainDeposit,
   lockReceivedTransaction,
+  markReceiptRechecked,
   registerDepositAddressRow,
+  rejectedReceiptsToRecheck,
 } from "../db/queries/deposits.js";
 import { hasReceiptProposalForReferenceKeys, receiptProposalsByReferenceKeys } from "../db/queries/proposals.js";
 import { writeTransfers } from "../db/transfer-writer.js";
@@ -20,6 +22,7 @@ import { LedgerError } from "../domain/errors.js";
 import { depositAddressMessage } from "../domain/payouts.js";
 import type { TransferInput } from "../domain/transfers.js";
 import { getCustomer } from "./marketplaces.js";
+import { txHashesIn } from "../domain/references.js";
 
 /**
  * Registers an address a customer pays into the treasury from: transfers of a chain's assets from
@@ -211,4 +214,47 @@ export async function scanDeposits(db: Database, chain: EvmChain, assets: Asset[
     await advanceDepositCursor(db, chain.chainId, asset.id, to + 1n);
   }
   return read;
+}
+
+/** How many of the transactions a rejected receipt's reference names are read from the chain. */
+const MAX_RECHECKED_HASHES = 16;
+
+/**
+ * Deposits a receipt proposal named, skipped by the scanner while the proposal stood (the payment
+ * was being recorded as a receipt), are credited once it is rejected: for each rejected receipt
+ * proposal of the chain's assets not yet looked at again, every transaction its reference names is
+ * read from the chain and its transfers into the vault are credited as the scanner credits them
+ * (once, by chain, transaction and log). A transaction not yet final is left for a later pass;
+ * one the chain does not know is not looked for again. Returns how many proposals were looked at.
+ */
+export async function recheckRejectedReceipts(db: Database, chain: EvmChain, assets: Asset[], limit = 50): Promise<number> {
+  const ofChain = new Map(assets.filter((a) => a.settlement.kind === "erc20" && BigInt(a.settlement.chainId) === chain.chainId).map((a) => [a.id, a] as const));
+  if (ofChain.size === 0) return 0;
+  const rejected = await rejectedReceiptsToRecheck(db, chain.chainId, [...ofChain.keys()], limit);
+  if (rejected.length === 0) return 0;
+  const safe = (await chain.head()) - BigInt(chain.settings.confirmations) + 1n;
+  let looked = 0;
+  for (const p of rejected) {
+    const asset = ofChain.get(p.asset_id)!;
+    if (asset.settlement.kind !== "erc20") continue;
+    const inbound: InboundTransfer[] = [];
+    let final = true;
+    // A reference names one transaction, or a few; a long run of hex digits names every 64-digit
+    // window of it: at most MAX_RECHECKED_HASHES are read from the chain.
+    for (const hash of txHashesIn(p.reference_key).slice(0, MAX_RECHECKED_HASHES)) {
+      const receipt = await chain.receipt(hash as `0x${string}`);
+      if (!receipt) continue;
+      if (receipt.blockNumber > safe) {
+        final = false;
+        break;
+      }
+      const logs = await chain.transfersIn(asset.settlement.tokenAddress, receipt.blockNumber, receipt.blockNumber);
+      inbound.push(...logs.filter((t) => t.txHash.toLowerCase() === hash));
+    }
+    if (!final) continue;
+    await creditDeposits(db, chain, asset, inbound);
+    await markReceiptRechecked(db, p.id, chain.chainId);
+    looked++;
+  }
+  return looked;
 }

@@ -5,7 +5,7 @@ import { sha256Hex } from "../domain/canonical.js";
 import { digestRange, type SealFormat } from "../db/journal-seals.js";
 import { findConversionMismatches } from "./verify-conversions.js";
 import { depositedTransactions, receiptsNamingLongReferences } from "../db/queries/deposits.js";
-import { txHashesIn } from "./proposals/propose-receipt.js";
+import { txHashesIn } from "../domain/references.js";
 import {
   countLedgerRows,
   findBalancesNotMatchingEntries,

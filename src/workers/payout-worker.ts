@@ -5,7 +5,7 @@ import { listAssets } from "../db/queries/assets.js";
 import type { Asset } from "../domain/assets.js";
 import type { FaultPoint } from "../domain/payouts.js";
 import type { Logger } from "../log.js";
-import { scanDeposits } from "../services/chain-deposits.js";
+import { recheckRejectedReceipts, scanDeposits } from "../services/chain-deposits.js";
 import { batchPending } from "./payout/batch.js";
 import { broadcastSigned } from "./payout/broadcast.js";
 import { errorSummary, type PayoutContext } from "./payout/context.js";
@@ -135,7 +135,12 @@ export class PayoutWorker {
     await step(() => this.broadcastSigned(chain));
     await step(() => this.watchSubmitted(chain));
     // Customers' deposits into the treasury, credited once (docs/reconciliation.md).
-    await step(async () => scanDeposits(this.db, chain, await listAssets(this.db, { limit: 1000 })));
+    await step(async () => {
+      const assets = await listAssets(this.db, { limit: 1000 });
+      await scanDeposits(this.db, chain, assets);
+      // Deposits a receipt proposal named, skipped while it stood, once it is rejected.
+      await recheckRejectedReceipts(this.db, chain, assets);
+    });
     if (errors.length > 0) throw errors[0];
   }
 

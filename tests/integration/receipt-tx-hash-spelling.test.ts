@@ -2,7 +2,7 @@ import { parseEther, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { afterEach, describe, expect, it } from "vitest";
 import { depositAddressMessage } from "../../src/domain/payouts.js";
-import { referenceKey, txHashesIn } from "../../src/services/proposals/propose-receipt.js";
+import { referenceKey, txHashesIn } from "../../src/domain/references.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { fundingWorld, payVault, USD, type FundingWorld } from "../support/funding-world.js";
 import { expectStatus } from "../support/http.js";
@@ -113,6 +113,30 @@ describe("an on-chain payment is received once, whatever the spelling of its has
     await s.w.worker().tick();
     expect(await s.w.db.query("select tx_hash from chain_deposits")).toEqual([]);
     expect(await payable(s)).toBeLessThanOrEqual(890n * USD);
+    expect((await verifyLedger(s.w.db)).violations).toEqual([]);
+  }, 120_000);
+});
+
+describe("a receipt proposal rejected gives its deposit back to the scanner", () => {
+  it("a deposit skipped while a receipt proposal named it is credited once the proposal is rejected, once", async () => {
+    const { s, x } = await world2();
+    await registerForD(s, x);
+    let proposal = "";
+    const hash = await pay(s, x, async (h) => {
+      proposal = (await s.proposeReceipt(1_000n * USD, `Base tx ${h}`)).id;
+    });
+    // Scanned while the proposal stood: recorded as a receipt, not credited.
+    expect(await s.w.db.query("select tx_hash from chain_deposits")).toEqual([]);
+    expect(await payable(s)).toBe(0n);
+    // Rejected by another key: the next pass credits customer d with the payment, and only it.
+    expectStatus(await s.api.call("POST", `/v1/proposals/${proposal}/reject`, { key: s.keys.finance2!, body: { reason: "not a settlement" } }), 200);
+    await s.w.worker().tick();
+    await s.w.worker().tick();
+    expect(await s.w.db.query("select tx_hash, customer_id, amount::text from chain_deposits")).toEqual([
+      { tx_hash: hash.toLowerCase(), customer_id: "d", amount: (1_000n * USD).toString() },
+    ]);
+    expect(await payable(s)).toBe(890n * USD);
+    expect(await s.w.db.query("select count(*)::int as n from receipt_rechecks")).toEqual([{ n: 1 }]);
     expect((await verifyLedger(s.w.db)).violations).toEqual([]);
   }, 120_000);
 });

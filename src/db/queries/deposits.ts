@@ -120,3 +120,29 @@ export async function listDepositAddressRows(
 export async function receiptsNamingLongReferences(db: Queryable): Promise<{ id: string; asset_id: string; reference: string; reference_key: string }[]> {
   return db.query("select id, asset_id, reference, reference_key from funds_receipts where length(reference_key) >= 64");
 }
+
+/**
+ * Rejected receipt proposals of these assets not yet looked at again on this chain (oldest decision
+ * first): the deposits they named were skipped while they stood (recheckRejectedReceipts).
+ */
+export async function rejectedReceiptsToRecheck(
+  db: Queryable,
+  chainId: bigint,
+  assetIds: string[],
+  limit: number,
+): Promise<{ id: string; asset_id: string; reference_key: string }[]> {
+  return db.query(
+    `select p.id, p.payload->>'asset_id' as asset_id, p.payload->>'reference_key' as reference_key
+       from proposals p
+      where p.kind = 'receipt' and p.status = 'rejected' and p.payload->>'asset_id' = any($2::text[])
+        and not exists (select 1 from receipt_rechecks r where r.proposal_id = p.id and r.chain_id = $1)
+      order by p.decided_at, p.id
+      limit $3`,
+    [chainId.toString(), pgArray(assetIds), limit],
+  );
+}
+
+/** Notes that a rejected receipt proposal was looked at again on a chain. */
+export async function markReceiptRechecked(db: Queryable, proposalId: string, chainId: bigint): Promise<void> {
+  await db.query("insert into receipt_rechecks (proposal_id, chain_id) values ($1, $2) on conflict do nothing", [proposalId, chainId.toString()]);
+}

@@ -138,3 +138,17 @@ export const chainCursors = pgTable(
   },
   (t) => [primaryKey({ columns: [t.chainId, t.assetId] })],
 );
+
+/**
+ * Receipt proposals the deposit scanner has looked at again after they were rejected: the deposits
+ * a rejected receipt named (skipped while it stood) are credited then, once per chain.
+ */
+export const receiptRechecks = pgTable(
+  "receipt_rechecks",
+  {
+    proposalId: uuid("proposal_id").notNull(),
+    chainId: bigint("chain_id", { mode: "bigint" }).notNull(),
+    checkedAt: timestamp("checked_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.proposalId, t.chainId] })],
+);

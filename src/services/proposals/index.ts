@@ -14,7 +14,7 @@ export {
   type ProposalStatus,
 } from "./proposal.js";
 export { BOOTSTRAP_KEY } from "./decision.js";
-export { proposeReceipt, referenceKey, type ReceiptInput } from "./propose-receipt.js";
+export { proposeReceipt, type ReceiptInput } from "./propose-receipt.js";
 export { proposeCreditLimit } from "./propose-credit-limit.js";
 export { proposeCustomerCreditLimit } from "./propose-customer-credit-limit.js";
 export { proposeOperatorPayoutLimits } from "./propose-operator-payout-limits.js";
