@@ -3,16 +3,7 @@ import type { Database, Queryable } from "../db/client.js";
 import { ensureAccounts } from "../db/ensure-accounts.js";
 import { getAsset } from "../db/queries/assets.js";
 import { insertConversions, lockConversionPair, markPayoutConverted, postedNets, type NewConversion } from "../db/queries/conversions.js";
-import {
-  getPayoutAddress,
-  insertPayout,
-  lockOperatorPayoutDay,
-  lockPayoutsIn,
-  recordPayoutEvents,
-  setPayoutNote,
-  sumPayoutsNotFailed,
-  type Payout,
-} from "../db/queries/payouts.js";
+import { getPayoutAddress, insertPayout, lockPayoutsIn, recordPayoutEvents, setPayoutNote, type Payout } from "../db/queries/payouts.js";
 import { writeTransfers, type BatchOutcome } from "../db/transfer-writer.js";
 import type { Asset } from "../domain/assets.js";
 import { chart, specKey, type AccountSpec } from "../domain/chart.js";
@@ -21,8 +12,8 @@ import { LedgerError } from "../domain/errors.js";
 import { uuidFromKey, uuidv7 } from "../domain/ids.js";
 import type { LegInput, TransferInput } from "../domain/transfers.js";
 import { throwIfRefused } from "./fail-payouts.js";
-import { routeOf, utcDay } from "./payouts.js";
-import { getOperatorPayoutLimits, getPayoutPolicy, lowerCap } from "./payout-policies.js";
+import { routeOf } from "./payouts.js";
+import { capsOf, checkPartCaps, lockPartDays, type PartCaps } from "./convert-payout-caps.js";
 import { proposePayoutApproval } from "./proposals.js";
 import { consumeRateLock, lockCoverage } from "../db/queries/rate-locks.js";
 import { dropQueuedPaid, sweepRateLocks } from "./rate-lock-sweep.js";
@@ -86,13 +77,6 @@ interface Part {
   caps: PartCaps;
 }
 
-/** What a part of another asset than the earnings' may be: it leaves that asset's treasury, so that asset's payout policy bounds it. */
-interface PartCaps {
-  maxPerPayout: bigint | null;
-  maxPerDay: bigint | null;
-  approvalThreshold: bigint | null;
-}
-
 const total = (p: Part, k: "to" | "used") => p.slices.reduce((s, x) => s + x[k], 0n);
 
 async function planParts(
@@ -127,60 +111,13 @@ async function planParts(
   return parts;
 }
 
-/**
- * A part's payout caps: the payout policy of its asset and the operator's own caps of it (the lower
- * applies), and the policy's approval threshold. The earnings asset's were applied when the payout
- * was asked for; a part in another asset leaves that asset's treasury, which its own policy bounds.
- */
-async function capsOf(db: Queryable, operatorId: string, assetId: string): Promise<PartCaps> {
-  const policy = await getPayoutPolicy(db, assetId);
-  const own = await getOperatorPayoutLimits(db, operatorId, assetId);
-  return {
-    maxPerPayout: lowerCap(policy.maxPerPayout, own.maxPerPayout),
-    maxPerDay: lowerCap(policy.maxPerDay, own.maxPerDay),
-    approvalThreshold: policy.approvalThreshold,
-  };
-}
-
-/**
- * Inside the transaction, once the parts are sliced: each part of another asset within that asset's
- * caps (per payout, and per UTC day with the operator's other payouts of the asset, under the same
- * daily lock as a payout asked for in it). A part above a cap refuses the conversion: the payout
- * waits (its note says why) until the day's cap allows it, or is cancelled.
- */
-async function checkPartCaps(tx: Queryable, now: Date, payout: Payout, parts: Part[]): Promise<void> {
-  for (const p of parts) {
-    const amount = total(p, "to");
-    if (amount === 0n) continue;
-    const { maxPerPayout, maxPerDay } = p.caps;
-    if (maxPerPayout !== null && amount > maxPerPayout) {
-      throw new LedgerError(
-        "payout_limit_exceeded",
-        `its ${p.asset.code} part (${amount}) is above the largest payout of ${p.asset.code} (${maxPerPayout}, in its smallest units)`,
-      );
-    }
-    if (maxPerDay === null) continue;
-    const { start, end } = utcDay(now);
-    const left = maxPerDay - (await sumPayoutsNotFailed(tx, payout.operatorId, p.asset.id, start, end, p.childId));
-    if (amount > left) {
-      throw new LedgerError(
-        "payout_limit_exceeded",
-        `its ${p.asset.code} part (${amount}) is above what operator ${payout.operatorId} may still be paid in ${p.asset.code} today (${left > 0n ? left : 0n} of ${maxPerDay}, UTC)`,
-      );
-    }
-  }
-}
-
 /** Inside the transaction: the payout still pending, its hold voided, the conversions and the parts' holds. */
 async function build(tx: Queryable, now: Date, payout: Payout, earnings: Asset, parts: Part[], state: State): Promise<TransferInput[]> {
   state.converted = (await lockPayoutsIn(tx, [payout.id], ["pending"])).length > 0;
   state.tags = [];
   if (!state.converted) return [];
   const converting = parts.filter((p) => p.asset.id !== earnings.id);
-  // The daily payout locks of the parts' assets first (by asset id), as a payout asked for in one
-  // of them takes its daily lock before the operator's funding lock.
-  for (const id of [...new Set(converting.filter((p) => p.caps.maxPerDay !== null).map((p) => p.asset.id))].sort())
-    await lockOperatorPayoutDay(tx, payout.operatorId, id);
+  await lockPartDays(tx, payout, converting);
   // The operator's payout lock of the asset before the pair locks (the sweep below takes it): the
   // order is operator, then marketplace funding, then conversion pair everywhere (the rate-lock
   // worker takes the first two, a deposit conversion the last two), so that none of the three waits
@@ -192,8 +129,7 @@ async function build(tx: Queryable, now: Date, payout: Payout, earnings: Asset, 
   // The operator's open locks kept within the earnings they can be used for, before they are used
   // (earnings may have left the payable without a conversion since locks were made).
   if (converting.length > 0) await sweepRateLocks(tx, payout.operatorId, earnings.id);
-  for (const p of parts) p.slices = await sliceOf(tx, payout.operatorId, earnings, p.asset, p.part, { rate: p.rate, unavailable: p.unavailable });
-  await checkPartCaps(tx, now, payout, converting);
+  await sliceWithinCaps(tx, now, payout, earnings, parts);
   await dropUnlockedPaid(tx, payout, earnings, parts);
   const specs: AccountSpec[] = [chart.operatorPayable(earnings.id, payout.operatorId), chart.fxGainsLosses(earnings.id)];
   for (const p of parts) specs.push(chart.operatorPayable(p.asset.id, payout.operatorId), chart.payoutsInTransit(p.asset.id, routeOf(p.destination)));
@@ -243,6 +179,18 @@ async function build(tx: Queryable, now: Date, payout: Payout, earnings: Asset, 
     state.tags.push({ kind: "hold", part: p });
   }
   return transfers;
+}
+
+/** Each part sliced (over the operator's rate locks, then at the rate of the moment), then judged by its asset's caps. */
+async function sliceWithinCaps(tx: Queryable, now: Date, payout: Payout, earnings: Asset, parts: Part[]): Promise<void> {
+  for (const p of parts) p.slices = await sliceOf(tx, payout.operatorId, earnings, p.asset, p.part, { rate: p.rate, unavailable: p.unavailable });
+  const converting = parts.filter((p) => p.asset.id !== earnings.id);
+  await checkPartCaps(
+    tx,
+    now,
+    payout,
+    converting.map((p) => ({ ...p, amount: total(p, "to") })),
+  );
 }
 
 /**
