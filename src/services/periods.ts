@@ -4,6 +4,7 @@ import {
   getPeriodRow,
   listPeriodRows,
   marketplacesOfAccounts,
+  allLockedPeriods,
   lockedPeriods,
   marketplaceTimeZone,
   setMarketplaceTimeZone,
@@ -47,20 +48,33 @@ const toLocked = (r: PeriodRow): LockedPeriod => ({
 
 /**
  * For a ledger transfer on these accounts meant to be effective at `at`: where it is booked, judged
- * against the periods of every marketplace the accounts belong to (the latest instant any of them
- * asks for). With `explicit` (the caller named the instant), an instant inside a closed period is
- * refused `period_closed` instead of moved. A period being closed refuses it (`period_closing`).
+ * against the periods of every marketplace the accounts belong to — or, for a transfer on the
+ * platform's own accounts only (none belongs to a marketplace), of every marketplace: the platform's
+ * reports count those accounts in every month, so a month every marketplace closed stays closed for
+ * them too. The latest instant any of them asks for, judged again against all of them until none
+ * moves it (an instant one marketplace moves it to may lie in a period another closed). With
+ * `explicit` (the caller named the instant), an instant inside a closed period is refused
+ * `period_closed` instead of moved. A period being closed refuses it (`period_closing`).
  */
 export async function bookingOnAccounts(db: Queryable, accountIds: string[], at: Date, explicit: boolean): Promise<Booking> {
-  const marketplaces = await marketplacesOfAccounts(db, accountIds);
-  const periods = await lockedPeriods(db, marketplaces);
+  const owners = await marketplacesOfAccounts(db, accountIds);
+  const rows = owners.length > 0 ? await lockedPeriods(db, owners) : await allLockedPeriods(db);
+  const periodsOf = new Map<string, LockedPeriod[]>();
+  for (const r of rows) periodsOf.set(r.marketplace_id, [...(periodsOf.get(r.marketplace_id) ?? []), toLocked(r)]);
   let booking: Booking = { effectiveAt: at, late: null };
-  for (const m of marketplaces) {
-    const b = bookedEffective(m, periods.filter((p) => p.marketplace_id === m).map(toLocked), at, "a transfer");
-    if (b.late && explicit) {
-      throw new LedgerError("period_closed", `the period ${b.late.period} of marketplace ${m} is closed: nothing posts effective ${at.toISOString()}`);
+  for (let moved = true, rounds = 0; moved; rounds++) {
+    if (rounds > rows.length + 1) throw new Error("ledger bug: a transfer's booking did not settle");
+    moved = false;
+    for (const [m, periods] of periodsOf) {
+      const b = bookedEffective(m, periods, booking.effectiveAt, "a transfer");
+      if (b.late && explicit) {
+        throw new LedgerError("period_closed", `the period ${b.late.period} of marketplace ${m} is closed: nothing posts effective ${at.toISOString()}`);
+      }
+      if (b.effectiveAt.getTime() > booking.effectiveAt.getTime()) {
+        booking = { effectiveAt: b.effectiveAt, late: booking.late ?? b.late };
+        moved = true;
+      }
     }
-    if (b.effectiveAt.getTime() > booking.effectiveAt.getTime()) booking = b;
   }
   return booking;
 }

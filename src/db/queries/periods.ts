@@ -50,6 +50,11 @@ export async function lockedPeriods(db: Queryable, marketplaceIds: string[]): Pr
   ]);
 }
 
+/** Every marketplace's periods that are not open (a transfer on the platform's own accounts only is judged against all of them). */
+export async function allLockedPeriods(db: Queryable): Promise<PeriodRow[]> {
+  return db.query<PeriodRow>(`select ${COLUMNS} from accounting_periods where status <> 'open'`);
+}
+
 /** The marketplace's time zone. */
 export async function marketplaceTimeZone(db: Queryable, marketplaceId: string): Promise<string | undefined> {
   const [row] = await db.query<{ time_zone: string }>("select time_zone from marketplaces where id = $1", [marketplaceId]);
