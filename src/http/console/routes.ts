@@ -8,7 +8,7 @@ import { ConsoleApi, ProblemAnswer, type ApiFetch } from "./api.js";
 import { registerActions } from "./actions.js";
 import { renderPage, renderProblem, type Page, type Shell, type Table } from "./layout.js";
 import { home, signInPage } from "./pages/home.js";
-import { proposals, reconciliation, reconciliations } from "./pages/approvals.js";
+import { proposal, proposals, reconciliation, reconciliations } from "./pages/approvals.js";
 import { auditLog, feeRevenue, treasury, trialBalance } from "./pages/finance.js";
 import { customers, feeSchedules, usage } from "./pages/marketplace.js";
 import { usageBatch, usageBatches } from "./pages/usage-batches.js";
@@ -31,6 +31,7 @@ const PAGES: Record<string, PageFn> = {
   "/console/treasury": treasury,
   "/console/audit": auditLog,
   "/console/proposals": proposals,
+  "/console/proposals/:id": proposal,
   "/console/reconciliations": reconciliations,
   "/console/reconciliations/:id": reconciliation,
   "/console/payouts": payouts,

@@ -20,6 +20,44 @@ function decideForms(ctx: PageCtx, id: string): string {
   return form("approve", "Approve", "") + form("reject", "Reject", ' class="secondary"');
 }
 
+/**
+ * Payload fields the What column leaves out, as they repeat or prove what it shows: an asset's id
+ * beside its code, the form a receipt's reference is compared in, the address change a proposal
+ * was made against and the signature proving the new address, a rate's fraction beside its
+ * decimal. The proposal's own page shows every field.
+ */
+const PROOF_AND_IDS = new Set(["asset_id", "base_asset_id", "quote_asset_id", "reference_key", "last_change_id", "challenge_id", "signature", "num", "den"]);
+
+/** The fields the What column starts with, in this order (the stored payload keeps no order): whom the proposal concerns, then where to. */
+const LEADING = ["customer_id", "operator_id", "payout_id", "usage_id", "chain_id", "old_address", "new_address"];
+
+/** A payload value as text: null as "none", an object as its fields in parentheses. */
+function valueText(v: unknown): string {
+  if (v === null || v === undefined) return "none";
+  if (typeof v === "string") return v;
+  if (typeof v === "object" && !Array.isArray(v)) {
+    return `(${Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${k}: ${valueText(x)}`)
+      .join(", ")})`;
+  }
+  return JSON.stringify(v);
+}
+
+/**
+ * What a proposal asks, in one line: every field of its payload but PROOF_AND_IDS, so the approver
+ * sees whom it concerns (the customer a receipt credits, the operator whose address, caps, payout
+ * or earnings it changes, the chain and the addresses, the usage record). Its marketplace is in a
+ * column of its own; a receipt that names no customer says it is the marketplace's settlement.
+ */
+function proposalWhat(p: Record<string, unknown>): string {
+  const rank = (k: string) => (LEADING.includes(k) ? LEADING.indexOf(k) : LEADING.length);
+  return Object.entries(p.payload as Record<string, unknown>)
+    .sort(([a], [b]) => rank(a) - rank(b))
+    .filter(([k, v]) => !PROOF_AND_IDS.has(k) && !(k === "marketplace_id" && v === p.marketplace_id))
+    .map(([k, v]) => `${k}: ${p.kind === "receipt" && k === "customer_id" && v === null ? "none (the marketplace's settlement)" : valueText(v)}`)
+    .join("; ");
+}
+
 export async function proposals(ctx: PageCtx): Promise<Page> {
   const status = param(ctx, "status") ?? "proposed";
   const list = await ctx.api.get(`/v1/proposals${qs({ status, limit: "200" })}`);
@@ -27,21 +65,18 @@ export async function proposals(ctx: PageCtx): Promise<Page> {
     ...p,
     proposed_at: when(p.proposed_at as string),
     decided_at: when(p.decided_at as string | null),
-    what: Object.entries(p.payload as Record<string, unknown>)
-      .filter(([k, v]) => v !== null && !k.endsWith("_id") && k !== "reference_key")
-      .map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`)
-      .join("; "),
+    what: proposalWhat(p),
   })) as Row[];
   return {
     title: "Proposals",
     blocks: [
       filterForm(ctx.path, [{ name: "status", label: "Status", value: status, options: ["proposed", "approved", "rejected"] }]),
-      "<p>A change that moves money waits here until a second key approves it. The key that proposed it cannot.</p>",
+      "<p>A change that moves money waits here until a second key approves it. The key that proposed it cannot. Open a proposal to see every field of it.</p>",
       {
         id: "proposals",
         caption: `Proposals (${status})`,
         columns: [
-          { key: "id", label: "Id" },
+          { key: "id", label: "Id", href: (r) => `/console/proposals/${String(r.id)}` },
           { key: "kind", label: "Kind" },
           { key: "marketplace_id", label: "Marketplace" },
           { key: "what", label: "What" },
@@ -53,6 +88,42 @@ export async function proposals(ctx: PageCtx): Promise<Page> {
         rows,
         action: (r) => (r.status === "proposed" ? decideForms(ctx, String(r.id)) : ""),
       },
+    ],
+  };
+}
+
+/** An object's fields as rows, nested ones under their dotted path ("adjustment.amount"). */
+function fieldRows(o: Record<string, unknown>, prefix = ""): Row[] {
+  return Object.entries(o).flatMap(([k, v]) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? fieldRows(v as Record<string, unknown>, `${prefix}${k}.`)
+      : [{ field: `${prefix}${k}`, value: v === null ? "none" : typeof v === "string" ? v : JSON.stringify(v) }],
+  );
+}
+
+/** One proposal: who proposed and decided it, and every field of what it asks and of what approving it did. */
+export async function proposal(ctx: PageCtx): Promise<Page> {
+  const p = await ctx.api.get(`/v1/proposals/${encodeURIComponent(ctx.params.id!)}`);
+  const fields = [
+    { key: "field", label: "Field" },
+    { key: "value", label: "Value" },
+  ];
+  return {
+    title: `Proposal ${String(p.id)}`,
+    blocks: [
+      facts([
+        ["Kind", String(p.kind)],
+        ["Marketplace", String(p.marketplace_id ?? "")],
+        ["Status", String(p.status)],
+        ["Proposed by", String(p.proposed_by)],
+        ["Proposed", when(p.proposed_at as string)],
+        ["Decided by", String(p.decided_by ?? "")],
+        ["Decided", when(p.decided_at as string | null)],
+        ["Reason", String(p.reason ?? "")],
+      ]),
+      { id: "payload", caption: "What it asks", columns: fields, rows: fieldRows(p.payload as Record<string, unknown>) },
+      ...(p.result ? [{ id: "result", caption: "What approving it did", columns: fields, rows: fieldRows(p.result as Record<string, unknown>) }] : []),
+      ...(p.status === "proposed" ? [`<div>${decideForms(ctx, String(p.id))}</div>`] : []),
     ],
   };
 }
