@@ -2,11 +2,14 @@ import type { LoggedResult, AssetTotal } from "../services/ingest-usage.js";
 import type { NewUsageBatch } from "../services/usage-batches.js";
 import { ApiError } from "./problem.js";
 
-/** What a usage batch's log is made of besides its results: its id, marketplace, Idempotency-Key, when it came and its records as sent. */
+/** What a usage batch's log is made of besides its results: its id, marketplace, Idempotency-Key and whose it is, when it came and its records as sent. */
 export interface BatchLogContext {
   id: string;
   marketplaceId: string;
+  /** The Idempotency-Key as sent. */
   idempotencyKey: string | null;
+  /** The tenant of the key that sent it (tenantOf): its Idempotency-Keys are its own. */
+  tenant: string;
   receivedAt: Date;
   records: unknown[];
 }
@@ -37,6 +40,7 @@ export function batchLogOf(ctx: BatchLogContext, results: LoggedResult[], totals
     id: ctx.id,
     marketplace_id: ctx.marketplaceId,
     idempotency_key: ctx.idempotencyKey,
+    tenant: ctx.tenant,
     receivedAt: ctx.receivedAt,
     records: results.length,
     ...counts,

@@ -16,7 +16,7 @@ export function newUsageBatchId(): string {
 /**
  * Writes a batch's log: in the transaction of its records (`tx`), or on its own when the batch
  * wrote no record (every record refused or a duplicate). Returns the batch's id: the log already
- * written for the same marketplace and Idempotency-Key, if there is one.
+ * written for the same marketplace, tenant and Idempotency-Key, if there is one.
  */
 export async function recordUsageBatch(db: Queryable, batch: NewUsageBatch): Promise<string> {
   const bounded = {

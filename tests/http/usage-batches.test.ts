@@ -57,6 +57,26 @@ describe("the usage batch log", () => {
     expect(await count("usage_batches")).toBe(batches + 1);
   });
 
+  it("Idempotency-Keys are the tenant's: an admin's batch for m1 and m1's own under the same key are two logs, each retry answers its own", async () => {
+    const post = (key: string, body: Record<string, unknown>) => t.api.call("POST", "/v1/usage/batch", { key, body, idempotencyKey: "nightly-2026-10-15" });
+    // Each with a refused record: not remembered, so a retry runs again and finds its log.
+    const adminBody = { marketplace_id: "m1", records: [t.w.usage("tenant-admin-1"), t.w.usage("tenant-admin-bad", { quantity: "0" })] };
+    const m1Body = { records: [t.w.usage("tenant-m1-1"), t.w.usage("tenant-m1-2"), t.w.usage("tenant-m1-bad", { quantity: "0" })] };
+    const admin = expectStatus(await post(t.w.keys.admin, adminBody), 200).body;
+    const mine = expectStatus(await post(t.w.keys.m1, m1Body), 200).body;
+    expect(mine.summary).toEqual({ accepted: 2, duplicate: 0, rejected: 1 });
+    expect(mine.batch_id).not.toBe(admin.batch_id);
+    const log = expectStatus(await t.api.call("GET", `/v1/usage-batches/${mine.batch_id}`, { key: t.w.keys.m1 }), 200).body;
+    expect(log).toMatchObject({ marketplace_id: "m1", idempotency_key: "nightly-2026-10-15", records: 3, accepted: 2, rejected: 1 });
+    expect(log.rejections.data.map((r: { external_id: string }) => r.external_id)).toEqual(["tenant-m1-bad"]);
+    const adminLog = expectStatus(await t.api.call("GET", `/v1/usage-batches/${admin.batch_id}`, { key: t.w.keys.finance }), 200).body;
+    expect(adminLog).toMatchObject({ marketplace_id: "m1", idempotency_key: "nightly-2026-10-15", records: 2, accepted: 1, rejected: 1 });
+    const batches = await count("usage_batches");
+    expect(expectStatus(await post(t.w.keys.m1, m1Body), 200).body.batch_id).toBe(mine.batch_id);
+    expect(expectStatus(await post(t.w.keys.admin, adminBody), 200).body.batch_id).toBe(admin.batch_id);
+    expect(await count("usage_batches")).toBe(batches);
+  });
+
   it("a batch whose every record is refused is logged (atomic too); a whole-request refusal writes nothing", async () => {
     const res = expectStatus(
       await t.api.call("POST", "/v1/usage/batch", { key: t.w.keys.m1, body: { records: [t.w.usage("log-none-1", { customer_id: "nobody" }), 42] } }),

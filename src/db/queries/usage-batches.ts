@@ -21,20 +21,25 @@ export interface UsageBatchRow {
   totals: { asset: string; records: number; gross: string }[];
 }
 
-export type NewUsageBatch = Omit<UsageBatchRow, "received_at"> & { receivedAt: Date; rejections: UsageBatchRejectionRow[] };
+export type NewUsageBatch = Omit<UsageBatchRow, "received_at"> & {
+  /** Whose Idempotency-Key `idempotency_key` is (src/domain/access.ts, tenantOf): an admin's key for m1 is not m1's. */
+  tenant: string;
+  receivedAt: Date;
+  rejections: UsageBatchRejectionRow[];
+};
 
 /**
  * Writes a batch's log and its rejections: one statement (one multi-row insert of the rejections).
- * A log for the same marketplace and Idempotency-Key already there wins: nothing is written and its
- * id is returned.
+ * A log for the same marketplace, tenant and Idempotency-Key already there wins: nothing is written
+ * and its id is returned.
  */
 export async function insertUsageBatch(tx: Queryable, b: NewUsageBatch): Promise<string> {
   // No giving way: inside the batch's transaction, which holds its marketplaces' funding locks.
   const cols = await pgColumns(b.rejections, [(r) => r.record_index, (r) => r.external_id, (r) => r.code, (r) => r.reason, (r) => r.field], { giveWay: false });
   const rows = await tx.query<{ id: string }>(
     `with batch as (
-       insert into usage_batches (id, marketplace_id, idempotency_key, received_at, records, accepted, duplicate, rejected, totals)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9::text::jsonb)
+       insert into usage_batches (id, marketplace_id, tenant, idempotency_key, received_at, records, accepted, duplicate, rejected, totals)
+       values ($1, $2, $15, $3, $4, $5, $6, $7, $8, $9::text::jsonb)
        on conflict do nothing
        returning id),
      rejections as (
@@ -42,8 +47,20 @@ export async function insertUsageBatch(tx: Queryable, b: NewUsageBatch): Promise
        select batch.id, r.* from batch, unnest($10::int[], $11::text[], $12::text[], $13::text[], $14::text[]) as r)
      select id from batch
      union all
-     select id from usage_batches where marketplace_id = $2 and idempotency_key = $3 and not exists (select 1 from batch)`,
-    [b.id, b.marketplace_id, b.idempotency_key, b.receivedAt.toISOString(), b.records, b.accepted, b.duplicate, b.rejected, JSON.stringify(b.totals), ...cols],
+     select id from usage_batches where marketplace_id = $2 and tenant = $15 and idempotency_key = $3 and not exists (select 1 from batch)`,
+    [
+      b.id,
+      b.marketplace_id,
+      b.idempotency_key,
+      b.receivedAt.toISOString(),
+      b.records,
+      b.accepted,
+      b.duplicate,
+      b.rejected,
+      JSON.stringify(b.totals),
+      ...cols,
+      b.tenant,
+    ],
   );
   return rows[0]?.id ?? b.id;
 }

@@ -78,7 +78,7 @@ export const knownDepartures: Readonly<Record<string, Departure>> = {
   },
   usage_batches: {
     rules: [K],
-    reason: "Primary key on the batch id alone (its idempotency key is already unique per marketplace).",
+    reason: "Primary key on the batch id alone (its idempotency key is already unique per marketplace and tenant).",
     migration: "Primary key (marketplace_id, id).",
   },
   usage_batch_rejections: {

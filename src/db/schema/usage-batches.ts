@@ -4,8 +4,9 @@ import { check, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uni
 /**
  * The log of a usage batch (POST /v1/usage/batch): its counts and, in usage_batch_rejections, its
  * refused records with the reasons. Written in the transaction of the batch's accepted records
- * (alone when none was accepted); one per marketplace and Idempotency-Key, so that a retry of the
- * same request writes no second log (docs/usage.md, "Batch log").
+ * (alone when none was accepted); one per marketplace, tenant and Idempotency-Key (the keys are
+ * each tenant's own, as in idempotency_keys), so that a retry of the same request writes no second
+ * log (docs/usage.md, "Batch log").
  */
 export const usageBatches = pgTable(
   "usage_batches",
@@ -13,7 +14,13 @@ export const usageBatches = pgTable(
     /** `ub_` and a UUID. */
     id: text("id").primaryKey(),
     marketplaceId: text("marketplace_id").notNull(),
+    /** The Idempotency-Key as the client sent it. */
     idempotencyKey: text("idempotency_key"),
+    /**
+     * Whose Idempotency-Key it is: the tenant of the key that posted the batch (`admin`,
+     * `marketplace:m1`, as in idempotency_keys). Null for a log written before it was kept.
+     */
+    tenant: text("tenant"),
     receivedAt: timestamp("received_at", { withTimezone: true }).notNull(),
     records: integer("records").notNull(),
     accepted: integer("accepted").notNull(),
@@ -23,7 +30,7 @@ export const usageBatches = pgTable(
     totals: jsonb("totals").notNull().default([]),
   },
   (t) => [
-    uniqueIndex("usage_batches_key_uq").on(t.marketplaceId, t.idempotencyKey),
+    uniqueIndex("usage_batches_key_uq").on(t.marketplaceId, t.tenant, t.idempotencyKey),
     index("usage_batches_marketplace_idx").on(t.marketplaceId, t.receivedAt, t.id),
     index("usage_batches_received_idx").on(t.receivedAt, t.id),
     check(

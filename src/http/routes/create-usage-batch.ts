@@ -1,5 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Database, Queryable, WriteReceipt } from "../../services/context.js";
+import { tenantOf } from "../../domain/access.js";
 import { LedgerError } from "../../domain/errors.js";
 import { ingestUsage, type AssetTotal, type LoggedResult, type UsageItem, type UsageResult } from "../../services/ingest-usage.js";
 import { newUsageBatchId, recordUsageBatch } from "../../services/usage-batches.js";
@@ -79,6 +80,7 @@ export function register(app: OpenAPIHono<AppEnv>): void {
         id: newUsageBatchId(),
         marketplaceId,
         idempotencyKey: c.req.header("idempotency-key") ?? null,
+        tenant: tenantOf(c.get("principal")),
         receivedAt: db.clock.now(),
         records: body.records,
       };
