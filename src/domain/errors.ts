@@ -160,3 +160,14 @@ export class LedgerError extends Error {
     this.name = "LedgerError";
   }
 }
+
+/**
+ * A write that met concurrent changes to what it was judged on every time it was tried (it wrote
+ * nothing): answered 503 with Retry-After, to be retried with the same Idempotency-Key.
+ */
+export class WriteContended extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "WriteContended";
+  }
+}

@@ -3,7 +3,7 @@ import { loadIngestFacts, type IngestFacts, type MarketplaceFacts } from "../db/
 import type { UsageRecord } from "../domain/usage.js";
 import { msPerUnit } from "../domain/capacity.js";
 import type { WriteReceipt } from "../db/queries/write-receipts.js";
-import { LedgerError } from "../domain/errors.js";
+import { LedgerError, WriteContended } from "../domain/errors.js";
 import { maybeGiveWay } from "../give-way.js";
 import { CapacityChanged, PeriodsChanged, writeUsageBatch, type BatchWrite } from "./ingest-usage/ledger-batch.js";
 import { recoverFromEarnings } from "./receivables.js";
@@ -38,7 +38,11 @@ export async function ingestUsage(db: Database, items: UsageItem[], options: Ing
     try {
       return await ingestOnce(db, items, options);
     } catch (err) {
-      if (!(err instanceof PeriodsChanged || err instanceof CapacityChanged) || attempt >= 5) throw err;
+      if (!(err instanceof PeriodsChanged || err instanceof CapacityChanged)) throw err;
+      if (attempt >= 5) {
+        const what = err instanceof PeriodsChanged ? "a month's status" : "the usage stored against an operator's declared capacity";
+        throw new WriteContended(`${what} changed under these records each of the ${attempt} times they were written (nothing was): retry shortly`);
+      }
     }
   }
 }

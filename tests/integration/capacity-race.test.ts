@@ -79,4 +79,27 @@ describe("capacity: two marketplaces cannot both fill the same free capacity", (
     expect(res.results.map((r: { status: string; code?: string }) => r.code ?? r.status)).toEqual(["capacity_exceeded", "accepted"]);
     expect(await used()).toBe("3100");
   });
+
+  it("another marketplace's writes that leave a record's judgement as it was do not send it back: written, however many come between", async () => {
+    const SHARED = "gpu:shared";
+    expectStatus(await api.call("POST", "/v1/operators/o1/capacity", { key: w.keys.o1, body: { resource: SHARED, units: 8, effective_from: at(0) } }), 201);
+    // Every time m2's record has read the stored usage, m1 writes one more unit-second of o1 in the
+    // same hour (far within capacity): before, each sent m2's record back to be planned again, and
+    // the fifth answered 500.
+    let n = 0;
+    const interfere = async () => {
+      n++;
+      const noise = w.usage(`m1-noise-${n}`, { resource: SHARED, quantity: "1", period_start: at(0), period_end: at(1) });
+      expectStatus(await api.call("POST", "/v1/usage/batch", { key: w.keys.m1, body: { records: [noise] } }), 200);
+      if (n < 8) hk.arm(STORED_USAGE, interfere);
+    };
+    hk.arm(STORED_USAGE, interfere);
+    const m2 = await api.call("POST", "/v1/usage", {
+      key: w.keys.m2,
+      body: w.usage("m2-shared", { operator_id: "o1", resource: SHARED, quantity: "60", period_start: at(0), period_end: at(1) }),
+    });
+    hk.disarm();
+    expect(n).toBeGreaterThanOrEqual(1);
+    expect(m2.status, JSON.stringify(m2.body)).toBe(201);
+  });
 });

@@ -2,7 +2,7 @@ import type { ErrorHandler, Hono, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { BaseError } from "viem";
 import { isRpcUnavailable as isChainUnavailable } from "../../chain/evm.js";
-import { LedgerError } from "../../domain/errors.js";
+import { LedgerError, WriteContended } from "../../domain/errors.js";
 import { isDatabaseUnavailable } from "../../services/context.js";
 import { ApiError, problemResponse } from "../problem.js";
 import type { AppDeps, AppEnv } from "../request-context.js";
@@ -44,6 +44,9 @@ export function errorHandler(deps: AppDeps): ErrorHandler<AppEnv> {
     if (err instanceof HTTPException && err.status < 500) {
       const code = err.status === 413 ? "payload_too_large" : err.status === 415 ? "unsupported_media_type" : "invalid_request";
       return problemResponse(c, new ApiError(code, err.message));
+    }
+    if (err instanceof WriteContended) {
+      return problemResponse(c, new ApiError("unavailable", `${err.message}, with the same Idempotency-Key`, [], { "retry-after": "1" }));
     }
     if (isChainUnavailable(err)) {
       // The short message only: a node's URL (which may hold an API key) is in the full text.

@@ -56,9 +56,9 @@ export async function judgeCapacity(db: Queryable, planned: Planned[], results: 
   const before: Checked[] = [];
   for (const [key, c] of checked.entries()) {
     const { operatorId, resource, periodStart: start, periodEnd: end } = c.p.item.input;
-    c.p.capacityStored = { operatorId, resource, start, end, stored: stored.get(key) ?? 0n };
     const fromBatch = before.filter((b) => b.pair === c.pair).reduce((sum, b) => sum + shareIn(b.claimed, b, c.from, c.to), 0n);
     const j = { capacity: capacityUnitMs(versions.get(c.pair)!, c.from, c.to), used: (stored.get(key) ?? 0n) + fromBatch, claimed: c.claimed };
+    c.p.capacityStored = { operatorId, resource, start, end, stored: stored.get(key) ?? 0n, capacity: j.capacity, fromBatch, claimed: c.claimed };
     if (exceeds(j)) {
       policies ??= await capacityPoliciesOf(db, [...new Set(checked.map((x) => x.p.item.marketplaceId))]);
       const { marketplaceId: m, input } = c.p.item;
@@ -79,20 +79,34 @@ export async function judgeCapacity(db: Queryable, planned: Planned[], results: 
 }
 
 /**
- * Whether the stored usage a batch's capacity judgement counted changed before its write: called
- * in the write's transaction, after taking the capacity lock of each (operator, resource) judged,
- * which every batch judged on that pair takes too, so two marketplaces' batches cannot each fit
- * in the same free capacity. Changed: the batch is planned again (nothing written).
+ * Whether the stored usage a batch's capacity judgement counted changed before its write so that a
+ * record's judgement would change (one that fitted no longer does, or the reverse): called in the
+ * write's transaction, after taking the capacity lock of each (operator, resource) judged, which
+ * every batch judged on that pair takes too, so two marketplaces' batches cannot each fit in the
+ * same free capacity. Changed: the batch is planned again (nothing written). Usage written
+ * meanwhile that leaves every judgement as it was does not send the batch back (before, any write
+ * did: another marketplace's records of a shared operator, one after another, sent a batch back
+ * until it failed); a flag's figure of the usage is brought up to date.
  */
 export async function capacityChanged(tx: Queryable, planned: Planned[]): Promise<boolean> {
-  const judged = planned.flatMap((p) => (p.capacityStored ? [p.capacityStored] : []));
+  const judged = planned.flatMap((p) => (p.capacityStored ? [{ p, j: p.capacityStored }] : []));
   if (judged.length === 0) return false;
-  await lockCapacity(tx, [...new Set(judged.map((j) => pairKey(j.operatorId, j.resource)))]);
+  await lockCapacity(tx, [...new Set(judged.map(({ j }) => pairKey(j.operatorId, j.resource)))]);
   const now = await usedUnitMs(
     tx,
-    judged.map((j, key) => ({ key, operatorId: j.operatorId, resource: j.resource, start: j.start, end: j.end })),
+    judged.map(({ j }, key) => ({ key, operatorId: j.operatorId, resource: j.resource, start: j.start, end: j.end })),
   );
-  return judged.some((j, key) => (now.get(key) ?? 0n) !== j.stored);
+  const updates: { p: Planned; used: bigint }[] = [];
+  for (const [key, { p, j }] of judged.entries()) {
+    const stored = now.get(key) ?? 0n;
+    if (stored === j.stored) continue;
+    const used = stored + j.fromBatch;
+    const was = exceeds({ capacity: j.capacity, used: j.stored + j.fromBatch, claimed: j.claimed });
+    if (exceeds({ capacity: j.capacity, used, claimed: j.claimed }) !== was) return true;
+    updates.push({ p, used });
+  }
+  for (const { p, used } of updates) if (p.capacityFlag) p.capacityFlag = { ...p.capacityFlag, used };
+  return false;
 }
 
 /** The records the rule applies to, in batch order: their operator declared capacity of the resource at or before their period's start. */

@@ -68,7 +68,17 @@ export interface Planned {
   /** Set when the record goes beyond its operator's capacity and its marketplace accepts such records flagged (docs/usage.md, "Capacity"), in unit-milliseconds. */
   capacityFlag?: { capacity: bigint; used: bigint; claimed: bigint };
   /** Judged by the capacity rule: the stored usage it counted over its period, read again under the capacity lock when written. */
-  capacityStored?: { operatorId: string; resource: string; start: Date; end: Date; stored: bigint };
+  capacityStored?: {
+    operatorId: string;
+    resource: string;
+    start: Date;
+    end: Date;
+    stored: bigint;
+    /** What the judgement counted besides the stored usage: the capacity, the batch's records before this one, the claim. */
+    capacity: bigint;
+    fromBatch: bigint;
+    claimed: bigint;
+  };
 }
 
 export const hashOf = (item: UsageItem) => sha256Hex(canonicalJson(item.input));
