@@ -22,7 +22,7 @@ export async function inProcessApp(name: string) {
     settlements: new Settlements([]),
     log: createLogger("silent"),
     metrics: createMetrics(db),
-    config: { ADMIN_API_KEY: admin, MAX_BODY_BYTES: 1_048_576, MAX_BATCH_BODY_BYTES: 16_777_216 },
+    config: { ADMIN_API_KEY: admin, MAX_BODY_BYTES: 1_048_576, MAX_BATCH_BODY_BYTES: 16_777_216, BODY_READ_TIMEOUT_MS: 60_000 },
   });
   let seq = 0;
   /** A request with a key and a fresh Idempotency-Key: its status and body text. */

@@ -23,7 +23,7 @@ export async function openApiDocument(): Promise<unknown> {
     settlements: new Settlements([]),
     log: createLogger("silent"),
     metrics: createMetrics(),
-    config: { ADMIN_API_KEY: undefined, MAX_BODY_BYTES: 1_048_576, MAX_BATCH_BODY_BYTES: 16_777_216 },
+    config: { ADMIN_API_KEY: undefined, MAX_BODY_BYTES: 1_048_576, MAX_BATCH_BODY_BYTES: 16_777_216, BODY_READ_TIMEOUT_MS: 60_000 },
   });
   return (await app.request("/openapi.json")).json();
 }

@@ -61,6 +61,9 @@ export const Config = z.object({
     .describe("when ADMIN_API_KEY is unset: read the bootstrap admin key from this file, creating it with a random key if missing"),
   MAX_BODY_BYTES: intFrom(1_048_576, 1024, 64 * 1_048_576),
   MAX_BATCH_BODY_BYTES: intFrom(16 * 1_048_576, 1024, 256 * 1_048_576).describe("largest body of POST /v1/usage/batch"),
+  BODY_READ_TIMEOUT_MS: intFrom(60_000, 1_000, 600_000).describe(
+    "how long a request's body may take to arrive once the service reads it (after the key, the role and a batch's admission); slower is answered 408 and the connection closed",
+  ),
   BATCH_BODIES_IN_FLIGHT_BYTES: intFrom(16 * 1_048_576, 1024, 4096 * 1_048_576).describe(
     "usage batches a process handles at once, by the sum of their bodies' sizes; more wait their turn (a batch alone always passes)",
   ),

@@ -94,9 +94,13 @@ function exitOnListenError(s: Server, setting: string, host: string, port: numbe
 // An idle keep-alive connection is closed by the client or the load balancer in front, not by the
 // service: when the server closes it (Node's default is 5 s), a client that sends on it at that
 // moment gets "other side closed" for a request that never arrived. Headers must time out later.
+// A body is read only once its request is let through (for a usage batch, after it waited for
+// admission, which may take minutes) and then has BODY_READ_TIMEOUT_MS to arrive: Node's own limit
+// on a whole request (5 minutes, counted from its first byte, the wait included) is off.
 for (const s of servers) {
   s.keepAliveTimeout = config.HTTP_KEEP_ALIVE_MS;
   s.headersTimeout = config.HTTP_KEEP_ALIVE_MS + 1_000;
+  s.requestTimeout = 0;
 }
 
 let stopping = false;

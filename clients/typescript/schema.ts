@@ -1917,7 +1917,7 @@ export interface components {
              * @example exceeds_credits
              * @enum {string}
              */
-            code: "invalid_request" | "malformed_json" | "idempotency_key_required" | "unsupported_media_type" | "payload_too_large" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "rate_limited" | "asset_not_found" | "account_not_found" | "pending_not_found" | "transfer_not_found" | "asset_exists" | "account_exists" | "idempotency_conflict" | "idempotency_key_reused" | "pending_already_posted" | "pending_already_voided" | "pending_expired" | "already_reversed" | "asset_retired" | "payouts_in_flight" | "asset_mismatch" | "exceeds_credits" | "exceeds_debits" | "overflow" | "not_pending" | "not_reversible" | "post_amount_exceeds_pending" | "partial_post_needs_single_leg" | "period_closing" | "period_transition" | "period_closed" | "marketplace_not_found" | "customer_not_found" | "operator_not_found" | "usage_not_found" | "usage_batch_not_found" | "hold_not_found" | "hold_closed" | "marketplace_exists" | "customer_exists" | "customer_retired" | "operator_exists" | "invitation_not_found" | "fee_schedule_exists" | "usage_conflict" | "no_fee_schedule" | "usage_in_future" | "usage_limit_exceeded" | "capacity_exceeded" | "capacity_exists" | "operator_costs_not_found" | "credit_limit_exceeded" | "credit_limit_in_use" | "rates_to_zero" | "atomic_batch_aborted" | "payout_not_found" | "challenge_not_found" | "payout_not_pending" | "payout_address_missing" | "payout_below_minimum" | "payout_limit_exceeded" | "payout_unfunded" | "payout_not_approved" | "chain_not_configured" | "no_rate_source" | "challenge_invalid" | "signature_invalid" | "reconciliation_not_found" | "reconciliation_item_not_found" | "item_already_resolved" | "proposal_not_found" | "proposal_decided" | "proposal_outdated" | "four_eyes" | "receipt_exists" | "dispute_not_found" | "dispute_decided" | "usage_disputed" | "dispute_window_closed" | "payout_withheld" | "webhook_endpoint_not_found" | "webhook_delivery_not_found" | "webhook_url_refused" | "balance_monitor_not_found" | "unavailable" | "chain_unavailable" | "internal";
+            code: "invalid_request" | "malformed_json" | "idempotency_key_required" | "unsupported_media_type" | "payload_too_large" | "request_timeout" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "rate_limited" | "asset_not_found" | "account_not_found" | "pending_not_found" | "transfer_not_found" | "asset_exists" | "account_exists" | "idempotency_conflict" | "idempotency_key_reused" | "pending_already_posted" | "pending_already_voided" | "pending_expired" | "already_reversed" | "asset_retired" | "payouts_in_flight" | "asset_mismatch" | "exceeds_credits" | "exceeds_debits" | "overflow" | "not_pending" | "not_reversible" | "post_amount_exceeds_pending" | "partial_post_needs_single_leg" | "period_closing" | "period_transition" | "period_closed" | "marketplace_not_found" | "customer_not_found" | "operator_not_found" | "usage_not_found" | "usage_batch_not_found" | "hold_not_found" | "hold_closed" | "marketplace_exists" | "customer_exists" | "customer_retired" | "operator_exists" | "invitation_not_found" | "fee_schedule_exists" | "usage_conflict" | "no_fee_schedule" | "usage_in_future" | "usage_limit_exceeded" | "capacity_exceeded" | "capacity_exists" | "operator_costs_not_found" | "credit_limit_exceeded" | "credit_limit_in_use" | "rates_to_zero" | "atomic_batch_aborted" | "payout_not_found" | "challenge_not_found" | "payout_not_pending" | "payout_address_missing" | "payout_below_minimum" | "payout_limit_exceeded" | "payout_unfunded" | "payout_not_approved" | "chain_not_configured" | "no_rate_source" | "challenge_invalid" | "signature_invalid" | "reconciliation_not_found" | "reconciliation_item_not_found" | "item_already_resolved" | "proposal_not_found" | "proposal_decided" | "proposal_outdated" | "four_eyes" | "receipt_exists" | "dispute_not_found" | "dispute_decided" | "usage_disputed" | "dispute_window_closed" | "payout_withheld" | "webhook_endpoint_not_found" | "webhook_delivery_not_found" | "webhook_url_refused" | "balance_monitor_not_found" | "unavailable" | "chain_unavailable" | "internal";
             /**
              * @description for people: what was wrong with this request
              * @example insufficient funds on account 01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e: 1000000 available, this transfer takes 1500000, 500000 short (amounts in the asset's smallest unit)
@@ -6203,6 +6203,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -6322,6 +6331,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6457,6 +6475,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -6573,6 +6600,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6706,6 +6742,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -6820,6 +6865,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6955,6 +7009,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -7073,6 +7136,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7201,6 +7273,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7341,6 +7422,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -7460,6 +7550,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7588,6 +7687,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -7705,6 +7813,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7838,6 +7955,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -7963,6 +8089,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8105,6 +8240,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -8219,6 +8363,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8354,6 +8507,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -8475,6 +8637,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8610,6 +8781,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -8726,6 +8906,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8859,6 +9048,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -8973,6 +9171,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9108,6 +9315,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -9233,6 +9449,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -9349,6 +9574,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9484,6 +9718,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -9599,6 +9842,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9732,6 +9984,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -9846,6 +10107,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9978,6 +10248,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -10103,6 +10382,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -10219,6 +10507,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10361,6 +10658,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -10475,6 +10781,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10610,6 +10925,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -10728,6 +11052,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10861,6 +11194,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -10978,6 +11320,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11116,6 +11467,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -11233,6 +11593,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11377,6 +11746,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -11508,6 +11886,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -11627,6 +12014,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11762,6 +12158,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -11886,6 +12291,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12028,6 +12442,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -12147,6 +12570,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12281,6 +12713,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -12406,6 +12847,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -12520,6 +12970,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12664,6 +13123,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -12782,6 +13250,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12915,6 +13392,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -13029,6 +13515,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13164,6 +13659,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -13292,6 +13796,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -13406,6 +13919,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13531,6 +14053,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13667,6 +14198,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -13793,6 +14333,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -13907,6 +14456,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14042,6 +14600,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -14159,6 +14726,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14291,6 +14867,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14467,6 +15052,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -14586,6 +15180,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14721,6 +15324,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -14836,6 +15448,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14969,6 +15590,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -15085,6 +15715,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15211,6 +15850,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15349,6 +15997,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -15474,6 +16131,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -15590,6 +16256,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15726,6 +16401,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -15847,6 +16531,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15988,6 +16681,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -16102,6 +16804,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16242,6 +16953,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -16368,6 +17088,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -16482,6 +17211,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16617,6 +17355,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -16738,6 +17485,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16870,6 +17626,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -16984,6 +17749,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17106,6 +17880,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17239,6 +18022,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -17354,6 +18146,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17487,6 +18288,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -17605,6 +18415,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17738,6 +18557,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -17857,6 +18685,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17988,6 +18825,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -18102,6 +18948,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18225,6 +19080,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18368,6 +19232,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -18486,6 +19359,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18613,6 +19495,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18748,6 +19639,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -18866,6 +19766,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18992,6 +19901,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19128,6 +20046,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -19257,6 +20184,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -19372,6 +20308,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19513,6 +20458,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -19638,6 +20592,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19774,6 +20737,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -19896,6 +20868,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20033,6 +21014,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -20150,6 +21140,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20276,6 +21275,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -20395,6 +21403,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20530,6 +21547,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -20658,6 +21684,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -20773,6 +21808,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20907,6 +21951,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -21021,6 +22074,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21156,6 +22218,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -21277,6 +22348,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21411,6 +22491,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -21528,6 +22617,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21661,6 +22759,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -21775,6 +22882,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21907,6 +23023,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -22023,6 +23148,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22156,6 +23290,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -22270,6 +23413,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22395,6 +23547,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22530,6 +23691,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -22651,6 +23821,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22783,6 +23962,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description conflict with the current state or a reused Idempotency-Key */
             409: {
                 headers: {
@@ -22905,6 +24093,15 @@ export interface operations {
             };
             /** @description not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the body did not arrive in time; the connection is closed */
+            408: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Context } from "hono";
 import type { AuditEntry } from "../services/audit-log.js";
+import { bodyIfRead } from "./middleware/body-limit.js";
 import type { AppEnv } from "./request-context.js";
 
 /**
@@ -12,11 +13,15 @@ export async function auditEntryOf(c: Context<AppEnv>, status: number): Promise<
   let bodySha256: string | null = null;
   let bodyBytes: number | null = null;
   try {
-    const body = Buffer.from(await c.req.arrayBuffer());
-    bodyBytes = body.byteLength;
-    bodySha256 = createHash("sha256").update(body).digest("hex");
+    // A body nothing read (a request refused before it) is not waited for: recorded without it.
+    const reading = bodyIfRead(c);
+    if (reading !== undefined) {
+      const body = Buffer.from(await reading);
+      bodyBytes = body.byteLength;
+      bodySha256 = createHash("sha256").update(body).digest("hex");
+    }
   } catch {
-    // an unreadable body (over the size limit): recorded without it
+    // an unreadable body (over the size limit, late, cut off): recorded without it
   }
   const p = c.var.principal;
   return {

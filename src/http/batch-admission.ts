@@ -49,7 +49,8 @@ export class ByteAdmission {
 /**
  * `POST /v1/usage/batch` holds its body's bytes (Content-Length; a body without one counts as
  * `MAX_BATCH_BODY_BYTES`) in the process's budget from after the key check to its answer; once
- * admitted, the key is checked again.
+ * admitted, the key is checked again. The body is read after this (middleware/body-limit.ts: when
+ * the route's JSON guard asks for it), so what waits here holds no body.
  */
 export function batchAdmission(config: AppDeps["config"]): MiddlewareHandler<AppEnv> {
   const admission = new ByteAdmission(Math.max(config.BATCH_BODIES_IN_FLIGHT_BYTES ?? config.MAX_BATCH_BODY_BYTES, 1));

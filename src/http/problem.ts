@@ -13,6 +13,7 @@ const httpStatusOf = {
   idempotency_key_required: 400,
   unsupported_media_type: 415,
   payload_too_large: 413,
+  request_timeout: 408,
   // who is calling
   unauthorized: 401,
   forbidden: 403,
@@ -121,6 +122,7 @@ const titles: Partial<Record<ProblemCode, string>> = {
   forbidden: "This key's role may not do this",
   not_found: "Not found",
   method_not_allowed: "The route does not take this method",
+  request_timeout: "The body did not arrive in time",
   exceeds_credits: "Insufficient funds",
   internal: "Internal error",
   unavailable: "Service unavailable",

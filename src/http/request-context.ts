@@ -12,7 +12,8 @@ export interface AppDeps {
   ledger: LedgerContext;
   /** How each asset's payouts settle (the configured chains). */
   settlements: Settlements;
-  config: Pick<Config, "ADMIN_API_KEY" | "MAX_BODY_BYTES" | "MAX_BATCH_BODY_BYTES"> & Partial<Pick<Config, "BATCH_BODIES_IN_FLIGHT_BYTES">>;
+  config: Pick<Config, "ADMIN_API_KEY" | "MAX_BODY_BYTES" | "MAX_BATCH_BODY_BYTES" | "BODY_READ_TIMEOUT_MS"> &
+    Partial<Pick<Config, "BATCH_BODIES_IN_FLIGHT_BYTES">>;
   log: Logger;
   metrics: Metrics;
   /** Webhook endpoints' settings (the key sealing their secrets; private addresses allowed); without it the webhook routes answer 503. */

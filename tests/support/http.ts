@@ -54,8 +54,8 @@ export async function testApi(
     rateLimiter?: RateLimiter;
     surface?: "all" | "public" | "management";
     webhooks?: { secretsKey: Buffer; allowPrivate: boolean };
-    /** Settings beside the tests' defaults (e.g. BATCH_BODIES_IN_FLIGHT_BYTES). */
-    config?: { BATCH_BODIES_IN_FLIGHT_BYTES?: number };
+    /** Settings beside the tests' defaults (e.g. BATCH_BODIES_IN_FLIGHT_BYTES, BODY_READ_TIMEOUT_MS). */
+    config?: { BATCH_BODIES_IN_FLIGHT_BYTES?: number; BODY_READ_TIMEOUT_MS?: number };
   } = {},
 ): Promise<TestApi> {
   const db = options.db ?? (await freshDatabase());
@@ -65,7 +65,7 @@ export async function testApi(
     settlements: options.settlements ?? new Settlements([]),
     rateLimiter: options.rateLimiter,
     surface: options.surface,
-    config: { ADMIN_API_KEY: ADMIN_KEY, MAX_BODY_BYTES: 1_048_576, MAX_BATCH_BODY_BYTES: 16_777_216, ...options.config },
+    config: { ADMIN_API_KEY: ADMIN_KEY, MAX_BODY_BYTES: 1_048_576, MAX_BATCH_BODY_BYTES: 16_777_216, BODY_READ_TIMEOUT_MS: 60_000, ...options.config },
     log: createLogger("silent"),
     metrics: createMetrics(db),
     // Webhook receivers in tests listen on loopback: private addresses allowed (tests of the refusals make their own app).

@@ -48,6 +48,14 @@ export const requestProblems = {
     todo: "Split the request into smaller ones (e.g. batches of fewer records) or trim metadata so that the body stays under the limit the detail names, then send each part.",
     example: "the body is larger than 1048576 bytes",
   },
+  request_timeout: {
+    means:
+      "The body did not arrive within the time the service allows once it starts reading it (BODY_READ_TIMEOUT_MS). Nothing was done, and the connection was closed.",
+    causes: ["a client or proxy that sends the body slowly or stops in the middle of it", "a large usage batch over a very slow link"],
+    action: "retry",
+    todo: "Retry the same request, its body whole, on a new connection (with the same Idempotency-Key); split a large batch into smaller ones if its body cannot arrive in time.",
+    example: "the body did not arrive within 60000 ms (65536 bytes came); send it again, whole",
+  },
   unauthorized: {
     means: "The request carries no API key, or one the service does not know (never issued, mistyped, or revoked).",
     causes: [

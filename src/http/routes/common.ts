@@ -20,6 +20,7 @@ export const errorResponses = {
   401: problem(401, "missing or unknown API key"),
   403: problem(403, "the key's role may not do this"),
   404: problem(404, "not found, or not visible to this key"),
+  408: problem(408, "the body did not arrive in time; the connection is closed"),
   409: problem(409, "conflict with the current state or a reused Idempotency-Key"),
   413: problem(413, "body too large"),
   415: problem(415, "body is not application/json"),
