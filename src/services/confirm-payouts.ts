@@ -1,6 +1,6 @@
 import type { Database, Queryable } from "../db/client.js";
 import { ensureAccounts } from "../db/ensure-accounts.js";
-import { lockPayoutsIn, markPayoutConfirmed, recordPayoutEvents, type Payout } from "../db/queries/payouts.js";
+import { heldAmounts, lockPayoutsIn, markPayoutConfirmed, recordPayoutEvents, type Payout } from "../db/queries/payouts.js";
 import type { WriteReceipt } from "../db/queries/write-receipts.js";
 import { writeTransfers } from "../db/transfer-writer.js";
 import { chart, specKey } from "../domain/chart.js";
@@ -48,7 +48,7 @@ export async function confirmPayouts(
       const wanted = confirmed.flatMap((p) => [chart.payoutsInTransit(p.assetId, routeOf(p)), chart.treasury(p.assetId, routeOf(p))]);
       const ids = await ensureAccounts(tx, wanted);
       for (const [k, v] of ids) specs.set(k, v);
-      return [...confirmed.flatMap((p) => settlementOf(p, specs, details.get(p.id))), ...(confirmed.length > 0 ? extra : [])];
+      return [...(await settlementsOf(tx, confirmed, specs, details)), ...(confirmed.length > 0 ? extra : [])];
     },
     {
       afterWrite: async (tx, outcomes, bookedAt) => {
@@ -74,8 +74,28 @@ export async function confirmPayouts(
   return confirmed.map((p) => p.id);
 }
 
-/** A confirmed payout's two transfers: its hold posted (payable → in transit), then in transit → treasury. */
-function settlementOf(p: Payout, accountIds: Map<string, string>, d: { txHash?: string; externalReference?: string } | undefined): TransferInput[] {
+/** The confirmed payouts' transfers; what leaves in transit is what the ledger held for each payout, whatever its row says. */
+async function settlementsOf(
+  tx: Queryable,
+  confirmed: Payout[],
+  accountIds: Map<string, string>,
+  details: Map<string, { txHash?: string; externalReference?: string }>,
+): Promise<TransferInput[]> {
+  const held = await heldAmounts(
+    tx,
+    confirmed.map((p) => p.holdTransferId),
+  );
+  return confirmed.flatMap((p) => settlementOf(p, held.get(p.holdTransferId), accountIds, details.get(p.id)));
+}
+
+/** A confirmed payout's two transfers: its hold posted (payable → in transit), then what it held from in transit → treasury. */
+function settlementOf(
+  p: Payout,
+  held: bigint | undefined,
+  accountIds: Map<string, string>,
+  d: { txHash?: string; externalReference?: string } | undefined,
+): TransferInput[] {
+  if (held === undefined) throw new Error(`payout ${p.id}: its hold ${p.holdTransferId} holds nothing`);
   return [
     { kind: "post_pending", pendingId: p.holdTransferId, idempotencyKey: `payout:${p.id}:post`, metadata: { payout: { id: p.id } } },
     {
@@ -86,7 +106,7 @@ function settlementOf(p: Payout, accountIds: Map<string, string>, d: { txHash?: 
         {
           debitAccountId: accountIds.get(specKey(chart.payoutsInTransit(p.assetId, routeOf(p))))!,
           creditAccountId: accountIds.get(specKey(chart.treasury(p.assetId, routeOf(p))))!,
-          amount: p.amount,
+          amount: held,
         },
       ],
     },

@@ -17,11 +17,15 @@ import {
   findTransfersWithoutEntries,
   findUnbalancedAssets,
   findUnbalancedLegs,
+  findInTransitMismatches,
+  findPayoutSettlementMismatches,
+  findPayoutsNotMatchingHolds,
+  findPayoutsToUnprovenAddresses,
   listJournalSeals,
 } from "../db/queries/verify.js";
 
 export interface Violation {
-  /** Which invariant: balanced_assets, balanced_legs, balances_match_entries, running_balance, limits, customer_debit_totals, operator_earned, funding_marks, references, transfers_have_entries, funded_payouts, received_once, conversions, hash_chain */
+  /** Which invariant: balanced_assets, balanced_legs, balances_match_entries, running_balance, limits, customer_debit_totals, operator_earned, funding_marks, references, transfers_have_entries, payout_holds, payout_settlements, payouts_in_transit, payout_addresses, funded_payouts, received_once, conversions, hash_chain */
   check: string;
   detail: string;
 }
@@ -68,6 +72,8 @@ export async function verifyLedger(db: Database): Promise<VerifyReport> {
   add("references", await findBrokenReferences(db), (r) => String(r.what));
 
   add("transfers_have_entries", await findTransfersWithoutEntries(db), (r) => `transfer ${r.id} has no entries`);
+
+  await checkPayouts(db, add);
 
   // Only money that came in goes out: what an operator was paid (or is being paid) never takes
   // earnings whose money has not been received, so its available balance always holds them.
@@ -129,6 +135,39 @@ async function checkKeptTotals(db: Database, add: (check: string, rows: Record<s
     r.customer_id === ""
       ? `marketplace ${r.marketplace_id}, asset ${r.asset_id}: funding mark at ${r.stored}, beyond the last funding_seq drawn (${r.actual})`
       : `marketplace ${r.marketplace_id}, asset ${r.asset_id}, customer ${r.customer_id}: gross ${r.stored} kept at the funding mark, ${r.actual} in its usage records up to it`,
+  );
+}
+
+/**
+ * What the payout worker pays (the payout's row) against the ledger: each payout holds exactly its
+ * amount, a confirmed one settled exactly what it held, the in-transit accounts hold exactly the
+ * payouts on their way, and each is paid to an address its operator proved.
+ */
+async function checkPayouts(db: Database, add: (check: string, rows: Record<string, unknown>[], describe: (r: Record<string, unknown>) => string) => void) {
+  add("payout_holds", await findPayoutsNotMatchingHolds(db), (r) =>
+    r.held === null
+      ? `payout ${r.id}: amount ${r.amount}, but its hold holds nothing`
+      : `payout ${r.id}: amount ${r.amount}, but its hold holds ${r.held} (or is not one leg from the operator's payable to in transit of its asset and route)`,
+  );
+
+  add(
+    "payout_settlements",
+    await findPayoutSettlementMismatches(db),
+    (r) =>
+      `payout ${r.id} is confirmed, but its hold of ${r.held ?? "nothing"} was posted as ${r.posted ?? "nothing"} and its settlement moved ${r.settled ?? "nothing"} out of in transit to the treasury`,
+  );
+
+  add(
+    "payouts_in_transit",
+    await findInTransitMismatches(db),
+    (r) =>
+      `account ${r.ref} (asset ${r.asset_id}): posted balance ${r.posted} (must be 0) and ${r.pending} pending, for ${r.in_flight} in payouts on their way out`,
+  );
+
+  add(
+    "payout_addresses",
+    await findPayoutsToUnprovenAddresses(db),
+    (r) => `payout ${r.id} pays ${r.to_address ?? "no address"} on chain ${r.chain_id ?? "none"}, an address operator ${r.operator_id} never proved there`,
   );
 }
 

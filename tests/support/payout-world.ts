@@ -107,12 +107,18 @@ export async function payoutWorld(
     async payTo(id, account) {
       if (typeof account === "string") {
         // An address nobody holds a key for (a contract): set directly, as an admin could not.
+        // Recorded as a proven change (its challenge used, in its history), as verify expects of every address paid to.
         await db.query(
-          "insert into payout_address_challenges (id, operator_id, chain_id, address, message, expires_at) values (gen_random_uuid(), $1, 31337, $2, 'test', now())",
-          [id, account],
+          "insert into payout_address_challenges (id, operator_id, chain_id, address, message, expires_at, used_at) values (gen_random_uuid(), $1, 31337, $2, 'test', now(), now())",
+          [id, account.toLowerCase()],
         );
         await db.query(
           "insert into payout_addresses (operator_id, chain_id, address, challenge_id, verified_at) select $1, 31337, $2, id, now() from payout_address_challenges where operator_id = $1",
+          [id, account.toLowerCase()],
+        );
+        await db.query(
+          `insert into payout_address_events (operator_id, chain_id, new_address, challenge_id, signature, changed_by)
+           select $1, 31337, $2, id, '0x', 'test' from payout_address_challenges where operator_id = $1`,
           [id, account.toLowerCase()],
         );
         return account.toLowerCase() as `0x${string}`;

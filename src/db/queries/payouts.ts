@@ -174,6 +174,16 @@ export async function lockPayoutHoldsIn(tx: Queryable, ids: string[], statuses: 
   );
 }
 
+/** What each of these holds (pending transfers) holds: the pending amount it credits, by hold id. */
+export async function heldAmounts(tx: Queryable, holdTransferIds: string[]): Promise<Map<string, bigint>> {
+  if (holdTransferIds.length === 0) return new Map();
+  const rows = await tx.query<{ transfer_id: string; held: string }>(
+    "select transfer_id, sum(pending_amount)::text as held from entries where transfer_id = any($1::uuid[]) and side = 'credit' group by transfer_id",
+    [pgArray(holdTransferIds)],
+  );
+  return new Map(rows.map((r) => [r.transfer_id, BigInt(r.held)]));
+}
+
 export interface PayoutSettlement {
   txHash?: string;
   blockNumber?: bigint;

@@ -106,6 +106,87 @@ export async function findTransfersWithoutEntries(db: Queryable) {
     select t.id from transfers t where not exists (select 1 from entries e where e.transfer_id = t.id)`);
 }
 
+/** The in-transit account a payout's hold credits (chart.payoutsInTransit: per asset and settlement route). */
+const IN_TRANSIT_REF = `'payouts:in_transit:' || case p.settlement when 'evm' then p.chain_id::text when 'convert' then 'convert' else 'offchain' end`;
+
+/**
+ * Payouts whose hold is not one leg of exactly their amount, from their operator's payable to the
+ * in-transit account of their asset and route: what the worker pays (the row) is not what the
+ * ledger holds. One index lookup of the hold's entries per payout.
+ */
+export async function findPayoutsNotMatchingHolds(db: Queryable) {
+  return db.query<{ id: string; amount: string; held: string | null }>(`
+    select p.id::text as id, p.amount::text as amount, h.held::text as held
+      from payouts p
+      cross join lateral (
+        select sum(e.pending_amount) filter (where e.side = 'credit') as held,
+               count(*) = 2 and bool_and(e.posted_amount = 0)
+               and count(*) filter (where e.side = 'credit' and a.asset_id = p.asset_id and a.marketplace_id is null
+                                      and a.ref = ${IN_TRANSIT_REF}) = 1
+               and count(*) filter (where e.side = 'debit' and a.asset_id = p.asset_id and a.marketplace_id is null
+                                      and a.code = 'operator_payable' and a.owner_type = 'operator' and a.owner_id = p.operator_id) = 1 as shaped
+          from entries e join accounts a on a.id = e.account_id
+         where e.transfer_id = p.hold_transfer_id) h
+     where h.held is distinct from p.amount or not coalesce(h.shaped, false)`);
+}
+
+/**
+ * Confirmed payouts whose hold was not posted in full, or whose settlement (in transit → treasury)
+ * did not move exactly what the hold held out of the in-transit account of their asset and route.
+ */
+export async function findPayoutSettlementMismatches(db: Queryable) {
+  return db.query<{ id: string; held: string | null; posted: string | null; settled: string | null }>(`
+    select p.id::text as id, h.held::text as held, r.posted::text as posted, s.settled::text as settled
+      from payouts p
+      cross join lateral (select sum(e.pending_amount) as held from entries e where e.transfer_id = p.hold_transfer_id and e.side = 'credit') h
+      cross join lateral (
+        select sum(e.posted_amount) as posted from transfers t join entries e on e.transfer_id = t.id
+         where t.pending_id = p.hold_transfer_id and t.kind = 'post_pending' and e.side = 'credit') r
+      cross join lateral (
+        select sum(e.posted_amount) filter (where e.side = 'debit') as moved,
+               sum(e.posted_amount) filter (where e.side = 'debit' and a.asset_id = p.asset_id and a.marketplace_id is null
+                                              and a.ref = ${IN_TRANSIT_REF}) as settled,
+               sum(e.posted_amount) filter (where e.side = 'credit' and a.asset_id = p.asset_id and a.marketplace_id is null and a.code = 'treasury') as paid
+          from entries e join accounts a on a.id = e.account_id
+         where e.transfer_id = p.settle_transfer_id) s
+     where p.status = 'confirmed'
+       and (r.posted is distinct from h.held or s.settled is distinct from h.held or s.moved is distinct from h.held or s.paid is distinct from h.held)`);
+}
+
+/**
+ * In-transit accounts whose balance disagrees with the payouts on their way out: posted, every hold
+ * posted was settled (0); pending, the holds of the payouts in flight (pending, batched, signed,
+ * submitted) of their asset and route.
+ */
+export async function findInTransitMismatches(db: Queryable) {
+  return db.query<{ asset_id: string; ref: string; posted: string; pending: string; in_flight: string }>(`
+    select coalesce(a.asset_id, f.asset_id)::text as asset_id, coalesce(a.ref, f.ref) as ref,
+           coalesce(a.posted, 0)::text as posted, coalesce(a.pending, 0)::text as pending, coalesce(f.amount, 0)::text as in_flight
+      from (select a.asset_id, a.ref, b.credits_posted - b.debits_posted as posted, b.credits_pending - b.debits_pending as pending
+              from accounts a join account_balances b on b.account_id = a.id
+             where a.marketplace_id is null and a.ref like 'payouts:in_transit:%') a
+      full join (select p.asset_id, ${IN_TRANSIT_REF} as ref, sum(p.amount) as amount
+                   from payouts p where p.status in ('pending', 'batched', 'signed', 'submitted') group by 1, 2) f
+        on f.asset_id = a.asset_id and f.ref = a.ref
+     where coalesce(a.posted, 0) <> 0 or coalesce(a.pending, 0) <> coalesce(f.amount, 0)`);
+}
+
+/**
+ * Payouts to an address (or, on chain, to none) that their operator never proved on that chain: no
+ * change of its payout address (payout_address_events) made it that address with a challenge issued
+ * to it for that chain and address, and used.
+ */
+export async function findPayoutsToUnprovenAddresses(db: Queryable) {
+  return db.query<{ id: string; operator_id: string; chain_id: string | null; to_address: string | null }>(`
+    select p.id::text as id, p.operator_id, p.chain_id::text as chain_id, p.to_address
+      from payouts p
+     where (p.settlement = 'evm' or p.to_address is not null)
+       and not exists (
+         select 1 from payout_address_events e join payout_address_challenges c on c.id = e.challenge_id
+          where e.operator_id = p.operator_id and e.chain_id = p.chain_id and e.new_address = p.to_address
+            and c.operator_id = p.operator_id and c.chain_id = p.chain_id and c.address = p.to_address and c.used_at is not null)`);
+}
+
 /** How many assets, accounts, transfers, entries and journal seals there are (as decimal strings). */
 export async function countLedgerRows(db: Queryable): Promise<{ assets: string; accounts: string; transfers: string; entries: string; seals: string }> {
   const [counts] = await db.query<{ assets: string; accounts: string; transfers: string; entries: string; seals: string }>(`
