@@ -2502,7 +2502,7 @@ export interface components {
             timeout_seconds?: number;
             /**
              * Format: date-time
-             * @description when it happened; defaults to now
+             * @description when it happened; defaults to now; at most 5 minutes ahead of the service's clock (refused otherwise: 400 naming effective_at)
              * @example 2026-11-29T12:00:00Z
              */
             effective_at?: string;
@@ -2557,6 +2557,7 @@ export interface components {
             amount?: string;
             /**
              * Format: date-time
+             * @description when it is posted; defaults to now; not before the hold's effective time, nor more than 5 minutes ahead of the service's clock (refused otherwise: 400 naming effective_at)
              * @example 2026-11-29T12:00:00Z
              */
             effective_at?: string;
@@ -2584,6 +2585,7 @@ export interface components {
         Reverse: {
             /**
              * Format: date-time
+             * @description when the correction takes effect; defaults to the original's effective time; not before it, nor more than 5 minutes ahead of the service's clock (refused otherwise: 400 naming effective_at)
              * @example 2026-11-29T12:00:00Z
              */
             effective_at?: string;

@@ -9,6 +9,12 @@ export interface Clock {
   now(): Date;
 }
 
+/**
+ * How far ahead of the service's clock an instant a client tells may be (clock skew between the
+ * client and the service): a usage record's period end, a transfer's effective time.
+ */
+export const FUTURE_TOLERANCE_MS = 5 * 60_000;
+
 /** The machine's time. */
 export const systemClock: Clock = { now: () => new Date() };
 

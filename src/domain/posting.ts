@@ -1,4 +1,5 @@
 import { brokenLimit, postedBalance, type AccountLimits, type Balances, type Side } from "./accounts.js";
+import { FUTURE_TOLERANCE_MS } from "./clock.js";
 import { LedgerError } from "./errors.js";
 import { UINT256_MAX } from "./money.js";
 import { requestHash, validateTransferInput, type TransferInput, type TransferKind } from "./transfers.js";
@@ -93,6 +94,14 @@ export class LedgerState {
   /** The transfer a request makes, by the rules of its kind; throws LedgerError when they refuse it. */
   private plan(input: TransferInput, id: string, hash: string): TransferRecord {
     if (this.transfers.has(id)) throw new LedgerError("invalid_request", `transfer id ${id} is already taken`, [{ path: "id", message: "is already taken" }]);
+    // Money moves when it is recorded or before (a late record), never ahead of the clock (but for its skew).
+    if (input.effectiveAt !== undefined && input.effectiveAt.getTime() > this.now.getTime() + FUTURE_TOLERANCE_MS) {
+      throw new LedgerError(
+        "invalid_request",
+        `the effective time ${input.effectiveAt.toISOString()} is more than ${FUTURE_TOLERANCE_MS / 60_000} minutes after now (${this.now.toISOString()})`,
+        [{ path: "effectiveAt", message: "is in the future" }],
+      );
+    }
     const base: PlannedBase = {
       id,
       idempotencyKey: input.idempotencyKey,
@@ -133,6 +142,7 @@ export class LedgerState {
   /** Posting (all or part of it), voiding or expiring an open pending transfer: releases its hold. */
   private planResolution(input: Extract<TransferInput, { kind: "post_pending" | "void_pending" | "expire_pending" }>, base: PlannedBase): TransferRecord {
     const pending = this.openPending(input.pendingId, input.kind);
+    if (input.effectiveAt !== undefined) notBefore(input.effectiveAt, pending, "posts");
     let postAmount: bigint | undefined;
     if (input.kind === "post_pending" && input.amount !== undefined) {
       if (pending.legs.length !== 1) {
@@ -159,6 +169,7 @@ export class LedgerState {
       throw new LedgerError("not_reversible", `a ${original.kind} transfer cannot be reversed${original.kind === "pending" ? "; void it instead" : ""}`);
     }
     if (this.reversed.has(original.id)) throw new LedgerError("already_reversed", `transfer ${original.id} was already reversed`);
+    if (input.effectiveAt !== undefined) notBefore(input.effectiveAt, original, "reverses");
     const legs = original.legs
       .filter((leg) => leg.postedAmount > 0n)
       .map((leg) => ({
@@ -278,6 +289,21 @@ export class LedgerState {
     return new LedgerError(
       broken,
       `account ${id} would have more credits than debits: ${available} of debits left to credit against, ${missing} short (amounts in the asset's smallest unit)`,
+    );
+  }
+}
+
+/**
+ * A transfer that acts on an earlier one (its reversal, the post of a hold) is not effective before
+ * it: as of any instant, a balance shows either both or neither (a no-overdraft account would
+ * otherwise read negative in between).
+ */
+function notBefore(at: Date, original: TransferRecord, verb: string): void {
+  if (at.getTime() < original.effectiveAt.getTime()) {
+    throw new LedgerError(
+      "invalid_request",
+      `the effective time ${at.toISOString()} is before that of transfer ${original.id} it ${verb} (${original.effectiveAt.toISOString()})`,
+      [{ path: "effectiveAt", message: `is before the effective time of the transfer it ${verb}` }],
     );
   }
 }

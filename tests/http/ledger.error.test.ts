@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectRefused, expectStatus, testApi, world, writeCounts, type ApiResponse, type TestApi } from "../support/http.js";
 import type { World } from "../support/security.js";
+import { ago, ahead } from "../support/clock.js";
 
 let api: TestApi;
 let w: World;
@@ -129,6 +130,53 @@ describe("bad requests on holds and reversals", () => {
     const t = expectStatus(await transfer(leg("3"))(), 201).body;
     expectStatus(await api.call("POST", `/v1/transfers/${t.id}/reverse`, { key: w.keys.m1 }), 201);
     await refused(() => api.call("POST", `/v1/transfers/${t.id}/reverse`, { key: w.keys.m1 }), 409, "already_reversed");
+  });
+  it("an effective time more than 5 minutes ahead of the service's clock: a transfer, a batch item, a post, a reversal", async () => {
+    const far = ahead(6 * 60_000).toISOString();
+    await refused(transfer({ ...leg("1"), effective_at: "9999-12-31T23:59:59Z" }), 400, "invalid_request", "effective_at");
+    await refused(transfer({ ...leg("1"), effective_at: far }), 400, "invalid_request", "effective_at");
+    await refused(transfer({ type: "pending", ...leg("1"), effective_at: far }), 400, "invalid_request", "effective_at");
+    const batch = expectStatus(await transfer({ transfers: [{ ...leg("1"), effective_at: far }] })(), 200).body;
+    expect(batch.results[0]).toMatchObject({ status: "refused", error: { code: "invalid_request", errors: [{ path: "effective_at" }] } });
+    const hold = expectStatus(await transfer({ type: "pending", ...leg("2") })(), 201).body;
+    await refused(
+      () => api.call("POST", `/v1/transfers/${hold.id}/post`, { key: w.keys.m1, body: { effective_at: far } }),
+      400,
+      "invalid_request",
+      "effective_at",
+    );
+    const t = expectStatus(await transfer(leg("2"))(), 201).body;
+    await refused(
+      () => api.call("POST", `/v1/transfers/${t.id}/reverse`, { key: w.keys.m1, body: { effective_at: far } }),
+      400,
+      "invalid_request",
+      "effective_at",
+    );
+    // Within the clocks' skew: accepted.
+    expectStatus(await transfer({ ...leg("1"), effective_at: ahead(4 * 60_000).toISOString() })(), 201);
+  });
+  it("a reversal effective before the transfer it reverses, or a post before its hold", async () => {
+    const t = expectStatus(await transfer({ ...leg("2"), effective_at: ago(3_600_000).toISOString() })(), 201).body;
+    for (const at of ["1970-01-01T00:00:00Z", new Date(new Date(t.effective_at).getTime() - 1).toISOString()]) {
+      const r = await refused(
+        () => api.call("POST", `/v1/transfers/${t.id}/reverse`, { key: w.keys.m1, body: { effective_at: at } }),
+        400,
+        "invalid_request",
+        "effective_at",
+      );
+      expect(r.body.detail).toMatch(new RegExp(`before that of transfer ${t.id} it reverses`));
+    }
+    const hold = expectStatus(await transfer({ type: "pending", ...leg("2"), effective_at: ago(3_600_000).toISOString() })(), 201).body;
+    await refused(
+      () => api.call("POST", `/v1/transfers/${hold.id}/post`, { key: w.keys.m1, body: { effective_at: ago(7_200_000).toISOString() } }),
+      400,
+      "invalid_request",
+      "effective_at",
+    );
+    // At the original's instant or after: accepted.
+    expectStatus(await api.call("POST", `/v1/transfers/${hold.id}/post`, { key: w.keys.m1, body: { effective_at: hold.effective_at } }), 201);
+    const rev = expectStatus(await api.call("POST", `/v1/transfers/${t.id}/reverse`, { key: w.keys.m1, body: { effective_at: t.effective_at } }), 201).body;
+    expect(rev.effective_at).toBe(t.effective_at);
   });
   it("a path id that is not a uuid", () => refused(() => api.call("POST", "/v1/transfers/123/void", { key: w.keys.m1 }), 400, "invalid_request", "id"));
   it("an unknown transfer", () => refused(() => api.call("GET", "/v1/transfers/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e"), 404, "transfer_not_found"));

@@ -242,3 +242,45 @@ describe("reversals", () => {
     expect(l.refusal({ kind: "reversal", reversesId: deposit.id })).toBe("exceeds_credits");
   });
 });
+
+describe("effective times", () => {
+  const now = new Date("2026-01-01T00:00:00Z");
+  const at = (ms: number) => new Date(now.getTime() + ms);
+  const issuesOf = (l: ReturnType<typeof ledger>, input: Req) => {
+    try {
+      l.run(input);
+    } catch (err) {
+      return { code: (err as LedgerError).code, paths: (err as LedgerError).issues.map((i) => i.path) };
+    }
+    throw new Error("expected a refusal");
+  };
+
+  it("are at most 5 minutes after the clock's now, whatever the kind", () => {
+    const l = ledger();
+    const [a, b] = [l.open(), l.open()];
+    const legs = [{ debitAccountId: a, creditAccountId: b, amount: 1n }];
+    const late = { code: "invalid_request", paths: ["effectiveAt"] };
+    expect(issuesOf(l, { kind: "standard", legs, effectiveAt: new Date("9999-12-31T23:59:59Z") })).toEqual(late);
+    expect(issuesOf(l, { kind: "pending", legs, effectiveAt: at(5 * 60_000 + 1) })).toEqual(late);
+    const hold = l.created({ kind: "pending", legs });
+    expect(issuesOf(l, { kind: "post_pending", pendingId: hold.id, effectiveAt: at(3_600_000) })).toEqual(late);
+    const t = l.created({ kind: "standard", legs, effectiveAt: at(5 * 60_000) });
+    expect(issuesOf(l, { kind: "reversal", reversesId: t.id, effectiveAt: at(10 * 60_000) })).toEqual(late);
+    expect(l.state.transfers.size).toBe(2);
+  });
+
+  it("of a reversal or a post are never before the transfer they act on", () => {
+    const l = ledger();
+    const [a, b] = [l.open(), l.open()];
+    const legs = [{ debitAccountId: a, creditAccountId: b, amount: 1n }];
+    const t = l.created({ kind: "standard", legs, effectiveAt: at(-3_600_000) });
+    const before = { code: "invalid_request", paths: ["effectiveAt"] };
+    expect(issuesOf(l, { kind: "reversal", reversesId: t.id, effectiveAt: new Date(0) })).toEqual(before);
+    expect(issuesOf(l, { kind: "reversal", reversesId: t.id, effectiveAt: at(-3_600_001) })).toEqual(before);
+    const hold = l.created({ kind: "pending", legs, effectiveAt: at(-60_000) });
+    expect(issuesOf(l, { kind: "post_pending", pendingId: hold.id, effectiveAt: at(-60_001) })).toEqual(before);
+    // At the same instant, or later (by default, the original's and now): accepted.
+    expect(l.created({ kind: "reversal", reversesId: t.id, effectiveAt: t.effectiveAt }).effectiveAt).toEqual(t.effectiveAt);
+    expect(l.created({ kind: "post_pending", pendingId: hold.id }).effectiveAt).toEqual(now);
+  });
+});

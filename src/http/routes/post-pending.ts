@@ -10,7 +10,10 @@ import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./c
 const Body = z
   .strictObject({
     amount: Amount.optional().openapi({ description: "post less than the hold (single-leg holds only); the rest is released" }),
-    effective_at: Timestamp.optional(),
+    effective_at: Timestamp.optional().openapi({
+      description:
+        "when it is posted; defaults to now; not before the hold's effective time, nor more than 5 minutes ahead of the service's clock (refused otherwise: 400 naming effective_at)",
+    }),
     metadata: Metadata.optional(),
   })
   .openapi("PostPending");

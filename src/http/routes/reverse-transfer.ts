@@ -6,7 +6,15 @@ import type { AppEnv } from "../request-context.js";
 import { IdParam, Metadata, Timestamp, Transfer } from "../schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 
-const Body = z.strictObject({ effective_at: Timestamp.optional(), metadata: Metadata.optional() }).openapi("Reverse");
+const Body = z
+  .strictObject({
+    effective_at: Timestamp.optional().openapi({
+      description:
+        "when the correction takes effect; defaults to the original's effective time; not before it, nor more than 5 minutes ahead of the service's clock (refused otherwise: 400 naming effective_at)",
+    }),
+    metadata: Metadata.optional(),
+  })
+  .openapi("Reverse");
 
 const route = createRoute({
   method: "post",

@@ -17,7 +17,9 @@ export const TransferIn = z
       .max(366 * 24 * 3600)
       .optional()
       .openapi({ description: "pending only: release the hold after this long" }),
-    effective_at: Timestamp.optional().openapi({ description: "when it happened; defaults to now" }),
+    effective_at: Timestamp.optional().openapi({
+      description: "when it happened; defaults to now; at most 5 minutes ahead of the service's clock (refused otherwise: 400 naming effective_at)",
+    }),
     metadata: Metadata.optional(),
   })
   .refine((t) => t.timeout_seconds === undefined || t.type === "pending", { message: "only pending transfers have a timeout", path: ["timeout_seconds"] })

@@ -1,6 +1,7 @@
 import type { MarketplaceFacts } from "../../db/queries/usage.js";
 import { assetRetired } from "../../domain/assets.js";
 import { chart } from "../../domain/chart.js";
+import { FUTURE_TOLERANCE_MS } from "../../domain/clock.js";
 import { customerRetired } from "../../domain/customers.js";
 import { LedgerError } from "../../domain/errors.js";
 import { bookedEffective } from "../../domain/period-rules.js";
@@ -12,7 +13,7 @@ import { limitsOf } from "../usage-limits.js";
 import type { Planned, UsageInput, UsageItem } from "./types.js";
 
 /** How far in the future a record's period may end (clock skew between marketplace and ledger). */
-export const FUTURE_TOLERANCE_MS = 5 * 60_000;
+export { FUTURE_TOLERANCE_MS };
 
 /** Rates one record and checks it against the marketplace's facts. Throws LedgerError when it is refused. */
 export function planRecord(index: number, item: UsageItem, hash: string, facts: MarketplaceFacts, now: number): Planned {
