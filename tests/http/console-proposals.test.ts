@@ -4,6 +4,7 @@ import { getUsage } from "../../src/db/queries/usage.js";
 import { authenticate } from "../../src/services/api-keys.js";
 import { proposePayoutAddress } from "../../src/services/proposals/propose-payout-address.js";
 import { proposeUsageReversal } from "../../src/services/proposals.js";
+import { cookieHeader, signIn } from "../support/console-cookies.js";
 import { expectStatus, serveOnLoopback, worldPerFile } from "../support/http.js";
 
 /**
@@ -22,39 +23,8 @@ beforeAll(async () => {
 });
 afterAll(async () => stop?.());
 
-/** The cookies a response sets, merged over `jar`. */
-function cookies(res: Response, jar: Map<string, string>): Map<string, string> {
-  for (const line of res.headers.getSetCookie()) {
-    const [pair] = line.split(";");
-    const at = pair!.indexOf("=");
-    jar.set(pair!.slice(0, at), pair!.slice(at + 1));
-  }
-  return jar;
-}
-const header = (jar: Map<string, string>) =>
-  [...jar]
-    .filter(([, v]) => v !== "")
-    .map(([k, v]) => `${k}=${v}`)
-    .join("; ");
-const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)?.[1];
-
-async function signIn(key: string): Promise<Map<string, string>> {
-  const jar = new Map<string, string>();
-  const form = await fetch(`${origin}/console/sign-in`);
-  cookies(form, jar);
-  const nonce = csrfOf(await form.text())!;
-  const res = await fetch(`${origin}/console/sign-in`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { cookie: header(jar), origin, "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ csrf: nonce, api_key: key }).toString(),
-  });
-  expect(res.status).toBe(303);
-  return cookies(res, jar);
-}
-
 async function page(jar: Map<string, string>, path: string): Promise<string> {
-  const res = await fetch(`${origin}${path}`, { headers: { cookie: header(jar) }, redirect: "manual" });
+  const res = await fetch(`${origin}${path}`, { headers: { cookie: cookieHeader(jar) }, redirect: "manual" });
   expect(res.status).toBe(200);
   return res.text();
 }
@@ -95,7 +65,7 @@ describe("the console's Proposals page shows whom each proposal concerns", () =>
     const usage = (await getUsage(api.db, w.m1Usage.id))!;
     const reversal = await proposeUsageReversal(api.db, new Date(), admin, usage, "billed twice");
 
-    const jar = await signIn(w.keys.admin);
+    const jar = await signIn(origin, w.keys.admin);
     const list = await page(jar, "/console/proposals");
     const what = (id: string) => {
       const row = rowOf(list, id);

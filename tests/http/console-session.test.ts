@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cookieHeader, csrfOf, signIn } from "../support/console-cookies.js";
 import { serveOnLoopback, worldPerFile } from "../support/http.js";
 
 /**
@@ -16,64 +17,33 @@ beforeAll(async () => {
 });
 afterAll(async () => stop?.());
 
-/** The cookies a response sets, as one Cookie header (name=value; …), merged over `jar`. */
-function cookies(res: Response, jar: Map<string, string>): Map<string, string> {
-  for (const line of res.headers.getSetCookie()) {
-    const [pair] = line.split(";");
-    const at = pair!.indexOf("=");
-    jar.set(pair!.slice(0, at), pair!.slice(at + 1));
-  }
-  return jar;
-}
-const header = (jar: Map<string, string>) =>
-  [...jar]
-    .filter(([, v]) => v !== "")
-    .map(([k, v]) => `${k}=${v}`)
-    .join("; ");
-const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)?.[1];
-
-async function signIn(key: string): Promise<Map<string, string>> {
-  const jar = new Map<string, string>();
-  const form = await fetch(`${origin}/console/sign-in`);
-  cookies(form, jar);
-  const nonce = csrfOf(await form.text())!;
-  const res = await fetch(`${origin}/console/sign-in`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { cookie: header(jar), origin, "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ csrf: nonce, api_key: key }).toString(),
-  });
-  expect(res.status).toBe(303);
-  return cookies(res, jar);
-}
-
 describe("the console's session", () => {
   it("ends on sign-out: the same cookie, sent again, is asked to sign in", async () => {
-    const jar = await signIn(t.w.keys.finance);
+    const jar = await signIn(origin, t.w.keys.finance);
     const before = new Map(jar);
-    const home = await fetch(`${origin}/console`, { headers: { cookie: header(jar) }, redirect: "manual" });
+    const home = await fetch(`${origin}/console`, { headers: { cookie: cookieHeader(jar) }, redirect: "manual" });
     expect(home.status).toBe(200);
     const csrf = csrfOf(await home.text())!;
     const out = await fetch(`${origin}/console/sign-out`, {
       method: "POST",
       redirect: "manual",
-      headers: { cookie: header(jar), origin, "content-type": "application/x-www-form-urlencoded" },
+      headers: { cookie: cookieHeader(jar), origin, "content-type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams({ csrf }).toString(),
     });
     expect(out.status).toBe(303);
     // The copy taken before signing out: refused, for a page and for a form.
-    const again = await fetch(`${origin}/console/trial-balance`, { headers: { cookie: header(before) }, redirect: "manual" });
+    const again = await fetch(`${origin}/console/trial-balance`, { headers: { cookie: cookieHeader(before) }, redirect: "manual" });
     expect(again.status).toBe(303);
     expect(again.headers.get("location")).toBe("/console/sign-in");
     const form = await fetch(`${origin}/console/sign-out`, {
       method: "POST",
       redirect: "manual",
-      headers: { cookie: header(before), origin, "content-type": "application/x-www-form-urlencoded" },
+      headers: { cookie: cookieHeader(before), origin, "content-type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams({ csrf }).toString(),
     });
     expect(form.headers.get("location")).toBe("/console/sign-in");
     // Another session of the same key is not touched, and a new sign-in works.
-    const other = await signIn(t.w.keys.finance);
-    expect((await fetch(`${origin}/console`, { headers: { cookie: header(other) }, redirect: "manual" })).status).toBe(200);
+    const other = await signIn(origin, t.w.keys.finance);
+    expect((await fetch(`${origin}/console`, { headers: { cookie: cookieHeader(other) }, redirect: "manual" })).status).toBe(200);
   });
 });
