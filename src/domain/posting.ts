@@ -158,7 +158,9 @@ export class LedgerState {
       postedAmount: input.kind === "post_pending" ? (postAmount ?? leg.pendingAmount) : 0n,
       pendingAmount: -leg.pendingAmount,
     }));
-    return { ...base, pendingId: pending.id, legs };
+    // Not before the hold it acts on (one dated ahead of the clock, within its skew): then at the hold's instant.
+    const effectiveAt = input.effectiveAt ?? (pending.effectiveAt.getTime() > base.effectiveAt.getTime() ? pending.effectiveAt : base.effectiveAt);
+    return { ...base, effectiveAt, pendingId: pending.id, legs };
   }
 
   /** Reversing a posted transfer: its posted legs, debit and credit swapped. */

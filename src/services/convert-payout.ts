@@ -285,6 +285,7 @@ async function record(tx: Queryable, payout: Payout, parts: Part[], tags: Tag[],
           operatorId: payout.operatorId,
           asset: p.asset.code,
           amount,
+          destination: p.destination,
         });
         await setPayoutNote(
           tx,

@@ -232,6 +232,7 @@ async function recordPayout(
       operatorId: input.operatorId,
       asset: asset.code,
       amount: input.amount,
+      destination: { settlement, chainId, toAddress },
     });
     await setPayoutNote(tx, id, `awaiting approval: above the policy's approval threshold of ${policy.approvalThreshold} (proposal ${proposal.id})`);
   }

@@ -5,7 +5,7 @@ import type { WriteReceipt } from "../db/queries/write-receipts.js";
 import type { Queryable } from "../db/client.js";
 import { receiptsOf, type LedgerContext, type TransferSubmission } from "./context.js";
 import { lockUsageFunding } from "./funding.js";
-import { marketplacesOfAccounts } from "../db/queries/periods.js";
+import { allMarketplaceIds, marketplacesOfAccounts } from "../db/queries/periods.js";
 import { bookingOnAccounts } from "./periods.js";
 
 /**
@@ -25,8 +25,9 @@ export async function postTransfer(
 
 /**
  * A transfer dated into the past (an explicit effective time, or a reversal effective when its
- * original was) is judged against the accounting periods of its accounts' marketplaces inside its
- * own transaction, under their funding locks in shared mode, which a change of period status takes
+ * original was) is judged against the accounting periods of its accounts' marketplaces (of every
+ * marketplace, on the platform's own accounts only) inside its own transaction, under their
+ * funding locks in shared mode, which a change of period status takes
  * exclusively (src/services/periods.ts): a month cannot close between the judgement and the write.
  */
 export interface DatedBy {
@@ -37,7 +38,10 @@ export interface DatedBy {
 }
 
 async function judgedUnderLocks(tx: Queryable, input: TransferInput, dated: DatedBy): Promise<TransferInput> {
-  await lockUsageFunding(tx, await marketplacesOfAccounts(tx, dated.accounts));
+  // A transfer on the platform's own accounts only is judged against every marketplace's periods
+  // (bookingOnAccounts): under every marketplace's lock.
+  const owners = await marketplacesOfAccounts(tx, dated.accounts);
+  await lockUsageFunding(tx, owners.length > 0 ? owners : await allMarketplaceIds(tx));
   const booking = await bookingOnAccounts(tx, dated.accounts, dated.at, dated.explicit);
   if (!booking.late || input.kind !== "reversal") return input;
   const lateFor = { period: booking.late.period, effective_at: booking.late.effectiveAt.toISOString() };

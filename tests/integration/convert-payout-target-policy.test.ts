@@ -99,8 +99,14 @@ describe("a convert payout's parts and their asset's payout policy", () => {
     const [part] = await tusdPayouts("mid");
     expect(part).toMatchObject({ amount: (1_500n * U).toString(), approval: "required", status: "pending" });
     expect((await getPayout(w.db, first.payout.id))!.status).toBe("converted");
-    const proposals = await w.db.query<{ kind: string }>("select kind from proposals where payload->>'payout_id' = $1", [part!.id]);
-    expect(proposals).toEqual([{ kind: "payout" }]);
+    // The proposal names where the part goes (the approving key sees the chain and the address).
+    const proposals = await w.db.query<{ kind: string; settlement: string; chain_id: string; to_address: string }>(
+      "select kind, payload->>'settlement' as settlement, payload->>'chain_id' as chain_id, payload->>'to_address' as to_address from proposals where payload->>'payout_id' = $1",
+      [part!.id],
+    );
+    const to_address = (await w.db.query<{ to_address: string }>("select to_address from payouts where id = $1", [part!.id]))[0]!.to_address;
+    expect(proposals).toEqual([{ kind: "payout", settlement: "evm", chain_id: "31337", to_address }]);
+    expect(to_address).toMatch(/^0x[0-9a-f]{40}$/);
     // 1,500 of today's 2,000 TUSD are taken: a second 900 waits (converted, it would be 2,400).
     const second = await ask("mid", 900n * U, "mid-2");
     await ticks(2);

@@ -282,5 +282,10 @@ describe("effective times", () => {
     // At the same instant, or later (by default, the original's and now): accepted.
     expect(l.created({ kind: "reversal", reversesId: t.id, effectiveAt: t.effectiveAt }).effectiveAt).toEqual(t.effectiveAt);
     expect(l.created({ kind: "post_pending", pendingId: hold.id }).effectiveAt).toEqual(now);
+    // A hold dated ahead of the clock (within its skew), posted or voided without an instant: at the hold's.
+    for (const kind of ["post_pending", "void_pending"] as const) {
+      const ahead = l.created({ kind: "pending", legs, effectiveAt: at(4 * 60_000) });
+      expect(l.created({ kind, pendingId: ahead.id }).effectiveAt).toEqual(ahead.effectiveAt);
+    }
   });
 });

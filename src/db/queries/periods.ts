@@ -55,6 +55,11 @@ export async function allLockedPeriods(db: Queryable): Promise<PeriodRow[]> {
   return db.query<PeriodRow>(`select ${COLUMNS} from accounting_periods where status <> 'open'`);
 }
 
+/** Every marketplace's id. */
+export async function allMarketplaceIds(db: Queryable): Promise<string[]> {
+  return (await db.query<{ id: string }>("select id from marketplaces order by id")).map((r) => r.id);
+}
+
 /** The marketplace's time zone. */
 export async function marketplaceTimeZone(db: Queryable, marketplaceId: string): Promise<string | undefined> {
   const [row] = await db.query<{ time_zone: string }>("select time_zone from marketplaces where id = $1", [marketplaceId]);

@@ -29,7 +29,7 @@ function decideForms(ctx: PageCtx, id: string): string {
 const PROOF_AND_IDS = new Set(["asset_id", "base_asset_id", "quote_asset_id", "reference_key", "last_change_id", "challenge_id", "signature", "num", "den"]);
 
 /** The fields the What column starts with, in this order (the stored payload keeps no order): whom the proposal concerns, then where to. */
-const LEADING = ["customer_id", "operator_id", "payout_id", "usage_id", "chain_id", "old_address", "new_address"];
+const LEADING = ["customer_id", "operator_id", "payout_id", "usage_id", "chain_id", "to_address", "old_address", "new_address"];
 
 /** A payload value as text: null as "none", an object as its fields in parentheses. */
 function valueText(v: unknown): string {
