@@ -69,6 +69,8 @@ export async function createAsset(db: Database | Queryable, raw: AssetInput): Pr
     "asset_exists",
     existing
       ? `asset ${input.code} already exists with different attributes${existing.scale === input.scale ? ` (how it settles changes by proposal: PATCH /v1/assets/${input.code})` : ""}`
-      : `another asset already settles as chain ${chainId} token ${token}`,
+      : token === null
+        ? `another asset already settles as chain ${chainId}'s native token`
+        : `another asset already settles as chain ${chainId} token ${token}`,
   );
 }

@@ -57,6 +57,12 @@ describe("assets and accounts", () => {
     await expect(createAsset(db, { code: "ETH-31337", scale: 9, settlement: { kind: "native", chainId: 31337 } })).rejects.toMatchObject({
       code: "asset_exists",
     });
+    // A chain's native token settles one asset: a second one under another code would have the
+    // vault's one balance counted for both.
+    await expect(createAsset(db, { code: "ETH2-31337", scale: 18, settlement: { kind: "native", chainId: 31337 } })).rejects.toMatchObject({
+      code: "asset_exists",
+      message: "another asset already settles as chain 31337's native token",
+    });
     await expect(createAsset(db, { code: "bad code", scale: 6, settlement: { kind: "offchain" } })).rejects.toMatchObject({ code: "invalid_request" });
     await expect(createAsset(db, { code: "X", scale: 78, settlement: { kind: "offchain" } })).rejects.toMatchObject({ code: "invalid_request" });
   });

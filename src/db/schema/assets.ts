@@ -34,6 +34,10 @@ export const assets = pgTable(
        or (${t.settlement} = 'offchain' and ${t.chainId} is null and ${t.tokenAddress} is null)`,
     ),
     uniqueIndex("assets_chain_token_uq").on(t.chainId, t.tokenAddress),
+    // A chain's native token settles one asset too (the index above does not see it: its token is null).
+    uniqueIndex("assets_chain_native_uq")
+      .on(t.chainId)
+      .where(sql`${t.settlement} = 'native'`),
     check("assets_rate_bounds", sql`${t.rateMaxAgeSeconds} between 1 and 31536000 and ${t.rateMaxDeviationBps} between 0 and 10000`),
   ],
 );

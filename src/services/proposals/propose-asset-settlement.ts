@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Queryable } from "../../db/client.js";
 import { countPayoutsInFlight, insertSettlementVersion, latestSettlementVersion, resetDepositCursors } from "../../db/queries/asset-settlements.js";
 import { findAssetByToken, lockAssetByCode, updateAssetSettlement } from "../../db/queries/assets.js";
+import { findNativeAsset } from "../../db/queries/chain-transactions.js";
 import type { Principal } from "../../domain/access.js";
 import { checkSettlementChange, describeSettlement, sameSettlement, type Asset, type AssetSettlement } from "../../domain/assets.js";
 import { LedgerError } from "../../domain/errors.js";
@@ -86,10 +87,11 @@ function fromWire(raw: unknown): AssetSettlement {
 
 const normalized = (s: AssetSettlement): AssetSettlement => (s.kind === "erc20" ? { ...s, tokenAddress: s.tokenAddress.toLowerCase() } : s);
 
-/** A token and chain settle one asset: another asset's is refused (asset_exists). */
+/** A token and chain (or a chain's native token) settle one asset: another asset's is refused (asset_exists). */
 async function refuseTakenToken(db: Queryable, asset: Asset, to: AssetSettlement): Promise<void> {
-  if (to.kind !== "erc20") return;
-  const holder = await findAssetByToken(db, String(to.chainId), to.tokenAddress.toLowerCase());
+  if (to.kind === "offchain") return;
+  const holder =
+    to.kind === "erc20" ? await findAssetByToken(db, String(to.chainId), to.tokenAddress.toLowerCase()) : await findNativeAsset(db, BigInt(to.chainId));
   if (holder && holder.id !== asset.id) {
     throw new LedgerError("asset_exists", `asset ${holder.code} settles as ${describeSettlement(to)} already: a token and chain settle one asset`);
   }

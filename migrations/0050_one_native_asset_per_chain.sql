@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX "assets_chain_native_uq" ON "assets" USING btree ("chain_id") WHERE "assets"."settlement" = 'native';
