@@ -120,4 +120,35 @@ describe("a convert payout's parts and their asset's payout policy", () => {
     await ticks(6);
     expect(await tusdPayouts("small")).toEqual([expect.objectContaining({ amount: (400n * U).toString(), approval: null, status: "confirmed" })]);
   }, 120_000);
+
+  it("a converted payout counts in its earnings asset's day as the part paid in that asset, not twice", async () => {
+    await setPayoutPolicy(w.db, {
+      asset: "USD",
+      minAmount: 1n,
+      schedule: "manual",
+      maxPerPayout: null,
+      maxPerDay: 1_000n * U,
+      approvalThreshold: null,
+      updatedBy: "test",
+      now: w.db.clock.now(),
+    });
+    await w.operator("half", { USD: 10_000n * U });
+    await setPayoutPreference(w.db, w.settlements, {
+      now: w.db.clock.now(),
+      by: "op-key",
+      requestId: null,
+      operatorId: "half",
+      asset: "USD",
+      splits: [
+        { asset: "USD", bps: 5_000 },
+        { asset: "TUSD", bps: 5_000 },
+      ],
+    });
+    const first = await ask("half", 1_000n * U, "half-1");
+    await ticks(3);
+    expect((await getPayout(w.db, first.payout.id))!.status).toBe("converted");
+    // 500 USD left the USD treasury today (the USD part), and 500 in TUSD: 400 more USD fit under 1,000.
+    await expect(ask("half", 400n * U, "half-2")).resolves.toMatchObject({ replayed: false });
+    await expect(ask("half", 200n * U, "half-3")).rejects.toMatchObject({ code: "payout_limit_exceeded" });
+  }, 120_000);
 });

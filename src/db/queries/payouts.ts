@@ -147,11 +147,15 @@ export async function lockOperatorPayoutDay(tx: Queryable, operatorId: string, a
   await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`payout-day:${operatorId}:${assetId}`]);
 }
 
-/** The sum of an operator's payouts of an asset created in [start, end) that did not fail, leaving out one payout. */
+/**
+ * The sum of an operator's payouts of an asset created in [start, end) that did not fail, leaving
+ * out one payout. A converted payout is left out too: it left the treasury as its parts, which are
+ * payouts of the assets they are paid in (one in the same asset counts there, once).
+ */
 export async function sumPayoutsNotFailed(tx: Queryable, operatorId: string, assetId: string, start: Date, end: Date, exceptPayoutId: string): Promise<bigint> {
   const [row] = await tx.query<{ sum: string }>(
     `select coalesce(sum(amount), 0)::text as sum from payouts
-      where operator_id = $1 and asset_id = $2 and status <> 'failed' and created_at >= $3 and created_at < $4 and id <> $5`,
+      where operator_id = $1 and asset_id = $2 and status not in ('failed', 'converted') and created_at >= $3 and created_at < $4 and id <> $5`,
     [operatorId, assetId, start.toISOString(), end.toISOString(), exceptPayoutId],
   );
   return BigInt(row!.sum);
