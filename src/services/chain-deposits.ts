@@ -225,7 +225,7 @@ const MAX_RECHECKED_HASHES = 16;
  * proposal of the chain's assets not yet looked at again, every transaction its reference names is
  * read from the chain and its transfers into the vault are credited as the scanner credits them
  * (once, by chain, transaction and log). A transaction not yet final is left for a later pass;
- * one the chain does not know is not looked for again. Returns how many proposals were looked at.
+ * one the chain does not know, or from before the block the scanner starts at, is not credited. Returns how many proposals were looked at.
  */
 export async function recheckRejectedReceipts(db: Database, chain: EvmChain, assets: Asset[], limit = 50): Promise<number> {
   const ofChain = new Map(assets.filter((a) => a.settlement.kind === "erc20" && BigInt(a.settlement.chainId) === chain.chainId).map((a) => [a.id, a] as const));
@@ -243,7 +243,8 @@ export async function recheckRejectedReceipts(db: Database, chain: EvmChain, ass
     // window of it: at most MAX_RECHECKED_HASHES are read from the chain.
     for (const hash of txHashesIn(p.reference_key).slice(0, MAX_RECHECKED_HASHES)) {
       const receipt = await chain.receipt(hash as `0x${string}`);
-      if (!receipt) continue;
+      // Unknown to the node (the scanner credits it if it comes), or before where the scanner starts (as it would not).
+      if (!receipt || receipt.blockNumber < BigInt(chain.settings.deposit_start_block)) continue;
       if (receipt.blockNumber > safe) {
         final = false;
         break;
