@@ -121,34 +121,35 @@ describe("a convert payout's parts and their asset's payout policy", () => {
     expect(await tusdPayouts("small")).toEqual([expect.objectContaining({ amount: (400n * U).toString(), approval: null, status: "confirmed" })]);
   }, 120_000);
 
-  it("a converted payout counts in its earnings asset's day as the part paid in that asset, not twice", async () => {
+  it("a convert payout counts in its earnings asset's day once, as asked for: its part in that asset is not counted again, and converting it gives no room back", async () => {
     await setPayoutPolicy(w.db, {
       asset: "USD",
       minAmount: 1n,
       schedule: "manual",
       maxPerPayout: null,
-      maxPerDay: 1_000n * U,
+      maxPerDay: 2_000n * U,
       approvalThreshold: null,
       updatedBy: "test",
       now: w.db.clock.now(),
     });
+    const prefer = (operator: string, splits: { asset: string; bps: number }[]) =>
+      setPayoutPreference(w.db, w.settlements, { now: w.db.clock.now(), by: "op-key", requestId: null, operatorId: operator, asset: "USD", splits });
     await w.operator("half", { USD: 10_000n * U });
-    await setPayoutPreference(w.db, w.settlements, {
-      now: w.db.clock.now(),
-      by: "op-key",
-      requestId: null,
-      operatorId: "half",
-      asset: "USD",
-      splits: [
-        { asset: "USD", bps: 5_000 },
-        { asset: "TUSD", bps: 5_000 },
-      ],
-    });
+    await prefer("half", [
+      { asset: "USD", bps: 5_000 },
+      { asset: "TUSD", bps: 5_000 },
+    ]);
     const first = await ask("half", 1_000n * U, "half-1");
     await ticks(3);
     expect((await getPayout(w.db, first.payout.id))!.status).toBe("converted");
-    // 500 USD left the USD treasury today (the USD part), and 500 in TUSD: 400 more USD fit under 1,000.
-    await expect(ask("half", 400n * U, "half-2")).resolves.toMatchObject({ replayed: false });
+    // 1,000 of today's 2,000 USD (its 500 USD part is the same money): 900 more fit, then 200 do not.
+    await expect(ask("half", 900n * U, "half-2")).resolves.toMatchObject({ replayed: false });
     await expect(ask("half", 200n * U, "half-3")).rejects.toMatchObject({ code: "payout_limit_exceeded" });
+    // All in TUSD: once converted, the USD asked for still counts in USD's day.
+    await convertingOperator("all", 10_000n * U);
+    const whole = await ask("all", 2_000n * U, "all-1");
+    await ticks(3);
+    expect((await getPayout(w.db, whole.payout.id))!.status).toBe("converted");
+    await expect(ask("all", 1n * U, "all-2")).rejects.toMatchObject({ code: "payout_limit_exceeded" });
   }, 120_000);
 });

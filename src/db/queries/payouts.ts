@@ -149,13 +149,15 @@ export async function lockOperatorPayoutDay(tx: Queryable, operatorId: string, a
 
 /**
  * The sum of an operator's payouts of an asset created in [start, end) that did not fail, leaving
- * out one payout. A converted payout is left out too: it left the treasury as its parts, which are
- * payouts of the assets they are paid in (one in the same asset counts there, once).
+ * out one payout. A convert payout counts in its earnings asset as asked for, converted or not; its
+ * part paid in that same asset is the same money and is not counted again (its parts in other
+ * assets count in theirs).
  */
 export async function sumPayoutsNotFailed(tx: Queryable, operatorId: string, assetId: string, start: Date, end: Date, exceptPayoutId: string): Promise<bigint> {
   const [row] = await tx.query<{ sum: string }>(
-    `select coalesce(sum(amount), 0)::text as sum from payouts
-      where operator_id = $1 and asset_id = $2 and status not in ('failed', 'converted') and created_at >= $3 and created_at < $4 and id <> $5`,
+    `select coalesce(sum(p.amount), 0)::text as sum from payouts p
+      where p.operator_id = $1 and p.asset_id = $2 and p.status <> 'failed' and p.created_at >= $3 and p.created_at < $4 and p.id <> $5
+        and not exists (select 1 from payouts parent where parent.id = p.parent_payout_id and parent.asset_id = p.asset_id)`,
     [operatorId, assetId, start.toISOString(), end.toISOString(), exceptPayoutId],
   );
   return BigInt(row!.sum);
