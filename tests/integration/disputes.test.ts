@@ -279,6 +279,9 @@ describe("clawbacks: earnings already paid become a receivable from the operator
     // One admin alone writes nothing but a proposal: its own key cannot approve it, another's can.
     const proposal = expectStatus(await call("POST", `/v1/usage/${u1.id}/reverse`, s.keys.admin2, { reason: "meter fault" }), 202).body;
     expect(proposal).toMatchObject({ kind: "usage_reversal", status: "proposed", payload: { usage_id: u1.id, operator_id: "o", reason: "meter fault" } });
+    // Asked again, by another admin key (the bootstrap one) and for another reason, while it is open: the open proposal answers.
+    const again = expectStatus(await s.api.call("POST", `/v1/usage/${u1.id}/reverse`, { body: { reason: "meter fault, again" } }), 202).body;
+    expect(again.id).toBe(proposal.id);
     expect(await posted("operator:o:receivable")).toBe(0n);
     expect(expectStatus(await call("POST", `/v1/proposals/${proposal.id}/approve`, s.keys.admin2, {}), 403).body.code).toBe("four_eyes");
     // The operator sees it coming.

@@ -93,6 +93,18 @@ export async function findOpenProposal(
   return open[0];
 }
 
+/**
+ * The open usage_reversal proposal of a usage record, whoever proposed it, under a lock per record
+ * held until the transaction ends (two proposals of one record at once: the second finds the first).
+ */
+export async function lockOpenUsageReversal(tx: Queryable, usageId: string): Promise<ProposalRow | undefined> {
+  await tx.query("select pg_advisory_xact_lock(hashtextextended($1, 0))", [`usage-reversal:${usageId}`]);
+  const [open] = await tx.query<ProposalRow>("select * from proposals where kind = 'usage_reversal' and status = 'proposed' and payload->>'usage_id' = $1", [
+    usageId,
+  ]);
+  return open;
+}
+
 /** The id of a receipt proposal not rejected with this reference (compared as its key) in an asset. */
 export async function findReceiptProposalIdByReference(db: Queryable, assetId: string, referenceKey: string): Promise<string | undefined> {
   const dup = await db.query<{ id: string }>(

@@ -1,10 +1,11 @@
 import type { Database, Queryable } from "../../db/client.js";
+import { lockOpenUsageReversal } from "../../db/queries/proposals.js";
 import { getUsage } from "../../db/queries/usage.js";
 import type { Principal } from "../../domain/access.js";
 import { LedgerError } from "../../domain/errors.js";
 import { reverseUsages } from "../reverse-usage.js";
 import { decide, type Decider } from "./decision.js";
-import { getProposal, mayPropose, openOrInsert, type Proposal } from "./proposal.js";
+import { getProposal, mayPropose, openOrInsert, toProposal, type Proposal } from "./proposal.js";
 import { mayDecide } from "./decision.js";
 import type { UsageRecord } from "../../domain/usage.js";
 
@@ -16,6 +17,10 @@ import type { UsageRecord } from "../../domain/usage.js";
  */
 export async function proposeUsageReversal(tx: Queryable, now: Date, by: Principal, usage: UsageRecord, reason: string): Promise<Proposal> {
   mayPropose(by, "usage_reversal");
+  // A record is reversed once: while a reversal of it is proposed, that proposal answers (whoever
+  // proposed it, whatever its reason), rather than a second one left open after the first is carried out.
+  const open = await lockOpenUsageReversal(tx, usage.id);
+  if (open) return toProposal(open);
   return openOrInsert(tx, now, by, "usage_reversal", usage.marketplaceId, {
     usage_id: usage.id,
     marketplace_id: usage.marketplaceId,
