@@ -94,14 +94,32 @@ export interface ConfiguredOverride {
 const matchesResource = (pattern: string, resource: string) => (pattern.endsWith("*") ? resource.startsWith(pattern.slice(0, -1)) : pattern === resource);
 
 /**
+ * How specific an override is, compared in order: it names the operator; it names a resource; the
+ * resource is exact (not a `prefix*` pattern); the length of what it matches on. An exact
+ * `gpu:h100` wins over `gpu:h100*` (before, the `*` counted in the length and the pattern won).
+ */
+const specificity = (o: { operatorId?: string; resource?: string }): number[] => [
+  o.operatorId !== undefined ? 1 : 0,
+  o.resource !== undefined ? 1 : 0,
+  o.resource !== undefined && !o.resource.endsWith("*") ? 1 : 0,
+  o.resource === undefined ? 0 : o.resource.endsWith("*") ? o.resource.length - 1 : o.resource.length,
+];
+
+const compareRanks = (a: number[], b: number[]): number => {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return 0;
+};
+
+/**
  * The rule that applies to one record: the most specific matching override (operator and resource,
- * then operator, then resource; among resources the longest pattern) replaces the fields it sets.
+ * then operator, then resource; among resources the exact name before any pattern, then the longest
+ * pattern's prefix) replaces the fields it sets.
  */
 export function resolveRule(rule: ConfiguredRule, ctx: { resource: string; operatorId: string; assetCode: string }): FeeRule {
   const candidates = (rule.overrides ?? [])
     .filter((o) => (o.operatorId === undefined || o.operatorId === ctx.operatorId) && (o.resource === undefined || matchesResource(o.resource, ctx.resource)))
-    .map((o) => ({ o, rank: (o.operatorId !== undefined ? 2000 : 0) + (o.resource !== undefined ? 1000 + o.resource.length : 0) }))
-    .sort((a, b) => b.rank - a.rank);
+    .map((o) => ({ o, rank: specificity(o) }))
+    .sort((a, b) => compareRanks(b.rank, a.rank));
   const o = candidates[0]?.o;
   const pick = (field: "fixed" | "min" | "max") => (o?.[field] ?? rule[field])?.[ctx.assetCode];
   return {

@@ -100,6 +100,18 @@ describe("fee rule overrides", () => {
     expect(r("gpu:h100-80gb", "op-big")).toMatchObject({ bps: 300, fixed: 0n });
     expect(r("cpu:epyc", "op", "EURC")).toMatchObject({ fixed: 0n, min: 0n, max: null });
   });
+
+  it("an exact resource wins over a pattern that also matches it, whatever their order and lengths", () => {
+    const of = (overrides: { resource: string; bps: number }[], resource: string) =>
+      resolveRule({ party: "marketplace", bps: 1000, overrides }, { resource, operatorId: "op", assetCode: "USDC" }).bps;
+    const exact = { resource: "gpu:h100", bps: 500 };
+    const pattern = { resource: "gpu:h100*", bps: 800 };
+    expect(of([exact, pattern], "gpu:h100")).toBe(500);
+    expect(of([pattern, exact], "gpu:h100")).toBe(500);
+    expect(of([pattern, { resource: "gpu:h1000", bps: 500 }], "gpu:h1000")).toBe(500);
+    // Among patterns, the longer prefix.
+    expect(of([{ resource: "gpu:*", bps: 900 }, pattern], "gpu:h100-80gb")).toBe(800);
+  });
 });
 
 describe("fee schedule input", () => {
