@@ -50,8 +50,10 @@ export function formatRate(r: Rate): string {
   return `${r.num}/${r.den}`;
 }
 
+/** The limits when none are set: a million whole units per record, and never above the ceiling (an asset of 33 decimals or more). */
 export function defaultLimits(scale: number): UsageLimits {
-  return { maxGrossPerRecord: DEFAULT_MAX_GROSS_WHOLE_UNITS * 10n ** BigInt(scale), maxQuantityPerSecond: new Map() };
+  const gross = DEFAULT_MAX_GROSS_WHOLE_UNITS * 10n ** BigInt(scale);
+  return { maxGrossPerRecord: gross < MAX_GROSS_PER_RECORD_CEILING ? gross : MAX_GROSS_PER_RECORD_CEILING, maxQuantityPerSecond: new Map() };
 }
 
 /** The rate that applies to a unit: the one set, else the time unit's default. */

@@ -28,6 +28,15 @@ describe("usage limits (pure)", () => {
     expect(check("25.000001", "token", 10, 1n, limits)).toThrow(/2\.5 token per second/);
   });
 
+  it("the default never passes the ceiling of 2^128 - 1 per record (an asset of 33 decimals or more)", () => {
+    const ceiling = (1n << 128n) - 1n;
+    expect(defaultLimits(32).maxGrossPerRecord).toBe(10n ** 38n);
+    for (const scale of [33, 40, 77]) {
+      expect(defaultLimits(scale).maxGrossPerRecord).toBe(ceiling);
+      expect(check("1", "job", 1, ceiling + 1n, defaultLimits(scale))).toThrow(/exceeds the limit/);
+    }
+  });
+
   it("formats decimals without trailing zeros", () => {
     expect(formatDecimal({ digits: 27777777777777777777777n, exp: 18 })).toBe("27777.777777777777777777");
     expect(formatDecimal({ digits: 1500n, exp: 3 })).toBe("1.5");
