@@ -38,10 +38,26 @@ export interface DatedBy {
 }
 
 async function judgedUnderLocks(tx: Queryable, input: TransferInput, dated: DatedBy): Promise<TransferInput> {
-  // A transfer on the platform's own accounts only is judged against every marketplace's periods
-  // (bookingOnAccounts): under every marketplace's lock.
-  const owners = await marketplacesOfAccounts(tx, dated.accounts);
-  await lockUsageFunding(tx, owners.length > 0 ? owners : await allMarketplaceIds(tx));
+  await lockPeriodsOf(tx, [dated]);
+  return judged(tx, input, dated);
+}
+
+/**
+ * The funding locks (shared) of every marketplace whose periods these dated transfers are judged
+ * against, taken at once in one order: of their accounts' marketplaces, or of every marketplace for
+ * one on the platform's own accounts only (bookingOnAccounts). Taken item by item, a batch could
+ * hold one marketplace's lock while waiting for another's that a payout's judgement, holding the
+ * second exclusively, waits for the first of.
+ */
+async function lockPeriodsOf(tx: Queryable, dated: DatedBy[]): Promise<void> {
+  const owners: string[][] = [];
+  for (const d of dated) owners.push(await marketplacesOfAccounts(tx, d.accounts));
+  const all = owners.some((o) => o.length === 0) ? await allMarketplaceIds(tx) : [...new Set(owners.flat())];
+  await lockUsageFunding(tx, all);
+}
+
+/** A dated transfer judged against the periods (under the locks of lockPeriodsOf): a late reversal moved, naming what it belongs to. */
+async function judged(tx: Queryable, input: TransferInput, dated: DatedBy): Promise<TransferInput> {
   const booking = await bookingOnAccounts(tx, dated.accounts, dated.at, dated.explicit);
   if (!booking.late || input.kind !== "reversal") return input;
   const lateFor = { period: booking.late.period, effective_at: booking.late.effectiveAt.toISOString() };
@@ -63,8 +79,12 @@ export function postTransfers(
   return writeTransfers(
     ctx.db,
     async (tx) => {
+      await lockPeriodsOf(
+        tx,
+        dated.filter((d): d is DatedBy => d !== null),
+      );
       const out: TransferInput[] = [];
-      for (const [k, input] of inputs.entries()) out.push(dated[k] ? await judgedUnderLocks(tx, input, dated[k]) : input);
+      for (const [k, input] of inputs.entries()) out.push(dated[k] ? await judged(tx, input, dated[k]) : input);
       return out;
     },
     { receipt },
