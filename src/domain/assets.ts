@@ -28,12 +28,15 @@ export function sameSettlement(a: AssetSettlement, b: AssetSettlement): boolean 
 
 /**
  * Whether an asset may change from settling as `from` to settling as `to`. A chain's native asset
- * is found by its identity to book that chain's gas, so no asset becomes one or stops being one:
- * register another asset instead. Changing to what it is already is not a change.
+ * is found by its identity to book that chain's gas, so no asset becomes one or stops being one
+ * (a chain's native token is registered once, as an asset of its own). Changing to what it is already is not a change.
  */
 export function checkSettlementChange(code: string, from: AssetSettlement, to: AssetSettlement): void {
   if (from.kind === "native" || to.kind === "native") {
-    const message = `asset ${code} ${from.kind === "native" ? "is" : "would become"} a chain's native token, in which the service books that chain's gas: a native asset's settlement cannot change (register another asset instead)`;
+    const message =
+      from.kind === "native"
+        ? `asset ${code} is a chain's native token, in which the service books that chain's gas: its settlement cannot change (register another asset for the other settlement)`
+        : `asset ${code} would become a chain's native token, in which the service books that chain's gas: a chain's native token is registered once, as an asset of its own (POST /v1/assets), not made by changing another asset`;
     throw new LedgerError("invalid_request", message, [{ path: "settlement", message }]);
   }
   if (sameSettlement(from, to)) {
