@@ -12,7 +12,9 @@ import {
   ensureDepositCursor,
   insertChainDeposit,
   lockReceivedTransaction,
+  insertReceiptNamedDeposits,
   markReceiptRechecked,
+  receiptNamedDeposits,
   registerDepositAddressRow,
   rejectedReceiptsToRecheck,
 } from "../db/queries/deposits.js";
@@ -92,13 +94,13 @@ export async function creditDeposits(db: Database, chain: EvmChain, asset: Asset
     try {
       return await creditDepositsOnce(db, chain, asset, inbound);
     } catch (err) {
-      // A receipt of one of these transactions was recorded meanwhile: judge them again.
-      if (!(err instanceof ReceiptRecordedMeanwhile) || attempt >= 2) throw err;
+      // A receipt proposal of one of these transactions was recorded (or rejected) meanwhile: judge them again.
+      if (!(err instanceof ReceiptsChanged) || attempt >= 2) throw err;
     }
   }
 }
 
-class ReceiptRecordedMeanwhile extends Error {}
+class ReceiptsChanged extends Error {}
 
 /**
  * Serializes the two ways money received on chain enters the ledger — the deposit scanner and a
@@ -121,6 +123,12 @@ async function creditDepositsOnce(db: Database, chain: EvmChain, asset: Asset, i
   const receipts = await receiptProposalsByReferenceKeys(db, [...new Set(inbound.map((t) => t.txHash.toLowerCase()))], asset.id);
   const receiptOf = new Map(receipts.map((r) => [r.key, r]));
   const credited = inbound.filter((t) => ownerOf.has(t.from) && !receiptOf.has(t.txHash.toLowerCase()));
+  await keepNamed(
+    db,
+    chain.chainId,
+    asset.id,
+    inbound.filter((t) => receiptOf.has(t.txHash.toLowerCase())),
+  );
   const key = (t: InboundTransfer) => `chain-deposit:${route}:${t.txHash.toLowerCase()}:${t.logIndex}`;
   const transferIds = new Map<string, string>();
   if (credited.length > 0) {
@@ -134,6 +142,23 @@ async function creditDepositsOnce(db: Database, chain: EvmChain, asset: Asset, i
     return o
       ? { kind: "credited", marketplaceId: o.marketplace_id, customerId: o.customer_id, transferId: transferIds.get(key(t))! }
       : { kind: "unregistered" };
+  });
+}
+
+/**
+ * Keeps the transfers not credited because a receipt proposal names their transaction, so that a
+ * rejection of the proposal credits them (recheckRejectedReceipts). Under the transactions' locks,
+ * the proposals are read again: one rejected since they were read sends the transfers back to be
+ * judged again (credited, now), so that no rejection falls between the judgement and this row.
+ */
+async function keepNamed(db: Database, chainId: bigint, assetId: string, named: InboundTransfer[]): Promise<void> {
+  if (named.length === 0) return;
+  const hashes = [...new Set(named.map((t) => t.txHash.toLowerCase()))];
+  await db.transaction(async (tx) => {
+    await lockReceivedTransactions(tx, hashes);
+    const still = new Set((await receiptProposalsByReferenceKeys(tx, hashes, assetId)).map((r) => r.key));
+    if (hashes.some((h) => !still.has(h))) throw new ReceiptsChanged();
+    await insertReceiptNamedDeposits(tx, chainId, assetId, named);
   });
 }
 
@@ -159,8 +184,7 @@ async function writeDeposits(
         tx,
         credited.map((t) => t.txHash),
       );
-      if (await hasReceiptProposalForReferenceKeys(tx, [...new Set(credited.map((t) => t.txHash.toLowerCase()))], asset.id))
-        throw new ReceiptRecordedMeanwhile();
+      if (await hasReceiptProposalForReferenceKeys(tx, [...new Set(credited.map((t) => t.txHash.toLowerCase()))], asset.id)) throw new ReceiptsChanged();
       const ids = await ensureAccounts(tx, [chart.treasury(asset.id, route), ...credited.map(specOf)]);
       return credited.map((t): TransferInput => ({
         kind: "standard",
@@ -216,46 +240,30 @@ export async function scanDeposits(db: Database, chain: EvmChain, assets: Asset[
   return read;
 }
 
-/** How many of the transactions a rejected receipt's reference names are read from the chain. */
-const MAX_RECHECKED_HASHES = 16;
-
 /**
- * Deposits a receipt proposal named, skipped by the scanner while the proposal stood (the payment
- * was being recorded as a receipt), are credited once it is rejected: for each rejected receipt
- * proposal of the chain's assets not yet looked at again, every transaction its reference names is
- * read from the chain and its transfers into the vault are credited as the scanner credits them
- * (once, by chain, transaction and log). A transaction not yet final is left for a later pass;
- * one the chain does not know, or from before the block the scanner starts at, is not credited. Returns how many proposals were looked at.
+ * Deposits a receipt proposal named, kept aside by the scanner (or a reconciliation) while the
+ * proposal stood (receipt_named_deposits: the payment was being recorded as a receipt), are credited
+ * once it is rejected: for each rejected receipt proposal of the chain's assets not yet looked at
+ * again, the transfers kept for the transactions its reference names are credited as the scanner
+ * credits them (once, by chain, transaction and log; not while another receipt proposal names
+ * them). Nothing is read from the chain: what was read when the transfer was scanned is what is
+ * credited, so a node that does not answer, or answers late, loses nothing. Transactions the scanner
+ * has not reached yet are credited by the scanner. Returns how many proposals were looked at.
  */
 export async function recheckRejectedReceipts(db: Database, chain: EvmChain, assets: Asset[], limit = 50): Promise<number> {
   const ofChain = new Map(assets.filter((a) => a.settlement.kind === "erc20" && BigInt(a.settlement.chainId) === chain.chainId).map((a) => [a.id, a] as const));
   if (ofChain.size === 0) return 0;
   const rejected = await rejectedReceiptsToRecheck(db, chain.chainId, [...ofChain.keys()], limit);
-  if (rejected.length === 0) return 0;
-  const safe = (await chain.head()) - BigInt(chain.settings.confirmations) + 1n;
-  let looked = 0;
   for (const p of rejected) {
     const asset = ofChain.get(p.asset_id)!;
-    if (asset.settlement.kind !== "erc20") continue;
-    const inbound: InboundTransfer[] = [];
-    let final = true;
-    // A reference names one transaction, or a few; a long run of hex digits names every 64-digit
-    // window of it: at most MAX_RECHECKED_HASHES are read from the chain.
-    for (const hash of txHashesIn(p.reference_key).slice(0, MAX_RECHECKED_HASHES)) {
-      const receipt = await chain.receipt(hash as `0x${string}`);
-      // Unknown to the node (the scanner credits it if it comes), or before where the scanner starts (as it would not).
-      if (!receipt || receipt.blockNumber < BigInt(chain.settings.deposit_start_block)) continue;
-      if (receipt.blockNumber > safe) {
-        final = false;
-        break;
-      }
-      const logs = await chain.transfersIn(asset.settlement.tokenAddress, receipt.blockNumber, receipt.blockNumber);
-      inbound.push(...logs.filter((t) => t.txHash.toLowerCase() === hash));
-    }
-    if (!final) continue;
-    await creditDeposits(db, chain, asset, inbound);
+    const hashes = txHashesIn(p.reference_key);
+    // Under the transactions' locks: a scan that kept a transfer aside has committed its row (keepNamed).
+    const kept = await db.transaction(async (tx) => {
+      await lockReceivedTransactions(tx, hashes);
+      return receiptNamedDeposits(tx, chain.chainId, asset.id, hashes);
+    });
+    await creditDeposits(db, chain, asset, kept);
     await markReceiptRechecked(db, p.id, chain.chainId);
-    looked++;
   }
-  return looked;
+  return rejected.length;
 }

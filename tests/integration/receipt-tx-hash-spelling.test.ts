@@ -3,6 +3,8 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { afterEach, describe, expect, it } from "vitest";
 import { depositAddressMessage } from "../../src/domain/payouts.js";
 import { referenceKey, txHashesIn } from "../../src/domain/references.js";
+import { listAssets } from "../../src/db/queries/assets.js";
+import { recheckRejectedReceipts } from "../../src/services/chain-deposits.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { fundingWorld, payVault, USD, type FundingWorld } from "../support/funding-world.js";
 import { expectStatus } from "../support/http.js";
@@ -128,8 +130,16 @@ describe("a receipt proposal rejected gives its deposit back to the scanner", ()
     // Scanned while the proposal stood: recorded as a receipt, not credited.
     expect(await s.w.db.query("select tx_hash from chain_deposits")).toEqual([]);
     expect(await payable(s)).toBe(0n);
-    // Rejected by another key: the next pass credits customer d with the payment, and only it.
+    // Rejected by another key: the next pass credits customer d with the payment, and only it, from
+    // what the scan read (here with a node that answers nothing: a lagging or unreachable one).
     expectStatus(await s.api.call("POST", `/v1/proposals/${proposal}/reject`, { key: s.keys.finance2!, body: { reason: "not a settlement" } }), 200);
+    const chain = s.w.settlements.chains[0]!;
+    const silent = Object.create(chain) as typeof chain;
+    for (const f of ["receipt", "transfersIn", "head"] as const)
+      (silent as unknown as Record<string, unknown>)[f] = async () => {
+        throw new Error("the node does not answer");
+      };
+    expect(await recheckRejectedReceipts(s.w.db, silent, await listAssets(s.w.db, { limit: 1000 }))).toBe(1);
     await s.w.worker().tick();
     await s.w.worker().tick();
     expect(await s.w.db.query("select tx_hash, customer_id, amount::text from chain_deposits")).toEqual([

@@ -146,3 +146,40 @@ export async function rejectedReceiptsToRecheck(
 export async function markReceiptRechecked(db: Queryable, proposalId: string, chainId: bigint): Promise<void> {
   await db.query("insert into receipt_rechecks (proposal_id, chain_id) values ($1, $2) on conflict do nothing", [proposalId, chainId.toString()]);
 }
+
+export type ReceiptNamedDeposit = { txHash: string; logIndex: number; from: string; amount: bigint; blockNumber: bigint };
+
+/** Keeps transfers into the vault not credited because a receipt proposal named their transaction (once each). */
+export async function insertReceiptNamedDeposits(tx: Queryable, chainId: bigint, assetId: string, rows: ReceiptNamedDeposit[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.query(
+    `insert into receipt_named_deposits (chain_id, tx_hash, log_index, asset_id, from_address, amount, block_number)
+     select $1, h, l, $2, f, a, b from unnest($3::text[], $4::int[], $5::text[], $6::numeric[], $7::bigint[]) as u(h, l, f, a, b)
+     on conflict do nothing`,
+    [
+      chainId.toString(),
+      assetId,
+      pgArray(rows.map((r) => r.txHash.toLowerCase())),
+      pgArray(rows.map((r) => String(r.logIndex))),
+      pgArray(rows.map((r) => r.from)),
+      pgArray(rows.map((r) => r.amount.toString())),
+      pgArray(rows.map((r) => r.blockNumber.toString())),
+    ],
+  );
+}
+
+/** The transfers of an asset into the vault kept as named by a receipt proposal, of these transactions (lowercase). */
+export async function receiptNamedDeposits(db: Queryable, chainId: bigint, assetId: string, txHashes: string[]): Promise<ReceiptNamedDeposit[]> {
+  const rows = await db.query<{ tx_hash: string; log_index: number; from_address: string; amount: string; block_number: string }>(
+    `select tx_hash, log_index, from_address, amount::text as amount, block_number::text as block_number from receipt_named_deposits
+      where chain_id = $1 and asset_id = $2 and tx_hash = any($3::text[]) order by block_number, tx_hash, log_index`,
+    [chainId.toString(), assetId, pgArray(txHashes)],
+  );
+  return rows.map((r) => ({
+    txHash: r.tx_hash,
+    logIndex: Number(r.log_index),
+    from: r.from_address,
+    amount: BigInt(r.amount),
+    blockNumber: BigInt(r.block_number),
+  }));
+}

@@ -96,6 +96,7 @@ export const tablePlacement: Readonly<Record<string, TablePlacement>> = {
   chain_tx_attempts: global,
   chain_cursors: global,
   receipt_rechecks: global,
+  receipt_named_deposits: global,
   conversions: global,
   rate_locks: global,
   // Which records each lock was made from (the lock worker writes it; a reversal of usage, off the ingest path, reads it).

@@ -140,6 +140,26 @@ export const chainCursors = pgTable(
 );
 
 /**
+ * Transfers into the vault that the deposit scanner (or a reconciliation) did not credit because a
+ * receipt proposal named their transaction: kept so that, if the proposal is rejected, they are
+ * credited from what was read then (src/services/chain-deposits.ts, recheckRejectedReceipts).
+ */
+export const receiptNamedDeposits = pgTable(
+  "receipt_named_deposits",
+  {
+    chainId: bigint("chain_id", { mode: "bigint" }).notNull(),
+    txHash: text("tx_hash").notNull(),
+    logIndex: integer("log_index").notNull(),
+    assetId: uuid("asset_id").notNull(),
+    fromAddress: text("from_address").notNull(),
+    amount: numeric("amount", { precision: 78, scale: 0 }).notNull(),
+    blockNumber: bigint("block_number", { mode: "bigint" }).notNull(),
+    seenAt: timestamp("seen_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.chainId, t.txHash, t.logIndex] }), check("receipt_named_deposits_amount", sql`${t.amount} >= 0`)],
+);
+
+/**
  * Receipt proposals the deposit scanner has looked at again after they were rejected: the deposits
  * a rejected receipt named (skipped while it stood) are credited then, once per chain.
  */
