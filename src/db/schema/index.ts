@@ -16,7 +16,16 @@ export { payoutPolicies, operatorPayoutLimits } from "./payout-policies.js";
 export { payoutAddressChallenges, payoutAddresses, payoutAddressEvents } from "./payout-addresses.js";
 export { chainSenders, chainTransactions, chainTxAttempts } from "./chain-transactions.js";
 export { payouts, payoutEvents } from "./payouts.js";
-export { reconciliations, reconciliationItems, depositAddresses, chainDeposits, auditLog, chainCursors, receiptRechecks, receiptNamedDeposits } from "./reconciliations.js";
+export {
+  reconciliations,
+  reconciliationItems,
+  depositAddresses,
+  chainDeposits,
+  auditLog,
+  chainCursors,
+  receiptRechecks,
+  receiptNamedDeposits,
+} from "./reconciliations.js";
 export { usageLimits } from "./usage-limits.js";
 export { proposals, fundsReceipts, marketplaceCreditLimits, customerDebitTotals } from "./funding.js";
 export { deployment } from "./deployment.js";
