@@ -10,6 +10,7 @@ import {
   lockMarketplaceForFeeSchedule,
   type FeeScheduleRow,
 } from "../db/queries/fee-schedules.js";
+import { lockMarketplaceFundingExclusive } from "../db/queries/funding.js";
 import { getMarketplace, PartyId } from "./marketplaces.js";
 import { inTransaction } from "./transaction.js";
 import { parseInput } from "./validation.js";
@@ -85,6 +86,10 @@ export async function publishFeeSchedule(db: Database | Queryable, raw: z.input<
     if (!(await getMarketplace(tx, input.marketplaceId))) throw new LedgerError("marketplace_not_found", `marketplace ${input.marketplaceId} does not exist`);
     // Serialise publishers of one marketplace so that version numbers are consecutive.
     await lockMarketplaceForFeeSchedule(tx, input.marketplaceId);
+    // And the marketplace's funding lock, exclusively: usage being written (under it, shared) is
+    // committed first and counted below; usage rated before and written after sees this version
+    // and is rated again (src/services/ingest-usage/ledger-batch.ts).
+    await lockMarketplaceFundingExclusive(tx, input.marketplaceId);
     // Usage already rated stays rated as it was: a version may not take effect before usage that
     // has already been posted (a first schedule may be back-dated while there is no usage yet).
     const latest = await latestRatedUsageSince(tx, input.marketplaceId, input.effectiveFrom);

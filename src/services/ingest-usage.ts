@@ -5,7 +5,7 @@ import { msPerUnit } from "../domain/capacity.js";
 import type { WriteReceipt } from "../db/queries/write-receipts.js";
 import { LedgerError, WriteContended } from "../domain/errors.js";
 import { maybeGiveWay } from "../give-way.js";
-import { CapacityChanged, PeriodsChanged, writeUsageBatch, type BatchWrite } from "./ingest-usage/ledger-batch.js";
+import { CapacityChanged, FeeSchedulesChanged, PeriodsChanged, writeUsageBatch, type BatchWrite } from "./ingest-usage/ledger-batch.js";
 import { recoverFromEarnings } from "./receivables.js";
 import { judgeCapacity } from "./ingest-usage/capacity.js";
 import { planRecord } from "./ingest-usage/rating.js";
@@ -32,15 +32,20 @@ interface IngestOptions {
  * with the reason. With `atomic`, one rejection means nothing is written.
  */
 export async function ingestUsage(db: Database, items: UsageItem[], options: IngestOptions = {}): Promise<UsageResult[]> {
-  // A month that changed status, or usage written over the capacity judged, while the records were
-  // written (nothing was): plan them again, a few times at most.
+  // A month that changed status, a fee schedule published, or usage written over the capacity
+  // judged, while the records were written (nothing was): plan them again, a few times at most.
   for (let attempt = 1; ; attempt++) {
     try {
       return await ingestOnce(db, items, options);
     } catch (err) {
-      if (!(err instanceof PeriodsChanged || err instanceof CapacityChanged)) throw err;
+      if (!(err instanceof PeriodsChanged || err instanceof CapacityChanged || err instanceof FeeSchedulesChanged)) throw err;
       if (attempt >= 5) {
-        const what = err instanceof PeriodsChanged ? "a month's status" : "the usage stored against an operator's declared capacity";
+        const what =
+          err instanceof PeriodsChanged
+            ? "a month's status"
+            : err instanceof FeeSchedulesChanged
+              ? "the marketplace's fee schedule"
+              : "the usage stored against an operator's declared capacity";
         throw new WriteContended(`${what} changed under these records each of the ${attempt} times they were written (nothing was): retry shortly`);
       }
     }

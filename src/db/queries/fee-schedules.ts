@@ -1,6 +1,7 @@
 import { and, asc, eq, gte, max, sql } from "drizzle-orm";
 import type { ConfiguredRule } from "../../domain/rating.js";
 import type { Queryable } from "../client.js";
+import { pgArray } from "../sql-arrays.js";
 import { orm, run } from "../orm.js";
 import { feeSchedules, marketplaces, usageRecords } from "../schema/index.js";
 
@@ -65,4 +66,13 @@ export async function listFeeScheduleRows(db: Queryable, marketplaceId: string):
       .where(eq(f.marketplaceId, marketplaceId))
       .orderBy(asc(f.version)),
   );
+}
+
+/** Each of these marketplaces' newest fee schedule version (a marketplace without one is left out). */
+export async function newestFeeScheduleVersions(tx: Queryable, marketplaceIds: string[]): Promise<Map<string, number>> {
+  const rows = await tx.query<{ m: string; v: number }>(
+    "select marketplace_id as m, max(version)::int as v from fee_schedules where marketplace_id = any($1::text[]) group by marketplace_id",
+    [pgArray(marketplaceIds)],
+  );
+  return new Map(rows.map((r) => [r.m, Number(r.v)]));
 }

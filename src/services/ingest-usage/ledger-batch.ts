@@ -13,10 +13,13 @@ import { maybeGiveWay } from "../../give-way.js";
 import { lockUsageFunding } from "../funding.js";
 import { bookingsChanged } from "../periods.js";
 import { capacityChanged } from "./capacity.js";
+import { newestFeeScheduleVersions } from "../../db/queries/fee-schedules.js";
 import { ledgerKey, type Planned } from "./types.js";
 
 /** A marketplace's period changed status between planning and writing: nothing is written; plan again. */
 export class PeriodsChanged extends Error {}
+/** A marketplace published a fee schedule version between planning and writing: nothing is written; rate again. */
+export class FeeSchedulesChanged extends Error {}
 /** Another batch wrote usage over the capacity this batch was judged against: nothing is written; plan again. */
 export class CapacityChanged extends Error {}
 /** An atomic batch met a refusal: roll back what the ledger accepted of it. */
@@ -78,7 +81,7 @@ async function prepareTransfers(tx: Queryable, planned: Planned[], last: Attempt
   // sent before anything is awaited, so the reads after it run under them.
   // What changed under the locks is thrown by its step, so that it wins over a failure of a later
   // step (an account opened through the API), as when they were awaited one after another.
-  const [, , , accounts] = await inOrder(tx, [
+  const [, , , , accounts] = await inOrder(tx, [
     () =>
       lockUsageFunding(
         tx,
@@ -91,6 +94,11 @@ async function prepareTransfers(tx: Queryable, planned: Planned[], last: Attempt
     },
     async () => {
       if (await capacityChanged(tx, planned)) throw new CapacityChanged();
+    },
+    // Judged again under the funding locks too, which publishing a fee schedule takes exclusively:
+    // a version published since the records were rated (it may cover them) sends them back.
+    async () => {
+      if (await feeSchedulesChanged(tx, planned)) throw new FeeSchedulesChanged();
     },
     () =>
       ensureAccounts(
@@ -200,4 +208,10 @@ function toRecord(p: Planned, accounts: Map<string, string>, transferId: string,
     createdAt,
     status: "posted",
   };
+}
+
+/** Whether a marketplace of these records has a newer fee schedule version than when they were rated. */
+async function feeSchedulesChanged(tx: Queryable, planned: Planned[]): Promise<boolean> {
+  const newest = await newestFeeScheduleVersions(tx, [...new Set(planned.map((p) => p.item.marketplaceId))]);
+  return planned.some((p) => (newest.get(p.item.marketplaceId) ?? 0) !== p.newestScheduleVersion);
 }

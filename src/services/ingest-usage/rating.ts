@@ -70,6 +70,7 @@ export function planRecord(index: number, item: UsageItem, hash: string, facts: 
     scale: asset.scale,
     split: splitGross(gross, rules),
     feeScheduleVersion: schedule.version,
+    newestScheduleVersion: facts.schedules.get(m)![0]!.version,
     booking,
     payer,
     operator: chart.operatorPayable(asset.id, input.operatorId),

@@ -59,6 +59,8 @@ export interface Planned {
   scale: number;
   split: Split;
   feeScheduleVersion: number;
+  /** Its marketplace's newest fee schedule version when it was planned: one published before it is written sends it back to be rated again. */
+  newestScheduleVersion: number;
   /** The effective time it is booked at: its period's end, or, in a closed period, the first open period's start (src/domain/period-rules.ts). */
   booking: Booking;
   /** Who pays: the customer's account, or the escrow of a hold. */
