@@ -18,6 +18,12 @@ import { apiProcess, must, newStats, root, seedMarket, usageRecord } from "../ch
 import { freePort } from "../scripts/anvil-chain.js";
 import { client } from "./load.js";
 
+// Output piped into a reader that stops early (`| head`): the rest is dropped, and the service and
+// the private PostgreSQL are still stopped (an EPIPE thrown here left them running, loading the
+// machine under every run after it).
+process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+  if (err.code !== "EPIPE") throw err;
+});
 const mode = ["single", "read", "healthz", "asset"].includes(process.argv[2] ?? "") ? process.argv[2]! : "batch";
 /** `--socket`: the service reaches PostgreSQL over its Unix socket instead of TCP on 127.0.0.1. */
 const overSocket = process.argv.includes("--socket");
