@@ -1,9 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifyLedger } from "../../src/services/verify-ledger.js";
+import { describe, expect, it } from "vitest";
 import { usageMonth } from "../support/clock.js";
-import { freshDatabase, type TestDatabase } from "../support/db.js";
-import { hookable } from "../support/hookable.js";
-import { expectStatus, testApi, world, type TestApi } from "../support/http.js";
+import { hookedWorldPerFile } from "../support/hooked-world.js";
+import { expectStatus } from "../support/http.js";
 
 /**
  * Usage already rated stays rated: a fee schedule version may not take effect before usage already
@@ -17,40 +15,26 @@ import { expectStatus, testApi, world, type TestApi } from "../support/http.js";
 const FACTS = /from fee_schedules f where f\.marketplace_id = any/;
 
 describe("a fee schedule published while usage is being written", () => {
-  let raw: TestDatabase;
-  let hk: ReturnType<typeof hookable>;
-  let api: TestApi;
-  let w: Awaited<ReturnType<typeof world>>;
-  beforeAll(async () => {
-    raw = await freshDatabase();
-    hk = hookable(raw);
-    api = await testApi({ db: hk.db });
-    w = await world(api);
-  }, 120_000);
-  afterAll(async () => {
-    if (api) expect((await verifyLedger(raw)).violations).toEqual([]);
-    await api?.close();
-    await raw?.destroy();
-  });
+  const t = hookedWorldPerFile();
 
   it("a record rated before a version that covers it was published is rated again under it", async () => {
     // The world's m1 usage runs to day 11 of the month: version 2 takes effect on day 15, at 20%.
-    hk.arm(FACTS, async () => {
+    t.hk.arm(FACTS, async () => {
       expectStatus(
-        await api.call("POST", "/v1/marketplaces/m1/fee-schedules", {
+        await t.api.call("POST", "/v1/marketplaces/m1/fee-schedules", {
           body: { effective_from: usageMonth.day(15).toISOString(), rules: [{ party: "marketplace", bps: 2000 }] },
         }),
         201,
       );
     });
     const r = expectStatus(
-      await api.call("POST", "/v1/usage", {
-        key: w.keys.m1,
-        body: w.usage("race-fee", { period_start: usageMonth.day(20).toISOString(), period_end: usageMonth.day(21).toISOString() }),
+      await t.api.call("POST", "/v1/usage", {
+        key: t.w.keys.m1,
+        body: t.w.usage("race-fee", { period_start: usageMonth.day(20).toISOString(), period_end: usageMonth.day(21).toISOString() }),
       }),
       201,
     ).body;
-    expect(hk.fired()).toBe(true);
+    expect(t.hk.fired()).toBe(true);
     expect(r.fee_schedule_version).toBe(2);
     // 20% to the marketplace and no protocol fee, as version 2 says.
     expect(r.fees.map((f: { party: string; amount: string }) => [f.party, f.amount])).toEqual([
