@@ -11,7 +11,8 @@ export interface Clock {
 
 /**
  * How far ahead of the service's clock an instant a client tells may be (clock skew between the
- * client and the service): a usage record's period end, a transfer's effective time.
+ * client and the service): a usage record's period end, a transfer's effective time, a rate's
+ * observation (a feed's or one finance proposes).
  */
 export const FUTURE_TOLERANCE_MS = 5 * 60_000;
 

@@ -3,6 +3,7 @@ import type { Settlements } from "../chain/settlement.js";
 import type { Queryable } from "../db/client.js";
 import { insertRate, latestRate, type RateRow } from "../db/queries/conversions.js";
 import type { Asset } from "../domain/assets.js";
+import { FUTURE_TOLERANCE_MS } from "../domain/clock.js";
 import { deviationBps, formatRate, invertRate, rateFromFeed, type Rate } from "../domain/conversion.js";
 import { uuidv7 } from "../domain/ids.js";
 
@@ -27,9 +28,6 @@ export interface ChosenRate {
 }
 
 export type RateChoice = { ok: true; chosen: ChosenRate } | { ok: false; reason: string };
-
-/** How far in the future (by the service's clock) an observation may be before it is not believed. */
-const FUTURE_TOLERANCE_MS = 5 * 60_000;
 
 /** The feed configured for a pair, quoted either way, on any chain this service reads. */
 export function feedFor(settlements: Settlements, a: string, b: string) {

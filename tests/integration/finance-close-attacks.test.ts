@@ -1,12 +1,11 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { getAssetByCode } from "../../src/db/queries/assets.js";
 import { recoverReceivables } from "../../src/services/receivables.js";
 import { verifyLedger } from "../../src/services/verify-ledger.js";
 import { ago, pastMonth, usageMonth, wideRange } from "../support/clock.js";
-import { freshDatabase, type TestDatabase } from "../support/db.js";
-import { hookable } from "../support/hookable.js";
+import { hookedWorldPerFile } from "../support/hooked-world.js";
 import { fundingWorld, USD, type FundingWorld } from "../support/funding-world.js";
-import { ADMIN_KEY, expectRefused, expectStatus, proposeAndApprove, testApi, world, worldPerFile, writeCounts, type TestApi } from "../support/http.js";
+import { ADMIN_KEY, expectRefused, expectStatus, proposeAndApprove, worldPerFile, writeCounts } from "../support/http.js";
 import { TOKEN } from "../support/payout-world.js";
 
 /**
@@ -25,31 +24,17 @@ const USAGE_FACTS = /from accounting_periods p where p\.marketplace_id = f\.mark
 const TRANSFER_PERIODS = /from accounting_periods where marketplace_id = any/;
 
 describe("month-end close: nothing posts into a closed month, through any route", () => {
-  let raw: TestDatabase;
-  let hk: ReturnType<typeof hookable>;
-  let api: TestApi;
-  let w: Awaited<ReturnType<typeof world>>;
+  const t = hookedWorldPerFile();
 
-  beforeAll(async () => {
-    raw = await freshDatabase();
-    hk = hookable(raw);
-    api = await testApi({ db: hk.db });
-    w = await world(api);
-  }, 120_000);
-  afterAll(async () => {
-    if (api) expect((await verifyLedger(raw)).violations).toEqual([]);
-    await api?.close();
-    await raw?.destroy();
-  });
-
-  const put = (m: Month, status: string, key = w.keys.finance) => api.call("PUT", `/v1/marketplaces/m1/periods/${m.label}`, { key, body: { status } });
-  const approve = (id: string, key: string) => api.call("POST", `/v1/proposals/${id}/approve`, { key, body: {} });
-  const status = async (m: Month) => expectStatus(await api.call("GET", `/v1/marketplaces/m1/periods/${m.label}`, { key: w.keys.finance }), 200).body.status;
+  const put = (m: Month, status: string, key = t.w.keys.finance) => t.api.call("PUT", `/v1/marketplaces/m1/periods/${m.label}`, { key, body: { status } });
+  const approve = (id: string, key: string) => t.api.call("POST", `/v1/proposals/${id}/approve`, { key, body: {} });
+  const status = async (m: Month) =>
+    expectStatus(await t.api.call("GET", `/v1/marketplaces/m1/periods/${m.label}`, { key: t.w.keys.finance }), 200).body.status;
   /** Closing → closed on two keys (finance proposes, the admin approves). */
   async function close(m: Month): Promise<void> {
     expectStatus(await put(m, "closing"), 200);
     const p = expectStatus(await put(m, "closed"), 202).body;
-    expectStatus(await approve(p.id, w.keys.admin), 200);
+    expectStatus(await approve(p.id, t.w.keys.admin), 200);
   }
   const inside = (m: Month, iso: string) => {
     const t = new Date(iso).getTime();
@@ -57,7 +42,7 @@ describe("month-end close: nothing posts into a closed month, through any route"
   };
   /** Every transfer effective inside the month (any marketplace), with what it moved. */
   async function booksOf(m: Month): Promise<{ n: string; moved: string }> {
-    const [r] = await raw.query<{ n: string; moved: string }>(
+    const [r] = await t.raw.query<{ n: string; moved: string }>(
       `select count(distinct t.id)::text as n, coalesce(sum(e.posted_amount), 0)::text as moved
          from transfers t left join entries e on e.transfer_id = t.id where t.effective_at >= $1 and t.effective_at < $2`,
       [m.from.toISOString(), m.to.toISOString()],
@@ -73,7 +58,7 @@ describe("month-end close: nothing posts into a closed month, through any route"
         `/v1/reports/trial-balance?as_of=${new Date(m.to.getTime() - 1).toISOString()}`,
         `/v1/operators/o1/statement?${range}`,
         `/v1/customers/c1/statement?marketplace_id=m1&${range}`,
-      ].map(async (path) => expectStatus(await api.call("GET", path, { key: w.keys.finance }), 200).body),
+      ].map(async (path) => expectStatus(await t.api.call("GET", path, { key: t.w.keys.finance }), 200).body),
     );
     // Not of the period: the customer statement's time of reading, and the operator statement's
     // `payable` block, documented as the balance now (src/http/routes/operator-statement.ts:72-75).
@@ -82,13 +67,13 @@ describe("month-end close: nothing posts into a closed month, through any route"
     return out;
   };
   const usageIn = (m: Month, id: string, extra: Record<string, unknown> = {}) =>
-    w.usage(id, { period_start: m.day(10).toISOString(), period_end: m.day(11).toISOString(), ...extra });
+    t.w.usage(id, { period_start: m.day(10).toISOString(), period_end: m.day(11).toISOString(), ...extra });
   const manual = (effective_at?: string, type?: "pending") =>
-    api.call("POST", "/v1/transfers", {
-      key: w.keys.m1,
+    t.api.call("POST", "/v1/transfers", {
+      key: t.w.keys.m1,
       body: {
         ...(type ? { type } : {}),
-        legs: [{ debit_account_id: w.m1Funding.id, credit_account_id: w.m1Customer.id, amount: "7" }],
+        legs: [{ debit_account_id: t.w.m1Funding.id, credit_account_id: t.w.m1Customer.id, amount: "7" }],
         ...(effective_at ? { effective_at } : {}),
       },
     });
@@ -97,27 +82,27 @@ describe("month-end close: nothing posts into a closed month, through any route"
     const m = pastMonth(6);
     expectStatus(await put(m, "closing"), 200);
     const p = expectStatus(await put(m, "closed"), 202).body;
-    await expectRefused(api, () => approve(p.id, w.keys.finance), 403, "four_eyes");
-    await expectRefused(api, () => approve(p.id, ADMIN_KEY), 403, "four_eyes");
+    await expectRefused(t.api, () => approve(p.id, t.w.keys.finance), 403, "four_eyes");
+    await expectRefused(t.api, () => approve(p.id, ADMIN_KEY), 403, "four_eyes");
     // Proposing again with the same key does not make a second proposal to approve on one's own.
     const again = await put(m, "closed");
     expect([200, 202]).toContain(again.status);
-    if (again.body.id !== undefined) await expectRefused(api, () => approve(again.body.id, w.keys.finance), 403, "four_eyes");
+    if (again.body.id !== undefined) await expectRefused(t.api, () => approve(again.body.id, t.w.keys.finance), 403, "four_eyes");
     expect(await status(m)).toBe("closing");
-    expectStatus(await approve(p.id, w.keys.admin), 200);
+    expectStatus(await approve(p.id, t.w.keys.admin), 200);
     expect(await status(m)).toBe("closed");
     // Approving twice (a replay under another idempotency key) changes nothing.
-    await expectRefused(api, () => approve(p.id, w.keys.admin), 409, "proposal_decided");
+    await expectRefused(t.api, () => approve(p.id, t.w.keys.admin), 409, "proposal_decided");
 
     // Reopening: the admin proposes; it may not approve it, nor may a key it minted for that.
-    const r = expectStatus(await put(m, "open", w.keys.admin), 202).body;
+    const r = expectStatus(await put(m, "open", t.w.keys.admin), 202).body;
     expect(r.kind).toBe("period_reopen");
-    await expectRefused(api, () => approve(r.id, w.keys.admin), 403, "four_eyes");
-    const minted = expectStatus(await api.call("POST", "/v1/api-keys", { key: w.keys.admin, body: { name: "sock puppet", role: "finance" } }), 201).body
+    await expectRefused(t.api, () => approve(r.id, t.w.keys.admin), 403, "four_eyes");
+    const minted = expectStatus(await t.api.call("POST", "/v1/api-keys", { key: t.w.keys.admin, body: { name: "sock puppet", role: "finance" } }), 201).body
       .secret as string;
-    await expectRefused(api, () => approve(r.id, minted), 403, "four_eyes");
+    await expectRefused(t.api, () => approve(r.id, minted), 403, "four_eyes");
     // Neither a marketplace nor an operator approves it.
-    for (const key of [w.keys.m1, w.keys.o1]) expect((await approve(r.id, key)).status).toBe(403);
+    for (const key of [t.w.keys.m1, t.w.keys.o1]) expect((await approve(r.id, key)).status).toBe(403);
     expect(await status(m)).toBe("closed");
   });
 
@@ -126,7 +111,7 @@ describe("month-end close: nothing posts into a closed month, through any route"
     expectStatus(await put(m, "closing"), 200);
     const p = expectStatus(await put(m, "closed"), 202).body;
     expectStatus(await put(m, "open"), 200); // closing → open: one key
-    const res = await approve(p.id, w.keys.admin);
+    const res = await approve(p.id, t.w.keys.admin);
     expect(res.status, JSON.stringify(res.body)).toBe(409);
     expect(res.body.code).toBe("proposal_outdated");
     expect(await status(m)).toBe("open");
@@ -142,9 +127,9 @@ describe("month-end close: nothing posts into a closed month, through any route"
     expectStatus(await put(m, "closing"), 200);
     const p = expectStatus(await put(m, "closed"), 202).body;
     expectStatus(await put(m, "open"), 200);
-    expectStatus(await api.call("POST", "/v1/usage", { key: w.keys.m1, body: usageIn(m, "back-dated-between-closings") }), 201);
+    expectStatus(await t.api.call("POST", "/v1/usage", { key: t.w.keys.m1, body: usageIn(m, "back-dated-between-closings") }), 201);
     expectStatus(await put(m, "closing"), 200);
-    const res = await approve(p.id, w.keys.admin);
+    const res = await approve(p.id, t.w.keys.admin);
     expect(res.status, JSON.stringify(res.body)).toBe(409);
     expect(await status(m)).toBe("closing");
   });
@@ -157,19 +142,19 @@ describe("month-end close: nothing posts into a closed month, through any route"
     const pendExplicit = expectStatus(await manual(d(12), "pending"), 201).body;
     const pendPlain = expectStatus(await manual(d(12), "pending"), 201).body;
     const pendVoid = expectStatus(await manual(d(12), "pending"), 201).body;
-    const toDispute = expectStatus(await api.call("POST", "/v1/usage", { key: w.keys.m1, body: usageIn(M, "to-dispute") }), 201).body;
-    const platform = await api.call("POST", "/v1/accounts", {
-      body: { asset_id: w.asset.id, code: "platform_adjustments", normal_side: "debit", ref: "adjustments" },
+    const toDispute = expectStatus(await t.api.call("POST", "/v1/usage", { key: t.w.keys.m1, body: usageIn(M, "to-dispute") }), 201).body;
+    const platform = await t.api.call("POST", "/v1/accounts", {
+      body: { asset_id: t.w.asset.id, code: "platform_adjustments", normal_side: "debit", ref: "adjustments" },
     });
     await close(M);
     const books = await booksOf(M);
     const reports = await reportsOf(M);
 
     // Late usage, single and batch: booked at the start of the next open month, naming the month.
-    const late = expectStatus(await api.call("POST", "/v1/usage", { key: w.keys.m1, body: usageIn(M, "late-single") }), 201).body;
+    const late = expectStatus(await t.api.call("POST", "/v1/usage", { key: t.w.keys.m1, body: usageIn(M, "late-single") }), 201).body;
     expect(inside(M, late.effective_at)).toBe(false);
     const batch = expectStatus(
-      await api.call("POST", "/v1/usage/batch", { key: w.keys.m1, body: { records: [usageIn(M, "late-b1"), usageIn(M, "late-b2")], results: "full" } }),
+      await t.api.call("POST", "/v1/usage/batch", { key: t.w.keys.m1, body: { records: [usageIn(M, "late-b1"), usageIn(M, "late-b2")], results: "full" } }),
       200,
     ).body;
     for (const r of batch.results) {
@@ -178,14 +163,14 @@ describe("month-end close: nothing posts into a closed month, through any route"
     }
     // Manual transfers with an instant inside it, also at its very first and last instants.
     for (const at of [d(13), M.from.toISOString(), new Date(M.to.getTime() - 1).toISOString()]) {
-      await expectRefused(api, () => manual(at), 409, "period_closed");
-      await expectRefused(api, () => manual(at, "pending"), 409, "period_closed");
+      await expectRefused(t.api, () => manual(at), 409, "period_closed");
+      await expectRefused(t.api, () => manual(at, "pending"), 409, "period_closed");
     }
     // ... in a batch of transfers: that item refused, nothing inside the month.
     const tb = expectStatus(
-      await api.call("POST", "/v1/transfers", {
-        key: w.keys.m1,
-        body: { transfers: [{ legs: [{ debit_account_id: w.m1Funding.id, credit_account_id: w.m1Customer.id, amount: "3" }], effective_at: d(14) }] },
+      await t.api.call("POST", "/v1/transfers", {
+        key: t.w.keys.m1,
+        body: { transfers: [{ legs: [{ debit_account_id: t.w.m1Funding.id, credit_account_id: t.w.m1Customer.id, amount: "3" }], effective_at: d(14) }] },
       }),
       200,
     ).body;
@@ -193,10 +178,10 @@ describe("month-end close: nothing posts into a closed month, through any route"
     // ... by an admin, through one of the platform's own accounts (judged by the other account's marketplace).
     if (platform.status === 201) {
       await expectRefused(
-        api,
+        t.api,
         () =>
-          api.call("POST", "/v1/transfers", {
-            body: { legs: [{ debit_account_id: platform.body.id, credit_account_id: w.m1Customer.id, amount: "1" }], effective_at: d(13) },
+          t.api.call("POST", "/v1/transfers", {
+            body: { legs: [{ debit_account_id: platform.body.id, credit_account_id: t.w.m1Customer.id, amount: "1" }], effective_at: d(13) },
           }),
         409,
         "period_closed",
@@ -204,38 +189,44 @@ describe("month-end close: nothing posts into a closed month, through any route"
     }
     // Reversals: with an instant inside, refused; without, booked in the next open month.
     await expectRefused(
-      api,
-      () => api.call("POST", `/v1/transfers/${dated.id}/reverse`, { key: w.keys.m1, body: { effective_at: d(20) } }),
+      t.api,
+      () => t.api.call("POST", `/v1/transfers/${dated.id}/reverse`, { key: t.w.keys.m1, body: { effective_at: d(20) } }),
       409,
       "period_closed",
     );
-    const rev = expectStatus(await api.call("POST", `/v1/transfers/${dated.id}/reverse`, { key: w.keys.m1, body: {} }), 201).body;
+    const rev = expectStatus(await t.api.call("POST", `/v1/transfers/${dated.id}/reverse`, { key: t.w.keys.m1, body: {} }), 201).body;
     expect(inside(M, rev.effective_at)).toBe(false);
     // Posts of pending transfers of the month: with an instant inside, refused; without, now.
     await expectRefused(
-      api,
-      () => api.call("POST", `/v1/transfers/${pendExplicit.id}/post`, { key: w.keys.m1, body: { effective_at: d(20) } }),
+      t.api,
+      () => t.api.call("POST", `/v1/transfers/${pendExplicit.id}/post`, { key: t.w.keys.m1, body: { effective_at: d(20) } }),
       409,
       "period_closed",
     );
-    const posted = expectStatus(await api.call("POST", `/v1/transfers/${pendPlain.id}/post`, { key: w.keys.m1, body: {} }), 201).body;
+    const posted = expectStatus(await t.api.call("POST", `/v1/transfers/${pendPlain.id}/post`, { key: t.w.keys.m1, body: {} }), 201).body;
     expect(inside(M, posted.effective_at)).toBe(false);
-    const voided = expectStatus(await api.call("POST", `/v1/transfers/${pendVoid.id}/void`, { key: w.keys.m1, body: {} }), 201).body;
+    const voided = expectStatus(await t.api.call("POST", `/v1/transfers/${pendVoid.id}/void`, { key: t.w.keys.m1, body: {} }), 201).body;
     expect(inside(M, voided.effective_at)).toBe(false);
     // A usage reversal and a hold (usage charged to it for the closed month).
-    const ur = expectStatus(await api.call("POST", `/v1/usage/${w.m1Usage.id}/reverse`, { key: w.keys.m1, body: { reason: "meter read twice" } }), 201).body;
-    const urt = expectStatus(await api.call("GET", `/v1/transfers/${ur.reversal_transfer_id}`, { key: w.keys.finance }), 200).body;
-    expect(inside(M, urt.effective_at)).toBe(false);
-    const hold = expectStatus(await api.call("POST", "/v1/holds", { key: w.keys.m1, body: { customer_id: "c1", asset: "USDC", amount: "5000000" } }), 201).body;
-    const onHold = await api.call("POST", "/v1/usage", { key: w.keys.m1, body: usageIn(M, "late-on-hold", { hold_id: hold.id }) });
-    if (onHold.status === 201) expect(inside(M, onHold.body.effective_at)).toBe(false);
-    expectStatus(await api.call("POST", `/v1/holds/${hold.id}/close`, { key: w.keys.m1 }), 200);
-    // A dispute of the month's record, upheld: its reversal is booked in the next open month too.
-    const dispute = expectStatus(
-      await api.call("POST", "/v1/disputes", { key: w.keys.m1, body: { usage_ids: [toDispute.id], reason: "job failed" } }),
+    const ur = expectStatus(
+      await t.api.call("POST", `/v1/usage/${t.w.m1Usage.id}/reverse`, { key: t.w.keys.m1, body: { reason: "meter read twice" } }),
       201,
     ).body;
-    expectStatus(await api.call("POST", `/v1/disputes/${dispute.id}/uphold`, { key: w.keys.finance, body: {} }), 200);
+    const urt = expectStatus(await t.api.call("GET", `/v1/transfers/${ur.reversal_transfer_id}`, { key: t.w.keys.finance }), 200).body;
+    expect(inside(M, urt.effective_at)).toBe(false);
+    const hold = expectStatus(
+      await t.api.call("POST", "/v1/holds", { key: t.w.keys.m1, body: { customer_id: "c1", asset: "USDC", amount: "5000000" } }),
+      201,
+    ).body;
+    const onHold = await t.api.call("POST", "/v1/usage", { key: t.w.keys.m1, body: usageIn(M, "late-on-hold", { hold_id: hold.id }) });
+    if (onHold.status === 201) expect(inside(M, onHold.body.effective_at)).toBe(false);
+    expectStatus(await t.api.call("POST", `/v1/holds/${hold.id}/close`, { key: t.w.keys.m1 }), 200);
+    // A dispute of the month's record, upheld: its reversal is booked in the next open month too.
+    const dispute = expectStatus(
+      await t.api.call("POST", "/v1/disputes", { key: t.w.keys.m1, body: { usage_ids: [toDispute.id], reason: "job failed" } }),
+      201,
+    ).body;
+    expectStatus(await t.api.call("POST", `/v1/disputes/${dispute.id}/uphold`, { key: t.w.keys.finance, body: {} }), 200);
 
     expect(await booksOf(M)).toEqual(books);
     expect(await reportsOf(M)).toEqual(reports);
@@ -243,16 +234,16 @@ describe("month-end close: nothing posts into a closed month, through any route"
 
   it("holds: while a month is closing, a dispute of its record is not upheld (nothing written, the dispute stays open); once reopened it is", async () => {
     const M = pastMonth(10);
-    const u = expectStatus(await api.call("POST", "/v1/usage", { key: w.keys.m1, body: usageIn(M, "dispute-while-closing") }), 201).body;
-    const d = expectStatus(await api.call("POST", "/v1/disputes", { key: w.keys.m1, body: { usage_ids: [u.id], reason: "job failed" } }), 201).body;
+    const u = expectStatus(await t.api.call("POST", "/v1/usage", { key: t.w.keys.m1, body: usageIn(M, "dispute-while-closing") }), 201).body;
+    const d = expectStatus(await t.api.call("POST", "/v1/disputes", { key: t.w.keys.m1, body: { usage_ids: [u.id], reason: "job failed" } }), 201).body;
     expectStatus(await put(M, "closing"), 200);
     const books = await booksOf(M);
-    await expectRefused(api, () => api.call("POST", `/v1/disputes/${d.id}/uphold`, { key: w.keys.finance, body: {} }), 409, "period_closing");
-    await expectRefused(api, () => api.call("POST", `/v1/usage/${u.id}/reverse`, { key: w.keys.admin, body: { reason: "x" } }), 409, "usage_disputed");
-    expect(expectStatus(await api.call("GET", `/v1/disputes/${d.id}`, { key: w.keys.finance }), 200).body.status).toBe("open");
+    await expectRefused(t.api, () => t.api.call("POST", `/v1/disputes/${d.id}/uphold`, { key: t.w.keys.finance, body: {} }), 409, "period_closing");
+    await expectRefused(t.api, () => t.api.call("POST", `/v1/usage/${u.id}/reverse`, { key: t.w.keys.admin, body: { reason: "x" } }), 409, "usage_disputed");
+    expect(expectStatus(await t.api.call("GET", `/v1/disputes/${d.id}`, { key: t.w.keys.finance }), 200).body.status).toBe("open");
     expect(await booksOf(M)).toEqual(books);
     expectStatus(await put(M, "open"), 200);
-    expectStatus(await api.call("POST", `/v1/disputes/${d.id}/uphold`, { key: w.keys.finance, body: {} }), 200);
+    expectStatus(await t.api.call("POST", `/v1/disputes/${d.id}/uphold`, { key: t.w.keys.finance, body: {} }), 200);
   });
 
   it("late usage planned while the month was open and written after finance closed it is still kept out of the month (POST /v1/usage)", async () => {
@@ -263,10 +254,10 @@ describe("month-end close: nothing posts into a closed month, through any route"
     // so setStatus' exclusive lock (src/services/periods.ts:146) only orders the two: a request whose
     // facts were read before the close writes into the closed month after it.
     const M = pastMonth(3);
-    hk.arm(USAGE_FACTS, () => close(M));
-    const res = await api.call("POST", "/v1/usage", { key: w.keys.m1, body: usageIn(M, "race-single") });
-    hk.disarm();
-    expect(hk.fired()).toBe(true);
+    t.hk.arm(USAGE_FACTS, () => close(M));
+    const res = await t.api.call("POST", "/v1/usage", { key: t.w.keys.m1, body: usageIn(M, "race-single") });
+    t.hk.disarm();
+    expect(t.hk.fired()).toBe(true);
     expect(await status(M)).toBe("closed");
     expect([201, 409], JSON.stringify(res.body)).toContain(res.status);
     if (res.status === 201) expect(inside(M, res.body.effective_at), `booked ${res.body.effective_at} inside closed ${M.label}`).toBe(false);
@@ -275,13 +266,13 @@ describe("month-end close: nothing posts into a closed month, through any route"
   it("late usage in a batch planned while the month was open and written after finance closed it is still kept out of the month (POST /v1/usage/batch)", async () => {
     // Same cause as above; a large batch makes the window real (it gives way every 250 records while rating).
     const M = pastMonth(4);
-    hk.arm(USAGE_FACTS, () => close(M));
+    t.hk.arm(USAGE_FACTS, () => close(M));
     const res = expectStatus(
-      await api.call("POST", "/v1/usage/batch", { key: w.keys.m1, body: { records: [usageIn(M, "race-b1"), usageIn(M, "race-b2")], results: "full" } }),
+      await t.api.call("POST", "/v1/usage/batch", { key: t.w.keys.m1, body: { records: [usageIn(M, "race-b1"), usageIn(M, "race-b2")], results: "full" } }),
       200,
     ).body;
-    hk.disarm();
-    expect(hk.fired()).toBe(true);
+    t.hk.disarm();
+    expect(t.hk.fired()).toBe(true);
     expect(await status(M)).toBe("closed");
     for (const r of res.results) if (r.status === "accepted") expect(inside(M, r.record.effective_at), `booked inside closed ${M.label}`).toBe(false);
   });
@@ -292,10 +283,10 @@ describe("month-end close: nothing posts into a closed month, through any route"
     // transaction, without any lock; submitTransfer then writes whatever was judged.
     const M = pastMonth(5);
     const before = await booksOf(M);
-    hk.arm(TRANSFER_PERIODS, () => close(M));
+    t.hk.arm(TRANSFER_PERIODS, () => close(M));
     const res = await manual(M.day(10, 13).toISOString());
-    hk.disarm();
-    expect(hk.fired()).toBe(true);
+    t.hk.disarm();
+    expect(t.hk.fired()).toBe(true);
     expect(await status(M)).toBe("closed");
     expect(res.status, JSON.stringify(res.body)).toBe(409);
     expect(await booksOf(M)).toEqual(before);
@@ -307,10 +298,10 @@ describe("month-end close: nothing posts into a closed month, through any route"
     // effective time (src/domain/posting.ts:174), inside the month closed meanwhile.
     const M = pastMonth(8);
     const original = expectStatus(await manual(M.day(10, 12).toISOString()), 201).body;
-    hk.arm(TRANSFER_PERIODS, () => close(M));
-    const res = await api.call("POST", `/v1/transfers/${original.id}/reverse`, { key: w.keys.m1, body: {} });
-    hk.disarm();
-    expect(hk.fired()).toBe(true);
+    t.hk.arm(TRANSFER_PERIODS, () => close(M));
+    const res = await t.api.call("POST", `/v1/transfers/${original.id}/reverse`, { key: t.w.keys.m1, body: {} });
+    t.hk.disarm();
+    expect(t.hk.fired()).toBe(true);
     expect(await status(M)).toBe("closed");
     expect([201, 409], JSON.stringify(res.body)).toContain(res.status);
     if (res.status === 201) expect(inside(M, res.body.effective_at), `reversal booked ${res.body.effective_at} inside closed ${M.label}`).toBe(false);

@@ -1,5 +1,6 @@
 import type { Queryable } from "../../db/client.js";
 import { insertRate } from "../../db/queries/conversions.js";
+import { FUTURE_TOLERANCE_MS } from "../../domain/clock.js";
 import { formatRate, parseRate } from "../../domain/conversion.js";
 import { LedgerError } from "../../domain/errors.js";
 import { mayPropose, openOrInsert, requireAsset, type Proposal, type Proposing } from "./proposal.js";
@@ -14,9 +15,6 @@ export interface RateInput {
   /** Where finance took it from (a bank's fixing, an exchange), for the record. */
   reference?: string;
 }
-
-/** How far in the future an observation may be (clock skew between finance's source and the service). */
-const FUTURE_TOLERANCE_MS = 5 * 60_000;
 
 /**
  * Proposes a manual rate (docs/settlement.md, "Rates"): recorded with source `manual` when another
