@@ -51,6 +51,20 @@ export async function depositedTransactions(db: Queryable, txHashes: string[], a
   return rows.map((r) => r.h);
 }
 
+/** The customer a transfer into the vault (chain, transaction in lowercase, log) was credited to as a deposit, if it was. */
+export async function depositOfTransfer(
+  db: Queryable,
+  chainId: string,
+  txHash: string,
+  logIndex: number,
+): Promise<{ marketplace_id: string; customer_id: string } | undefined> {
+  const [row] = await db.query<{ marketplace_id: string; customer_id: string }>(
+    "select marketplace_id, customer_id from chain_deposits where chain_id = $1 and lower(tx_hash) = $2 and log_index = $3",
+    [chainId, txHash, logIndex],
+  );
+  return row;
+}
+
 /** Records a deposit credited to a customer by its transfer; a deposit recorded already is left as it is. */
 export async function insertChainDeposit(
   tx: Queryable,

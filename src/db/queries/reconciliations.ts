@@ -296,6 +296,20 @@ export async function adjustedElsewhere(
   return row;
 }
 
+/**
+ * Of `txHashes` (lowercase), a transfer into the vault in an asset that a reconciliation item's
+ * adjustment recorded (the treasury debited for it): the first such item, with its transaction.
+ */
+export async function adjustedInflowOf(db: Queryable, txHashes: string[], assetId: string): Promise<{ id: string; tx_hash: string } | undefined> {
+  const [row] = await db.query<{ id: string; tx_hash: string }>(
+    `select i.id::text as id, lower(i.tx_hash) as tx_hash from reconciliation_items i join reconciliations r on r.id = i.reconciliation_id
+      where i.adjustment_transfer_id is not null and i.direction = 'in' and lower(i.tx_hash) = any($1::text[]) and r.asset_id = $2
+      order by i.id limit 1`,
+    [pgArray(txHashes), assetId],
+  );
+  return row;
+}
+
 /** The ids of every item, of any run, that shows this discrepancy. */
 export async function itemsOfDiscrepancy(db: Queryable, d: Discrepancy): Promise<string[]> {
   const rows = await db.query<{ id: string }>(

@@ -1,5 +1,6 @@
 import type { Queryable } from "../../db/client.js";
 import { depositedTransactions } from "../../db/queries/deposits.js";
+import { adjustedInflowOf } from "../../db/queries/reconciliations.js";
 import { findReceiptProposalIdByReference, receiptProposalsByReferenceKeys } from "../../db/queries/proposals.js";
 import { LedgerError } from "../../domain/errors.js";
 import { referenceKey, txHashesIn } from "../../domain/references.js";
@@ -59,6 +60,10 @@ export async function proposeReceipt(db: Queryable, { now, by, ...input }: Propo
     if (deposited.length > 0) throw exists(`an on-chain deposit of ${asset.code} credited to a customer (transaction ${deposited[0]})`);
     const named = await receiptProposalsByReferenceKeys(db, hashes, asset.id);
     if (named.length > 0) throw exists(`a receipt of ${asset.code} naming transaction ${named[0]!.key} (proposal ${named[0]!.id})`);
+    // Booked into the treasury by a reconciliation adjustment (an inflow nobody explained then): received already.
+    const adjusted = await adjustedInflowOf(db, hashes, asset.id);
+    if (adjusted)
+      throw exists(`a payment of ${asset.code} in transaction ${adjusted.tx_hash} recorded by the adjustment of reconciliation item ${adjusted.id}`);
   }
   try {
     return await recordProposal(db, now, by, "receipt", input.marketplaceId, {

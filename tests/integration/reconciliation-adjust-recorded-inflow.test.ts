@@ -1,0 +1,134 @@
+import { parseEther } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterEach, describe, expect, it } from "vitest";
+import { depositAddressMessage } from "../../src/domain/payouts.js";
+import { ensureAccounts } from "../../src/db/ensure-accounts.js";
+import { chart, specKey } from "../../src/domain/chart.js";
+import { getAssetByCode } from "../../src/db/queries/assets.js";
+import { treasuryCheck } from "../../src/services/reconcile.js";
+import { verifyLedger } from "../../src/services/verify-ledger.js";
+import { fundingWorld, payVault, USD, type FundingWorld } from "../support/funding-world.js";
+import { expectStatus } from "../support/http.js";
+import { TOKEN } from "../support/payout-world.js";
+
+let world: FundingWorld | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+/**
+ * A reconciliation run stores what it saw: a payment into the vault that was not credited then (a
+ * receipt proposal named its transaction) is an `unexpected_on_chain` item of that run for good.
+ * Once the ledger has recorded the payment since (credited to the customer after the proposal was
+ * rejected, or recorded by the receipt), adjusting that item books the same money a second time:
+ * the treasury's ledger balance counts the payment twice.
+ */
+describe("an adjustment of an inflow the ledger recorded since the run is refused", () => {
+  it("while a receipt proposal names the transaction, and once the deposit is credited after its rejection", async () => {
+    const s = (world = await fundingWorld());
+    const x = privateKeyToAccount(generatePrivateKey());
+    await s.w.chain.test.setBalance({ address: x.address, value: parseEther("1") });
+    const signature = await x.signMessage({ message: depositAddressMessage({ marketplaceId: "m", customerId: "d", chainId: 31337n, address: x.address }) });
+    expectStatus(
+      await s.api.call("POST", "/v1/customers/d/deposit-addresses", { key: s.keys.market, body: { chain_id: 31337, address: x.address, signature } }),
+      201,
+    );
+    const hash = await payVault(s, x, 1_000n * USD);
+    const proposal = (await s.proposeReceipt(1_000n * USD, `Base tx ${hash}`)).id;
+    await s.w.worker().tick();
+    expect(await s.w.db.query("select tx_hash from chain_deposits")).toEqual([]);
+
+    // Finance's run over the blocks: the payment is an item no ledger entry explains yet.
+    const head = Number(await s.w.chain.public.getBlockNumber());
+    const run = expectStatus(
+      await s.api.call("POST", "/v1/reconciliations", { key: s.keys.finance, body: { chain_id: 31337, asset: TOKEN, from_block: 0, to_block: head - 1 } }),
+      201,
+    ).body;
+    const items = expectStatus(await s.api.call("GET", `/v1/reconciliations/${run.id}?status=unexpected_on_chain`, { key: s.keys.finance }), 200).body
+      .items as { id: string; tx_hash: string; chain_amount: string }[];
+    const item = items.find((i) => i.tx_hash === hash.toLowerCase())!;
+    expect(item.chain_amount).toBe((1_000n * USD).toString());
+
+    const asset = (await getAssetByCode(s.w.db, TOKEN))!;
+    const equity = expectStatus(
+      await s.api.call("POST", "/v1/accounts", { body: { asset_id: asset.id, code: "equity", normal_side: "credit", ref: "equity:unexplained_inflows" } }),
+      201,
+    ).body;
+    const treasury = (await ensureAccounts(s.w.db, [chart.treasury(asset.id, "31337")])).get(specKey(chart.treasury(asset.id, "31337")))!;
+    const adjust = () =>
+      s.api.call("POST", `/v1/reconciliations/${run.id}/items/${item.id}/resolve`, {
+        key: s.keys.finance,
+        body: { note: "an inflow nobody explained", adjustment: { debit_account_id: treasury, credit_account_id: equity.id, amount: item.chain_amount } },
+      });
+
+    // While the proposal stands, the payment is being recorded as a receipt.
+    const standing = await adjust();
+    expect(standing.status).toBe(400);
+    expect(standing.body.code).toBe("invalid_request");
+    expect(standing.body.detail).toContain(proposal);
+
+    // Rejected: the next pass credits customer d with the payment.
+    expectStatus(await s.api.call("POST", `/v1/proposals/${proposal}/reject`, { key: s.keys.finance2, body: { reason: "not a settlement" } }), 200);
+    await s.w.worker().tick();
+    expect(await s.w.db.query("select tx_hash, customer_id from chain_deposits")).toEqual([{ tx_hash: hash.toLowerCase(), customer_id: "d" }]);
+    const before = (await treasuryCheck(s.w.db, s.w.settlements, 31337n, TOKEN)).unexplained;
+
+    // The run's item still says unexpected; adjusting it would book the payment a second time.
+    const credited = await adjust();
+    expect(credited.status).toBe(400);
+    expect(credited.body.code).toBe("invalid_request");
+    expect(credited.body.detail).toContain(hash.toLowerCase());
+    expect(await s.w.db.query("select id from proposals where kind = 'reconciliation_adjustment'")).toEqual([]);
+    expect((await treasuryCheck(s.w.db, s.w.settlements, 31337n, TOKEN)).unexplained).toBe(before);
+    // A note still settles it.
+    expectStatus(
+      await s.api.call("POST", `/v1/reconciliations/${run.id}/items/${item.id}/resolve`, {
+        key: s.keys.finance,
+        body: { note: "credited to customer d after the receipt proposal was rejected" },
+      }),
+      200,
+    );
+    expect((await verifyLedger(s.w.db)).violations).toEqual([]);
+  }, 120_000);
+
+  it("a receipt naming a payment an adjustment recorded is refused", async () => {
+    const s = (world = await fundingWorld());
+    const x = privateKeyToAccount(generatePrivateKey());
+    await s.w.chain.test.setBalance({ address: x.address, value: parseEther("1") });
+    // From an address no customer registered: the scanner does not credit it.
+    const hash = await payVault(s, x, 1_000n * USD);
+    await s.w.worker().tick();
+    const head = Number(await s.w.chain.public.getBlockNumber());
+    const run = expectStatus(
+      await s.api.call("POST", "/v1/reconciliations", { key: s.keys.finance, body: { chain_id: 31337, asset: TOKEN, from_block: 0, to_block: head - 1 } }),
+      201,
+    ).body;
+    const items = expectStatus(await s.api.call("GET", `/v1/reconciliations/${run.id}?status=unexpected_on_chain`, { key: s.keys.finance }), 200).body
+      .items as { id: string; tx_hash: string; chain_amount: string }[];
+    const item = items.find((i) => i.tx_hash === hash.toLowerCase())!;
+    const asset = (await getAssetByCode(s.w.db, TOKEN))!;
+    const equity = expectStatus(
+      await s.api.call("POST", "/v1/accounts", { body: { asset_id: asset.id, code: "equity", normal_side: "credit", ref: "equity:unexplained_inflows" } }),
+      201,
+    ).body;
+    const treasury = (await ensureAccounts(s.w.db, [chart.treasury(asset.id, "31337")])).get(specKey(chart.treasury(asset.id, "31337")))!;
+    const proposed = expectStatus(
+      await s.api.call("POST", `/v1/reconciliations/${run.id}/items/${item.id}/resolve`, {
+        key: s.keys.finance,
+        body: { note: "an inflow nobody explained", adjustment: { debit_account_id: treasury, credit_account_id: equity.id, amount: item.chain_amount } },
+      }),
+      200,
+    ).body;
+    expectStatus(await s.approve(proposed.proposal_id, s.keys.finance2), 200);
+    const before = (await treasuryCheck(s.w.db, s.w.settlements, 31337n, TOKEN)).unexplained;
+
+    // The marketplace then says the payment was its settlement: the money is in the books already.
+    const again = await s.receipt(1_000n * USD, `Base tx ${hash}`);
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe("receipt_exists");
+    expect(again.body.detail).toContain(item.id);
+    expect((await treasuryCheck(s.w.db, s.w.settlements, 31337n, TOKEN)).unexplained).toBe(before);
+    expect((await verifyLedger(s.w.db)).violations).toEqual([]);
+  }, 120_000);
+});
