@@ -19,6 +19,7 @@ import {
   rejectedReceiptsToRecheck,
 } from "../db/queries/deposits.js";
 import { hasReceiptProposalForReferenceKeys, receiptProposalsByReferenceKeys } from "../db/queries/proposals.js";
+import { adjustedInflows } from "../db/queries/reconciliations.js";
 import { writeTransfers } from "../db/transfer-writer.js";
 import { LedgerError } from "../domain/errors.js";
 import { depositAddressMessage } from "../domain/payouts.js";
@@ -82,7 +83,9 @@ export type DepositOutcome =
   | { kind: "credited"; marketplaceId: string; customerId: string; transferId: string }
   | { kind: "unregistered" }
   /** Recorded by finance as a receipt (its reference is the transaction hash): received once, so not credited again. */
-  | { kind: "receipt"; proposalId: string; approved: boolean };
+  | { kind: "receipt"; proposalId: string; approved: boolean }
+  /** Booked into the treasury by the adjustment of a reconciliation item (an inflow nobody explained then): not credited again. */
+  | { kind: "adjusted"; itemId: string };
 
 /**
  * Credits inbound transfers from registered addresses to their customers: treasury → the
@@ -94,7 +97,8 @@ export async function creditDeposits(db: Database, chain: EvmChain, asset: Asset
     try {
       return await creditDepositsOnce(db, chain, asset, inbound);
     } catch (err) {
-      // A receipt proposal of one of these transactions was recorded (or rejected) meanwhile: judge them again.
+      // A receipt proposal of one of these transactions was recorded (or rejected), or an adjustment
+      // recorded one, meanwhile: judge them again.
       if (!(err instanceof ReceiptsChanged) || attempt >= 2) throw err;
     }
   }
@@ -120,9 +124,14 @@ async function creditDepositsOnce(db: Database, chain: EvmChain, asset: Asset, i
   const route = chain.chainId.toString();
   // A payment finance recorded as a receipt of the asset, its reference naming the transaction
   // (in any spelling), is money received already: it is not credited to a customer as well.
-  const receipts = await receiptProposalsByReferenceKeys(db, [...new Set(inbound.map((t) => t.txHash.toLowerCase()))], asset.id);
+  const hashes = [...new Set(inbound.map((t) => t.txHash.toLowerCase()))];
+  const receipts = await receiptProposalsByReferenceKeys(db, hashes, asset.id);
   const receiptOf = new Map(receipts.map((r) => [r.key, r]));
-  const credited = inbound.filter((t) => ownerOf.has(t.from) && !receiptOf.has(t.txHash.toLowerCase()));
+  // A payment finance booked into the treasury by adjusting a reconciliation item (its sender
+  // registered only later) is in the books already: crediting a customer too would count it twice.
+  const adjusted = await adjustedInflows(db, chain.chainId, asset.id, hashes);
+  const adjustedOf = (t: InboundTransfer) => adjusted.get(`${t.txHash.toLowerCase()}:${t.logIndex}`);
+  const credited = inbound.filter((t) => ownerOf.has(t.from) && !receiptOf.has(t.txHash.toLowerCase()) && adjustedOf(t) === undefined);
   await keepNamed(
     db,
     chain.chainId,
@@ -138,6 +147,8 @@ async function creditDepositsOnce(db: Database, chain: EvmChain, asset: Asset, i
   return inbound.map((t): DepositOutcome => {
     const r = receiptOf.get(t.txHash.toLowerCase());
     if (r) return { kind: "receipt", proposalId: r.id, approved: r.status === "approved" };
+    const itemId = adjustedOf(t);
+    if (itemId !== undefined) return { kind: "adjusted", itemId };
     const o = ownerOf.get(t.from);
     return o
       ? { kind: "credited", marketplaceId: o.marketplace_id, customerId: o.customer_id, transferId: transferIds.get(key(t))! }
@@ -184,7 +195,11 @@ async function writeDeposits(
         tx,
         credited.map((t) => t.txHash),
       );
-      if (await hasReceiptProposalForReferenceKeys(tx, [...new Set(credited.map((t) => t.txHash.toLowerCase()))], asset.id)) throw new ReceiptsChanged();
+      const hashes = [...new Set(credited.map((t) => t.txHash.toLowerCase()))];
+      if (await hasReceiptProposalForReferenceKeys(tx, hashes, asset.id)) throw new ReceiptsChanged();
+      // An adjustment approved meanwhile (it takes the same locks): judged again, then not credited.
+      const adjusted = await adjustedInflows(tx, BigInt(route), asset.id, hashes);
+      if (credited.some((t) => adjusted.has(`${t.txHash.toLowerCase()}:${t.logIndex}`))) throw new ReceiptsChanged();
       const ids = await ensureAccounts(tx, [chart.treasury(asset.id, route), ...credited.map(specOf)]);
       return credited.map((t): TransferInput => ({
         kind: "standard",

@@ -21,7 +21,7 @@ import { LedgerError } from "../domain/errors.js";
 import { uuidv7 } from "../domain/ids.js";
 import { matchPayouts, summarize, type ItemStatus, type LedgerPayout, type ReconciliationItem } from "../domain/reconcile.js";
 import { assetOrThrow, evmRoute, type EvmRoute } from "./evm-route.js";
-import { creditDeposits } from "./chain-deposits.js";
+import { creditDeposits, type DepositOutcome } from "./chain-deposits.js";
 import { checkAdjustment } from "./check-adjustment.js";
 import { refuseRecordedInflow } from "./recorded-inflows.js";
 
@@ -106,6 +106,9 @@ async function checkFinalRange(chain: EvmRoute["chain"], input: { fromBlock: big
   }
 }
 
+/** Whether the ledger holds the transfer into the treasury: credited as a deposit, recorded by an approved receipt or by an adjustment. */
+const inLedger = (o: DepositOutcome) => o.kind === "credited" || o.kind === "adjusted" || (o.kind === "receipt" && o.approved);
+
 /** Transfers into the treasury in the range: registered customers' deposits are credited (once), the rest reported. */
 async function depositItems(
   db: Database,
@@ -119,13 +122,13 @@ async function depositItems(
   return inbound.map((t, i): ReconciliationItem => {
     const o = outcomes[i]!;
     return {
-      status: o.kind === "credited" || (o.kind === "receipt" && o.approved) ? "matched" : "unexpected_on_chain",
+      status: inLedger(o) ? "matched" : "unexpected_on_chain",
       direction: "in",
       payoutId: null,
       txHash: t.txHash.toLowerCase(),
       logIndex: t.logIndex,
       blockNumber: t.blockNumber,
-      ledgerAmount: o.kind === "credited" || (o.kind === "receipt" && o.approved) ? t.amount : null,
+      ledgerAmount: inLedger(o) ? t.amount : null,
       chainAmount: t.amount,
       ledgerAddress: o.kind === "credited" ? t.from : null,
       chainAddress: t.from,
@@ -134,7 +137,9 @@ async function depositItems(
           ? `deposit of customer ${o.marketplaceId}/${o.customerId}`
           : o.kind === "receipt"
             ? `recorded as a receipt (proposal ${o.proposalId}${o.approved ? "" : ", not yet approved"})`
-            : "a transfer into the treasury from an address no customer registered",
+            : o.kind === "adjusted"
+              ? `recorded by the adjustment of reconciliation item ${o.itemId}`
+              : "a transfer into the treasury from an address no customer registered",
     };
   });
 }

@@ -131,4 +131,59 @@ describe("an adjustment of an inflow the ledger recorded since the run is refuse
     expect((await treasuryCheck(s.w.db, s.w.settlements, 31337n, TOKEN)).unexplained).toBe(before);
     expect((await verifyLedger(s.w.db)).violations).toEqual([]);
   }, 120_000);
+
+  it("a payment an adjustment recorded is not credited to a customer when its sender registers later", async () => {
+    const s = (world = await fundingWorld());
+    const x = privateKeyToAccount(generatePrivateKey());
+    await s.w.chain.test.setBalance({ address: x.address, value: parseEther("1") });
+    // From an address no customer registered: the scanner does not credit it; a run shows it unexplained.
+    const hash = await payVault(s, x, 1_000n * USD);
+    await s.w.worker().tick();
+    const head = Number(await s.w.chain.public.getBlockNumber());
+    const reconcile = async () =>
+      expectStatus(
+        await s.api.call("POST", "/v1/reconciliations", { key: s.keys.finance, body: { chain_id: 31337, asset: TOKEN, from_block: 0, to_block: head - 1 } }),
+        201,
+      ).body;
+    const run = await reconcile();
+    const items = expectStatus(await s.api.call("GET", `/v1/reconciliations/${run.id}?status=unexpected_on_chain`, { key: s.keys.finance }), 200).body
+      .items as { id: string; tx_hash: string; chain_amount: string }[];
+    const item = items.find((i) => i.tx_hash === hash.toLowerCase())!;
+    const asset = (await getAssetByCode(s.w.db, TOKEN))!;
+    const equity = expectStatus(
+      await s.api.call("POST", "/v1/accounts", { body: { asset_id: asset.id, code: "equity", normal_side: "credit", ref: "equity:unexplained_inflows" } }),
+      201,
+    ).body;
+    const treasury = (await ensureAccounts(s.w.db, [chart.treasury(asset.id, "31337")])).get(specKey(chart.treasury(asset.id, "31337")))!;
+    const proposed = expectStatus(
+      await s.api.call("POST", `/v1/reconciliations/${run.id}/items/${item.id}/resolve`, {
+        key: s.keys.finance,
+        body: { note: "an inflow nobody explained", adjustment: { debit_account_id: treasury, credit_account_id: equity.id, amount: item.chain_amount } },
+      }),
+      200,
+    ).body;
+    expectStatus(await s.approve(proposed.proposal_id, s.keys.finance2), 200);
+    const before = (await treasuryCheck(s.w.db, s.w.settlements, 31337n, TOKEN)).unexplained;
+
+    // The sender then registers as customer d's deposit address, and finance runs the same blocks again.
+    const signature = await x.signMessage({ message: depositAddressMessage({ marketplaceId: "m", customerId: "d", chainId: 31337n, address: x.address }) });
+    expectStatus(
+      await s.api.call("POST", "/v1/customers/d/deposit-addresses", { key: s.keys.market, body: { chain_id: 31337, address: x.address, signature } }),
+      201,
+    );
+    const again = await reconcile();
+    await s.w.worker().tick();
+    // The payment is in the books once, through the adjustment: no customer is credited with it too.
+    expect(await s.w.db.query("select tx_hash from chain_deposits")).toEqual([]);
+    expect((await treasuryCheck(s.w.db, s.w.settlements, 31337n, TOKEN)).unexplained).toBe(before);
+    const shown = expectStatus(await s.api.call("GET", `/v1/reconciliations/${again.id}`, { key: s.keys.finance }), 200).body.items as {
+      tx_hash: string;
+      status: string;
+      detail: string;
+    }[];
+    const mine = shown.find((i) => i.tx_hash === hash.toLowerCase())!;
+    expect(mine.status).toBe("matched");
+    expect(mine.detail).toContain(item.id);
+    expect((await verifyLedger(s.w.db)).violations).toEqual([]);
+  }, 120_000);
 });

@@ -210,6 +210,8 @@ describe("reconciling ledger payouts with the chain", () => {
       code: "invalid_request",
       issues: [{ path: "adjustment.amount" }],
     });
+    // A second run over the same range before the adjustment: it sees the inflow unexplained too.
+    const { run: again, items: againItems } = await run(w, 0n);
     const resolved = await resolveItem(w.db, {
       runId: r.id,
       itemId: BigInt(funding.id),
@@ -225,9 +227,8 @@ describe("reconciling ledger payouts with the chain", () => {
     expect(check.unexplained).toBe(0n);
     expect((await verifyLedger(w.db)).ok).toBe(true);
 
-    // A second run over the same range shows the same inflow as an item of its own: adjusting it
-    // again would book the treasury's funding twice. Refused, naming the first adjustment; a note settles it.
-    const { run: again, items: againItems } = await run(w, 0n);
+    // The second run (made before the adjustment) shows the same inflow as an item of its own:
+    // adjusting it too would book the treasury's funding twice. Refused, naming the first adjustment; a note settles it.
     const same = againItems.find((i) => i.direction === "in" && i.status === "unexpected_on_chain")!;
     expect(same.tx_hash).toBe(funding.tx_hash);
     const twice = resolveItem(w.db, {
@@ -243,6 +244,12 @@ describe("reconciling ledger payouts with the chain", () => {
     });
     expect((await treasuryCheck(w.db, w.settlements, 31337n, TOKEN)).unexplained).toBe(0n);
     await resolveItem(w.db, { runId: again.id, itemId: BigInt(same.id), note: "adjusted in the first run", resolvedBy: "finance-key" });
+    // A run after the adjustment finds the inflow in the books: matched, naming the adjusted item.
+    const { items: afterItems } = await run(w, 0n);
+    expect(afterItems.find((i) => i.direction === "in" && i.tx_hash === funding.tx_hash)).toMatchObject({
+      status: "matched",
+      detail: `recorded by the adjustment of reconciliation item ${funding.id}`,
+    });
     expect((await verifyLedger(w.db)).ok).toBe(true);
   });
 

@@ -310,6 +310,23 @@ export async function adjustedInflowOf(db: Queryable, txHashes: string[], assetI
   return row;
 }
 
+/**
+ * Of these transfers into the vault (chain, transaction lowercase, log), the ones a reconciliation
+ * item's adjustment recorded (the treasury debited for it): `tx_hash:log_index` → the item's id.
+ */
+export async function adjustedInflows(db: Queryable, chainId: bigint, assetId: string, txHashes: string[]): Promise<Map<string, string>> {
+  if (txHashes.length === 0) return new Map();
+  const rows = await db.query<{ id: string; tx_hash: string; log_index: number }>(
+    `select i.id::text as id, lower(i.tx_hash) as tx_hash, i.log_index from reconciliation_items i join reconciliations r on r.id = i.reconciliation_id
+      where i.adjustment_transfer_id is not null and i.direction = 'in' and lower(i.tx_hash) = any($1::text[]) and r.chain_id = $2 and r.asset_id = $3
+      order by i.id`,
+    [pgArray(txHashes), chainId.toString(), assetId],
+  );
+  const out = new Map<string, string>();
+  for (const r of rows) if (!out.has(`${r.tx_hash}:${r.log_index}`)) out.set(`${r.tx_hash}:${r.log_index}`, r.id);
+  return out;
+}
+
 /** The ids of every item, of any run, that shows this discrepancy. */
 export async function itemsOfDiscrepancy(db: Queryable, d: Discrepancy): Promise<string[]> {
   const rows = await db.query<{ id: string }>(

@@ -58,6 +58,10 @@ export const reconciliationItems = pgTable(
     check("reconciliation_items_direction", sql`${t.direction} in ('in', 'out')`),
     index("reconciliation_items_run_idx").on(t.reconciliationId, t.status, t.id),
     index("reconciliation_items_txid_idx").on(t.txid),
+    // Transfers into the vault an adjustment recorded: the deposit scanner looks them up on every pass.
+    index("reconciliation_items_adjusted_in_idx")
+      .on(sql`lower(${t.txHash})`)
+      .where(sql`${t.adjustmentTransferId} is not null and ${t.direction} = 'in'`),
   ],
 );
 

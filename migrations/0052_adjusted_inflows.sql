@@ -1,0 +1,1 @@
+CREATE INDEX "reconciliation_items_adjusted_in_idx" ON "reconciliation_items" USING btree (lower("tx_hash")) WHERE "reconciliation_items"."adjustment_transfer_id" is not null and "reconciliation_items"."direction" = 'in';
