@@ -16,6 +16,7 @@ import { requestLog } from "./middleware/request-log.js";
 import { refuseUnknownQueryParameters } from "./middleware/unknown-query.js";
 import type { AppDeps, AppEnv } from "./request-context.js";
 import { registerRoutes } from "./routes/index.js";
+import { USAGE_BATCH_ROLES } from "./routes/create-usage-batch.js";
 
 /**
  * The HTTP API: what a request goes through, in order, then every route, the OpenAPI document,
@@ -33,7 +34,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   app.use("/v1/*", requireApiKey);
   app.use("/v1/*", rateLimit);
   app.use("/v1/*", ledgerPosition);
-  app.use("/v1/usage/batch", batchAdmission(deps.config));
+  app.use("/v1/usage/batch", batchAdmission(deps.config, USAGE_BATCH_ROLES));
 
   registerRoutes(app);
   registerDocs(app);

@@ -40,11 +40,16 @@ export async function recheckApiKey(c: Context<AppEnv>): Promise<void> {
   }
 }
 
+/** 403 unless the caller has one of the roles. */
+export function refuseRole(c: Context<AppEnv>, allowed: readonly Role[]): void {
+  const { role } = c.get("principal");
+  if (!allowed.includes(role)) throw new ApiError("forbidden", `${withArticle(role)} key may not do this; it needs one of: ${allowed.join(", ")}`);
+}
+
 /** Route middleware: 403 unless the caller has one of the roles (checked before the body is read). */
 export function requireRole(...allowed: Role[]): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const { role } = c.get("principal");
-    if (!allowed.includes(role)) throw new ApiError("forbidden", `${withArticle(role)} key may not do this; it needs one of: ${allowed.join(", ")}`);
+    refuseRole(c, allowed);
     await next();
   };
 }

@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from "hono";
-import { recheckApiKey } from "./auth.js";
+import type { Role } from "../domain/access.js";
+import { recheckApiKey, refuseRole } from "./auth.js";
 import type { AppDeps, AppEnv } from "./request-context.js";
 
 /**
@@ -48,14 +49,17 @@ export class ByteAdmission {
 
 /**
  * `POST /v1/usage/batch` holds its body's bytes (Content-Length; a body without one counts as
- * `MAX_BATCH_BODY_BYTES`) in the process's budget from after the key check to its answer; once
- * admitted, the key is checked again. The body is read after this (middleware/body-limit.ts: when
- * the route's JSON guard asks for it), so what waits here holds no body.
+ * `MAX_BATCH_BODY_BYTES`) in the process's budget from after the key and role checks to its
+ * answer; once admitted, the key is checked again. A key of a role that may not post a batch
+ * (`roles`, the route's) is refused before it queues: it neither waits behind other batches nor
+ * takes a place in the queue that theirs would wait behind. The body is read after this
+ * (middleware/body-limit.ts: when the route's JSON guard asks for it), so what waits here holds no body.
  */
-export function batchAdmission(config: AppDeps["config"]): MiddlewareHandler<AppEnv> {
+export function batchAdmission(config: AppDeps["config"], roles: readonly Role[]): MiddlewareHandler<AppEnv> {
   const admission = new ByteAdmission(Math.max(config.BATCH_BODIES_IN_FLIGHT_BYTES ?? config.MAX_BATCH_BODY_BYTES, 1));
   return async (c, next) => {
     if (c.req.method !== "POST") return next();
+    refuseRole(c, roles);
     const declared = Number(c.req.header("content-length"));
     const bytes = Number.isSafeInteger(declared) && declared >= 0 ? Math.min(declared, config.MAX_BATCH_BODY_BYTES) : config.MAX_BATCH_BODY_BYTES;
     const release = await admission.acquire(bytes);

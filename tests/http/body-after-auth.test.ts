@@ -143,6 +143,20 @@ describe("a body that does not arrive in time", () => {
     expect(second.status, second.text).toMatch(/ 200 /);
   });
 
+  it("a key that may not post usage is refused 403 at once, without waiting for (or taking) the batch budget", async () => {
+    // A marketplace's stalled batch holds the whole budget (1024 bytes) until its deadline.
+    const stalled = post("/v1/usage/batch", `Bearer ${t.w.keys.m1}`, 100_000, '{"records":[', DEADLINE_MS + 3000);
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    const body = JSON.stringify({ records: [t.w.usage("operator-batch")] });
+    const operator = await post("/v1/usage/batch", `Bearer ${t.w.keys.o1}`, Buffer.byteLength(body), body, DEADLINE_MS + 3000);
+    const waited = Date.now() - started;
+    expect(operator.status).toMatch(/ 403 /);
+    expect(problemOf(operator.text).code).toBe("forbidden");
+    expect(waited, "the operator's batch waited in the admission queue behind the stalled batch").toBeLessThan(DEADLINE_MS / 2);
+    expect((await stalled).status).toMatch(/ 408 /);
+  });
+
   it("a body that arrives in time, slowly, is read whole", async () => {
     const body = JSON.stringify({ id: "slow-ok", billing: "prepaid" });
     const { hostname, port } = new URL(served.origin);

@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import type { Database, Queryable, WriteReceipt } from "../../services/context.js";
-import { tenantOf } from "../../domain/access.js";
+import { tenantOf, type Role } from "../../domain/access.js";
 import { LedgerError } from "../../domain/errors.js";
 import { ingestUsage, type AssetTotal, type LoggedResult, type UsageItem, type UsageResult } from "../../services/ingest-usage.js";
 import { newUsageBatchId, recordUsageBatch } from "../../services/usage-batches.js";
@@ -42,6 +42,9 @@ const Result = z.object({
   error: Problem.optional().openapi({ description: "results: full only" }),
 });
 
+/** Who may post a batch; its admission (src/http/batch-admission.ts) refuses the others before they queue. */
+export const USAGE_BATCH_ROLES = ["admin", "marketplace"] as const satisfies readonly Role[];
+
 const route = createRoute({
   method: "post",
   path: "/v1/usage/batch",
@@ -51,7 +54,7 @@ const route = createRoute({
   description:
     'Written set-based in one database transaction. One result per record, in order: accepted, duplicate (the original record) or rejected (with the reason). Results are compact unless `results: "full"` is asked for.',
   security,
-  middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
+  middleware: [requireRole(...USAGE_BATCH_ROLES), jsonBodyGuard] as const,
   request: { headers: IdempotencyHeader, body: jsonBody(Body) },
   responses: {
     200: json(
