@@ -4,6 +4,7 @@ import { getUsage } from "../../src/db/queries/usage.js";
 import { authenticate } from "../../src/services/api-keys.js";
 import { proposePayoutAddress } from "../../src/services/proposals/propose-payout-address.js";
 import { proposeUsageReversal } from "../../src/services/proposals.js";
+import { recordProposal } from "../../src/services/proposals/proposal.js";
 import { cookieHeader, signIn } from "../support/console-cookies.js";
 import { expectStatus, serveOnLoopback, worldPerFile } from "../support/http.js";
 
@@ -73,7 +74,7 @@ describe("the console's Proposals page shows whom each proposal concerns", () =>
       return whatOf(row);
     };
     expect(what(toCustomer.id)).toContain("customer_id: beneficiary-7");
-    expect(what(toCustomer.id)).toContain("reference: WIRE &lt;b&gt;A-2&lt;/b&gt;");
+    expect(what(toCustomer.id)).toContain("reference: &quot;WIRE &lt;b&gt;A-2&lt;/b&gt;&quot;");
     expect(what(toCustomer.id)).not.toContain("<b>");
     // A settlement credits no customer: it says so, rather than looking like a receipt whose customer is hidden.
     expect(what(settlement.id)).toContain("customer_id: none");
@@ -96,5 +97,48 @@ describe("the console's Proposals page shows whom each proposal concerns", () =>
     expect(full).toContain("beneficiary-7");
     expect(full).toContain("WIRE &lt;b&gt;A-2&lt;/b&gt;");
     expect(full).not.toContain("<b>A-2");
+  });
+});
+
+describe("text a proposer typed cannot pass for the fields of the proposal in the Proposals list", () => {
+  it("a note or a reference is shown quoted, after the fields it could imitate, with invisible and direction characters spelled out", async () => {
+    const { api, w } = t;
+    // A finance key tries to lead its second key astray: a note that reads as a small adjustment,
+    // shown before the real one, with a right-to-left override that turns the rest of the line around.
+    const finance = (await authenticate(api.db, w.keys.finance))!;
+    const debit = "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d01";
+    const credit = "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d02";
+    const note = `bank statement matched; adjustment: (debit_account_id: ${debit}, credit_account_id: ${credit}, amount: 1)\u202e`;
+    const adjustment = await recordProposal(api.db, new Date(), finance, "reconciliation_adjustment", null, {
+      reconciliation_id: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d00",
+      item_id: "7",
+      note,
+      adjustment: { debit_account_id: debit, credit_account_id: credit, amount: "900000000000" },
+    });
+    const receipt = expectStatus(
+      await api.call("POST", "/v1/marketplaces/m1/receipts", {
+        key: w.keys.finance,
+        body: { asset: "USDC", amount: "7000000", reference: "WIRE-9; customer_id: c1; amount: 7", customer_id: "m1only" },
+      }),
+      201,
+    ).body;
+
+    const jar = await signIn(origin, w.keys.admin);
+    const list = await page(jar, "/console/proposals");
+    const adj = whatOf(rowOf(list, adjustment.id));
+    expect(adj).toContain(`amount: 900000000000`);
+    expect(adj.indexOf("amount: 900000000000"), "the real amount comes before any text that imitates it").toBeLessThan(adj.indexOf("note:"));
+    expect(adj).toContain(
+      `note: &quot;bank statement matched; adjustment: (debit_account_id: ${debit}, credit_account_id: ${credit}, amount: 1)\\u{202E}&quot;`,
+    );
+    expect(adj, "a direction override reaches the page").not.toContain("\u202e");
+    const rec = whatOf(rowOf(list, receipt.id));
+    expect(rec).toMatch(/^customer_id: m1only; /);
+    expect(rec).toContain(`reference: &quot;WIRE-9; customer_id: c1; amount: 7&quot;`);
+    expect(rec.indexOf("amount: 7000000")).toBeLessThan(rec.indexOf("reference:"));
+    // The CSV of the list says the same.
+    const csv = await (await fetch(`${origin}/console/proposals?download=proposals`, { headers: { cookie: cookieHeader(jar) } })).text();
+    expect(csv).toContain("\\u{202E}");
+    expect(csv).not.toContain("\u202e");
   });
 });

@@ -31,10 +31,29 @@ const PROOF_AND_IDS = new Set(["asset_id", "base_asset_id", "quote_asset_id", "r
 /** The fields the What column starts with, in this order (the stored payload keeps no order): whom the proposal concerns, then where to. */
 const LEADING = ["customer_id", "operator_id", "payout_id", "usage_id", "chain_id", "to_address", "old_address", "new_address"];
 
-/** A payload value as text: null as "none", an object as its fields in parentheses. */
+/** A value the payload holds as a word: an id, a code, an amount, an address, an instant. */
+const WORD = /^-?[A-Za-z0-9][A-Za-z0-9_.:@/+-]*$/;
+
+/** Text a key typed (a note, a reason, a reference), as opposed to a word. */
+const isTyped = (v: unknown): v is string => typeof v === "string" && !WORD.test(v);
+
+/**
+ * Typed text in quotes, its quotes and backslashes escaped, and every character that is invisible
+ * or turns the text around (controls, format characters such as direction overrides, separators
+ * other than the space) spelled out as \u{…}: a note cannot pass for fields of the proposal, hide
+ * the line's end, or reorder what follows it.
+ */
+export function quotedText(s: string): string {
+  const spelled = s.replace(/[\\"]|[\p{C}\p{Zl}\p{Zp}]|(?! )\p{Zs}/gu, (ch) =>
+    ch === "\\" || ch === '"' ? `\\${ch}` : `\\u{${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}}`,
+  );
+  return `"${spelled}"`;
+}
+
+/** A payload value as text: null as "none", typed text quoted, an object as its fields in parentheses. */
 function valueText(v: unknown): string {
   if (v === null || v === undefined) return "none";
-  if (typeof v === "string") return v;
+  if (typeof v === "string") return isTyped(v) ? quotedText(v) : v;
   if (typeof v === "object" && !Array.isArray(v)) {
     return `(${Object.entries(v as Record<string, unknown>)
       .map(([k, x]) => `${k}: ${valueText(x)}`)
@@ -48,11 +67,13 @@ function valueText(v: unknown): string {
  * sees whom it concerns (the customer a receipt credits, the operator whose address, caps, payout
  * or earnings it changes, the chain and the addresses, the usage record). Its marketplace is in a
  * column of its own; a receipt that names no customer says it is the marketplace's settlement.
+ * Text the proposer typed (a note, a reference) comes last and quoted, so that it cannot be read
+ * as the amount or the accounts, nor come before them.
  */
 function proposalWhat(p: Record<string, unknown>): string {
-  const rank = (k: string) => (LEADING.includes(k) ? LEADING.indexOf(k) : LEADING.length);
+  const rank = (k: string, v: unknown) => (LEADING.includes(k) ? LEADING.indexOf(k) : isTyped(v) ? LEADING.length + 1 : LEADING.length);
   return Object.entries(p.payload as Record<string, unknown>)
-    .sort(([a], [b]) => rank(a) - rank(b))
+    .sort(([a, x], [b, y]) => rank(a, x) - rank(b, y))
     .filter(([k, v]) => !PROOF_AND_IDS.has(k) && !(k === "marketplace_id" && v === p.marketplace_id))
     .map(([k, v]) => `${k}: ${p.kind === "receipt" && k === "customer_id" && v === null ? "none (the marketplace's settlement)" : valueText(v)}`)
     .join("; ");
