@@ -81,6 +81,11 @@ describe("the console's Proposals page shows whom each proposal concerns", () =>
     expect(what(creditLimit.id)).toContain("customer_id: m1only");
     expect(what(caps.id)).toContain("operator_id: o1");
     expect(what(caps.id)).toContain("max_per_day: none");
+    // Amounts read in the asset's units beside the integer: 700 USDC, not a bare 700000000 an approver could misjudge a millionfold.
+    expect(what(caps.id)).toContain("max_per_payout: 700 USDC (700000000 units)");
+    expect(what(toCustomer.id)).toContain("amount: 5 USDC (5000000 units)");
+    expect(what(creditLimit.id)).toContain("credit_limit: 2000000000000000000 USDC (2000000000000000000000000 units)");
+    expect(what(reversal.id)).toMatch(/net: [\d.]+ USDC \(\d+ units\)/);
     expect(what(address.id)).toContain("operator_id: o2");
     expect(what(address.id)).toContain("chain_id: 31337");
     expect(what(address.id)).toContain(`old_address: ${oldAddress}`);
@@ -135,7 +140,8 @@ describe("text a proposer typed cannot pass for the fields of the proposal in th
     const rec = whatOf(rowOf(list, receipt.id));
     expect(rec).toMatch(/^customer_id: m1only; /);
     expect(rec).toContain(`reference: &quot;WIRE-9; customer_id: c1; amount: 7&quot;`);
-    expect(rec.indexOf("amount: 7000000")).toBeLessThan(rec.indexOf("reference:"));
+    expect(rec).toContain("amount: 7 USDC (7000000 units)");
+    expect(rec.indexOf("amount: 7 USDC")).toBeLessThan(rec.indexOf("reference:"));
     // The CSV of the list says the same.
     const csv = await (await fetch(`${origin}/console/proposals?download=proposals`, { headers: { cookie: cookieHeader(jar) } })).text();
     expect(csv).toContain("\\u{202E}");

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { display } from "../../display.js";
 import { escapeHtml as e } from "../../html.js";
 import { qs } from "../api.js";
 import { csrfField, facts, filterForm, type Page, type Row } from "../layout.js";
@@ -62,31 +63,60 @@ function valueText(v: unknown): string {
   return JSON.stringify(v);
 }
 
+/** Payload fields that are amounts of the proposal's asset, in its smallest unit. */
+const AMOUNTS = new Set(["amount", "credit_limit", "max_per_payout", "max_per_day", "min_amount", "approval_threshold", "max_gross_per_record", "net"]);
+
+/** The scale of each asset, by code and by id (an amount is read in the asset its payload names). */
+type Scales = Map<string, { code: string; scale: number }>;
+
+async function assetScales(ctx: PageCtx): Promise<Scales> {
+  const list = await ctx.api.get(`/v1/assets${qs({ limit: "1000" })}`);
+  const out: Scales = new Map();
+  for (const a of list.data as { id: string; code: string; scale: number }[]) {
+    out.set(a.code, { code: a.code, scale: a.scale });
+    out.set(a.id, { code: a.code, scale: a.scale });
+  }
+  return out;
+}
+
+/** An amount as the asset's units beside its integer ("700.000000 USDC (700000000 units)"); the integer alone when the asset is unknown. */
+function amountText(v: unknown, asset: { code: string; scale: number } | undefined): string | undefined {
+  if (!asset || typeof v !== "string" || !/^\d+$/.test(v)) return undefined;
+  return `${display(v, asset.scale)} ${asset.code} (${v} units)`;
+}
+
 /**
  * What a proposal asks, in one line: every field of its payload but PROOF_AND_IDS, so the approver
  * sees whom it concerns (the customer a receipt credits, the operator whose address, caps, payout
  * or earnings it changes, the chain and the addresses, the usage record). Its marketplace is in a
  * column of its own; a receipt that names no customer says it is the marketplace's settlement.
- * Text the proposer typed (a note, a reference) comes last and quoted, so that it cannot be read
- * as the amount or the accounts, nor come before them.
+ * Amounts read in the asset's units beside their integer, so that none is misjudged by its
+ * decimals. Text the proposer typed (a note, a reference) comes last and quoted, so that it cannot
+ * be read as the amount or the accounts, nor come before them.
  */
-function proposalWhat(p: Record<string, unknown>): string {
+function proposalWhat(p: Record<string, unknown>, scales: Scales): string {
+  const payload = p.payload as Record<string, unknown>;
+  const asset = scales.get(String(payload.asset ?? payload.asset_id ?? ""));
   const rank = (k: string, v: unknown) => (LEADING.includes(k) ? LEADING.indexOf(k) : isTyped(v) ? LEADING.length + 1 : LEADING.length);
-  return Object.entries(p.payload as Record<string, unknown>)
+  const text = (k: string, v: unknown) =>
+    p.kind === "receipt" && k === "customer_id" && v === null
+      ? "none (the marketplace's settlement)"
+      : ((AMOUNTS.has(k) ? amountText(v, asset) : undefined) ?? valueText(v));
+  return Object.entries(payload)
     .sort(([a, x], [b, y]) => rank(a, x) - rank(b, y))
     .filter(([k, v]) => !PROOF_AND_IDS.has(k) && !(k === "marketplace_id" && v === p.marketplace_id))
-    .map(([k, v]) => `${k}: ${p.kind === "receipt" && k === "customer_id" && v === null ? "none (the marketplace's settlement)" : valueText(v)}`)
+    .map(([k, v]) => `${k}: ${text(k, v)}`)
     .join("; ");
 }
 
 export async function proposals(ctx: PageCtx): Promise<Page> {
   const status = param(ctx, "status") ?? "proposed";
-  const list = await ctx.api.get(`/v1/proposals${qs({ status, limit: "200" })}`);
+  const [list, scales] = await Promise.all([ctx.api.get(`/v1/proposals${qs({ status, limit: "200" })}`), assetScales(ctx)]);
   const rows = (list.data as Record<string, unknown>[]).map((p) => ({
     ...p,
     proposed_at: when(p.proposed_at as string),
     decided_at: when(p.decided_at as string | null),
-    what: proposalWhat(p),
+    what: proposalWhat(p, scales),
   })) as Row[];
   return {
     title: "Proposals",
