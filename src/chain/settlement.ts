@@ -40,25 +40,37 @@ export class Settlements {
     if (s.kind === "offchain") return { kind: "none" };
     const chain = this.chain(s.chainId);
     if (!chain) return { kind: "unconfigured", chainId: s.chainId };
-    const token = s.kind === "erc20" ? s.tokenAddress.toLowerCase() : null;
-    const listed = chain.settings.assets;
-    if (listed !== undefined) {
-      // The chain's settings name what settles there: the ledger asset must be one of them, exactly.
-      const entry = listed.find((a) => a.code === asset.code);
-      if (!entry)
-        return { kind: "unconfigured", chainId: s.chainId, reason: `asset ${asset.code} is not among the assets chain ${s.chainId} is configured to settle` };
-      if ((entry.token?.toLowerCase() ?? null) !== token || entry.decimals !== asset.scale) {
-        return {
-          kind: "unconfigured",
-          chainId: s.chainId,
-          reason:
-            `asset ${asset.code} (token ${token ?? "native"}, scale ${asset.scale}) differs from the chain's settings (token ${entry.token?.toLowerCase() ?? "native"}, ${entry.decimals} decimals)` +
-            (entry.decimals === asset.scale && entry.token !== undefined && token !== null
-              ? `: if the token was redeployed, propose it as the asset's token (PATCH /v1/assets/${asset.code}) for another key to approve`
-              : ""),
-        };
-      }
-    }
-    return { kind: "evm", chain, token };
+    return settlesOn(chain, asset);
   }
+}
+
+/**
+ * Whether an asset settles on this chain as its settings say: the asset is on this chain and, when
+ * the settings list the chain's assets, it is one of them with the same token and scale. What the
+ * payouts pay, and the deposits the scanner credits (only these), follow this one answer.
+ */
+export function settlesOn(chain: EvmChain, asset: Asset): Extract<Settlement, { kind: "evm" | "unconfigured" }> {
+  const s = asset.settlement;
+  if (s.kind === "offchain" || BigInt(s.chainId) !== chain.chainId)
+    return { kind: "unconfigured", chainId: Number(chain.chainId), reason: `asset ${asset.code} does not settle on chain ${chain.chainId}` };
+  const token = s.kind === "erc20" ? s.tokenAddress.toLowerCase() : null;
+  const listed = chain.settings.assets;
+  if (listed !== undefined) {
+    // The chain's settings name what settles there: the ledger asset must be one of them, exactly.
+    const entry = listed.find((a) => a.code === asset.code);
+    if (!entry)
+      return { kind: "unconfigured", chainId: s.chainId, reason: `asset ${asset.code} is not among the assets chain ${s.chainId} is configured to settle` };
+    if ((entry.token?.toLowerCase() ?? null) !== token || entry.decimals !== asset.scale) {
+      return {
+        kind: "unconfigured",
+        chainId: s.chainId,
+        reason:
+          `asset ${asset.code} (token ${token ?? "native"}, scale ${asset.scale}) differs from the chain's settings (token ${entry.token?.toLowerCase() ?? "native"}, ${entry.decimals} decimals)` +
+          (entry.decimals === asset.scale && entry.token !== undefined && token !== null
+            ? `: if the token was redeployed, propose it as the asset's token (PATCH /v1/assets/${asset.code}) for another key to approve`
+            : ""),
+      };
+    }
+  }
+  return { kind: "evm", chain, token };
 }

@@ -1,6 +1,6 @@
 import { getAddress, verifyMessage } from "viem";
 import type { EvmChain } from "../chain/evm.js";
-import type { Settlements } from "../chain/settlement.js";
+import { settlesOn, type Settlements } from "../chain/settlement.js";
 import type { Database, Queryable } from "../db/client.js";
 import { ensureAccounts } from "../db/ensure-accounts.js";
 import { chart, specKey, type AccountSpec } from "../domain/chart.js";
@@ -233,20 +233,34 @@ async function writeDeposits(
 }
 
 /**
- * The deposit scanner: reads each ERC-20 asset's transfers into the vault from where it stopped
- * up to the block `confirmations` deep, and credits the registered ones. Returns how many it read.
+ * The ERC-20 assets whose deposits are credited on this chain: those that settle on it as its
+ * settings say (settlesOn: listed there with the same token and scale, when the settings list the
+ * chain's assets). A token registered in the ledger but not enabled on the chain is not read, so
+ * nothing paid in it is credited: it waits in the vault, on chain, until the chain enables it.
+ */
+export function depositAssets(chain: EvmChain, assets: Asset[]): { asset: Asset; token: string }[] {
+  return assets.flatMap((asset) => {
+    if (asset.settlement.kind !== "erc20") return [];
+    const route = settlesOn(chain, asset);
+    return route.kind === "evm" && route.token !== null ? [{ asset, token: route.token }] : [];
+  });
+}
+
+/**
+ * The deposit scanner: reads each enabled ERC-20 asset's transfers into the vault (depositAssets)
+ * from where it stopped up to the block `confirmations` deep, and credits the registered ones.
+ * Returns how many it read.
  */
 export async function scanDeposits(db: Database, chain: EvmChain, assets: Asset[], maxBlocks = 10_000n): Promise<number> {
   const head = await chain.head();
   const safe = head - BigInt(chain.settings.confirmations) + 1n;
   let read = 0;
-  for (const asset of assets) {
-    if (asset.settlement.kind !== "erc20" || BigInt(asset.settlement.chainId) !== chain.chainId) continue;
+  for (const { asset, token } of depositAssets(chain, assets)) {
     await ensureDepositCursor(db, chain.chainId, asset.id, String(chain.settings.deposit_start_block));
     const from = await depositCursor(db, chain.chainId, asset.id);
     if (from > safe) continue;
     const to = from + maxBlocks - 1n < safe ? from + maxBlocks - 1n : safe;
-    const inbound = await chain.transfersIn(asset.settlement.tokenAddress, from, to);
+    const inbound = await chain.transfersIn(token, from, to);
     await creditDeposits(db, chain, asset, inbound);
     read += inbound.length;
     // Only forward: a concurrent scanner that got further is not moved back.
@@ -258,7 +272,7 @@ export async function scanDeposits(db: Database, chain: EvmChain, assets: Asset[
 /**
  * Deposits a receipt proposal named, kept aside by the scanner (or a reconciliation) while the
  * proposal stood (receipt_named_deposits: the payment was being recorded as a receipt), are credited
- * once it is rejected: for each rejected receipt proposal of the chain's assets not yet looked at
+ * once it is rejected: for each rejected receipt proposal of the chain's enabled assets (depositAssets) not yet looked at
  * again, the transfers kept for the transactions its reference names are credited as the scanner
  * credits them (once, by chain, transaction and log; not while another receipt proposal names
  * them). Nothing is read from the chain: what was read when the transfer was scanned is what is
@@ -266,7 +280,7 @@ export async function scanDeposits(db: Database, chain: EvmChain, assets: Asset[
  * has not reached yet are credited by the scanner. Returns how many proposals were looked at.
  */
 export async function recheckRejectedReceipts(db: Database, chain: EvmChain, assets: Asset[], limit = 50): Promise<number> {
-  const ofChain = new Map(assets.filter((a) => a.settlement.kind === "erc20" && BigInt(a.settlement.chainId) === chain.chainId).map((a) => [a.id, a] as const));
+  const ofChain = new Map(depositAssets(chain, assets).map(({ asset }) => [asset.id, asset] as const));
   if (ofChain.size === 0) return 0;
   const rejected = await rejectedReceiptsToRecheck(db, chain.chainId, [...ofChain.keys()], limit);
   for (const p of rejected) {
