@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/client.js";
+import { lockPayoutLimits } from "../db/queries/payout-policies.js";
 import { lockOperatorPayoutDay, sumPayoutsNotFailed, type Payout } from "../db/queries/payouts.js";
 import { LedgerError } from "../domain/errors.js";
 import type { Asset } from "../domain/assets.js";
@@ -64,6 +65,17 @@ export async function checkPartCaps(tx: Queryable, now: Date, payout: Payout, pa
       );
     }
   }
+}
+
+/**
+ * Inside the transaction, before the daily locks: the parts' caps as they are in force now, read
+ * under their assets' payout-limit locks (shared, in asset id order), so that a policy or an
+ * operator's caps approved since the parts were read applies, and one approved now waits for this
+ * conversion's commit.
+ */
+export async function capsInForce(tx: Queryable, payout: Payout, parts: Pick<CappedPart, "asset" | "caps">[]): Promise<void> {
+  for (const id of [...new Set(parts.map((p) => p.asset.id))].sort()) await lockPayoutLimits(tx, id, "shared");
+  for (const p of parts) p.caps = await capsOf(tx, payout.operatorId, p.asset.id);
 }
 
 /**

@@ -13,7 +13,7 @@ import { uuidFromKey, uuidv7 } from "../domain/ids.js";
 import type { LegInput, TransferInput } from "../domain/transfers.js";
 import { throwIfRefused } from "./fail-payouts.js";
 import { routeOf } from "./payouts.js";
-import { capsOf, checkPartCaps, lockPartDays, type PartCaps } from "./convert-payout-caps.js";
+import { capsInForce, capsOf, checkPartCaps, lockPartDays, type PartCaps } from "./convert-payout-caps.js";
 import { proposePayoutApproval } from "./proposals.js";
 import { consumeRateLock, lockCoverage } from "../db/queries/rate-locks.js";
 import { dropQueuedPaid, sweepRateLocks } from "./rate-lock-sweep.js";
@@ -117,6 +117,7 @@ async function build(tx: Queryable, now: Date, payout: Payout, earnings: Asset, 
   state.tags = [];
   if (!state.converted) return [];
   const converting = parts.filter((p) => p.asset.id !== earnings.id);
+  await capsInForce(tx, payout, converting);
   await lockPartDays(tx, payout, converting);
   // The operator's payout lock of the asset before the pair locks (the sweep below takes it): the
   // order is operator, then marketplace funding, then conversion pair everywhere (the rate-lock

@@ -6,6 +6,7 @@ import {
   listPayoutPolicyRows,
   listScheduledPayoutPolicyRows,
   upsertPayoutPolicy,
+  lockPayoutLimits,
   type PayoutPolicyRow,
 } from "../db/queries/payout-policies.js";
 import { LedgerError } from "../domain/errors.js";
@@ -90,6 +91,8 @@ export async function checkPayoutPolicy(db: Queryable, input: PayoutPolicyInput)
 /** Sets an asset's policy (carried out when a payout_policy proposal is approved). */
 export async function setPayoutPolicy(db: Queryable, input: PayoutPolicyInput & { updatedBy: string; now: Date }): Promise<PayoutPolicy> {
   const asset = await checkPayoutPolicy(db, input);
+  // Waits for the payout requests being judged under the policy before (lockPayoutLimits).
+  await lockPayoutLimits(db, asset.id, "exclusive");
   await upsertPayoutPolicy(db, {
     assetId: asset.id,
     minAmount: input.minAmount,

@@ -3,6 +3,7 @@ import type { Database, Queryable } from "../db/client.js";
 import { ensureAccounts } from "../db/ensure-accounts.js";
 import { chart, specKey } from "../domain/chart.js";
 import { getAssetByCode } from "../db/queries/assets.js";
+import { lockPayoutLimits } from "../db/queries/payout-policies.js";
 import { type Asset } from "../domain/assets.js";
 import { writeTransfers, type BatchOutcome } from "../db/transfer-writer.js";
 import { dropQueuedPaid, sweepRateLocks } from "./rate-lock-sweep.js";
@@ -74,7 +75,11 @@ export async function createPayout(db: Database, settlements: Settlements, input
   return { payout: (await getPayout(db, payoutId))!, replayed: result!.replayed };
 }
 
-/** A payout request checked before its transaction: what it pays, under which policy and daily cap, where to, and its id. */
+/**
+ * A payout request checked before its transaction: what it pays, under which policy and daily cap,
+ * where to, and its id. The policy and the caps are read again in the transaction, under their
+ * lock (holdRequest), and those are the ones it is written under.
+ */
 interface CheckedPayout {
   input: CreatePayoutInput;
   asset: Asset;
@@ -109,7 +114,7 @@ async function assetAndRoute(db: Database, settlements: Settlements, input: Crea
  * The policy's minimum and the per-payout cap (the operator's own caps and the asset's policy: the
  * lower applies); answers the daily cap, checked inside the transaction.
  */
-async function checkCaps(db: Database, input: CreatePayoutInput, asset: Asset, policy: PayoutPolicy): Promise<CheckedPayout["daily"]> {
+async function checkCaps(db: Queryable, input: CreatePayoutInput, asset: Asset, policy: PayoutPolicy): Promise<CheckedPayout["daily"]> {
   if (input.amount < policy.minAmount) {
     throw new LedgerError("payout_below_minimum", `the smallest payout of ${asset.code} is ${policy.minAmount} (in its smallest units)`, [
       { path: "amount", message: `must be at least ${policy.minAmount}` },
@@ -154,8 +159,18 @@ async function destinationOf(
   return { settlement: "evm", chainId, toAddress: address };
 }
 
-/** Inside the transaction: the daily cap, the accounts, the funding check, and the hold request (payable → in transit). */
-async function holdRequest(tx: Queryable, db: Database, { input, asset, daily, destination, id }: CheckedPayout): Promise<TransferInput[]> {
+/**
+ * Inside the transaction: the payout limits in force (read again under their lock, taken shared: a
+ * change approved since the checks before the transaction applies, and one approved now waits for
+ * this request's commit), the daily cap, the accounts, the funding check, and the hold request
+ * (payable → in transit).
+ */
+async function holdRequest(tx: Queryable, db: Database, request: CheckedPayout): Promise<TransferInput[]> {
+  const { input, asset, destination, id } = request;
+  await lockPayoutLimits(tx, asset.id, "shared");
+  request.policy = await getPayoutPolicy(tx, asset.id);
+  request.daily = await checkCaps(tx, input, asset, request.policy);
+  const daily = request.daily;
   const payable = chart.operatorPayable(asset.id, input.operatorId);
   const inTransit = chart.payoutsInTransit(asset.id, routeOf(destination));
   if (daily !== null) await checkDailyCap(tx, db.clock.now(), input, asset.id, asset.code, daily.cap, daily.whose, id);

@@ -134,3 +134,15 @@ export async function getOperatorPayoutLimitRow(db: Queryable, operatorId: strin
   );
   return rows[0];
 }
+
+/**
+ * The lock of an asset's payout limits (its policy, and every operator's own limits in it), until
+ * the transaction ends: a payout request takes it shared while it judges and writes its hold, a
+ * change of the limits exclusively, so that no request written after a change was judged under
+ * the limits before it.
+ */
+export async function lockPayoutLimits(tx: Queryable, assetId: string, mode: "shared" | "exclusive"): Promise<void> {
+  await tx.query(`select ${mode === "shared" ? "pg_advisory_xact_lock_shared" : "pg_advisory_xact_lock"}(hashtextextended($1, 0))`, [
+    `payout-limits:${assetId}`,
+  ]);
+}

@@ -3,6 +3,7 @@ import { ensureAccounts } from "../../db/ensure-accounts.js";
 import { getAsset } from "../../db/queries/assets.js";
 import { insertFundsReceipt, lockMarketplaceFundingExclusive, upsertMarketplaceCreditLimit } from "../../db/queries/funding.js";
 import { lockCustomerOwes, setCustomerCreditLimit, upsertOperatorPayoutLimits } from "../../db/queries/parties.js";
+import { lockPayoutLimits } from "../../db/queries/payout-policies.js";
 import { recordPayoutEvents } from "../../db/queries/payouts.js";
 import { approvePayoutAwaitingApproval } from "../../db/queries/proposals.js";
 import { writeTransfers } from "../../db/transfer-writer.js";
@@ -72,6 +73,8 @@ const carryOut: Record<ProposalKind, CarryOut> = {
   operator_payout_limits: (db, p, by, reason) =>
     inDecision(db, p, by, reason, async (tx, at) => {
       const q = p.payload;
+      // Waits for the payout requests being judged under the limits before (lockPayoutLimits).
+      await lockPayoutLimits(tx, q.asset_id as string, "exclusive");
       await upsertOperatorPayoutLimits(tx, {
         operatorId: q.operator_id as string,
         assetId: q.asset_id as string,
