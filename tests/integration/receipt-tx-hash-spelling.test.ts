@@ -82,6 +82,18 @@ describe("an on-chain payment is received once, whatever the spelling of its has
       expect(r.status, reference).toBe(409);
       expect(r.body.code).toBe("receipt_exists");
     }
+    // Spelt with letters or digits that only look like hex (Cyrillic а, fullwidth digits, a
+    // zero-width space), the hash would name no transaction: such a reference is not taken at all.
+    const lookalikes = [
+      `${hash.slice(0, 12)}\u0430${hash.slice(13)}`,
+      `0x${hash.slice(2).replace(/[0-9]/g, (d) => String.fromCharCode(0xff10 + Number(d)))}`,
+      `${hash.slice(0, 30)}\u200b${hash.slice(30)}`,
+    ];
+    for (const reference of lookalikes) {
+      const r = await s.receipt(1_000n * USD, reference);
+      expect(r.status, reference).toBe(400);
+      expect(r.body.errors).toContainEqual(expect.objectContaining({ path: "reference" }));
+    }
     expect(await s.payoutRows()).toBe("0");
     expect((await s.w.db.query<{ n: string }>("select count(*)::text as n from proposals where kind = 'receipt'"))[0]!.n).toBe("1"); // the EUR one
     // 1,000 TUSD came in (d's): o2's earnings are funded, o's are not.
