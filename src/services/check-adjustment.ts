@@ -60,6 +60,10 @@ export async function checkAdjustment(
       other,
     );
   }
+  // A payment into the vault is booked whole or not at all: once adjusted, the scanner and later
+  // runs take it as recorded (one adjustment per payment), so a part would leave the rest in no account.
+  if (item!.status === "unexpected_on_chain" && item!.direction === "in" && a.amount !== gap)
+    refuse(`item ${itemId} is a payment of ${gap} into the vault: an adjustment books all of it (${gap}), or none; resolve it with a note otherwise`, "amount");
   const inflow = inflowOf(item!);
   await refuseRecordedInflow(db, itemId, inflow, false);
   return { ...(await notAdjustedElsewhere(db, itemId, item!)), inflow };

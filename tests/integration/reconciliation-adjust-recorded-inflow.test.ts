@@ -187,3 +187,54 @@ describe("an adjustment of an inflow the ledger recorded since the run is refuse
     expect((await verifyLedger(s.w.db)).violations).toEqual([]);
   }, 120_000);
 });
+
+/**
+ * An adjusted inflow is in the books for good: the scanner does not credit it to a customer who
+ * registers its sender later, and later runs show it matched. An adjustment of part of it (1 unit
+ * of a 1,000 USD payment) left the rest in no account, for good and out of sight: the customer was
+ * never credited, no adjustment could book the rest (one per payment), and every later run said
+ * `matched` for the whole payment.
+ */
+describe("an inflow is adjusted in full", () => {
+  it("refuses an adjustment of part of an unexplained payment; the whole of it is booked once", async () => {
+    const s = (world = await fundingWorld());
+    const x = privateKeyToAccount(generatePrivateKey());
+    await s.w.chain.test.setBalance({ address: x.address, value: parseEther("1") });
+    const hash = await payVault(s, x, 1_000n * USD);
+    await s.w.worker().tick();
+    const head = Number(await s.w.chain.public.getBlockNumber());
+    const run = expectStatus(
+      await s.api.call("POST", "/v1/reconciliations", { key: s.keys.finance, body: { chain_id: 31337, asset: TOKEN, from_block: 0, to_block: head - 1 } }),
+      201,
+    ).body;
+    const items = expectStatus(await s.api.call("GET", `/v1/reconciliations/${run.id}?status=unexpected_on_chain`, { key: s.keys.finance }), 200).body
+      .items as { id: string; tx_hash: string; chain_amount: string }[];
+    const item = items.find((i) => i.tx_hash === hash.toLowerCase())!;
+    const asset = (await getAssetByCode(s.w.db, TOKEN))!;
+    const equity = expectStatus(
+      await s.api.call("POST", "/v1/accounts", { body: { asset_id: asset.id, code: "equity", normal_side: "credit", ref: "equity:unexplained_inflows" } }),
+      201,
+    ).body;
+    const treasury = (await ensureAccounts(s.w.db, [chart.treasury(asset.id, "31337")])).get(specKey(chart.treasury(asset.id, "31337")))!;
+    const adjust = (amount: bigint) =>
+      s.api.call("POST", `/v1/reconciliations/${run.id}/items/${item.id}/resolve`, {
+        key: s.keys.finance,
+        body: { note: "an inflow nobody explained", adjustment: { debit_account_id: treasury, credit_account_id: equity.id, amount: amount.toString() } },
+      });
+
+    const part = await adjust(1n);
+    expect(part.status).toBe(400);
+    expect(part.body).toMatchObject({ code: "invalid_request", errors: [{ path: "adjustment.amount" }] });
+    expect(await s.w.db.query("select id from proposals where kind = 'reconciliation_adjustment'")).toEqual([]);
+
+    // The whole payment, once.
+    const proposed = expectStatus(await adjust(1_000n * USD), 200).body;
+    expectStatus(await s.approve(proposed.proposal_id, s.keys.finance2), 200);
+    const [booked] = await s.w.db.query<{ amount: string }>(
+      "select e.posted_amount::text as amount from reconciliation_items i join entries e on e.transfer_id = i.adjustment_transfer_id where i.id = $1 limit 1",
+      [item.id],
+    );
+    expect(booked!.amount).toBe((1_000n * USD).toString());
+    expect((await verifyLedger(s.w.db)).violations).toEqual([]);
+  }, 120_000);
+});
