@@ -1,5 +1,5 @@
 import { parseEther } from "viem";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { afterEach, describe, expect, it } from "vitest";
 import { depositAddressMessage } from "../../src/domain/payouts.js";
 import { ensureAccounts } from "../../src/db/ensure-accounts.js";
@@ -27,40 +27,23 @@ afterEach(async () => {
 describe("an adjustment of an inflow the ledger recorded since the run is refused", () => {
   it("while a receipt proposal names the transaction, and once the deposit is credited after its rejection", async () => {
     const s = (world = await fundingWorld());
-    const x = privateKeyToAccount(generatePrivateKey());
-    await s.w.chain.test.setBalance({ address: x.address, value: parseEther("1") });
-    const signature = await x.signMessage({ message: depositAddressMessage({ marketplaceId: "m", customerId: "d", chainId: 31337n, address: x.address }) });
-    expectStatus(
-      await s.api.call("POST", "/v1/customers/d/deposit-addresses", { key: s.keys.market, body: { chain_id: 31337, address: x.address, signature } }),
-      201,
+    let proposal = "";
+    const { hash, item, run, adjust } = await unexplainedPayment(
+      s,
+      async (x) => {
+        const signature = await x.signMessage({ message: depositAddressMessage({ marketplaceId: "m", customerId: "d", chainId: 31337n, address: x.address }) });
+        expectStatus(
+          await s.api.call("POST", "/v1/customers/d/deposit-addresses", { key: s.keys.market, body: { chain_id: 31337, address: x.address, signature } }),
+          201,
+        );
+      },
+      async (h) => {
+        proposal = (await s.proposeReceipt(1_000n * USD, `Base tx ${h}`)).id;
+      },
     );
-    const hash = await payVault(s, x, 1_000n * USD);
-    const proposal = (await s.proposeReceipt(1_000n * USD, `Base tx ${hash}`)).id;
-    await s.w.worker().tick();
+    // Named by the receipt proposal: not credited; finance's run shows it as an item no ledger entry explains yet.
     expect(await s.w.db.query("select tx_hash from chain_deposits")).toEqual([]);
-
-    // Finance's run over the blocks: the payment is an item no ledger entry explains yet.
-    const head = Number(await s.w.chain.public.getBlockNumber());
-    const run = expectStatus(
-      await s.api.call("POST", "/v1/reconciliations", { key: s.keys.finance, body: { chain_id: 31337, asset: TOKEN, from_block: 0, to_block: head - 1 } }),
-      201,
-    ).body;
-    const items = expectStatus(await s.api.call("GET", `/v1/reconciliations/${run.id}?status=unexpected_on_chain`, { key: s.keys.finance }), 200).body
-      .items as { id: string; tx_hash: string; chain_amount: string }[];
-    const item = items.find((i) => i.tx_hash === hash.toLowerCase())!;
     expect(item.chain_amount).toBe((1_000n * USD).toString());
-
-    const asset = (await getAssetByCode(s.w.db, TOKEN))!;
-    const equity = expectStatus(
-      await s.api.call("POST", "/v1/accounts", { body: { asset_id: asset.id, code: "equity", normal_side: "credit", ref: "equity:unexplained_inflows" } }),
-      201,
-    ).body;
-    const treasury = (await ensureAccounts(s.w.db, [chart.treasury(asset.id, "31337")])).get(specKey(chart.treasury(asset.id, "31337")))!;
-    const adjust = () =>
-      s.api.call("POST", `/v1/reconciliations/${run.id}/items/${item.id}/resolve`, {
-        key: s.keys.finance,
-        body: { note: "an inflow nobody explained", adjustment: { debit_account_id: treasury, credit_account_id: equity.id, amount: item.chain_amount } },
-      });
 
     // While the proposal stands, the payment is being recorded as a receipt.
     const standing = await adjust();
@@ -94,32 +77,9 @@ describe("an adjustment of an inflow the ledger recorded since the run is refuse
 
   it("a receipt naming a payment an adjustment recorded is refused", async () => {
     const s = (world = await fundingWorld());
-    const x = privateKeyToAccount(generatePrivateKey());
-    await s.w.chain.test.setBalance({ address: x.address, value: parseEther("1") });
     // From an address no customer registered: the scanner does not credit it.
-    const hash = await payVault(s, x, 1_000n * USD);
-    await s.w.worker().tick();
-    const head = Number(await s.w.chain.public.getBlockNumber());
-    const run = expectStatus(
-      await s.api.call("POST", "/v1/reconciliations", { key: s.keys.finance, body: { chain_id: 31337, asset: TOKEN, from_block: 0, to_block: head - 1 } }),
-      201,
-    ).body;
-    const items = expectStatus(await s.api.call("GET", `/v1/reconciliations/${run.id}?status=unexpected_on_chain`, { key: s.keys.finance }), 200).body
-      .items as { id: string; tx_hash: string; chain_amount: string }[];
-    const item = items.find((i) => i.tx_hash === hash.toLowerCase())!;
-    const asset = (await getAssetByCode(s.w.db, TOKEN))!;
-    const equity = expectStatus(
-      await s.api.call("POST", "/v1/accounts", { body: { asset_id: asset.id, code: "equity", normal_side: "credit", ref: "equity:unexplained_inflows" } }),
-      201,
-    ).body;
-    const treasury = (await ensureAccounts(s.w.db, [chart.treasury(asset.id, "31337")])).get(specKey(chart.treasury(asset.id, "31337")))!;
-    const proposed = expectStatus(
-      await s.api.call("POST", `/v1/reconciliations/${run.id}/items/${item.id}/resolve`, {
-        key: s.keys.finance,
-        body: { note: "an inflow nobody explained", adjustment: { debit_account_id: treasury, credit_account_id: equity.id, amount: item.chain_amount } },
-      }),
-      200,
-    ).body;
+    const { hash, item, adjust } = await unexplainedPayment(s);
+    const proposed = expectStatus(await adjust(), 200).body;
     expectStatus(await s.approve(proposed.proposal_id, s.keys.finance2), 200);
     const before = (await treasuryCheck(s.w.db, s.w.settlements, 31337n, TOKEN)).unexplained;
 
@@ -134,34 +94,9 @@ describe("an adjustment of an inflow the ledger recorded since the run is refuse
 
   it("a payment an adjustment recorded is not credited to a customer when its sender registers later", async () => {
     const s = (world = await fundingWorld());
-    const x = privateKeyToAccount(generatePrivateKey());
-    await s.w.chain.test.setBalance({ address: x.address, value: parseEther("1") });
     // From an address no customer registered: the scanner does not credit it; a run shows it unexplained.
-    const hash = await payVault(s, x, 1_000n * USD);
-    await s.w.worker().tick();
-    const head = Number(await s.w.chain.public.getBlockNumber());
-    const reconcile = async () =>
-      expectStatus(
-        await s.api.call("POST", "/v1/reconciliations", { key: s.keys.finance, body: { chain_id: 31337, asset: TOKEN, from_block: 0, to_block: head - 1 } }),
-        201,
-      ).body;
-    const run = await reconcile();
-    const items = expectStatus(await s.api.call("GET", `/v1/reconciliations/${run.id}?status=unexpected_on_chain`, { key: s.keys.finance }), 200).body
-      .items as { id: string; tx_hash: string; chain_amount: string }[];
-    const item = items.find((i) => i.tx_hash === hash.toLowerCase())!;
-    const asset = (await getAssetByCode(s.w.db, TOKEN))!;
-    const equity = expectStatus(
-      await s.api.call("POST", "/v1/accounts", { body: { asset_id: asset.id, code: "equity", normal_side: "credit", ref: "equity:unexplained_inflows" } }),
-      201,
-    ).body;
-    const treasury = (await ensureAccounts(s.w.db, [chart.treasury(asset.id, "31337")])).get(specKey(chart.treasury(asset.id, "31337")))!;
-    const proposed = expectStatus(
-      await s.api.call("POST", `/v1/reconciliations/${run.id}/items/${item.id}/resolve`, {
-        key: s.keys.finance,
-        body: { note: "an inflow nobody explained", adjustment: { debit_account_id: treasury, credit_account_id: equity.id, amount: item.chain_amount } },
-      }),
-      200,
-    ).body;
+    const { x, hash, item, adjust, reconcile } = await unexplainedPayment(s);
+    const proposed = expectStatus(await adjust(), 200).body;
     expectStatus(await s.approve(proposed.proposal_id, s.keys.finance2), 200);
     const before = (await treasuryCheck(s.w.db, s.w.settlements, 31337n, TOKEN)).unexplained;
 
@@ -198,29 +133,7 @@ describe("an adjustment of an inflow the ledger recorded since the run is refuse
 describe("an inflow is adjusted in full", () => {
   it("refuses an adjustment of part of an unexplained payment; the whole of it is booked once", async () => {
     const s = (world = await fundingWorld());
-    const x = privateKeyToAccount(generatePrivateKey());
-    await s.w.chain.test.setBalance({ address: x.address, value: parseEther("1") });
-    const hash = await payVault(s, x, 1_000n * USD);
-    await s.w.worker().tick();
-    const head = Number(await s.w.chain.public.getBlockNumber());
-    const run = expectStatus(
-      await s.api.call("POST", "/v1/reconciliations", { key: s.keys.finance, body: { chain_id: 31337, asset: TOKEN, from_block: 0, to_block: head - 1 } }),
-      201,
-    ).body;
-    const items = expectStatus(await s.api.call("GET", `/v1/reconciliations/${run.id}?status=unexpected_on_chain`, { key: s.keys.finance }), 200).body
-      .items as { id: string; tx_hash: string; chain_amount: string }[];
-    const item = items.find((i) => i.tx_hash === hash.toLowerCase())!;
-    const asset = (await getAssetByCode(s.w.db, TOKEN))!;
-    const equity = expectStatus(
-      await s.api.call("POST", "/v1/accounts", { body: { asset_id: asset.id, code: "equity", normal_side: "credit", ref: "equity:unexplained_inflows" } }),
-      201,
-    ).body;
-    const treasury = (await ensureAccounts(s.w.db, [chart.treasury(asset.id, "31337")])).get(specKey(chart.treasury(asset.id, "31337")))!;
-    const adjust = (amount: bigint) =>
-      s.api.call("POST", `/v1/reconciliations/${run.id}/items/${item.id}/resolve`, {
-        key: s.keys.finance,
-        body: { note: "an inflow nobody explained", adjustment: { debit_account_id: treasury, credit_account_id: equity.id, amount: amount.toString() } },
-      });
+    const { item, adjust } = await unexplainedPayment(s);
 
     const part = await adjust(1n);
     expect(part.status).toBe(400);
@@ -238,3 +151,48 @@ describe("an inflow is adjusted in full", () => {
     expect((await verifyLedger(s.w.db)).violations).toEqual([]);
   }, 120_000);
 });
+
+/**
+ * A payment of 1,000 USD into the vault from a fresh address (no customer registered it, unless
+ * `before` registers it; `paid` runs once it is on chain, before the scanner), scanned, and a
+ * finance run over its blocks showing it `unexpected_on_chain`: the run, the item, and an
+ * adjustment of the item (treasury → an equity account) to propose.
+ */
+async function unexplainedPayment(s: FundingWorld, before?: (x: PrivateKeyAccount) => Promise<void>, paid?: (hash: string) => Promise<void>) {
+  const x = privateKeyToAccount(generatePrivateKey());
+  await s.w.chain.test.setBalance({ address: x.address, value: parseEther("1") });
+  await before?.(x);
+  const hash = await payVault(s, x, 1_000n * USD);
+  await paid?.(hash);
+  return { x, hash, ...(await afterPayment(s, hash)) };
+}
+
+/** After the payment `hash`: the worker's pass, then the run, the item and the adjustment to propose. */
+async function afterPayment(s: FundingWorld, hash: string) {
+  await s.w.worker().tick();
+  const head = Number(await s.w.chain.public.getBlockNumber());
+  const reconcile = async () =>
+    expectStatus(
+      await s.api.call("POST", "/v1/reconciliations", { key: s.keys.finance, body: { chain_id: 31337, asset: TOKEN, from_block: 0, to_block: head - 1 } }),
+      201,
+    ).body as { id: string };
+  const run = await reconcile();
+  const items = expectStatus(await s.api.call("GET", `/v1/reconciliations/${run.id}?status=unexpected_on_chain`, { key: s.keys.finance }), 200).body.items as {
+    id: string;
+    tx_hash: string;
+    chain_amount: string;
+  }[];
+  const item = items.find((i) => i.tx_hash === hash.toLowerCase())!;
+  const asset = (await getAssetByCode(s.w.db, TOKEN))!;
+  const equity = expectStatus(
+    await s.api.call("POST", "/v1/accounts", { body: { asset_id: asset.id, code: "equity", normal_side: "credit", ref: "equity:unexplained_inflows" } }),
+    201,
+  ).body;
+  const treasury = (await ensureAccounts(s.w.db, [chart.treasury(asset.id, "31337")])).get(specKey(chart.treasury(asset.id, "31337")))!;
+  const adjust = (amount = BigInt(item.chain_amount)) =>
+    s.api.call("POST", `/v1/reconciliations/${run.id}/items/${item.id}/resolve`, {
+      key: s.keys.finance,
+      body: { note: "an inflow nobody explained", adjustment: { debit_account_id: treasury, credit_account_id: equity.id, amount: amount.toString() } },
+    });
+  return { run, item, adjust, reconcile };
+}
