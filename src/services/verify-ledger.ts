@@ -21,11 +21,12 @@ import {
   findPayoutSettlementMismatches,
   findPayoutsNotMatchingHolds,
   findPayoutsToUnprovenAddresses,
+  findAdjustedInflowMismatches,
   listJournalSeals,
 } from "../db/queries/verify.js";
 
 export interface Violation {
-  /** Which invariant: balanced_assets, balanced_legs, balances_match_entries, running_balance, limits, customer_debit_totals, operator_earned, funding_marks, references, transfers_have_entries, payout_holds, payout_settlements, payouts_in_transit, payout_addresses, funded_payouts, received_once, conversions, hash_chain */
+  /** Which invariant: balanced_assets, balanced_legs, balances_match_entries, running_balance, limits, customer_debit_totals, operator_earned, funding_marks, references, transfers_have_entries, payout_holds, payout_settlements, payouts_in_transit, payout_addresses, funded_payouts, received_once, adjusted_inflows, conversions, hash_chain */
   check: string;
   detail: string;
 }
@@ -95,6 +96,13 @@ export async function verifyLedger(db: Database): Promise<VerifyReport> {
     "received_once",
     await findReceiptsOfDeposits(db),
     (r) => `receipt ${r.id} (reference ${JSON.stringify(r.reference)}) names transaction ${r.tx_hash}, credited to a customer as an on-chain deposit`,
+  );
+
+  // A payment into the vault a reconciliation adjustment booked is booked once, in full (docs/reconciliation.md).
+  add("adjusted_inflows", await findAdjustedInflowMismatches(db), (r) =>
+    r.customer_id !== null
+      ? `reconciliation item ${r.id}: the payment in transaction ${r.tx_hash} (log ${r.log_index}) was adjusted into the treasury and also credited to customer ${r.customer_id} as a deposit`
+      : `reconciliation item ${r.id}: the payment in transaction ${r.tx_hash} (log ${r.log_index}) of ${r.chain_amount} was adjusted for ${r.adjusted ?? "nothing"}`,
   );
 
   // Every conversion's legs agree with its stored rate (docs/settlement.md).

@@ -133,7 +133,7 @@ describe("an adjustment of an inflow the ledger recorded since the run is refuse
 describe("an inflow is adjusted in full", () => {
   it("refuses an adjustment of part of an unexplained payment; the whole of it is booked once", async () => {
     const s = (world = await fundingWorld());
-    const { item, adjust } = await unexplainedPayment(s);
+    const { hash, item, adjust } = await unexplainedPayment(s);
 
     const part = await adjust(1n);
     expect(part.status).toBe(400);
@@ -149,6 +149,26 @@ describe("an inflow is adjusted in full", () => {
     );
     expect(booked!.amount).toBe((1_000n * USD).toString());
     expect((await verifyLedger(s.w.db)).violations).toEqual([]);
+
+    // Written past the service (by hand, or by a version that took part of a payment): verify names it.
+    await s.w.db.query("update reconciliation_items set chain_amount = chain_amount + 1 where id = $1", [item.id]);
+    expect((await verifyLedger(s.w.db)).violations).toEqual([
+      {
+        check: "adjusted_inflows",
+        detail: expect.stringMatching(new RegExp(`^reconciliation item ${item.id}: .* of 1000000001 was adjusted for 1000000000$`)),
+      },
+    ]);
+    await s.w.db.query("update reconciliation_items set chain_amount = chain_amount - 1 where id = $1", [item.id]);
+    await s.w.db.query(
+      `insert into chain_deposits (chain_id, tx_hash, log_index, asset_id, from_address, amount, block_number, marketplace_id, customer_id, transfer_id)
+       select r.chain_id, lower(i.tx_hash), i.log_index, r.asset_id, i.chain_address, i.chain_amount, i.block_number, 'm', 'd', i.adjustment_transfer_id
+         from reconciliation_items i join reconciliations r on r.id = i.reconciliation_id where i.id = $1`,
+      [item.id],
+    );
+    expect((await verifyLedger(s.w.db)).violations).toContainEqual({
+      check: "adjusted_inflows",
+      detail: expect.stringContaining(`reconciliation item ${item.id}: the payment in transaction ${hash.toLowerCase()}`),
+    });
   }, 120_000);
 });
 

@@ -187,6 +187,23 @@ export async function findPayoutsToUnprovenAddresses(db: Queryable) {
             and c.operator_id = p.operator_id and c.chain_id = p.chain_id and c.address = p.to_address and c.used_at is not null)`);
 }
 
+/**
+ * Payments into the vault a reconciliation adjustment booked (the treasury debited for them) that
+ * the ledger counts otherwise than once in full: adjusted for another amount than the chain's, or
+ * also credited to a customer as a deposit.
+ */
+export async function findAdjustedInflowMismatches(db: Queryable) {
+  return db.query<{ id: string; tx_hash: string; log_index: number; chain_amount: string; adjusted: string | null; customer_id: string | null }>(`
+    select i.id::text as id, lower(i.tx_hash) as tx_hash, i.log_index, i.chain_amount::text as chain_amount, a.adjusted::text as adjusted, d.customer_id
+      from reconciliation_items i
+      join reconciliations r on r.id = i.reconciliation_id
+      cross join lateral (select sum(e.posted_amount) as adjusted from entries e where e.transfer_id = i.adjustment_transfer_id and e.side = 'debit') a
+      left join chain_deposits d on d.chain_id = r.chain_id and d.tx_hash = lower(i.tx_hash) and d.log_index = i.log_index
+     where i.direction = 'in' and i.adjustment_transfer_id is not null
+       and (d.tx_hash is not null or a.adjusted is distinct from i.chain_amount)
+     order by i.id`);
+}
+
 /** How many assets, accounts, transfers, entries and journal seals there are (as decimal strings). */
 export async function countLedgerRows(db: Queryable): Promise<{ assets: string; accounts: string; transfers: string; entries: string; seals: string }> {
   const [counts] = await db.query<{ assets: string; accounts: string; transfers: string; entries: string; seals: string }>(`
