@@ -35,10 +35,16 @@ const UsageFields = z.strictObject({
   metadata: Metadata.optional(),
 });
 
+const isTimestamp = (v: string) => Timestamp.safeParse(v).success;
+
 const checked = <T extends z.ZodType<{ unit_price?: string; amount?: string; period_start: string; period_end: string }>>(schema: T) =>
   schema
     .refine((u) => (u.unit_price === undefined) !== (u.amount === undefined), { message: "give either unit_price or amount", path: ["unit_price"] })
-    .refine((u) => Date.parse(u.period_start) <= Date.parse(u.period_end), { message: "must not be after period_end", path: ["period_start"] });
+    // Compared only when both are valid date-times: a malformed one is named on its own, not also as out of order.
+    .refine((u) => !isTimestamp(u.period_start) || !isTimestamp(u.period_end) || Date.parse(u.period_start) <= Date.parse(u.period_end), {
+      message: "must not be after period_end",
+      path: ["period_start"],
+    });
 
 export const UsageIn = checked(UsageFields).openapi("UsageCreate");
 export type UsageIn = z.infer<typeof UsageFields>;

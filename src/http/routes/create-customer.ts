@@ -6,7 +6,7 @@ import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { Metadata } from "../schemas.js";
 import { actingMarketplace } from "../tenancy.js";
-import { AssetCode } from "../money-schemas.js";
+import { AssetCode, numberAsString } from "../money-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 import { Customer, customerOut, MarketplaceId, PartyIdParam } from "./party-schemas.js";
 
@@ -21,7 +21,7 @@ const Body = z
         z.strictObject({
           asset: AssetCode,
           credit_limit: z
-            .string()
+            .string(numberAsString("500000000"))
             .regex(/^[1-9][0-9]{0,77}$/, "must be a positive integer amount in the asset's smallest unit")
             .openapi({ example: "500000000" }),
         }),

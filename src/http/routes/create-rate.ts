@@ -3,7 +3,7 @@ import { proposeRate } from "../../services/proposals.js";
 import { requireRole } from "../auth.js";
 import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
-import { AssetCode } from "../money-schemas.js";
+import { AssetCode, numberAsString } from "../money-schemas.js";
 import type { AppEnv } from "../request-context.js";
 import { Timestamp } from "../schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
@@ -14,7 +14,7 @@ const Body = z
     base: AssetCode.openapi({ example: "NET" }),
     quote: AssetCode.openapi({ example: "USD" }),
     value: z
-      .string()
+      .string(numberAsString("2.5"))
       .regex(/^[0-9]{1,30}(\.[0-9]{1,30})?$/, "must be a positive decimal number such as 2.5, at most 30 digits before and after the point")
       .openapi({ description: "whole `quote` units one whole `base` unit is worth, as a decimal string (no sign, exponent or zero)", example: "2.5" }),
     observed_at: Timestamp.optional().openapi({

@@ -4,7 +4,7 @@ import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
-import { AssetCode } from "../money-schemas.js";
+import { AssetCode, numberAsString } from "../money-schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 import { MarketplaceId } from "./party-schemas.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
@@ -13,7 +13,7 @@ const Body = z
   .strictObject({
     asset: AssetCode,
     credit_limit: z
-      .string()
+      .string(numberAsString("5000000000"))
       .regex(/^(0|[1-9][0-9]{0,77})$/, "must be an integer amount in the asset's smallest unit (0 for none)")
       .openapi({
         description: "how much of the marketplace's usage not yet paid for the platform advances to operators, in the asset's smallest units",

@@ -5,7 +5,7 @@ import { idempotently } from "../idempotency.js";
 import type { AppEnv } from "../request-context.js";
 import { jsonBodyGuard } from "../json-body.js";
 import { actingMarketplace } from "../tenancy.js";
-import { AssetCode } from "../money-schemas.js";
+import { AssetCode, numberAsString } from "../money-schemas.js";
 import { errorResponses, json, jsonBody, security } from "./common.js";
 import { CustomerId, MarketplaceId } from "./party-schemas.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
@@ -13,7 +13,7 @@ import { ProposalOut, proposalOut } from "./proposal-schemas.js";
 const Body = z
   .strictObject({
     credit_limit: z
-      .string()
+      .string(numberAsString("500000000"))
       .regex(/^(0|[1-9][0-9]{0,77})$/, "must be an integer amount in the asset's smallest unit")
       .openapi({ description: "how much the postpaid customer may owe in the asset (smallest units); not below what it owes now", example: "500000000" }),
     marketplace_id: MarketplaceId.optional().openapi({ description: "admin keys only" }),

@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { usageMonth } from "../support/clock.js";
+import { expectRefused, testApi, world, type ApiResponse, type TestApi } from "../support/http.js";
+import type { World } from "../support/security.js";
+
+let api: TestApi;
+let w: World;
+beforeAll(async () => {
+  api = await testApi();
+  w = await world(api);
+});
+afterAll(async () => api.close());
+
+const refused = (request: () => Promise<ApiResponse>, status: number, code: string, field?: string) => expectRefused(api, request, status, code, field);
+const messageOf = (res: ApiResponse, field: string): string => res.body.errors.find((e: { path: string }) => e.path === field)?.message;
+
+describe("the mistakes a newcomer makes are named plainly, and nothing is written", () => {
+  it("a credit limit sent as a JSON number is asked for as a string", async () => {
+    const body = { id: "num-limit", billing: "postpaid", credit_limits: [{ asset: "USDC", credit_limit: 1000000000 }] };
+    const res = await refused(() => api.call("POST", "/v1/customers", { key: w.keys.m1, body }), 400, "invalid_request", "credit_limits.0.credit_limit");
+    expect(messageOf(res, "credit_limits.0.credit_limit")).toBe('must be a string, e.g. "500000000" (JSON numbers lose precision)');
+    const change = await refused(
+      () => api.call("PUT", "/v1/customers/num-limit/credit-limits/USDC", { key: w.keys.m1, body: { credit_limit: 5 } }),
+      400,
+      "invalid_request",
+      "credit_limit",
+    );
+    expect(messageOf(change, "credit_limit")).toContain("must be a string");
+  });
+
+  it("a manual rate sent as a JSON number is asked for as a string", async () => {
+    const res = await refused(() => api.call("POST", "/v1/rates", { body: { base: "USDC", quote: "USDC", value: 2.5 } }), 400, "invalid_request", "value");
+    expect(messageOf(res, "value")).toBe('must be a string, e.g. "2.5" (JSON numbers lose precision)');
+  });
+
+  it("an asset code in lower case is told to be in capitals", async () => {
+    const res = await refused(
+      () => api.call("POST", "/v1/usage", { key: w.keys.m1, body: w.usage("lower-1", { asset: "usdc" }) }),
+      400,
+      "invalid_request",
+      "asset",
+    );
+    expect(messageOf(res, "asset")).toContain("capital letters");
+  });
+
+  it("a period end without a time is named alone, not also as before the start", async () => {
+    const res = await refused(
+      () => api.call("POST", "/v1/usage", { key: w.keys.m1, body: w.usage("date-only-1", { period_end: usageMonth.day(12).toISOString().slice(0, 10) }) }),
+      400,
+      "invalid_request",
+      "period_end",
+    );
+    expect(res.body.errors.map((e: { path: string }) => e.path)).toEqual(["period_end"]);
+  });
+});
