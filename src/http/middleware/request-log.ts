@@ -18,6 +18,9 @@ export function requestLog(deps: AppDeps): MiddlewareHandler<AppEnv> {
     c.res.headers.set("x-request-id", requestId);
     // Every answer under /v1 carries tenant data or a secret (a new API key): never stored by a cache.
     if (c.req.path.startsWith("/v1/")) c.res.headers.set("cache-control", "no-store");
+    // A HEAD is answered from the GET route's response, which Node's adapter rebuilds from the
+    // headers it was created with: a response of its own carries the ones set here too.
+    if (c.req.method === "HEAD") c.res = new Response(null, { status: c.res.status, headers: c.res.headers });
     const ms = performance.now() - started;
     const route = c.req.routePath ?? "unmatched";
     const status = c.res.status;
