@@ -11,8 +11,13 @@ export async function markPayoutPaid(
 ): Promise<{ payout: Payout; changed: boolean }> {
   const p = await getPayout(db, id);
   if (!p) throw new LedgerError("payout_not_found", `payout ${id} does not exist`);
+  if (p.settlement === "convert") {
+    const detail = `payout ${id} is a convert payout: the worker converts it and pays each part as a payout of its own (GET /v1/conversions?payout_id=${id} names them); only a part that settles off-chain is marked paid`;
+    throw new LedgerError("invalid_request", detail, [{ path: "id", message: "is a convert payout" }]);
+  }
   if (p.settlement !== "none") {
-    throw new LedgerError("invalid_request", `payout ${id} settles on chain ${p.chainId}: the payout worker confirms it from the chain`);
+    const detail = `payout ${id} settles on chain ${p.chainId}: the payout worker confirms it from the chain`;
+    throw new LedgerError("invalid_request", detail, [{ path: "id", message: "settles on chain: only off-chain payouts are marked paid" }]);
   }
   if (p.status === "confirmed" && p.externalReference === reference) return { payout: p, changed: false };
   if (p.approval === "required")

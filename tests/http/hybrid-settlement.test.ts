@@ -251,6 +251,9 @@ describe("convert payouts and their conversions", () => {
       parent_payout_id: null,
     });
     expect(expectStatus(await t.api.call("GET", "/v1/conversions", { key: t.w.keys.o1 }), 200).body).toEqual({ data: [], next_cursor: null, limit: 100 });
+    // Its parts are paid, not the convert payout itself: marking it paid is refused, naming why.
+    const markPaid = () => t.api.call("POST", `/v1/payouts/${payout.id}/mark-paid`, { key: t.w.keys.finance, body: { reference: "wire 1" } });
+    expect((await expectRefused(t.api, markPaid, 400, "invalid_request", "id")).body.detail).toContain("is a convert payout");
 
     expect(await new PayoutWorker(t.api.db, new Settlements([]), { log: createLogger("silent") }).convert()).toBe(1);
     expect(expectStatus(await t.api.call("GET", `/v1/payouts/${payout.id}`, { key: t.w.keys.o1 }), 200).body.status).toBe("converted");
