@@ -52,4 +52,14 @@ describe("the mistakes a newcomer makes are named plainly, and nothing is writte
     );
     expect(res.body.errors.map((e: { path: string }) => e.path)).toEqual(["period_end"]);
   });
+
+  it("a path with a trailing slash is a 404 that names the path without it", async () => {
+    const body = { id: "slash-1", billing: "prepaid" };
+    const res = await refused(() => api.call("POST", "/v1/customers/", { key: w.keys.m1, body }), 404, "not_found");
+    expect(res.body.detail).toBe("no route for POST /v1/customers/: paths take no trailing slash (/v1/customers)");
+    const read = await refused(() => api.call("GET", "/v1/customers/c1/", { key: w.keys.m1 }), 404, "not_found");
+    expect(read.body.detail).toContain("(/v1/customers/c1)");
+    // A path that does not exist either way says only that.
+    expect((await refused(() => api.call("GET", "/v1/nothing/", { key: w.keys.m1 }), 404, "not_found")).body.detail).toBe("no route for GET /v1/nothing/");
+  });
 });

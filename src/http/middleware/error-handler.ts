@@ -24,6 +24,11 @@ export function notFound(app: Hono<AppEnv>): NotFoundHandler<AppEnv> {
         new ApiError("method_not_allowed", `${c.req.path} takes ${allowed.join(", ")}, not ${c.req.method}`, [], { allow: allowed.join(", ") }),
       );
     }
+    // A trailing slash is the usual slip: name the path that exists.
+    const bare = c.req.path.replace(/\/+$/, "");
+    if (bare !== c.req.path && bare !== "" && routes.some((r) => r.pattern.test(bare))) {
+      return problemResponse(c, new ApiError("not_found", `no route for ${c.req.method} ${c.req.path}: paths take no trailing slash (${bare})`));
+    }
     return problemResponse(c, new ApiError("not_found", `no route for ${c.req.method} ${c.req.path}`));
   };
 }
