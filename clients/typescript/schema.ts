@@ -3649,6 +3649,11 @@ export interface components {
                 records: number;
                 /** @description in the asset's smallest unit */
                 gross: string;
+                /**
+                 * @description the amount beside it in the asset's display units (the asset's scale in decimals), formatted exactly from the integer
+                 * @example 1.5
+                 */
+                gross_display: string;
             }[];
         };
         UsageBatchDetail: components["schemas"]["UsageBatch"] & {

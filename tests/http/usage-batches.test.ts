@@ -25,7 +25,7 @@ describe("the usage batch log", () => {
     expect(res.batch_id).toMatch(/^ub_[0-9a-f-]{36}$/);
     const batch = expectStatus(await t.api.call("GET", `/v1/usage-batches/${res.batch_id}`, { key: t.w.keys.m1 }), 200).body;
     expect(batch).toMatchObject({ id: res.batch_id, marketplace_id: "m1", idempotency_key: "log-batch-1", records: 5, accepted: 2, duplicate: 0, rejected: 3 });
-    expect(batch.totals).toEqual([{ asset: "USDC", records: 2, gross: "4996800" }]);
+    expect(batch.totals).toEqual([{ asset: "USDC", records: 2, gross: "4996800", gross_display: "4.9968" }]);
     expect(batch.rejections.data.map((r: { index: number; external_id: string | null; code: string }) => [r.index, r.external_id, r.code])).toEqual([
       [1, "log-bad-qty", res.results[1].code],
       [3, "log-bad-op", res.results[3].code],

@@ -2,7 +2,10 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { getUsageBatchRow, listUsageBatchRejections, listUsageBatchRows, type UsageBatchRow } from "../../services/usage-batches.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
+import { display, DisplayAmount } from "../display.js";
 import { ApiError } from "../problem.js";
+import { codeScale } from "../scales.js";
+import type { Database } from "../../services/context.js";
 import { CursorQuery, page, pageOf } from "../schemas.js";
 import { canReadMarketplace } from "../tenancy.js";
 import { errorResponses, json, security } from "./common.js";
@@ -25,7 +28,14 @@ const BatchOut = z
     duplicate: z.number().int(),
     rejected: z.number().int(),
     totals: z
-      .array(z.object({ asset: z.string(), records: z.number().int(), gross: z.string().openapi({ description: "in the asset's smallest unit" }) }))
+      .array(
+        z.object({
+          asset: z.string(),
+          records: z.number().int(),
+          gross: z.string().openapi({ description: "in the asset's smallest unit" }),
+          gross_display: DisplayAmount,
+        }),
+      )
       .openapi({ description: "accepted records per asset" }),
   })
   .openapi("UsageBatch");
@@ -40,7 +50,19 @@ const RejectionOut = z
   })
   .openapi("UsageBatchRejection");
 
-const batchOut = (b: UsageBatchRow) => ({
+/** The scale of each asset code the batches' totals name, for their display twins. */
+async function totalScales(db: Database, batches: UsageBatchRow[]): Promise<Map<string, number>> {
+  const scales = new Map<string, number>();
+  for (const code of new Set(batches.flatMap((b) => b.totals.map((t) => t.asset)))) {
+    const byId = await codeScale(db, code);
+    const scale = byId && [...byId.values()][0];
+    if (scale === undefined) throw new Error(`no scale known for asset ${code}`);
+    scales.set(code, scale);
+  }
+  return scales;
+}
+
+const batchOut = (scales: Map<string, number>) => (b: UsageBatchRow) => ({
   id: b.id,
   marketplace_id: b.marketplace_id,
   received_at: new Date(b.received_at).toISOString(),
@@ -49,7 +71,7 @@ const batchOut = (b: UsageBatchRow) => ({
   accepted: b.accepted,
   duplicate: b.duplicate,
   rejected: b.rejected,
-  totals: b.totals,
+  totals: b.totals.map((t) => ({ ...t, gross_display: display(t.gross, scales.get(t.asset)!) })),
 });
 
 const ListQuery = CursorQuery.extend({
@@ -106,8 +128,9 @@ export function register(app: OpenAPIHono<AppEnv>): void {
           before: before && { at: before.at, id: `ub_${before.id}` },
           limit: q.limit + 1,
         });
+    const scales = await totalScales(c.get("deps").ledger.db, rows);
     return c.json(
-      pageOf(rows, q.limit, batchOut, (b) => encodeTimeCursor(KIND, b.received_at, b.id.slice(3))),
+      pageOf(rows, q.limit, batchOut(scales), (b) => encodeTimeCursor(KIND, b.received_at, b.id.slice(3))),
       200,
     );
   });
@@ -127,6 +150,6 @@ export function register(app: OpenAPIHono<AppEnv>): void {
       (r) => ({ index: r.record_index, external_id: r.external_id, code: r.code, reason: r.reason, field: r.field }),
       (r) => String(r.record_index),
     );
-    return c.json({ ...batchOut(batch), rejections }, 200);
+    return c.json({ ...batchOut(await totalScales(db, [batch]))(batch), rejections }, 200);
   });
 }
