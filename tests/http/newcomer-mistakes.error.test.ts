@@ -62,4 +62,19 @@ describe("the mistakes a newcomer makes are named plainly, and nothing is writte
     // A path that does not exist either way says only that.
     expect((await refused(() => api.call("GET", "/v1/nothing/", { key: w.keys.m1 }), 404, "not_found")).body.detail).toBe("no route for GET /v1/nothing/");
   });
+
+  it("an operator's costs sent as JSON numbers are asked for as strings", async () => {
+    const body = {
+      asset: "USDC",
+      power_watts: 700,
+      price_per_kwh: 0.12,
+      bandwidth_monthly: "20",
+      other_monthly: "30",
+      purchase_price: "30000",
+      depreciation_months: 36,
+    };
+    const res = await refused(() => api.call("PUT", "/v1/operators/o1/costs/gpu:h100", { key: w.keys.o1, body }), 400, "invalid_request", "power_watts");
+    expect(messageOf(res, "power_watts")).toBe('must be a string, e.g. "700" (JSON numbers lose precision)');
+    expect(messageOf(res, "price_per_kwh")).toBe('must be a string, e.g. "0.12" (JSON numbers lose precision)');
+  });
 });

@@ -4,6 +4,7 @@ import { getOperatorCosts, listOperatorCosts, putOperatorCosts, type OperatorCos
 import { requireRole } from "../auth.js";
 import { idempotently } from "../idempotency.js";
 import { jsonBodyGuard } from "../json-body.js";
+import { numberAsString } from "../money-schemas.js";
 import { ApiError } from "../problem.js";
 import type { AppEnv } from "../request-context.js";
 import { errorResponses, json, jsonBody, security } from "./common.js";
@@ -12,12 +13,12 @@ import { OperatorId } from "./party-schemas.js";
 
 /** A non-negative amount in display units: at most 12 digits before the point and 9 after. */
 export const CostAmount = z
-  .string()
+  .string(numberAsString("0.12"))
   .max(22)
   .regex(/^(0|[1-9][0-9]{0,11})(\.[0-9]{1,9})?$/, "must be a decimal string ≥ 0, at most 12 digits before the point and 9 after");
 /** Watts at the wall per unit: at most 1,000,000 W, 3 decimals. */
 export const PowerWatts = z
-  .string()
+  .string(numberAsString("700"))
   .max(11)
   .regex(/^(0|[1-9][0-9]{0,5}|1000000)(\.[0-9]{1,3})?$/, "must be a decimal string of watts, 0 to 1000000, at most 3 decimals");
 export const DepreciationMonths = z.number().int().min(1).max(600);
