@@ -37,7 +37,7 @@ export async function idempotentRequest(c: Context<AppEnv>, body: unknown): Prom
   if (key === undefined)
     throw new ApiError(
       "idempotency_key_required",
-      `${c.req.method} requests need an 'Idempotency-Key' header (any unique string up to 255 printable characters, e.g. a UUID)`,
+      `${c.req.method} requests need an 'Idempotency-Key' header (any unique string of up to 255 printable ASCII characters without spaces, e.g. a UUID)`,
     );
   if (!KEY.test(key))
     throw new ApiError("invalid_request", "the Idempotency-Key header must be 1-255 printable ASCII characters without spaces", [

@@ -17,7 +17,7 @@ export const invalidRequest: NonNullable<OpenAPIHonoOptions<AppEnv>["defaultHook
         c,
         new ApiError(
           "idempotency_key_required",
-          `${c.req.method} requests need an 'Idempotency-Key' header (any unique string up to 255 printable characters, e.g. a UUID)`,
+          `${c.req.method} requests need an 'Idempotency-Key' header (any unique string of up to 255 printable ASCII characters without spaces, e.g. a UUID)`,
         ),
       );
     }

@@ -31,8 +31,8 @@ export const requestProblems = {
     means: "Every POST must carry an `Idempotency-Key` header, so that a retry after a timeout cannot do the same thing twice.",
     causes: ["the client sends POST requests without the header", "a proxy or SDK strips unknown headers"],
     action: "fix_request",
-    todo: "Send `Idempotency-Key: <unique string>` (1-255 printable characters, e.g. a UUID) with every POST, and reuse the same key when you retry the same request.",
-    example: "POST requests need an 'Idempotency-Key' header (any unique string up to 255 printable characters, e.g. a UUID)",
+    todo: "Send `Idempotency-Key: <unique string>` (1-255 printable ASCII characters without spaces, e.g. a UUID) with every POST, and reuse the same key when you retry the same request.",
+    example: "POST requests need an 'Idempotency-Key' header (any unique string of up to 255 printable ASCII characters without spaces, e.g. a UUID)",
   },
   unsupported_media_type: {
     means: "The body is not sent as uncompressed UTF-8 `application/json`.",
