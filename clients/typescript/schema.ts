@@ -5984,7 +5984,7 @@ export interface components {
              * @description the event types to deliver; empty or absent: every type
              * @default []
              */
-            event_types?: string[];
+            event_types?: ("transfer.posted" | "transfer.pending" | "transfer.pending_posted" | "transfer.pending_voided" | "transfer.pending_expired" | "transfer.reversed" | "usage.batch.completed" | "payout.pending" | "payout.batched" | "payout.signed" | "payout.submitted" | "payout.confirmed" | "payout.failed" | "payout.converted" | "reconciliation.completed" | "reconciliation.item.mismatch" | "hold.opened" | "hold.closed" | "hold.expired" | "proposal.approved" | "proposal.rejected" | "period.closing" | "period.closed" | "period.reopened" | "balance.threshold.crossed" | "balance.threshold.recovered" | "payout_address.changed" | "webhook_endpoint.disabled")[];
             description?: string | null;
         };
         WebhookEndpointPage: {
@@ -6003,7 +6003,7 @@ export interface components {
         WebhookEndpointUpdate: {
             /** @example https://hooks.example.com/ledger */
             url?: string;
-            event_types?: string[];
+            event_types?: ("transfer.posted" | "transfer.pending" | "transfer.pending_posted" | "transfer.pending_voided" | "transfer.pending_expired" | "transfer.reversed" | "usage.batch.completed" | "payout.pending" | "payout.batched" | "payout.signed" | "payout.submitted" | "payout.confirmed" | "payout.failed" | "payout.converted" | "reconciliation.completed" | "reconciliation.item.mismatch" | "hold.opened" | "hold.closed" | "hold.expired" | "proposal.approved" | "proposal.rejected" | "period.closing" | "period.closed" | "period.reopened" | "balance.threshold.crossed" | "balance.threshold.recovered" | "payout_address.changed" | "webhook_endpoint.disabled")[];
             description?: string | null;
             /**
              * @description enabled again: delivery resumes at the first event not delivered

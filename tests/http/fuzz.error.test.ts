@@ -321,7 +321,7 @@ const routes: PostRoute[] = [
     name: "POST /v1/webhook-endpoints",
     path: () => "/v1/webhook-endpoints",
     key: () => w.keys.m1,
-    valid: () => ({ url: "ftp://127.0.0.1/refused-scheme", event_types: ["usage.recorded"], description: "hooks" }),
+    valid: () => ({ url: "ftp://127.0.0.1/refused-scheme", event_types: ["usage.batch.completed"], description: "hooks" }),
     fields: { url: "text", "event_types.0": "code" },
   },
   {
@@ -329,7 +329,7 @@ const routes: PostRoute[] = [
     method: "PATCH",
     path: () => "/v1/webhook-endpoints/01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e",
     key: () => w.keys.m1,
-    valid: () => ({ url: "http://127.0.0.1:9/x", event_types: ["usage.recorded"], status: "disabled", description: "x" }),
+    valid: () => ({ url: "http://127.0.0.1:9/x", event_types: ["usage.batch.completed"], status: "disabled", description: "x" }),
     fields: { url: "text", "event_types.0": "code", status: "enum" },
   },
   {

@@ -10,7 +10,7 @@ describe("webhook endpoints", () => {
     const res = expectStatus(
       await t.api.call("POST", "/v1/webhook-endpoints", {
         key: t.w.keys.m1,
-        body: { url: "http://127.0.0.1:9/hooks", event_types: ["usage.recorded"] },
+        body: { url: "http://127.0.0.1:9/hooks", event_types: ["usage.batch.completed"] },
         idempotencyKey: "wh-1",
       }),
       201,
@@ -18,7 +18,7 @@ describe("webhook endpoints", () => {
     const e = res.body;
     expect(e).toMatchObject({
       url: "http://127.0.0.1:9/hooks",
-      event_types: ["usage.recorded"],
+      event_types: ["usage.batch.completed"],
       status: "enabled",
       marketplace_id: "m1",
       operator_id: null,
@@ -31,7 +31,7 @@ describe("webhook endpoints", () => {
     const replay = expectStatus(
       await t.api.call("POST", "/v1/webhook-endpoints", {
         key: t.w.keys.m1,
-        body: { url: "http://127.0.0.1:9/hooks", event_types: ["usage.recorded"] },
+        body: { url: "http://127.0.0.1:9/hooks", event_types: ["usage.batch.completed"] },
         idempotencyKey: "wh-1",
       }),
       201,
@@ -119,6 +119,15 @@ describe("webhook endpoints", () => {
     const key = t.w.keys.m1;
     await expectRefused(t.api, () => create(key, { url: "http://127.0.0.1:9/x", extra: 1 }), 400, "invalid_request");
     await expectRefused(t.api, () => create(key, { url: "http://127.0.0.1:9/x", event_types: ["Not A Type"] }), 400, "invalid_request", "event_types.0");
+    // A well-formed type the log never appends would subscribe the endpoint to nothing: refused, listing the types.
+    const misspelt = await expectRefused(
+      t.api,
+      () => create(key, { url: "http://127.0.0.1:9/x", event_types: ["payout.confirmd"] }),
+      400,
+      "invalid_request",
+      "event_types.0",
+    );
+    expect(misspelt.body.detail).toContain("payout.confirmed");
     await expectRefused(t.api, () => create(key, {}), 400, "invalid_request", "url");
     await expectRefused(t.api, () => create(key, { url: "not a url" }), 422, "webhook_url_refused", "url");
     await expectRefused(t.api, () => t.api.call("GET", `/v1/webhook-endpoints/not-a-uuid`, { key }), 400, "invalid_request", "id");

@@ -30,15 +30,15 @@ const verify = (secrets: string[], r: { id: string; timestamp: string; signature
 
 describe("delivery", () => {
   it("sends each tenant its own events, in order, signed as Standard Webhooks, from the endpoint's creation on", async () => {
-    const before = await addEvent(t.db, { type: "usage.recorded", marketplaceId: "m1" });
+    const before = await addEvent(t.db, { type: "usage.batch.completed", marketplaceId: "m1" });
     const m1 = await t.endpoint(t.keys.m1, { url: `${base}/m1` });
-    const platform = await t.endpoint(t.keys.finance, { url: `${base}/all`, event_types: ["usage.recorded"] });
+    const platform = await t.endpoint(t.keys.finance, { url: `${base}/all`, event_types: ["usage.batch.completed"] });
     const o1 = await t.endpoint(t.keys.o1, { url: `${base}/o1` });
     const sent = [
-      await addEvent(t.db, { type: "usage.recorded", marketplaceId: "m1", operatorId: "o1", data: { n: 1 } }),
-      await addEvent(t.db, { type: "usage.recorded", marketplaceId: "m2", operatorId: "o2", data: { n: 2 } }),
+      await addEvent(t.db, { type: "usage.batch.completed", marketplaceId: "m1", operatorId: "o1", data: { n: 1 } }),
+      await addEvent(t.db, { type: "usage.batch.completed", marketplaceId: "m2", operatorId: "o2", data: { n: 2 } }),
       await addEvent(t.db, { type: "payout.confirmed", marketplaceId: "m1", data: { n: 3 } }),
-      await addEvent(t.db, { type: "usage.recorded", marketplaceId: "m1", data: { n: 4 } }),
+      await addEvent(t.db, { type: "usage.batch.completed", marketplaceId: "m1", data: { n: 4 } }),
     ];
     await t.worker().tick();
     const m1Got = receiver.at("/m1");
@@ -66,8 +66,8 @@ describe("delivery", () => {
 describe("retries", () => {
   it("retries a failed event with exponential backoff on the service clock, and sends the next only after it", async () => {
     const e = await t.endpoint(t.keys.m1, { url: `${base}/retry` });
-    const first = await addEvent(t.db, { type: "usage.recorded", marketplaceId: "m1" });
-    const second = await addEvent(t.db, { type: "usage.recorded", marketplaceId: "m1" });
+    const first = await addEvent(t.db, { type: "usage.batch.completed", marketplaceId: "m1" });
+    const second = await addEvent(t.db, { type: "usage.batch.completed", marketplaceId: "m1" });
     let failures = 3;
     receiver.behaviour = () => (failures-- > 0 ? { status: 500 } : { status: 200 });
     const worker = t.worker();
@@ -101,7 +101,7 @@ describe("retries", () => {
   it("disables an endpoint after a day of failures, with a webhook_endpoint.disabled event; enabling it resumes at the undelivered event", async () => {
     const e = await t.endpoint(t.keys.m1, { url: `${base}/down` });
     const watcher = await t.endpoint(t.keys.m1, { url: `${base}/watch`, event_types: ["webhook_endpoint.disabled"] });
-    const event = await addEvent(t.db, { type: "usage.recorded", marketplaceId: "m1" });
+    const event = await addEvent(t.db, { type: "usage.batch.completed", marketplaceId: "m1" });
     receiver.behaviour = (r) => ({ status: r.path === "/down" ? 503 : 204 });
     const worker = t.worker();
     const start = t.clock.now().getTime();
@@ -130,7 +130,7 @@ describe("retries", () => {
     await worker.tick();
     // The undelivered event first, then what followed (the notice of its own disabling among them).
     const resumed = receiver.at("/down").slice(attempts);
-    expect(resumed.map((r) => r.json.type)).toEqual(["usage.recorded", "webhook_endpoint.disabled"]);
+    expect(resumed.map((r) => r.json.type)).toEqual(["usage.batch.completed", "webhook_endpoint.disabled"]);
     expect(resumed[0]!.id).toBe(event.id);
     expect((await endpointOf(t.keys.m1, e.id)).delivered_through).toBe(resumed[1]!.json.position);
     for (const x of [e, watcher]) expectStatus(await t.api.call("DELETE", `/v1/webhook-endpoints/${x.id}`, { key: t.keys.m1 }), 200);
@@ -144,13 +144,13 @@ describe("secrets and redelivery", () => {
     expect(rotated.secret).toMatch(/^whsec_/);
     expect(rotated.secret).not.toBe(e.secret);
     expect(Date.parse(rotated.previous_secret_expires_at) - t.clock.now().getTime()).toBe(24 * 3600_000);
-    await addEvent(t.db, { type: "usage.recorded", marketplaceId: "m2" });
+    await addEvent(t.db, { type: "usage.batch.completed", marketplaceId: "m2" });
     await t.worker().tick();
     const during = receiver.at("/rot")[0]!;
     expect(during.signature.split(" ")).toHaveLength(2);
     expect(verify([e.secret, rotated.secret], during).matched).toEqual([0, 1]);
     t.clock.advance(24 * 3600_000);
-    await addEvent(t.db, { type: "usage.recorded", marketplaceId: "m2" });
+    await addEvent(t.db, { type: "usage.batch.completed", marketplaceId: "m2" });
     await t.worker().tick();
     const after = receiver.at("/rot")[1]!;
     expect(after.signature.split(" ")).toHaveLength(1);
@@ -161,7 +161,7 @@ describe("secrets and redelivery", () => {
 
   it("redelivers an event on request, once, and logs it", async () => {
     const e = await t.endpoint(t.keys.m1, { url: `${base}/again` });
-    const event = await addEvent(t.db, { type: "usage.recorded", marketplaceId: "m1" });
+    const event = await addEvent(t.db, { type: "usage.batch.completed", marketplaceId: "m1" });
     await t.worker().tick();
     const [first] = await deliveries(t.keys.m1, e.id);
     const byEvent = expectStatus(await t.api.call("POST", `/v1/webhook-endpoints/${e.id}/deliveries/${event.id}/redeliver`, { key: t.keys.m1 }), 202).body;
@@ -174,7 +174,7 @@ describe("secrets and redelivery", () => {
     const log = await deliveries(t.keys.m1, e.id);
     expect(log.filter((d: { manual: boolean; status: string }) => d.manual && d.status === "succeeded")).toHaveLength(2);
     // Another marketplace's event is not one this endpoint receives.
-    const other = await addEvent(t.db, { type: "usage.recorded", marketplaceId: "m2" });
+    const other = await addEvent(t.db, { type: "usage.batch.completed", marketplaceId: "m2" });
     const refused = await t.api.call("POST", `/v1/webhook-endpoints/${e.id}/deliveries/${other.id}/redeliver`, { key: t.keys.m1 });
     expect(refused.status).toBe(404);
     expect(refused.body.code).toBe("webhook_delivery_not_found");
@@ -187,7 +187,7 @@ describe("several workers", () => {
     const a = await t.endpoint(t.keys.m1, { url: `${base}/wa` });
     const b = await t.endpoint(t.keys.m1, { url: `${base}/wb` });
     const sent = [];
-    for (let i = 0; i < 6; i++) sent.push(await addEvent(t.db, { type: "usage.recorded", marketplaceId: "m1" }));
+    for (let i = 0; i < 6; i++) sent.push(await addEvent(t.db, { type: "usage.batch.completed", marketplaceId: "m1" }));
     receiver.behaviour = () => ({ status: 200, delayMs: 30 });
     const workers = [t.worker(), t.worker(), t.worker()];
     for (let round = 0; round < 4; round++) await Promise.all(workers.map((w) => w.tick()));
@@ -200,7 +200,7 @@ describe("several workers", () => {
 
   it("resumes an endpoint whose worker died holding it, once its lease lapses", async () => {
     const e = await t.endpoint(t.keys.m1, { url: `${base}/dead` });
-    const event = await addEvent(t.db, { type: "usage.recorded", marketplaceId: "m1" });
+    const event = await addEvent(t.db, { type: "usage.batch.completed", marketplaceId: "m1" });
     // A worker claims the endpoint and dies before sending (or while sending: the effect is the same).
     const claimed = await claimWebhookEndpoints(t.db, {
       now: t.clock.now(),
@@ -219,7 +219,7 @@ describe("several workers", () => {
 
   it("refuses at delivery an address that is not allowed (the check is made again on the address connected to)", async () => {
     const e = await t.endpoint(t.keys.m1, { url: `${base.replace("127.0.0.1", "localhost")}/ssrf` });
-    await addEvent(t.db, { type: "usage.recorded", marketplaceId: "m1" });
+    await addEvent(t.db, { type: "usage.batch.completed", marketplaceId: "m1" });
     await t.worker({ allowPrivate: false }).tick();
     expect(receiver.at("/ssrf")).toHaveLength(0);
     const [attempt] = await deliveries(t.keys.m1, e.id);

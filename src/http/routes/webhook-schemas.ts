@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { eventTypes } from "../../domain/events.js";
 import type { WebhookDeliveryRow, WebhookEndpointRow, WebhookSettings } from "../../services/webhook-endpoints.js";
 import { ApiError } from "../problem.js";
 import type { AppEnv } from "../request-context.js";
@@ -7,10 +8,9 @@ import { Timestamp, Uuid } from "../schemas.js";
 
 /** Schemas of the webhook routes (docs/api.md, "Webhooks"). */
 
+/** One of the types the event log appends: a misspelt type would subscribe an endpoint to nothing, silently. */
 export const EventType = z
-  .string()
-  .regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/, "must be an event type such as usage.recorded (lowercase words joined by dots)")
-  .max(100)
+  .enum(eventTypes, { error: () => `must be an event type (docs/api.md, "Event types"): ${eventTypes.join(", ")}` })
   .openapi({ example: "payout.confirmed" });
 
 export const WebhookUrl = z.string().min(1).max(2000, "must be at most 2000 characters").openapi({ example: "https://hooks.example.com/ledger" });
