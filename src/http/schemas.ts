@@ -5,10 +5,18 @@ import { SignedAmount } from "./money-schemas.js";
 export const Uuid = z.uuid({ error: "must be a uuid" }).openapi({ example: "01936a4e-8f2a-7c3b-9d4e-5f6a7b8c9d0e" });
 
 export const Timestamp = z.iso
-  .datetime({ offset: true, error: "must be an RFC 3339 date-time, e.g. 2026-11-29T12:00:00Z" })
+  .datetime({
+    offset: true,
+    // A "+01:00" offset typed into a URL arrives as " 01:00": a query string reads "+" as a space.
+    error: (i) =>
+      typeof i.input === "string" && /T[0-9:.]+ [0-9]{2}:?[0-9]{2}$/.test(i.input)
+        ? `must be an RFC 3339 date-time, e.g. 2026-11-29T12:00:00Z: in a URL, send the "+" of an offset as %2B (a "+" reads as a space)`
+        : "must be an RFC 3339 date-time, e.g. 2026-11-29T12:00:00Z",
+  })
   .refine((v) => {
     const t = Date.parse(v);
-    return t >= Date.UTC(1970, 0, 1) && t < Date.UTC(10000, 0, 1);
+    // Not a date-time at all is named by the format check alone.
+    return Number.isNaN(t) || (t >= Date.UTC(1970, 0, 1) && t < Date.UTC(10000, 0, 1));
   }, "must be between 1970 and 9999")
   .openapi({ example: "2026-11-29T12:00:00Z" });
 

@@ -89,4 +89,16 @@ describe("the mistakes a newcomer makes are named plainly, and nothing is writte
     expect(approved.status, JSON.stringify(approved.body)).toBe(200);
     expect(approved.body.status).toBe("approved");
   });
+
+  it("an offset's + left unencoded in a query string is explained once", async () => {
+    const res = await refused(
+      () => api.call("GET", "/v1/reports/payouts?from=2026-11-01T00:00:00+01:00&to=2026-12-01T00:00:00Z", { key: w.keys.finance }),
+      400,
+      "invalid_request",
+      "from",
+    );
+    expect(res.body.errors).toHaveLength(1);
+    expect(messageOf(res, "from")).toContain("%2B");
+    expect((await api.call("GET", "/v1/reports/payouts?from=2026-11-01T00:00:00%2B01:00&to=2026-12-01T00:00:00Z", { key: w.keys.finance })).status).toBe(200);
+  });
 });
