@@ -284,14 +284,17 @@ export async function recheckRejectedReceipts(db: Database, chain: EvmChain, ass
   if (ofChain.size === 0) return 0;
   const rejected = await rejectedReceiptsToRecheck(db, chain.chainId, [...ofChain.keys()], limit);
   for (const p of rejected) {
-    const asset = ofChain.get(p.asset_id)!;
+    // A receipt in an off-chain unit named the payment in every asset: each one's transfers were kept.
+    const assetsNamed = ofChain.has(p.asset_id) ? [ofChain.get(p.asset_id)!] : [...ofChain.values()];
     const hashes = txHashesIn(p.reference_key);
-    // Under the transactions' locks: a scan that kept a transfer aside has committed its row (keepNamed).
-    const kept = await db.transaction(async (tx) => {
-      await lockReceivedTransactions(tx, hashes);
-      return receiptNamedDeposits(tx, chain.chainId, asset.id, hashes);
-    });
-    await creditDeposits(db, chain, asset, kept);
+    for (const asset of assetsNamed) {
+      // Under the transactions' locks: a scan that kept a transfer aside has committed its row (keepNamed).
+      const kept = await db.transaction(async (tx) => {
+        await lockReceivedTransactions(tx, hashes);
+        return receiptNamedDeposits(tx, chain.chainId, asset.id, hashes);
+      });
+      await creditDeposits(db, chain, asset, kept);
+    }
     await markReceiptRechecked(db, p.id, chain.chainId);
   }
   return rejected.length;

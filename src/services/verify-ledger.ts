@@ -179,7 +179,10 @@ async function checkPayouts(db: Database, add: (check: string, rows: Record<stri
   );
 }
 
-/** Receipts whose reference names (in any spelling: txHashesIn) a transaction the deposit scanner credited to a customer, in the receipt's asset. */
+/**
+ * Receipts whose reference names (in any spelling: txHashesIn) a transaction the deposit scanner
+ * credited to a customer, in the receipt's asset (in any, for a receipt in an off-chain unit).
+ */
 async function findReceiptsOfDeposits(db: Database): Promise<Record<string, unknown>[]> {
   // What each long reference names, by asset: one lookup of the deposits per asset.
   const named = (await receiptsNamingLongReferences(db)).flatMap((r) => txHashesIn(r.reference_key).map((h) => ({ ...r, tx_hash: h })));

@@ -57,15 +57,18 @@ describe("an on-chain payment is received once, whatever the spelling of its has
   it("a deposit the scanner credited is refused as a receipt however the hash is written", async () => {
     const { s, x } = await world2();
     await registerForD(s, x);
-    // A receipt of another asset naming the transaction before it is scanned does not keep the
-    // TUSD it carried from being credited (one transaction may carry several tokens).
-    expectStatus(await s.api.call("POST", "/v1/assets", { body: { code: "EUR", scale: 2, settlement: { kind: "offchain" } } }), 201);
+    // A receipt of another token naming the transaction before it is scanned does not keep the
+    // TUSD it carried from being credited (one transaction may carry several tokens). A receipt in
+    // an off-chain unit would: tests/integration/receipt-offchain-asset.test.ts.
+    const other = privateKeyToAccount(generatePrivateKey()).address;
+    const token = { code: "TEUR", scale: 2, settlement: { kind: "erc20", chain_id: 31337, token_address: other } };
+    expectStatus(await s.api.call("POST", "/v1/assets", { body: token }), 201);
     const hash = await pay(s, x, async (h) => {
-      const eur = await s.api.call("POST", "/v1/marketplaces/m/receipts", {
+      const teur = await s.api.call("POST", "/v1/marketplaces/m/receipts", {
         key: s.keys.finance,
-        body: { asset: "EUR", amount: "100", reference: `fx for ${h}`, customer_id: "c" },
+        body: { asset: "TEUR", amount: "100", reference: `fx for ${h}`, customer_id: "c" },
       });
-      expectStatus(eur, 201);
+      expectStatus(teur, 201);
     });
     expect(await s.w.db.query("select tx_hash from chain_deposits")).toEqual([{ tx_hash: hash.toLowerCase() }]);
     const spellings = [
@@ -95,7 +98,7 @@ describe("an on-chain payment is received once, whatever the spelling of its has
       expect(r.body.errors).toContainEqual(expect.objectContaining({ path: "reference" }));
     }
     expect(await s.payoutRows()).toBe("0");
-    expect((await s.w.db.query<{ n: string }>("select count(*)::text as n from proposals where kind = 'receipt'"))[0]!.n).toBe("1"); // the EUR one
+    expect((await s.w.db.query<{ n: string }>("select count(*)::text as n from proposals where kind = 'receipt'"))[0]!.n).toBe("1"); // the TEUR one
     // 1,000 TUSD came in (d's): o2's earnings are funded, o's are not.
     expect(await payable(s)).toBe(890n * USD);
     expect((await verifyLedger(s.w.db)).violations).toEqual([]);

@@ -130,14 +130,23 @@ export async function listDepositAddressRows(
   );
 }
 
-/** Receipts whose reference key is long enough to name a transaction hash (64 digits), for `verify`. */
-export async function receiptsNamingLongReferences(db: Queryable): Promise<{ id: string; asset_id: string; reference: string; reference_key: string }[]> {
-  return db.query("select id, asset_id, reference, reference_key from funds_receipts where length(reference_key) >= 64");
+/**
+ * Receipts whose reference key is long enough to name a transaction hash (64 digits), for `verify`;
+ * `asset_id` null for a receipt in an off-chain unit (it names the payment in every asset).
+ */
+export async function receiptsNamingLongReferences(
+  db: Queryable,
+): Promise<{ id: string; asset_id: string | null; reference: string; reference_key: string }[]> {
+  return db.query(
+    `select r.id, case when a.settlement = 'offchain' then null else r.asset_id end as asset_id, r.reference, r.reference_key
+       from funds_receipts r join assets a on a.id = r.asset_id where length(r.reference_key) >= 64`,
+  );
 }
 
 /**
- * Rejected receipt proposals of these assets not yet looked at again on this chain (oldest decision
- * first): the deposits they named were skipped while they stood (recheckRejectedReceipts).
+ * Rejected receipt proposals of these assets, or of an off-chain unit (which names a payment in
+ * every asset), not yet looked at again on this chain (oldest decision first): the deposits they
+ * named were skipped while they stood (recheckRejectedReceipts).
  */
 export async function rejectedReceiptsToRecheck(
   db: Queryable,
@@ -148,7 +157,9 @@ export async function rejectedReceiptsToRecheck(
   return db.query(
     `select p.id, p.payload->>'asset_id' as asset_id, p.payload->>'reference_key' as reference_key
        from proposals p
-      where p.kind = 'receipt' and p.status = 'rejected' and p.payload->>'asset_id' = any($2::text[])
+      where p.kind = 'receipt' and p.status = 'rejected'
+        and (p.payload->>'asset_id' = any($2::text[])
+             or exists (select 1 from assets a where a.id::text = p.payload->>'asset_id' and a.settlement = 'offchain'))
         and not exists (select 1 from receipt_rechecks r where r.proposal_id = p.id and r.chain_id = $1)
       order by p.decided_at, p.id
       limit $3`,

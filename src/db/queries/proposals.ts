@@ -120,14 +120,17 @@ export type ReceiptByReferenceRow = { key: string; id: string; status: string };
  * Receipt proposals not rejected whose reference names one of `txHashes` (0x and 64 hex digits,
  * lowercase): their reference key holds its 64 digits, however the reference spelled them ("0x…",
  * without 0x, in capitals, split by spaces or dashes, inside other words, o for 0, i or l for 1:
- * hashesReadAs); of one asset, or of any.
+ * hashesReadAs); of one asset, or of any. A receipt in an off-chain unit names the payment in every
+ * asset: a transaction carries no off-chain unit, so such a receipt stands for a token it paid in.
  * `key` is the hash.
  */
 export async function receiptProposalsByReferenceKeys(db: Queryable, txHashes: string[], assetId: string | null = null): Promise<ReceiptByReferenceRow[]> {
   return db.query<ReceiptByReferenceRow>(
     `select h.key, p.id, p.status
        from proposals p join unnest($1::text[]) h(key) on strpos(translate(p.payload->>'reference_key', 'oil', '011'), substr(h.key, 3)) > 0
-      where p.kind = 'receipt' and p.status <> 'rejected' and ($2::text is null or p.payload->>'asset_id' = $2)`,
+      where p.kind = 'receipt' and p.status <> 'rejected'
+        and ($2::text is null or p.payload->>'asset_id' = $2
+             or exists (select 1 from assets a where a.id::text = p.payload->>'asset_id' and a.settlement = 'offchain'))`,
     [pgArray(txHashes), assetId],
   );
 }

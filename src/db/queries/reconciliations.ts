@@ -297,13 +297,14 @@ export async function adjustedElsewhere(
 }
 
 /**
- * Of `txHashes` (lowercase), a transfer into the vault in an asset that a reconciliation item's
- * adjustment recorded (the treasury debited for it): the first such item, with its transaction.
+ * Of `txHashes` (lowercase), a transfer into the vault in an asset (or in any, null) that a
+ * reconciliation item's adjustment recorded (the treasury debited for it): the first such item,
+ * with its transaction.
  */
-export async function adjustedInflowOf(db: Queryable, txHashes: string[], assetId: string): Promise<{ id: string; tx_hash: string } | undefined> {
+export async function adjustedInflowOf(db: Queryable, txHashes: string[], assetId: string | null): Promise<{ id: string; tx_hash: string } | undefined> {
   const [row] = await db.query<{ id: string; tx_hash: string }>(
     `select i.id::text as id, lower(i.tx_hash) as tx_hash from reconciliation_items i join reconciliations r on r.id = i.reconciliation_id
-      where i.adjustment_transfer_id is not null and i.direction = 'in' and lower(i.tx_hash) = any($1::text[]) and r.asset_id = $2
+      where i.adjustment_transfer_id is not null and i.direction = 'in' and lower(i.tx_hash) = any($1::text[]) and ($2::uuid is null or r.asset_id = $2)
       order by i.id limit 1`,
     [pgArray(txHashes), assetId],
   );

@@ -56,14 +56,17 @@ export async function proposeReceipt(db: Queryable, { now, by, ...input }: Propo
   const hashes = txHashesIn(key);
   if (hashes.length > 0) {
     await lockReceivedTransactions(db, hashes);
-    const deposited = await depositedTransactions(db, hashes, asset.id);
-    if (deposited.length > 0) throw exists(`an on-chain deposit of ${asset.code} credited to a customer (transaction ${deposited[0]})`);
-    const named = await receiptProposalsByReferenceKeys(db, hashes, asset.id);
-    if (named.length > 0) throw exists(`a receipt of ${asset.code} naming transaction ${named[0]!.key} (proposal ${named[0]!.id})`);
+    // A transaction carries no off-chain unit: a receipt in one that names a transaction stands for
+    // a token it paid into the vault, whichever that was, so it is judged against every asset's.
+    const of = asset.settlement.kind === "offchain" ? null : asset.id;
+    const what = of === null ? "any asset" : asset.code;
+    const deposited = await depositedTransactions(db, hashes, of);
+    if (deposited.length > 0) throw exists(`an on-chain deposit of ${what} credited to a customer (transaction ${deposited[0]})`);
+    const named = await receiptProposalsByReferenceKeys(db, hashes, of);
+    if (named.length > 0) throw exists(`a receipt of ${what} naming transaction ${named[0]!.key} (proposal ${named[0]!.id})`);
     // Booked into the treasury by a reconciliation adjustment (an inflow nobody explained then): received already.
-    const adjusted = await adjustedInflowOf(db, hashes, asset.id);
-    if (adjusted)
-      throw exists(`a payment of ${asset.code} in transaction ${adjusted.tx_hash} recorded by the adjustment of reconciliation item ${adjusted.id}`);
+    const adjusted = await adjustedInflowOf(db, hashes, of);
+    if (adjusted) throw exists(`a payment of ${what} in transaction ${adjusted.tx_hash} recorded by the adjustment of reconciliation item ${adjusted.id}`);
   }
   try {
     return await recordProposal(db, now, by, "receipt", input.marketplaceId, {
