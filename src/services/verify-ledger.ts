@@ -39,6 +39,9 @@ export interface VerifyReport {
 
 const MAX_PER_CHECK = 20;
 
+/** Adds a check's rows (at most MAX_PER_CHECK) to the report, each described. */
+type Add = (check: string, rows: Record<string, unknown>[], describe: (r: Record<string, unknown>) => string) => void;
+
 /** Checks a whole database against the ledger's invariants (docs/ledger.md). Read-only. */
 export async function verifyLedger(db: Database): Promise<VerifyReport> {
   const violations: Violation[] = [];
@@ -91,19 +94,7 @@ export async function verifyLedger(db: Database): Promise<VerifyReport> {
       `operator ${r.owner_id} (asset ${r.asset_id}) was paid out of earnings whose money has not been received: available ${r.available} is less than its ${r.awaiting} awaiting funds`,
   );
 
-  // Money received on chain is counted once: no receipt names a transaction credited as a deposit.
-  add(
-    "received_once",
-    await findReceiptsOfDeposits(db),
-    (r) => `receipt ${r.id} (reference ${JSON.stringify(r.reference)}) names transaction ${r.tx_hash}, credited to a customer as an on-chain deposit`,
-  );
-
-  // A payment into the vault a reconciliation adjustment booked is booked once, in full (docs/reconciliation.md).
-  add("adjusted_inflows", await findAdjustedInflowMismatches(db), (r) =>
-    r.customer_id !== null
-      ? `reconciliation item ${r.id}: the payment in transaction ${r.tx_hash} (log ${r.log_index}) was adjusted into the treasury and also credited to customer ${r.customer_id} as a deposit`
-      : `reconciliation item ${r.id}: the payment in transaction ${r.tx_hash} (log ${r.log_index}) of ${r.chain_amount} was adjusted for ${r.adjusted ?? "nothing"}`,
-  );
+  await checkReceived(db, add);
 
   // Every conversion's legs agree with its stored rate (docs/settlement.md).
   add("conversions", await findConversionMismatches(db), (r) => String(r.what));
@@ -124,8 +115,25 @@ export async function verifyLedger(db: Database): Promise<VerifyReport> {
   };
 }
 
+/** Money received on chain is in the books once: as a deposit, a receipt or a reconciliation adjustment, never two of them. */
+async function checkReceived(db: Database, add: Add) {
+  // Money received on chain is counted once: no receipt names a transaction credited as a deposit.
+  add(
+    "received_once",
+    await findReceiptsOfDeposits(db),
+    (r) => `receipt ${r.id} (reference ${JSON.stringify(r.reference)}) names transaction ${r.tx_hash}, credited to a customer as an on-chain deposit`,
+  );
+
+  // A payment into the vault a reconciliation adjustment booked is booked once, in full (docs/reconciliation.md).
+  add("adjusted_inflows", await findAdjustedInflowMismatches(db), (r) =>
+    r.customer_id !== null
+      ? `reconciliation item ${r.id}: the payment in transaction ${r.tx_hash} (log ${r.log_index}) was adjusted into the treasury and also credited to customer ${r.customer_id} as a deposit`
+      : `reconciliation item ${r.id}: the payment in transaction ${r.tx_hash} (log ${r.log_index}) of ${r.chain_amount} was adjusted for ${r.adjusted ?? "nothing"}`,
+  );
+}
+
 /** The totals kept for reads (customer debits, operators' earnings, funding marks) against the rows they sum. */
-async function checkKeptTotals(db: Database, add: (check: string, rows: Record<string, unknown>[], describe: (r: Record<string, unknown>) => string) => void) {
+async function checkKeptTotals(db: Database, add: Add) {
   add(
     "customer_debit_totals",
     await findCustomerDebitTotalMismatches(db),
@@ -151,7 +159,7 @@ async function checkKeptTotals(db: Database, add: (check: string, rows: Record<s
  * amount, a confirmed one settled exactly what it held, the in-transit accounts hold exactly the
  * payouts on their way, and each is paid to an address its operator proved.
  */
-async function checkPayouts(db: Database, add: (check: string, rows: Record<string, unknown>[], describe: (r: Record<string, unknown>) => string) => void) {
+async function checkPayouts(db: Database, add: Add) {
   add("payout_holds", await findPayoutsNotMatchingHolds(db), (r) =>
     r.held === null
       ? `payout ${r.id}: amount ${r.amount}, but its hold holds nothing`
