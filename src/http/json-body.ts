@@ -16,16 +16,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  * non-zero numbers below the smallest double, which read as 0): stored as parsed, they would not
  * be what was sent. A request without a body passes: operations whose body is optional treat it as {}.
  */
-export const jsonBodyGuard: MiddlewareHandler<AppEnv> = (c, next) => guardJsonBody(c, next, false);
-
-/**
- * The same guard for an operation whose body is optional (NoBody, or an optional field or two): an
- * empty body sent with `Content-Type: application/json` (as a client that sets the header on every
- * request sends it) is no body, read as {}, rather than malformed JSON.
- */
-export const optionalJsonBodyGuard: MiddlewareHandler<AppEnv> = (c, next) => guardJsonBody(c, next, true);
-
-async function guardJsonBody(c: Parameters<MiddlewareHandler<AppEnv>>[0], next: () => Promise<void>, optional: boolean): Promise<void> {
+export const jsonBodyGuard: MiddlewareHandler<AppEnv> = async (c, next) => {
   const type = c.req.header("content-type");
   const length = c.req.header("content-length");
   const declaresBody = (length !== undefined && length !== "0") || c.req.header("transfer-encoding") !== undefined;
@@ -44,10 +35,7 @@ async function guardJsonBody(c: Parameters<MiddlewareHandler<AppEnv>>[0], next: 
     throw new ApiError("unsupported_media_type", `compressed bodies are not accepted (Content-Encoding: ${encoding})`);
   }
   const bytes = await c.req.arrayBuffer();
-  if (bytes.byteLength === 0) {
-    if (optional) c.req.json = (() => Promise.resolve({})) as typeof c.req.json;
-    return next();
-  }
+  if (bytes.byteLength === 0) return next();
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -82,7 +70,7 @@ async function guardJsonBody(c: Parameters<MiddlewareHandler<AppEnv>>[0], next: 
   // The route's validator reads the body through c.req.json(): it gets this parse instead of a second one.
   c.req.json = (() => Promise.resolve(parsed)) as typeof c.req.json;
   return next();
-}
+};
 
 /**
  * Checks every string and field name of a parsed body: a `__proto__` key or a string that is not

@@ -78,7 +78,7 @@ describe("the mistakes a newcomer makes are named plainly, and nothing is writte
     expect(messageOf(res, "price_per_kwh")).toBe('must be a string, e.g. "0.12" (JSON numbers lose precision)');
   });
 
-  it("an approval sent with a JSON Content-Type and no body is an approval without a reason", async () => {
+  it("an approval sent with a JSON Content-Type and an empty body is refused as malformed JSON, approving nothing", async () => {
     const proposal = await api.call("PUT", "/v1/customers/m1only/credit-limits/USDC", { key: w.keys.m1, body: { credit_limit: "123456789" } });
     expect(proposal.status, JSON.stringify(proposal.body)).toBe(202);
     const approved = await api.call("POST", `/v1/proposals/${proposal.body.id}/approve`, {
@@ -86,8 +86,9 @@ describe("the mistakes a newcomer makes are named plainly, and nothing is writte
       raw: "",
       headers: { "content-type": "application/json" },
     });
-    expect(approved.status, JSON.stringify(approved.body)).toBe(200);
-    expect(approved.body.status).toBe("approved");
+    expect(approved.status, JSON.stringify(approved.body)).toBe(400);
+    expect(approved.body.code).toBe("malformed_json");
+    expect((await api.call("GET", `/v1/proposals/${proposal.body.id}`, { key: w.keys.finance })).body.status).toBe("proposed");
   });
 
   it("an offset's + left unencoded in a query string is explained once", async () => {

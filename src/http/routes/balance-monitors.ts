@@ -3,7 +3,7 @@ import { createBalanceMonitor, deleteBalanceMonitor, listBalanceMonitors, visibl
 import { isUuid } from "../../domain/ids.js";
 import { requireRole } from "../auth.js";
 import { idempotently } from "../idempotency.js";
-import { jsonBodyGuard, optionalJsonBodyGuard } from "../json-body.js";
+import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
 import type { AppEnv } from "../request-context.js";
 import { CursorQuery, IdParam, page, pageOf, Uuid } from "../schemas.js";
@@ -52,7 +52,7 @@ const del = createRoute({
   path: "/v1/balance-monitors/{id}",
   operationId: "deleteBalanceMonitor",
   summary: "Stop watching: the monitor is deleted and fires no more",
-  middleware: [requireRole(...roles), optionalJsonBodyGuard] as const,
+  middleware: [requireRole(...roles), jsonBodyGuard] as const,
   request: { params: IdParam, body: NoBody },
   responses: { 200: json(BalanceMonitor, "the monitor, deleted"), ...errorResponses },
 });

@@ -4,7 +4,7 @@ import { getPayout } from "../../services/payouts.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
-import { optionalJsonBodyGuard } from "../json-body.js";
+import { jsonBodyGuard } from "../json-body.js";
 import { IdParam } from "../schemas.js";
 import { errorResponses, IdempotencyHeader, json, NoBody, security } from "./common.js";
 import { visiblePayout } from "./payout-access.js";
@@ -17,7 +17,7 @@ const route = createRoute({
   tags: ["payouts"],
   summary: "Cancel a payout no chain transaction has taken yet: its hold is voided (admin, finance, its operator)",
   security,
-  middleware: [requireRole("admin", "finance", "operator"), optionalJsonBodyGuard] as const,
+  middleware: [requireRole("admin", "finance", "operator"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: NoBody },
   responses: { 200: json(PayoutOut, "cancelled (status failed)"), ...errorResponses },
 });

@@ -3,7 +3,7 @@ import { closeHold, getHold } from "../../services/holds.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
-import { optionalJsonBodyGuard } from "../json-body.js";
+import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
 import { IdParam } from "../schemas.js";
 import { canReadMarketplace } from "../tenancy.js";
@@ -17,7 +17,7 @@ const route = createRoute({
   tags: ["usage"],
   summary: "Close a hold: what is left goes back to the customer (admin, its marketplace)",
   security,
-  middleware: [requireRole("admin", "marketplace"), optionalJsonBodyGuard] as const,
+  middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: NoBody },
   responses: { 200: json(HoldOut, "closed"), ...errorResponses },
 });

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { afterRelease, rejectDispute, upholdDispute } from "../../services/decide-dispute.js";
 import { requireRole } from "../auth.js";
 import { idempotently, replayOrRun } from "../idempotency.js";
-import { jsonBodyGuard, optionalJsonBodyGuard } from "../json-body.js";
+import { jsonBodyGuard } from "../json-body.js";
 import type { AppEnv } from "../request-context.js";
 import { IdParam } from "../schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
@@ -16,7 +16,7 @@ const uphold = createRoute({
   summary:
     "Uphold a dispute: its records are reversed (customers refunded, fees reversed, earnings taken back; what an operator was already paid becomes its receivable) (finance, admin; not the key that opened it)",
   security,
-  middleware: [requireRole("admin", "finance"), optionalJsonBodyGuard] as const,
+  middleware: [requireRole("admin", "finance"), jsonBodyGuard] as const,
   request: {
     params: IdParam,
     headers: IdempotencyHeader,

@@ -3,7 +3,7 @@ import { approveProposal, rejectProposal } from "../../services/proposals.js";
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { replayOrRun } from "../idempotency.js";
-import { jsonBodyGuard, optionalJsonBodyGuard } from "../json-body.js";
+import { jsonBodyGuard } from "../json-body.js";
 import { IdParam } from "../schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
 import { ProposalOut, proposalOut } from "./proposal-schemas.js";
@@ -21,7 +21,7 @@ const approve = createRoute({
   tags: ["funding"],
   summary: "Approve a proposal and carry it out (another key than the proposer's, of a role that may approve its kind)",
   security,
-  middleware: [requireRole("admin", "finance"), optionalJsonBodyGuard] as const,
+  middleware: [requireRole("admin", "finance"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: jsonBody(z.strictObject({ reason: Reason.optional() }).openapi("ProposalApprove"), false) },
   responses: { 200: json(ProposalOut, "the approved proposal, with what it did"), ...errorResponses },
 });

@@ -3,7 +3,7 @@ import { acceptInvitation, listInvitations } from "../../services/marketplaces.j
 import { requireRole } from "../auth.js";
 import type { AppEnv } from "../request-context.js";
 import { idempotently } from "../idempotency.js";
-import { optionalJsonBodyGuard } from "../json-body.js";
+import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
 import { errorResponses, IdempotencyHeader, json, NoBody, security } from "./common.js";
 import { visibleOperator } from "./operator-access.js";
@@ -28,7 +28,7 @@ const accept = createRoute({
   tags: ["operators"],
   summary: "Accept a marketplace's invitation: it may post the operator's usage from now on (the operator, admin)",
   security,
-  middleware: [requireRole("admin", "operator"), optionalJsonBodyGuard] as const,
+  middleware: [requireRole("admin", "operator"), jsonBodyGuard] as const,
   request: { params: z.object({ id: OperatorId, marketplace_id: MarketplaceId }), headers: IdempotencyHeader, body: NoBody },
   responses: { 200: json(InvitationOut, "accepted"), ...errorResponses },
 });

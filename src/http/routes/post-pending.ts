@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { actOnTransfer, optionalDate } from "../act-on-transfer.js";
 import { requireRole } from "../auth.js";
-import { optionalJsonBodyGuard } from "../json-body.js";
+import { jsonBodyGuard } from "../json-body.js";
 import type { AppEnv } from "../request-context.js";
 import { Amount } from "../money-schemas.js";
 import { IdParam, Metadata, Timestamp, Transfer } from "../schemas.js";
@@ -25,7 +25,7 @@ const route = createRoute({
   tags: ["ledger"],
   summary: "Post a hold, in full or in part (admin, marketplace)",
   security,
-  middleware: [requireRole("admin", "marketplace"), optionalJsonBodyGuard] as const,
+  middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: jsonBody(Body, false) },
   responses: { 201: json(Transfer, "the post_pending transfer"), ...errorResponses },
 });

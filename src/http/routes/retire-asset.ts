@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { retireAsset } from "../../services/retire-asset.js";
 import { requireRole } from "../auth.js";
 import { idempotently } from "../idempotency.js";
-import { optionalJsonBodyGuard } from "../json-body.js";
+import { jsonBodyGuard } from "../json-body.js";
 import { AssetCode } from "../money-schemas.js";
 import type { AppEnv } from "../request-context.js";
 import { Asset } from "../schemas.js";
@@ -18,7 +18,7 @@ const route = createRoute({
   description:
     "Final. Afterwards those requests are 409 asset_retired; what is in the asset stays readable, operators' payables are paid out, receipts are recorded, holds posted or voided, transfers reversed. Retiring it again answers it as retired.",
   security,
-  middleware: [requireRole("admin"), optionalJsonBodyGuard] as const,
+  middleware: [requireRole("admin"), jsonBodyGuard] as const,
   request: { params: z.object({ code: AssetCode }), headers: IdempotencyHeader, body: NoBody },
   responses: { 200: json(Asset, "the asset, retired"), ...errorResponses },
 });

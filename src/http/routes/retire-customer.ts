@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { retireCustomer } from "../../services/retire-customer.js";
 import { requireRole } from "../auth.js";
 import { idempotently } from "../idempotency.js";
-import { optionalJsonBodyGuard } from "../json-body.js";
+import { jsonBodyGuard } from "../json-body.js";
 import { ApiError } from "../problem.js";
 import type { AppEnv } from "../request-context.js";
 import { errorResponses, IdempotencyHeader, json, NoBody, security } from "./common.js";
@@ -22,7 +22,7 @@ const route = createRoute({
     "Retire a customer: no new usage, holds or prepaid deposits for it; its balance can still be read and settled (admin with marketplace_id; its marketplace)",
   description: "Final. Afterwards those requests are 409 customer_retired. Retiring it again answers it as retired.",
   security,
-  middleware: [requireRole("admin", "marketplace"), optionalJsonBodyGuard] as const,
+  middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { params: z.object({ id: CustomerId }), query: Query, headers: IdempotencyHeader, body: NoBody },
   responses: { 200: json(Customer, "the customer, retired"), ...errorResponses },
 });

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { actOnTransfer, optionalDate } from "../act-on-transfer.js";
 import { requireRole } from "../auth.js";
-import { optionalJsonBodyGuard } from "../json-body.js";
+import { jsonBodyGuard } from "../json-body.js";
 import type { AppEnv } from "../request-context.js";
 import { IdParam, Metadata, Timestamp, Transfer } from "../schemas.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, security } from "./common.js";
@@ -23,7 +23,7 @@ const route = createRoute({
   tags: ["ledger"],
   summary: "Reverse a posted transfer, once, in full; effective when the original was unless effective_at says otherwise (admin, marketplace)",
   security,
-  middleware: [requireRole("admin", "marketplace"), optionalJsonBodyGuard] as const,
+  middleware: [requireRole("admin", "marketplace"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: jsonBody(Body, false) },
   responses: { 201: json(Transfer, "the reversal transfer"), ...errorResponses },
 });

@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { revokeApiKey } from "../../services/api-keys.js";
 import { requireRole } from "../auth.js";
-import { optionalJsonBodyGuard } from "../json-body.js";
+import { jsonBodyGuard } from "../json-body.js";
 import type { AppEnv } from "../request-context.js";
 import { idempotently } from "../idempotency.js";
 import { ApiError } from "../problem.js";
@@ -18,7 +18,7 @@ const route = createRoute({
   tags: ["api keys"],
   summary: "Revoke an API key at once (admin)",
   security,
-  middleware: [requireRole("admin"), optionalJsonBodyGuard] as const,
+  middleware: [requireRole("admin"), jsonBodyGuard] as const,
   request: { params: IdParam, headers: IdempotencyHeader, body: NoBody },
   responses: { 200: json(ApiKey, "revoked"), ...errorResponses },
 });

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { listWebhookDeliveries, redeliverWebhook } from "../../services/webhook-deliveries.js";
 import { requireRole } from "../auth.js";
 import { idempotently } from "../idempotency.js";
-import { optionalJsonBodyGuard } from "../json-body.js";
+import { jsonBodyGuard } from "../json-body.js";
 import type { AppEnv } from "../request-context.js";
 import { CursorQuery, page, pageOf, Uuid } from "../schemas.js";
 import { errorResponses, IdempotencyHeader, json, NoBody, security } from "./common.js";
@@ -35,7 +35,7 @@ const redeliver = createRoute({
   summary: "Send an event to the endpoint once more (named by a delivery of its log or by the event's id)",
   description: "Queued for the worker, which sends it once (out of the endpoint's order: a repeat) and logs the outcome on the returned delivery.",
   security,
-  middleware: [requireRole(...roles), optionalJsonBodyGuard] as const,
+  middleware: [requireRole(...roles), jsonBodyGuard] as const,
   request: { params: z.object({ id: Uuid.openapi({ param: { name: "id", in: "path" } }), target: Target }), headers: IdempotencyHeader, body: NoBody },
   responses: { 202: json(WebhookDelivery, "queued"), ...errorResponses },
 });

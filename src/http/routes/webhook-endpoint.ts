@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { deleteWebhookEndpoint, rotateWebhookSecret, updateWebhookEndpoint, visibleWebhookEndpoint } from "../../services/webhook-endpoints.js";
 import { requireRole } from "../auth.js";
 import { idempotently } from "../idempotency.js";
-import { jsonBodyGuard, optionalJsonBodyGuard } from "../json-body.js";
+import { jsonBodyGuard } from "../json-body.js";
 import type { AppEnv } from "../request-context.js";
 import { errorResponses, IdempotencyHeader, json, jsonBody, NoBody, security } from "./common.js";
 import { EndpointId, EventType, WebhookEndpoint, WebhookEndpointWithSecret, webhookEndpointOut, webhookSettings, WebhookUrl } from "./webhook-schemas.js";
@@ -59,7 +59,7 @@ const del = createRoute({
   path: "/v1/webhook-endpoints/{id}",
   operationId: "deleteWebhookEndpoint",
   summary: "Delete a webhook endpoint: nothing more is sent to it",
-  middleware: [requireRole(...roles), optionalJsonBodyGuard] as const,
+  middleware: [requireRole(...roles), jsonBodyGuard] as const,
   request: { params: EndpointId, body: NoBody },
   responses: { 200: json(WebhookEndpoint, "the endpoint, deleted"), ...errorResponses },
 });
@@ -70,7 +70,7 @@ const rotate = createRoute({
   path: "/v1/webhook-endpoints/{id}/rotate-secret",
   operationId: "rotateWebhookSecret",
   summary: "A new signing secret (shown once); the previous one keeps signing beside it for the overlap",
-  middleware: [requireRole(...roles), optionalJsonBodyGuard] as const,
+  middleware: [requireRole(...roles), jsonBodyGuard] as const,
   request: { params: EndpointId, headers: IdempotencyHeader, body: jsonBody(SecretRotation, false) },
   responses: { 200: json(WebhookEndpointWithSecret, "rotated; the new secret is shown in this answer only"), ...errorResponses },
 });
