@@ -56,6 +56,30 @@ async function paid(operator: string, amount: bigint): Promise<void> {
   expect(done!.status).toBe("confirmed");
 }
 
+describe("a payout still pending when the operator comes to owe the platform", () => {
+  it("is not sent while it owes: it waits with a note, and cancelled, its hold pays the debt back", async () => {
+    s = await fundingWorld();
+    await s.settle(100n * USD, "c wire 1", "c");
+    const u = await s.usage("o", "c", 100n * USD);
+    // o asks for its 89; before the worker's pass the record's dispute is upheld: the payout's hold
+    // counts as paid, so o owes 89 back.
+    const p = expectStatus(await s.payout("o", NET), 201).body;
+    const d = expectStatus(await open([u.id]), 201).body;
+    expectStatus(await uphold(d.id), 200);
+    expect(await posted("operator:o:receivable")).toBe(NET);
+    await s.w.worker().tick();
+    const waiting = expectStatus(await call("GET", `/v1/payouts/${p.id}`, s.keys.o), 200).body;
+    expect(waiting.status).toBe("pending");
+    expect(waiting.note).toContain("owes");
+    // Cancelled, the hold returns to the payable and pays the receivable back: nothing left the treasury.
+    expectStatus(await call("POST", `/v1/payouts/${p.id}/cancel`, s.keys.o), 200);
+    await recoverReceivables(s.w.db);
+    expect(await posted("operator:o:receivable")).toBe(0n);
+    expect(await posted("operator:o:payable")).toBe(0n);
+    expect((await s.w.db.query("select id from payouts where status in ('batched', 'signed', 'submitted', 'confirmed')")).length).toBe(0);
+  });
+});
+
 describe("disputes hold earnings until finance decides", () => {
   it("an open dispute holds its records' net: a payout above the rest is refused; rejected, it is released", async () => {
     s = await fundingWorld();

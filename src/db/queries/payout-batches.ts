@@ -11,6 +11,7 @@ export interface BatchItem {
 
 export interface PendingPayoutRow {
   id: string;
+  operator_id: string;
   asset_id: string;
   amount: string;
   to_address: string;
@@ -22,9 +23,9 @@ export interface PendingPayoutRow {
  */
 export async function listPayoutsToBatch(db: Queryable, chainId: bigint, perAsset: number): Promise<PendingPayoutRow[]> {
   return db.query<PendingPayoutRow>(
-    `select p.id, p.asset_id, p.amount::text as amount, p.to_address
+    `select p.id, p.operator_id, p.asset_id, p.amount::text as amount, p.to_address
        from (select distinct asset_id from payouts where status = 'pending' and settlement = 'evm' and chain_id = $1) a
-       cross join lateral (select id, asset_id, amount, to_address, created_at from payouts
+       cross join lateral (select id, operator_id, asset_id, amount, to_address, created_at from payouts
                             where status = 'pending' and settlement = 'evm' and chain_id = $1 and asset_id = a.asset_id
                               and approval is distinct from 'required'
                             order by created_at, id limit $2) p

@@ -3,8 +3,10 @@ import { getAsset } from "../../db/queries/assets.js";
 import { insertBatchedChainTx } from "../../db/queries/chain-transactions.js";
 import { listPayoutsToBatch, lockPayoutsToBatch, markPayoutsBatched, notePendingPayouts, type PendingPayoutRow } from "../../db/queries/payout-batches.js";
 import { recordPayoutEvents } from "../../db/queries/payouts.js";
+import { owedByOperator } from "../../db/queries/receivables.js";
 import type { Asset } from "../../domain/assets.js";
 import { uuidv7 } from "../../domain/ids.js";
+import { unitsToDecimal } from "../../domain/money.js";
 import { gasCostInAsset, withinGasCap } from "../../domain/payouts.js";
 import { failPayouts } from "../../services/fail-payouts.js";
 import { getPayoutPolicy, type PayoutPolicy } from "../../services/payout-policies.js";
@@ -15,7 +17,7 @@ import { tokenOf, vaultRoom, type PayoutContext } from "./context.js";
 export async function batchPending(ctx: PayoutContext, chain: EvmChain): Promise<void> {
   // Per asset, so that payouts of one asset held back (gas cap, vault short of it) never keep
   // another asset's from being paid.
-  const pending = await listPayoutsToBatch(ctx.db, chain.chainId, chain.settings.max_batch_size * 10);
+  const pending = await waitWhileOwing(ctx, await listPayoutsToBatch(ctx.db, chain.chainId, chain.settings.max_batch_size * 10));
   const byAsset = new Map<string, typeof pending>();
   for (const p of pending) byAsset.set(p.asset_id, [...(byAsset.get(p.asset_id) ?? []), p]);
   if (byAsset.size > 0) await checkChain(ctx, chain);
@@ -30,6 +32,28 @@ export async function batchPending(ctx: PayoutContext, chain: EvmChain): Promise
     }
   }
   if (firstError !== undefined) throw firstError;
+}
+
+/**
+ * Leaves out the payouts of operators that owe the platform (a receivable in any asset, from a
+ * clawback written after they were asked for: new payouts are refused then, docs/ledger.md): they
+ * wait, with a note, until the debt is paid back by new earnings, or are cancelled, which returns
+ * their hold to the payable that pays the debt back first.
+ */
+async function waitWhileOwing(ctx: PayoutContext, rows: PendingPayoutRow[]): Promise<PendingPayoutRow[]> {
+  const owing = new Map<string, string>();
+  for (const operatorId of new Set(rows.map((r) => r.operator_id))) {
+    const owed = await owedByOperator(ctx.db, operatorId);
+    if (owed.length > 0) owing.set(operatorId, owed.map((o) => `${unitsToDecimal(BigInt(o.owed), o.scale)} ${o.code}`).join(" and "));
+  }
+  for (const [operatorId, what] of owing) {
+    await note(
+      ctx,
+      rows.filter((r) => r.operator_id === operatorId).map((r) => r.id),
+      `waiting: operator ${operatorId} owes ${what} to the platform (a clawback); nothing is paid while it owes — cancel the payout to let its amount pay the debt back`,
+    );
+  }
+  return rows.filter((r) => !owing.has(r.operator_id));
 }
 
 async function batchAsset(ctx: PayoutContext, chain: EvmChain, assetId: string, rows: PendingPayoutRow[]): Promise<void> {

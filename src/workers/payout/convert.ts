@@ -1,7 +1,9 @@
 import { getAsset } from "../../db/queries/assets.js";
 import { listConvertiblePayouts } from "../../db/queries/conversions.js";
 import { getPayout, setPayoutNote } from "../../db/queries/payouts.js";
+import { owedByOperator } from "../../db/queries/receivables.js";
 import { LedgerError } from "../../domain/errors.js";
+import { unitsToDecimal } from "../../domain/money.js";
 import { convertPayout } from "../../services/convert-payout.js";
 import { chooseRate, type ChosenRate } from "../../services/rates.js";
 import { errorSummary, type PayoutContext } from "./context.js";
@@ -24,21 +26,27 @@ export async function convertPending(ctx: PayoutContext): Promise<number> {
     if (!payout || payout.status !== "pending") continue;
     const earnings = (await getAsset(ctx.db, payout.assetId))!;
     let waiting: string | null = null;
-    try {
-      // A pair without a usable rate now may still be covered by the operator's rate locks: the conversion decides.
-      const rates = new Map<string, ChosenRate>();
-      const unavailable = new Map<string, string>();
-      for (const split of payout.splits ?? []) {
-        if (split.asset_id === earnings.id) continue;
-        const choice = await chooseRate(ctx.db, ctx.settlements, earnings, (await getAsset(ctx.db, split.asset_id))!, ctx.now());
-        if (choice.ok) rates.set(split.asset_id, choice.chosen);
-        else unavailable.set(split.asset_id, choice.reason);
+    // An operator that came to owe the platform (a clawback) is paid nothing while it owes: the
+    // payout waits unconverted, so that cancelling it returns the earnings that pay the debt back.
+    const owed = await owedByOperator(ctx.db, payout.operatorId);
+    if (owed.length > 0) {
+      waiting = `operator ${payout.operatorId} owes ${owed.map((o) => `${unitsToDecimal(BigInt(o.owed), o.scale)} ${o.code}`).join(" and ")} to the platform (a clawback); nothing is paid while it owes — cancel the payout to let its amount pay the debt back`;
+    } else
+      try {
+        // A pair without a usable rate now may still be covered by the operator's rate locks: the conversion decides.
+        const rates = new Map<string, ChosenRate>();
+        const unavailable = new Map<string, string>();
+        for (const split of payout.splits ?? []) {
+          if (split.asset_id === earnings.id) continue;
+          const choice = await chooseRate(ctx.db, ctx.settlements, earnings, (await getAsset(ctx.db, split.asset_id))!, ctx.now());
+          if (choice.ok) rates.set(split.asset_id, choice.chosen);
+          else unavailable.set(split.asset_id, choice.reason);
+        }
+        if ((await convertPayout(ctx.db, ctx.settlements, { payout, rates, unavailable })).converted) converted++;
+      } catch (err) {
+        // One payout's failure (a refusal, a feed's transport error) leaves the others to convert.
+        waiting = err instanceof LedgerError ? err.message : `the conversion failed (${errorSummary(err)}); retrying`;
       }
-      if ((await convertPayout(ctx.db, ctx.settlements, { payout, rates, unavailable })).converted) converted++;
-    } catch (err) {
-      // One payout's failure (a refusal, a feed's transport error) leaves the others to convert.
-      waiting = err instanceof LedgerError ? err.message : `the conversion failed (${errorSummary(err)}); retrying`;
-    }
     if (waiting !== null && payout.note !== `waiting to convert: ${waiting}`) {
       await setPayoutNote(ctx.db, payout.id, `waiting to convert: ${waiting}`);
       ctx.log.warn({ worker: "payouts", payout: payout.id, reason: waiting }, "payout waits to be converted");
