@@ -1,26 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { usageMonth } from "../support/clock.js";
-import { expectRefused, testApi, world, type ApiResponse, type TestApi } from "../support/http.js";
-import type { World } from "../support/security.js";
+import { expectRefused, worldPerFile, type ApiResponse } from "../support/http.js";
 
-let api: TestApi;
-let w: World;
-beforeAll(async () => {
-  api = await testApi();
-  w = await world(api);
-});
-afterAll(async () => api.close());
+const t = worldPerFile();
 
-const refused = (request: () => Promise<ApiResponse>, status: number, code: string, field?: string) => expectRefused(api, request, status, code, field);
+const refused = (request: () => Promise<ApiResponse>, status: number, code: string, field?: string) => expectRefused(t.api, request, status, code, field);
 const messageOf = (res: ApiResponse, field: string): string => res.body.errors.find((e: { path: string }) => e.path === field)?.message;
 
 describe("the mistakes a newcomer makes are named plainly, and nothing is written", () => {
   it("a credit limit sent as a JSON number is asked for as a string", async () => {
     const body = { id: "num-limit", billing: "postpaid", credit_limits: [{ asset: "USDC", credit_limit: 1000000000 }] };
-    const res = await refused(() => api.call("POST", "/v1/customers", { key: w.keys.m1, body }), 400, "invalid_request", "credit_limits.0.credit_limit");
+    const res = await refused(() => t.api.call("POST", "/v1/customers", { key: t.w.keys.m1, body }), 400, "invalid_request", "credit_limits.0.credit_limit");
     expect(messageOf(res, "credit_limits.0.credit_limit")).toBe('must be a string, e.g. "500000000" (JSON numbers lose precision)');
     const change = await refused(
-      () => api.call("PUT", "/v1/customers/num-limit/credit-limits/USDC", { key: w.keys.m1, body: { credit_limit: 5 } }),
+      () => t.api.call("PUT", "/v1/customers/num-limit/credit-limits/USDC", { key: t.w.keys.m1, body: { credit_limit: 5 } }),
       400,
       "invalid_request",
       "credit_limit",
@@ -29,13 +22,13 @@ describe("the mistakes a newcomer makes are named plainly, and nothing is writte
   });
 
   it("a manual rate sent as a JSON number is asked for as a string", async () => {
-    const res = await refused(() => api.call("POST", "/v1/rates", { body: { base: "USDC", quote: "USDC", value: 2.5 } }), 400, "invalid_request", "value");
+    const res = await refused(() => t.api.call("POST", "/v1/rates", { body: { base: "USDC", quote: "USDC", value: 2.5 } }), 400, "invalid_request", "value");
     expect(messageOf(res, "value")).toBe('must be a string, e.g. "2.5" (JSON numbers lose precision)');
   });
 
   it("an asset code in lower case is told to be in capitals", async () => {
     const res = await refused(
-      () => api.call("POST", "/v1/usage", { key: w.keys.m1, body: w.usage("lower-1", { asset: "usdc" }) }),
+      () => t.api.call("POST", "/v1/usage", { key: t.w.keys.m1, body: t.w.usage("lower-1", { asset: "usdc" }) }),
       400,
       "invalid_request",
       "asset",
@@ -45,7 +38,8 @@ describe("the mistakes a newcomer makes are named plainly, and nothing is writte
 
   it("a period end without a time is named alone, not also as before the start", async () => {
     const res = await refused(
-      () => api.call("POST", "/v1/usage", { key: w.keys.m1, body: w.usage("date-only-1", { period_end: usageMonth.day(12).toISOString().slice(0, 10) }) }),
+      () =>
+        t.api.call("POST", "/v1/usage", { key: t.w.keys.m1, body: t.w.usage("date-only-1", { period_end: usageMonth.day(12).toISOString().slice(0, 10) }) }),
       400,
       "invalid_request",
       "period_end",
@@ -55,12 +49,12 @@ describe("the mistakes a newcomer makes are named plainly, and nothing is writte
 
   it("a path with a trailing slash is a 404 that names the path without it", async () => {
     const body = { id: "slash-1", billing: "prepaid" };
-    const res = await refused(() => api.call("POST", "/v1/customers/", { key: w.keys.m1, body }), 404, "not_found");
+    const res = await refused(() => t.api.call("POST", "/v1/customers/", { key: t.w.keys.m1, body }), 404, "not_found");
     expect(res.body.detail).toBe("no route for POST /v1/customers/: paths take no trailing slash (/v1/customers)");
-    const read = await refused(() => api.call("GET", "/v1/customers/c1/", { key: w.keys.m1 }), 404, "not_found");
+    const read = await refused(() => t.api.call("GET", "/v1/customers/c1/", { key: t.w.keys.m1 }), 404, "not_found");
     expect(read.body.detail).toContain("(/v1/customers/c1)");
     // A path that does not exist either way says only that.
-    expect((await refused(() => api.call("GET", "/v1/nothing/", { key: w.keys.m1 }), 404, "not_found")).body.detail).toBe("no route for GET /v1/nothing/");
+    expect((await refused(() => t.api.call("GET", "/v1/nothing/", { key: t.w.keys.m1 }), 404, "not_found")).body.detail).toBe("no route for GET /v1/nothing/");
   });
 
   it("an operator's costs sent as JSON numbers are asked for as strings", async () => {
@@ -73,33 +67,35 @@ describe("the mistakes a newcomer makes are named plainly, and nothing is writte
       purchase_price: "30000",
       depreciation_months: 36,
     };
-    const res = await refused(() => api.call("PUT", "/v1/operators/o1/costs/gpu:h100", { key: w.keys.o1, body }), 400, "invalid_request", "power_watts");
+    const res = await refused(() => t.api.call("PUT", "/v1/operators/o1/costs/gpu:h100", { key: t.w.keys.o1, body }), 400, "invalid_request", "power_watts");
     expect(messageOf(res, "power_watts")).toBe('must be a string, e.g. "700" (JSON numbers lose precision)');
     expect(messageOf(res, "price_per_kwh")).toBe('must be a string, e.g. "0.12" (JSON numbers lose precision)');
   });
 
   it("an approval sent with a JSON Content-Type and an empty body is refused as malformed JSON, approving nothing", async () => {
-    const proposal = await api.call("PUT", "/v1/customers/m1only/credit-limits/USDC", { key: w.keys.m1, body: { credit_limit: "123456789" } });
+    const proposal = await t.api.call("PUT", "/v1/customers/m1only/credit-limits/USDC", { key: t.w.keys.m1, body: { credit_limit: "123456789" } });
     expect(proposal.status, JSON.stringify(proposal.body)).toBe(202);
-    const approved = await api.call("POST", `/v1/proposals/${proposal.body.id}/approve`, {
-      key: w.keys.finance,
+    const approved = await t.api.call("POST", `/v1/proposals/${proposal.body.id}/approve`, {
+      key: t.w.keys.finance,
       raw: "",
       headers: { "content-type": "application/json" },
     });
     expect(approved.status, JSON.stringify(approved.body)).toBe(400);
     expect(approved.body.code).toBe("malformed_json");
-    expect((await api.call("GET", `/v1/proposals/${proposal.body.id}`, { key: w.keys.finance })).body.status).toBe("proposed");
+    expect((await t.api.call("GET", `/v1/proposals/${proposal.body.id}`, { key: t.w.keys.finance })).body.status).toBe("proposed");
   });
 
   it("an offset's + left unencoded in a query string is explained once", async () => {
     const res = await refused(
-      () => api.call("GET", "/v1/reports/payouts?from=2026-11-01T00:00:00+01:00&to=2026-12-01T00:00:00Z", { key: w.keys.finance }),
+      () => t.api.call("GET", "/v1/reports/payouts?from=2026-11-01T00:00:00+01:00&to=2026-12-01T00:00:00Z", { key: t.w.keys.finance }),
       400,
       "invalid_request",
       "from",
     );
     expect(res.body.errors).toHaveLength(1);
     expect(messageOf(res, "from")).toContain("%2B");
-    expect((await api.call("GET", "/v1/reports/payouts?from=2026-11-01T00:00:00%2B01:00&to=2026-12-01T00:00:00Z", { key: w.keys.finance })).status).toBe(200);
+    expect((await t.api.call("GET", "/v1/reports/payouts?from=2026-11-01T00:00:00%2B01:00&to=2026-12-01T00:00:00Z", { key: t.w.keys.finance })).status).toBe(
+      200,
+    );
   });
 });
