@@ -38,6 +38,22 @@ export async function owedByOperator(db: Queryable, operatorId: string): Promise
   );
 }
 
+/** Of these operators, what each owes the platform (owedByOperator for many at once): one row per operator and asset owed. */
+export async function owedByOperators(
+  db: Queryable,
+  operatorIds: string[],
+): Promise<Array<{ operator_id: string; code: string; scale: number; owed: string }>> {
+  if (operatorIds.length === 0) return [];
+  return db.query(
+    `select a.owner_id as operator_id, s.code, s.scale, (b.debits_posted - b.credits_posted)::text as owed
+       from accounts a join account_balances b on b.account_id = a.id join assets s on s.id = a.asset_id
+      where a.owner_type = 'operator' and a.owner_id = any($1::text[]) and a.code = 'operator_receivable' and a.marketplace_id is null
+        and a.opened_by_service and b.debits_posted > b.credits_posted
+      order by a.owner_id, s.code`,
+    [pgArray(operatorIds)],
+  );
+}
+
 /** The operator's receivable account in an asset (the service's own), if it was ever opened. */
 export async function receivableOf(db: Queryable, operatorId: string, assetId: string): Promise<ReceivableRow | undefined> {
   const [row] = await db.query<ReceivableRow>(

@@ -3,7 +3,7 @@ import { getAsset } from "../../db/queries/assets.js";
 import { insertBatchedChainTx } from "../../db/queries/chain-transactions.js";
 import { listPayoutsToBatch, lockPayoutsToBatch, markPayoutsBatched, notePendingPayouts, type PendingPayoutRow } from "../../db/queries/payout-batches.js";
 import { recordPayoutEvents } from "../../db/queries/payouts.js";
-import { owedByOperator } from "../../db/queries/receivables.js";
+import { owedByOperators } from "../../db/queries/receivables.js";
 import type { Asset } from "../../domain/assets.js";
 import { uuidv7 } from "../../domain/ids.js";
 import { unitsToDecimal } from "../../domain/money.js";
@@ -42,9 +42,9 @@ export async function batchPending(ctx: PayoutContext, chain: EvmChain): Promise
  */
 async function waitWhileOwing(ctx: PayoutContext, rows: PendingPayoutRow[]): Promise<PendingPayoutRow[]> {
   const owing = new Map<string, string>();
-  for (const operatorId of new Set(rows.map((r) => r.operator_id))) {
-    const owed = await owedByOperator(ctx.db, operatorId);
-    if (owed.length > 0) owing.set(operatorId, owed.map((o) => `${unitsToDecimal(BigInt(o.owed), o.scale)} ${o.code}`).join(" and "));
+  for (const o of await owedByOperators(ctx.db, [...new Set(rows.map((r) => r.operator_id))])) {
+    const what = `${unitsToDecimal(BigInt(o.owed), o.scale)} ${o.code}`;
+    owing.set(o.operator_id, owing.has(o.operator_id) ? `${owing.get(o.operator_id)} and ${what}` : what);
   }
   for (const [operatorId, what] of owing) {
     await note(
